@@ -1,0 +1,427 @@
+"""LETOR files and folds in, predictions out.
+
+The happy path is scikit-learn's compiled SVMlight parser. When it fails, or
+when its output breaks a LETOR rule it does not check (NaN values, fractional
+or negative labels, a line without ``qid:``), the file is scanned line by line
+to report the first offending line: file, line number and problem.
+"""
+
+import gzip
+import os
+import re
+import warnings
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.datasets import load_svmlight_file
+from sklearn.utils import Bunch
+
+from ._queries import group_queries, qid_from_group_sizes
+
+__all__ = [
+    "LetorFormatError",
+    "NonContiguousQueryWarning",
+    "load_letor",
+    "load_letor_fold",
+    "iter_letor_folds",
+    "find_folds",
+    "read_query_sizes",
+    "dataset_summary",
+    "letor_summary",
+    "write_scores",
+    "read_scores",
+    "bundled_data_path",
+]
+
+_SPLITS = ("train", "vali", "test")
+
+
+class LetorFormatError(ValueError):
+    """A LETOR/SVMlight file breaks the format; names the file and line."""
+
+    def __init__(self, path, line, problem):
+        self.path, self.line, self.problem = str(path), line, problem
+        where = f"{path}, line {line}" if line is not None else str(path)
+        super().__init__(f"{where}: {problem}")
+
+
+class NonContiguousQueryWarning(UserWarning):
+    """A query's rows are split into several blocks of a file."""
+
+
+def _open_text(path):
+    path = Path(path)
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8", errors="replace", newline="")
+    return open(path, encoding="utf-8", errors="replace", newline="")
+
+
+def _parse_number(token):
+    try:
+        return float(token)
+    except ValueError:
+        return None
+
+
+def _line_problem(text, n_features, require_qid):
+    """What is wrong with one line of data, or None."""
+    body = text.split("#", 1)[0].split()
+    if not body:
+        return None
+    label = _parse_number(body[0])
+    if label is None:
+        return f"label {body[0]!r} is not a number"
+    if not np.isfinite(label) or label != int(label):
+        return f"label {body[0]!r} is not an integer relevance grade"
+    if label < 0:
+        return f"label {body[0]!r} is negative"
+    tokens = body[1:]
+    if tokens and tokens[0].startswith("qid"):
+        match = re.fullmatch(r"qid:(-?\d+)", tokens[0])
+        if match is None:
+            return f"malformed query id {tokens[0]!r} (expected qid:<integer>)"
+        tokens = tokens[1:]
+    elif require_qid:
+        return "missing 'qid:<integer>' after the label"
+    previous = 0
+    for token in tokens:
+        index, sep, value = token.partition(":")
+        if not sep or not index or not value:
+            return f"malformed feature token {token!r} (expected index:value)"
+        if not index.isdigit():
+            if index == "qid":
+                return f"'qid:' must directly follow the label, found {token!r}"
+            return f"malformed feature index in {token!r}"
+        if value.upper() == "NULL":
+            return (f"feature {index} is NULL (LETOR 4.0 missing value); replace NULL "
+                    "values (for example by 0) before loading")
+        number = _parse_number(value)
+        if number is None:
+            return f"feature value {value!r} in {token!r} is not a number"
+        if not np.isfinite(number):
+            return f"feature {index} has a non-finite value {value!r}"
+        position = int(index)
+        if position < 1:
+            return f"feature index {position} in {token!r}; LETOR indices start at 1"
+        if n_features is not None and position > n_features:
+            return f"feature index {position} is beyond n_features={n_features}"
+        if position <= previous:
+            return f"feature indices must increase along a line ({previous} then {position})"
+        previous = position
+    return None
+
+
+def _find_bad_line(path, n_features, require_qid):
+    """Scan the file and raise LetorFormatError at the first bad line."""
+    with _open_text(path) as handle:
+        for number, text in enumerate(handle, start=1):
+            problem = _line_problem(text, n_features, require_qid)
+            if problem is not None:
+                raise LetorFormatError(path, number, problem)
+
+
+def _first_line_with_qid_break(path, qid):
+    """Line number of the first row whose query appeared before in another block."""
+    run_start = np.r_[True, qid[1:] != qid[:-1]]
+    seen = set()
+    for row in np.flatnonzero(run_start):
+        if qid[row] in seen:
+            return int(row), int(qid[row])
+        seen.add(qid[row])
+    return None
+
+
+def _data_line_numbers(path):
+    """1-based file line number of every data row (comments and blanks skipped)."""
+    numbers = []
+    with _open_text(path) as handle:
+        for number, text in enumerate(handle, start=1):
+            if text.split("#", 1)[0].strip():
+                numbers.append(number)
+    return numbers
+
+
+def _query_file_for(path):
+    """The LightGBM/SVMrank query-size file beside ``path``, if any."""
+    path = Path(path)
+    stem = path.with_suffix("") if path.suffix == ".gz" else path
+    for suffix in (".query", ".group"):
+        for candidate in (Path(str(stem) + suffix), Path(str(stem) + suffix + ".gz")):
+            if candidate.exists():
+                return candidate
+    return None
+
+
+def read_query_sizes(path):
+    """Read a ``.query``/``.group`` file: one query size per line, in file order.
+
+    Returns
+    -------
+    ndarray of int64
+        The number of consecutive rows of each query.
+    """
+    sizes = []
+    with _open_text(path) as handle:
+        for number, text in enumerate(handle, start=1):
+            token = text.strip()
+            if not token:
+                continue
+            if not token.isdigit() or int(token) < 1:
+                raise LetorFormatError(path, number, f"query size {token!r} is not a positive integer")
+            sizes.append(int(token))
+    if not sizes:
+        raise LetorFormatError(path, None, "query-size file is empty")
+    return np.asarray(sizes, dtype=np.int64)
+
+
+def read_docids(path):
+    """The text after ``#`` on every data row (``"docid = 123 ..."``), or ``""``."""
+    comments = []
+    with _open_text(path) as handle:
+        for text in handle:
+            body, sep, comment = text.partition("#")
+            if body.strip():
+                comments.append(comment.strip())
+    return np.asarray(comments, dtype=object)
+
+
+def load_letor(path, n_features=None, *, query_file=None, return_docids=False,
+               dtype=np.float64, warn_non_contiguous=True):
+    """Read one LETOR/SVMlight ranking file, plain or gzipped.
+
+    Parameters
+    ----------
+    path : str or path-like
+        ``label qid:N index:value ... #comment`` per line; ``.gz`` is read
+        directly. Feature indices are 1-based (column ``j - 1`` of ``X``).
+    n_features : int, optional
+        Number of columns of ``X``. A larger index in the file is an error.
+        By default, the largest index in the file.
+    query_file : str or path-like, optional
+        LightGBM/SVMrank query-size file (one query size per line) for data
+        without ``qid:``. By default ``<path>.query`` or ``<path>.group``
+        (with the ``.gz`` of ``path`` removed, plain or gzipped) is used
+        when the data has no ``qid:``.
+    return_docids : bool
+        Also return the comment of every row (LETOR's ``docid = ...``).
+    dtype : numpy dtype
+        Dtype of ``X`` (float64 or float32).
+    warn_non_contiguous : bool
+        Warn when a query's rows are not one block of the file.
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix of shape (n_rows, n_features)
+    y : ndarray of int64
+    qid : ndarray of int64
+    docids : ndarray of str, only with ``return_docids=True``
+
+    Raises
+    ------
+    LetorFormatError
+        With the file, line and problem, for a non-numeric, fractional or
+        negative label, a missing or malformed ``qid:``, a malformed
+        ``index:value`` token, a LETOR 4.0 ``NULL``, a NaN or infinite
+        value, an index beyond ``n_features``, or an empty file.
+    FileNotFoundError
+        When ``path`` does not exist.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    try:
+        X, y, qid = load_svmlight_file(str(path), n_features=n_features, dtype=dtype,
+                                       query_id=True, zero_based=False)
+    except ValueError as error:
+        _find_bad_line(path, n_features, require_qid=False)
+        raise LetorFormatError(path, None, str(error)) from error
+    if X.shape[0] == 0:
+        raise LetorFormatError(path, None, "the file holds no data rows")
+    clean = (np.all(np.isfinite(X.data)) and np.all(np.isfinite(y))
+             and np.all(y == np.round(y)) and np.all(y >= 0))
+    if len(qid) == 0:
+        # No line carries qid: group sizes must come from a query file.
+        query_file = query_file if query_file is not None else _query_file_for(path)
+        if query_file is None:
+            raise LetorFormatError(path, 1, "missing 'qid:<integer>' after the label, and no "
+                                   ".query/.group file of query sizes beside the data")
+        if not clean:
+            _find_bad_line(path, n_features, require_qid=False)
+        sizes = read_query_sizes(query_file)
+        if sizes.sum() != X.shape[0]:
+            raise LetorFormatError(query_file, None, f"query sizes sum to {sizes.sum()} but "
+                                   f"{path} has {X.shape[0]} rows")
+        qid = qid_from_group_sizes(sizes)
+    elif len(qid) != X.shape[0] or not clean:
+        _find_bad_line(path, n_features, require_qid=True)
+        raise LetorFormatError(path, None, "rows and qid values disagree in number")
+    elif query_file is not None:
+        raise ValueError(f"{path} has qid: columns; do not pass query_file as well")
+    y = y.astype(np.int64)
+    qid = np.asarray(qid, dtype=np.int64)
+    if warn_non_contiguous:
+        broken = _first_line_with_qid_break(path, qid)
+        if broken is not None:
+            row, query = broken
+            line = _data_line_numbers(path)[row]
+            warnings.warn(f"{path}, line {line}: rows of query {query} are not contiguous "
+                          "(the query appeared earlier in another block); they are grouped "
+                          "by qid", NonContiguousQueryWarning, stacklevel=2)
+    if return_docids:
+        return X, y, qid, read_docids(path)
+    return X, y, qid
+
+
+def _with_columns(X, n_features):
+    return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
+
+
+def bundled_data_path():
+    """The synthetic LETOR folds written by ``scripts/make_synthetic.py``.
+
+    Found beside the package in a source checkout (editable install), else
+    under ``./data/synthetic`` of the working directory.
+    """
+    for base in (Path(__file__).resolve().parent.parent, Path.cwd()):
+        candidate = base / "data" / "synthetic"
+        if (candidate / "Fold1").is_dir():
+            return candidate
+    raise FileNotFoundError("the bundled dataset data/synthetic was not found; run from a "
+                            "source checkout or give a PATH")
+
+
+_FOLD_DIR = re.compile(r"Fold(\d+)$")
+
+
+def find_folds(root):
+    """Fold numbers ``k`` for which ``root/Fold{k}`` exists, increasing."""
+    root = Path(root)
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root}: not a directory of LETOR folds")
+    folds = sorted(int(m.group(1)) for entry in root.iterdir()
+                   if entry.is_dir() and (m := _FOLD_DIR.match(entry.name)))
+    return folds
+
+
+def _split_file(root, fold, split):
+    directory = Path(root) / f"Fold{fold}"
+    for name in (f"{split}.txt", f"{split}.txt.gz"):
+        if (directory / name).is_file():
+            return directory / name
+    raise FileNotFoundError(f"{directory}: no {split}.txt or {split}.txt.gz")
+
+
+def load_letor_fold(root, fold, *, n_features=None, dtype=np.float64, return_docids=False):
+    """Load ``Fold{fold}/train``, ``vali`` and ``test`` with one column count.
+
+    Parameters
+    ----------
+    root : path-like
+        Directory holding ``Fold1``, ``Fold2``, ...
+    fold : int
+        Fold number.
+    n_features : int, optional
+        Columns of every ``X``; by default the largest index over the three files.
+
+    Returns
+    -------
+    Bunch
+        ``train``, ``vali``, ``test`` (each ``(X, y, qid)``, plus docids as a
+        fourth item with ``return_docids=True``), ``n_features``, ``fold``
+        and ``paths``.
+    """
+    if fold not in find_folds(root):
+        raise FileNotFoundError(f"{Path(root) / f'Fold{fold}'}: fold {fold} does not exist "
+                                f"(found folds {find_folds(root)})")
+    paths = {split: _split_file(root, fold, split) for split in _SPLITS}
+    parts = {split: load_letor(paths[split], n_features, dtype=dtype,
+                               return_docids=return_docids) for split in _SPLITS}
+    width = n_features or max(part[0].shape[1] for part in parts.values())
+    parts = {split: (_with_columns(part[0], width),) + tuple(part[1:])
+             for split, part in parts.items()}
+    return Bunch(**parts, n_features=width, fold=fold, paths=paths)
+
+
+def iter_letor_folds(root, folds=None, **options):
+    """Yield :func:`load_letor_fold` for each fold (all that exist by default)."""
+    available = find_folds(root)
+    if not available:
+        raise FileNotFoundError(f"{root}: no Fold<k> directories")
+    for fold in available if folds is None else folds:
+        yield load_letor_fold(root, fold, **options)
+
+
+def dataset_summary(X, y, qid):
+    """Counts a reader checks before training.
+
+    Returns
+    -------
+    Bunch
+        ``n_queries``, ``n_documents``, ``n_features``, ``labels`` (label ->
+        count), ``docs_per_query`` (min, median, max) and
+        ``queries_without_relevant`` (no label above 0).
+    """
+    y = np.asarray(y)
+    groups = group_queries(qid, n_rows=len(y))
+    sizes = groups.sizes
+    best = np.zeros(groups.n_queries)
+    if len(y):
+        best = np.maximum.reduceat(y[groups.order], groups.offsets[:-1])
+    values, counts = np.unique(y, return_counts=True)
+    return Bunch(
+        n_queries=int(groups.n_queries),
+        n_documents=int(len(y)),
+        n_features=int(X.shape[1]),
+        labels={int(v): int(c) for v, c in zip(values, counts)},
+        docs_per_query=(int(sizes.min()), float(np.median(sizes)), int(sizes.max()))
+        if len(sizes) else (0, 0.0, 0),
+        queries_without_relevant=int(np.sum(best <= 0)),
+    )
+
+
+def letor_summary(path):
+    """:func:`dataset_summary` of a file, or of every split of every fold of a
+    fold root. Returns a dict ``{name: Bunch}``."""
+    path = Path(path)
+    if path.is_dir():
+        folds = find_folds(path)
+        if not folds:
+            raise FileNotFoundError(f"{path}: neither a LETOR file nor a directory of Fold<k>")
+        out = {}
+        for fold in folds:
+            data = load_letor_fold(path, fold)
+            for split in _SPLITS:
+                out[f"Fold{fold}/{split}"] = dataset_summary(*data[split][:3])
+        return out
+    return {str(path): dataset_summary(*load_letor(path))}
+
+
+def _atomic_write_text(path, text):
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def write_scores(path, scores):
+    """Write one score per line, the input format of LETOR's Eval-Score."""
+    scores = np.asarray(scores, dtype=np.float64)
+    _atomic_write_text(path, "".join(f"{value:.10g}\n" for value in scores))
+
+
+def read_scores(path, n_rows=None):
+    """Read one score per line; checks the count against ``n_rows``."""
+    values = []
+    with _open_text(path) as handle:
+        for number, text in enumerate(handle, start=1):
+            token = text.strip()
+            if not token:
+                continue
+            value = _parse_number(token.split()[-1])
+            if value is None or not np.isfinite(value):
+                raise LetorFormatError(path, number, f"score {token!r} is not a finite number")
+            values.append(value)
+    if n_rows is not None and len(values) != n_rows:
+        raise LetorFormatError(path, None, f"{len(values)} scores for {n_rows} rows")
+    return np.asarray(values, dtype=np.float64)

@@ -1,0 +1,135 @@
+"""Synthetic LETOR-like data generated from a known sparse linear model.
+
+Used for the bundled dataset in ``data/`` and for tests that need a ground
+truth: which features carry signal is known, so sparsity recovery can be
+measured.
+"""
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+from sklearn.utils import Bunch, check_random_state
+
+__all__ = ["make_letor_like", "write_letor_folds"]
+
+
+def make_letor_like(n_queries=100, docs_per_query=(50, 250), n_features=45, n_informative=8,
+                    n_redundant=4, n_constant=9, noise=0.5, decimals=2, random_state=0):
+    """Queries of documents whose labels follow a sparse linear score.
+
+    Each query draws ``docs_per_query`` documents (log-uniform between the
+    two bounds). Features are Gaussian, normalised to [0, 1] per query and
+    feature (LETOR's QueryLevelNorm), then rounded to ``decimals``.
+    ``n_informative`` features carry the true weights; ``n_redundant``
+    features are noisy copies of informative ones (correlated, but with true
+    weight 0); ``n_constant`` features are 0 everywhere, like OHSUMED's
+    constant columns; the rest is noise. The latent relevance is ``X @ coef``
+    plus Gaussian noise of standard deviation ``noise``; within each query the
+    top fraction (random between 5% and 20%) gets label 2 and the next
+    fraction (5% to 25%) label 1.
+
+    Returns
+    -------
+    Bunch
+        ``X`` (dense float64), ``y`` (int64), ``qid`` (int64, contiguous),
+        ``coef`` (true weights), ``support`` (0-based column indices of the
+        non-zero weights), ``redundant`` (``{column: informative column it
+        copies}``) and ``constant`` (column indices).
+    """
+    rng = check_random_state(random_state)
+    if n_informative + n_redundant + n_constant > n_features:
+        raise ValueError("n_informative + n_redundant + n_constant exceeds n_features")
+    columns = rng.permutation(n_features)
+    support = np.sort(columns[:n_informative])
+    redundant_cols = columns[n_informative:n_informative + n_redundant]
+    constant = np.sort(columns[n_informative + n_redundant:
+                               n_informative + n_redundant + n_constant])
+    copies = {int(c): int(rng.choice(support)) for c in redundant_cols}
+    noise_cols = np.sort(columns[n_informative + n_redundant + n_constant:])
+    coef = np.zeros(n_features)
+    magnitudes = rng.uniform(1.0, 3.0, size=n_informative)
+    coef[support] = magnitudes * rng.choice([-1.0, 1.0], size=n_informative, p=[0.25, 0.75])
+
+    low, high = docs_per_query
+    # Log-uniform: most queries short, a tail of long ones.
+    sizes = np.floor(np.exp(rng.uniform(np.log(low), np.log(high + 1), size=n_queries)))
+    sizes = sizes.astype(np.int64)
+    blocks_X, blocks_y = [], []
+    for size in sizes:
+        # Zero-inflated like term-frequency features: about 60% of the values
+        # are 0, 80% in the noise columns.
+        raw = np.maximum(rng.standard_normal((size, n_features)) - 0.25, 0.0)
+        raw[:, noise_cols] *= rng.uniform(size=(size, len(noise_cols))) < 0.5
+        for column, source in copies.items():
+            raw[:, column] = np.maximum(raw[:, source] + 0.5 * rng.standard_normal(size), 0.0)
+        span = raw.max(axis=0) - raw.min(axis=0)
+        X = (raw - raw.min(axis=0)) / np.where(span > 0, span, 1.0)
+        X[:, constant] = 0.0
+        X = np.round(X, decimals)
+        # Noise columns carry one decimal less: they hold no signal, and the
+        # bundled files stay small.
+        X[:, noise_cols] = np.round(X[:, noise_cols], max(decimals - 1, 0))
+        latent = X @ coef + noise * rng.standard_normal(size)
+        order = np.argsort(-latent, kind="stable")
+        n_top = max(1, int(round(rng.uniform(0.05, 0.20) * size)))
+        n_mid = int(round(rng.uniform(0.05, 0.25) * size))
+        y = np.zeros(size, dtype=np.int64)
+        y[order[:n_top]] = 2
+        y[order[n_top:n_top + n_mid]] = 1
+        blocks_X.append(X)
+        blocks_y.append(y)
+    qid = np.repeat(np.arange(1, n_queries + 1, dtype=np.int64), sizes)
+    return Bunch(X=np.vstack(blocks_X), y=np.concatenate(blocks_y), qid=qid, coef=coef,
+                 support=support, redundant=copies, constant=constant)
+
+
+def _letor_lines(X, y, qid, first_docid, decimals):
+    # Zero values are left out (valid SVMlight; LETOR 4.0's sparse style).
+    lines = []
+    for row in range(X.shape[0]):
+        values = " ".join(f"{j + 1}:{X[row, j]:.{decimals}f}".rstrip("0").rstrip(".")
+                          for j in np.flatnonzero(X[row]))
+        lines.append(f"{y[row]} qid:{qid[row]} {values} #docid = {first_docid + row}\n")
+    return lines
+
+
+def _write_gzip(path, lines):
+    # mtime=0 and no stored name: the same data gives the same bytes.
+    with open(path, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw,
+                                                  mtime=0, compresslevel=9) as handle:
+        handle.write("".join(lines).encode("ascii"))
+
+
+def write_letor_folds(data, directory, n_folds=5, decimals=2):
+    """Write ``Fold1..Fold{n_folds}/{train,vali,test}.txt.gz`` in LETOR's layout.
+
+    Queries are cut into ``n_folds`` consecutive parts. As in LETOR 3.0,
+    Fold k tests on part k, validates on part k+4 and trains on parts
+    k+1..k+3 (modulo ``n_folds``; shown for 5 folds).
+    """
+    directory = Path(directory)
+    queries = np.unique(data.qid)
+    parts = np.array_split(queries, n_folds)
+    part_lines = []
+    for part in parts:
+        rows = np.flatnonzero(np.isin(data.qid, part))
+        part_lines.append(_letor_lines(data.X[rows], data.y[rows], data.qid[rows],
+                                       int(rows[0]) + 1, decimals))
+    for fold in range(n_folds):
+        target = directory / f"Fold{fold + 1}"
+        target.mkdir(parents=True, exist_ok=True)
+        train = [line for step in (1, 2, 3) for line in part_lines[(fold + step) % n_folds]]
+        _write_gzip(target / "train.txt.gz", train)
+        _write_gzip(target / "vali.txt.gz", part_lines[(fold + 4) % n_folds])
+        _write_gzip(target / "test.txt.gz", part_lines[fold])
+    truth = {
+        "n_features": int(data.X.shape[1]),
+        "coef": [float(v) for v in data.coef],
+        "support": [int(c) for c in data.support],
+        "redundant": {str(k): int(v) for k, v in data.redundant.items()},
+        "constant": [int(c) for c in data.constant],
+        "note": "column indices are 0-based; feature j in the files is column j - 1",
+    }
+    (directory / "truth.json").write_text(json.dumps(truth, indent=2) + "\n")
