@@ -1,0 +1,223 @@
+import gzip
+import hashlib
+
+import numpy as np
+import pytest
+
+import rsrank
+from rsrank import LetorFormatError, NonContiguousQueryWarning, load_letor, load_letor_fold
+from rsrank.datasets import (dataset_summary, find_folds, iter_letor_folds, letor_summary,
+                             read_query_sizes, read_scores, write_scores)
+from rsrank.synthetic import make_letor_like, write_letor_folds
+
+GOOD = (
+    "2 qid:10 1:0.5 2:0.25 3:1 #docid = 11\n"
+    "0 qid:10 1:0.1 3:0.5 #docid = 12\n"
+    "1 qid:20 2:1 #docid = 21\n"
+)
+
+
+def write(tmp_path, text, name="data.txt"):
+    path = tmp_path / name
+    if name.endswith(".gz"):
+        with gzip.open(path, "wt") as handle:
+            handle.write(text)
+    else:
+        path.write_text(text)
+    return path
+
+
+def test_reads_letor_file(tmp_path):
+    X, y, qid, docids = load_letor(write(tmp_path, GOOD), return_docids=True)
+    assert X.format == "csr" and X.dtype == np.float64 and X.shape == (3, 3)
+    assert y.dtype == np.int64 and qid.dtype == np.int64
+    np.testing.assert_array_equal(X.toarray(), [[0.5, 0.25, 1], [0.1, 0, 0.5], [0, 1, 0]])
+    np.testing.assert_array_equal(y, [2, 0, 1])
+    np.testing.assert_array_equal(qid, [10, 10, 20])
+    assert list(docids) == ["docid = 11", "docid = 12", "docid = 21"]
+
+
+def test_gzip_equals_plain(tmp_path):
+    plain = load_letor(write(tmp_path, GOOD))
+    zipped = load_letor(write(tmp_path, GOOD, "data.txt.gz"))
+    assert (plain[0] != zipped[0]).nnz == 0
+    np.testing.assert_array_equal(plain[1], zipped[1])
+    np.testing.assert_array_equal(plain[2], zipped[2])
+
+
+def test_n_features_widens_and_float32(tmp_path):
+    X, _, _ = load_letor(write(tmp_path, GOOD), n_features=10, dtype=np.float32)
+    assert X.shape == (3, 10) and X.dtype == np.float32
+
+
+BAD = [
+    ("2 qid:1 1:0.5\nx qid:1 1:0.5\n", 2, "label 'x' is not a number"),
+    ("1.5 qid:1 1:0.5\n", 1, "not an integer"),
+    ("-1 qid:1 1:0.5\n", 1, "negative"),
+    ("1 qid:1 1:0.5\n0 1:0.5\n", 2, "missing 'qid"),
+    ("1 qid:a 1:0.5\n", 1, "malformed query id 'qid:a'"),
+    ("1 qid:1 1:0.5 2\n", 1, "malformed feature token '2'"),
+    ("1 qid:1 1:0.5 x:2\n", 1, "malformed feature index"),
+    ("1 qid:1 1:0.5\n1 qid:1 1:NULL 2:3\n", 2, "NULL"),
+    ("1 qid:1 1:nan\n", 1, "non-finite value 'nan'"),
+    ("1 qid:1 1:0.2\n0 qid:1 2:inf\n", 2, "non-finite value 'inf'"),
+    ("1 qid:1 0:0.5\n", 1, "indices start at 1"),
+    ("1 qid:1 3:0.5 2:1\n", 1, "must increase"),
+    ("1 qid:1 1:abc\n", 1, "'abc'"),
+]
+
+
+@pytest.mark.parametrize("text, line, problem", BAD)
+def test_bad_input_names_file_line_and_problem(tmp_path, text, line, problem):
+    path = write(tmp_path, text)
+    with pytest.raises(LetorFormatError) as caught:
+        load_letor(path)
+    message = str(caught.value)
+    assert str(path) in message and f"line {line}" in message and problem in message
+    assert caught.value.line == line
+
+
+def test_index_beyond_n_features(tmp_path):
+    path = write(tmp_path, "1 qid:1 1:0.5\n0 qid:1 50:1\n")
+    with pytest.raises(LetorFormatError, match=r"line 2: feature index 50 is beyond n_features=45"):
+        load_letor(path, n_features=45)
+
+
+def test_empty_file(tmp_path):
+    for text in ("", "# just a comment\n\n"):
+        with pytest.raises(LetorFormatError, match="no data rows"):
+            load_letor(write(tmp_path, text))
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nope.txt"):
+        load_letor(tmp_path / "nope.txt")
+
+
+def test_non_contiguous_query_warns_with_line(tmp_path):
+    text = "# header\n1 qid:1 1:1\n0 qid:2 1:1\n1 qid:1 1:0\n"
+    with pytest.warns(NonContiguousQueryWarning, match=r"line 4: rows of query 1"):
+        X, y, qid = load_letor(write(tmp_path, text))
+    assert X.shape[0] == 3  # nothing dropped
+
+
+def test_contiguous_file_does_not_warn(tmp_path, recwarn):
+    load_letor(write(tmp_path, GOOD))
+    assert not [w for w in recwarn if issubclass(w.category, NonContiguousQueryWarning)]
+
+
+def test_query_file_gives_qid(tmp_path):
+    data = write(tmp_path, "1 1:1\n0 2:1\n2 1:3\n", "rank.train")
+    (tmp_path / "rank.train.query").write_text("2\n1\n")
+    X, y, qid = load_letor(data)
+    np.testing.assert_array_equal(qid, [0, 0, 1])
+    (tmp_path / "rank.train.query").write_text("2\n2\n")
+    with pytest.raises(LetorFormatError, match="sum to 4 but .* has 3 rows"):
+        load_letor(data)
+    (tmp_path / "rank.train.query").write_text("2\nx\n")
+    with pytest.raises(LetorFormatError, match="line 2: query size 'x'"):
+        load_letor(data)
+
+
+def test_no_qid_and_no_query_file(tmp_path):
+    with pytest.raises(LetorFormatError, match="no .query/.group file"):
+        load_letor(write(tmp_path, "1 1:1\n0 2:1\n"))
+
+
+def test_lightgbm_example_query_files(lightgbm_example):
+    X, y, qid = load_letor(lightgbm_example / "rank.train.gz")
+    assert X.shape == (3005, 300)
+    assert len(np.unique(qid)) == 201
+    np.testing.assert_array_equal(np.bincount(y), [645, 1211, 858, 222, 69])
+    sizes = read_query_sizes(lightgbm_example / "rank.train.query.gz")
+    np.testing.assert_array_equal(np.bincount(qid), sizes)
+    X, y, qid = load_letor(lightgbm_example / "rank.test.gz")
+    assert X.shape[0] == 768 and len(np.unique(qid)) == 50
+
+
+# counts from ../shared/data/README.md: lines / distinct qids / labels 0:1:2
+OHSUMED_COUNTS = {
+    1: {"train": (9219, 63, (6052, 1765, 1402)), "vali": (3538, 21, (2457, 546, 535)),
+        "test": (3383, 22, (2794, 274, 315))},
+    2: {"train": (10187, 63, (6758, 1860, 1569)), "vali": (3383, 22, (2794, 274, 315)),
+        "test": (2570, 21, (1751, 451, 368))},
+    3: {"train": (10494, 64, (7390, 1633, 1471)), "vali": (2570, 21, (1751, 451, 368)),
+        "test": (3076, 21, (2162, 501, 413))},
+    4: {"train": (9491, 64, (7002, 1271, 1218)), "vali": (3076, 21, (2162, 501, 413)),
+        "test": (3573, 21, (2139, 813, 621))},
+    5: {"train": (9029, 64, (6707, 1226, 1096)), "vali": (3573, 21, (2139, 813, 621)),
+        "test": (3538, 21, (2457, 546, 535))},
+}
+
+
+def test_ohsumed_folds_match_published_counts(ohsumed_root):
+    assert find_folds(ohsumed_root) == [1, 2, 3, 4, 5]
+    all_test_qids, test_rows = set(), 0
+    for data in iter_letor_folds(ohsumed_root):
+        assert data.n_features == 45
+        for split, (rows, queries, labels) in OHSUMED_COUNTS[data.fold].items():
+            X, y, qid = data[split]
+            assert X.shape == (rows, 45)
+            assert len(np.unique(qid)) == queries
+            assert tuple(np.bincount(y)) == labels
+        all_test_qids |= set(data.test[2].tolist())
+        test_rows += data.test[0].shape[0]
+    assert (len(all_test_qids), test_rows) == (106, 16140)
+
+
+def test_fold_loader_unifies_columns(tmp_path):
+    for split, text in {"train": "1 qid:1 1:1 5:1\n0 qid:1 1:0\n", "vali": "1 qid:2 2:1\n0 qid:2 1:1\n",
+                        "test": "1 qid:3 3:1\n0 qid:3 1:1\n"}.items():
+        (tmp_path / "Fold1").mkdir(exist_ok=True)
+        write(tmp_path / "Fold1", text, f"{split}.txt")
+    data = load_letor_fold(tmp_path, 1)
+    assert data.n_features == 5
+    assert all(data[s][0].shape[1] == 5 for s in ("train", "vali", "test"))
+    with pytest.raises(FileNotFoundError, match="fold 2 does not exist"):
+        load_letor_fold(tmp_path, 2)
+
+
+def test_dataset_summary():
+    qid = np.array([1, 1, 1, 2, 2, 3])
+    y = np.array([0, 2, 1, 0, 0, 1])
+    s = dataset_summary(np.zeros((6, 4)), y, qid)
+    assert (s.n_queries, s.n_documents, s.n_features) == (3, 6, 4)
+    assert s.labels == {0: 3, 1: 2, 2: 1}
+    assert s.docs_per_query == (1, 2.0, 3)
+    assert s.queries_without_relevant == 1
+
+
+def test_bundled_data_summary(bundled_root):
+    summaries = letor_summary(bundled_root)
+    assert len(summaries) == 15
+    assert summaries["Fold1/train"].n_queries == 60
+    total = sum(summaries[f"Fold{k}/test"].n_documents for k in range(1, 6))
+    assert total == sum(summaries[f"Fold{k}/vali"].n_documents for k in range(1, 6))
+
+
+def test_scores_round_trip(tmp_path):
+    scores = np.array([0.5, -1.25, 3e-7])
+    write_scores(tmp_path / "s.txt", scores)
+    np.testing.assert_array_equal(read_scores(tmp_path / "s.txt", 3), scores)
+    with pytest.raises(LetorFormatError, match="2 scores for 3 rows"):
+        (tmp_path / "t.txt").write_text("1\n2\n")
+        read_scores(tmp_path / "t.txt", 3)
+
+
+def test_public_api_reexports():
+    assert rsrank.load_letor is load_letor
+    assert rsrank.load_letor_fold is load_letor_fold
+
+
+def _tree_digest(root):
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        if path.is_file():
+            digest.update(path.relative_to(root).as_posix().encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def test_bundled_data_is_reproducible(tmp_path, bundled_root):
+    write_letor_folds(make_letor_like(random_state=0), tmp_path)
+    assert _tree_digest(tmp_path) == _tree_digest(bundled_root)
