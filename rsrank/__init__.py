@@ -29,3 +29,7 @@ __all__ = [
     "read_query_sizes",
     "__version__",
 ]
+
+from .estimator import RSRank  # noqa: E402
+
+__all__.append("RSRank")

@@ -1,0 +1,292 @@
+"""numba kernels on plain arrays: swap weights, pair losses, lambdas,
+truncation, and whole training epochs.
+
+Conventions shared by every kernel:
+
+* rows are grouped by query: query ``q`` owns rows ``offsets[q]:offsets[q+1]``
+  of ``X`` (CSR ``data, indices, indptr`` or a C-contiguous dense array), of
+  ``gains`` and of ``labels``;
+* ``discount[p]`` is the discount of 0-based position ``p`` and is 0 from the
+  cut-off on; ``cutoff`` is the number of positions that can carry weight;
+* ``inv_ideal[q]`` is ``1 / ideal DCG`` of query ``q`` at that cut-off (0
+  when the query has no relevant document);
+* ``X`` is only read. Weights, scores and lambdas are float64 whatever the
+  dtype of ``X``.
+
+All kernels are compiled with ``cache=True``. The parallel epoch kernel is
+the serial one compiled with ``parallel=True``: its per-query loop is a
+``prange`` whose iterations write disjoint rows of ``scores`` and ``lam``.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+MODIFIED_HUBER, HINGE, LOGISTIC = 0, 1, 2
+PAIR_LOSSES = {"modified_huber": MODIFIED_HUBER, "hinge": HINGE, "logistic": LOGISTIC}
+
+
+@njit(cache=True)
+def pair_loss(v, loss):
+    """Loss of a pair whose preferred document leads by margin ``v``.
+
+    ``MODIFIED_HUBER``: 0 for v >= 1, (1 - v)^2 for -1 <= v < 1, -4v below.
+    ``HINGE``: max(0, 1 - v). ``LOGISTIC``: log(1 + exp(-v)).
+    """
+    if loss == MODIFIED_HUBER:
+        if v >= 1.0:
+            return 0.0
+        if v >= -1.0:
+            return (1.0 - v) * (1.0 - v)
+        return -4.0 * v
+    if loss == HINGE:
+        return 1.0 - v if v < 1.0 else 0.0
+    if v > 0.0:
+        return np.log1p(np.exp(-v))
+    return -v + np.log1p(np.exp(v))
+
+
+@njit(cache=True)
+def pair_loss_derivative(v, loss):
+    """d pair_loss / d v."""
+    if loss == MODIFIED_HUBER:
+        if v >= 1.0:
+            return 0.0
+        if v >= -1.0:
+            return -2.0 * (1.0 - v)
+        return -4.0
+    if loss == HINGE:
+        return -1.0 if v < 1.0 else 0.0
+    if v > 0.0:
+        e = np.exp(-v)
+        return -e / (1.0 + e)
+    return -1.0 / (1.0 + np.exp(v))
+
+
+@njit(cache=True)
+def ranked_order(scores):
+    """Positions by decreasing score; equal scores keep their row order."""
+    return np.argsort(-scores, kind="mergesort")
+
+
+@njit(cache=True)
+def swap_weight(gain_a, gain_b, position_a, position_b, discount, inv_ideal):
+    """|Delta NDCG| of swapping the documents at two 0-based positions."""
+    return inv_ideal * abs(gain_a - gain_b) * abs(discount[position_a] - discount[position_b])
+
+
+@njit(cache=True)
+def swap_weight_matrix(scores, gains, discount, inv_ideal):
+    """``W[i, j]`` = |Delta NDCG| of swapping rows i and j of one query."""
+    n = scores.shape[0]
+    order = ranked_order(scores)
+    position = np.empty(n, dtype=np.int64)
+    for p in range(n):
+        position[order[p]] = p
+    out = np.zeros((n, n))
+    for i in range(n):
+        for j in range(n):
+            out[i, j] = swap_weight(gains[i], gains[j], position[i], position[j], discount,
+                                    inv_ideal)
+    return out
+
+
+@njit(cache=True)
+def query_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, loss, unit_weights, lam):
+    """Pair loss of one query and its derivative per document.
+
+    Every pair with ``labels[i] > labels[j]`` costs
+    ``W_ij * pair_loss(scores[i] - scores[j])`` with ``W_ij`` the swap weight
+    in the current ranking (or 1 with ``unit_weights``). ``lam[i]`` receives
+    ``sum_j dL/ds_i``. Pairs with both documents at or beyond ``cutoff`` have
+    weight 0 and are skipped, so the work is O(n * cutoff).
+
+    Returns the query's loss; ``lam`` is overwritten.
+    """
+    n = scores.shape[0]
+    for r in range(n):
+        lam[r] = 0.0
+    if n < 2 or (inv_ideal == 0.0 and not unit_weights):
+        return 0.0
+    order = ranked_order(scores)
+    top = n if unit_weights else min(n, cutoff)
+    total = 0.0
+    for a in range(top):
+        i = order[a]
+        for b in range(a + 1, n):
+            j = order[b]
+            if labels[i] == labels[j]:
+                continue
+            if unit_weights:
+                weight = 1.0
+            else:
+                weight = swap_weight(gains[i], gains[j], a, b, discount, inv_ideal)
+                if weight == 0.0:
+                    continue
+            if labels[i] > labels[j]:
+                high, low = i, j
+            else:
+                high, low = j, i
+            v = scores[high] - scores[low]
+            total += weight * pair_loss(v, loss)
+            d = weight * pair_loss_derivative(v, loss)
+            lam[high] += d
+            lam[low] -= d
+    return total
+
+
+@njit(cache=True)
+def ideal_dcg(gains, offsets, discount):
+    """Ideal DCG of every query at the cut-off encoded in ``discount``."""
+    n_queries = offsets.shape[0] - 1
+    out = np.zeros(n_queries)
+    for q in range(n_queries):
+        lo, hi = offsets[q], offsets[q + 1]
+        ranked = np.sort(gains[lo:hi])[::-1]
+        total = 0.0
+        for p in range(min(hi - lo, discount.shape[0])):
+            total += ranked[p] * discount[p]
+        out[q] = total
+    return out
+
+
+@njit(cache=True)
+def truncate(w, alpha, theta):
+    """Truncated-gradient shrinkage T1 (Langford, Li and Zhang 2009), in place.
+
+    Each coordinate with ``|w_j| <= theta`` moves toward 0 by ``alpha``
+    without crossing it; larger coordinates are left alone. Returns the
+    number of non-zero weights afterwards.
+    """
+    nonzero = 0
+    for j in range(w.shape[0]):
+        value = w[j]
+        if value > 0.0 and value <= theta:
+            value = max(0.0, value - alpha)
+        elif value < 0.0 and -value <= theta:
+            value = min(0.0, value + alpha)
+        w[j] = value
+        if value != 0.0:
+            nonzero += 1
+    return nonzero
+
+
+# -- scores and gradients ------------------------------------------------------
+
+
+@njit(cache=True)
+def csr_scores(data, indices, indptr, lo, hi, w, out):
+    for r in range(lo, hi):
+        total = 0.0
+        for p in range(indptr[r], indptr[r + 1]):
+            total += data[p] * w[indices[p]]
+        out[r] = total
+
+
+@njit(cache=True)
+def dense_scores(X, lo, hi, w, out):
+    d = X.shape[1]
+    for r in range(lo, hi):
+        total = 0.0
+        for c in range(d):
+            total += X[r, c] * w[c]
+        out[r] = total
+
+
+@njit(cache=True)
+def csr_add_gradient(data, indices, indptr, lo, hi, lam, scale, grad):
+    for r in range(lo, hi):
+        coefficient = lam[r] * scale
+        if coefficient != 0.0:
+            for p in range(indptr[r], indptr[r + 1]):
+                grad[indices[p]] += coefficient * data[p]
+
+
+@njit(cache=True)
+def dense_add_gradient(X, lo, hi, lam, scale, grad):
+    d = X.shape[1]
+    for r in range(lo, hi):
+        coefficient = lam[r] * scale
+        if coefficient != 0.0:
+            for c in range(d):
+                grad[c] += coefficient * X[r, c]
+
+
+# -- one epoch -----------------------------------------------------------------
+
+
+def _epoch(data, indices, indptr, X, gains, labels, offsets, inv_ideal, discount, cutoff,
+           loss, unit_weights, query_order, batch_size, w, learning_rate, l1, period, theta,
+           step, scores, lam, grad):
+    """One pass over ``query_order`` in batches; updates ``w`` in place.
+
+    Each step averages the gradient over the batch's queries, takes
+    ``w -= learning_rate * grad`` and, every ``period`` steps (counted by the
+    global ``step``), applies :func:`truncate` with
+    ``alpha = learning_rate * period * l1``. ``X`` is used when ``indptr`` is
+    empty (dense input), otherwise the CSR triplet.
+
+    Returns ``(summed query loss, new step count)``.
+    """
+    dense = indptr.shape[0] == 0
+    n_batch_queries = query_order.shape[0]
+    total = 0.0
+    losses = np.zeros(n_batch_queries)
+    for start in range(0, n_batch_queries, batch_size):
+        stop = min(start + batch_size, n_batch_queries)
+        for t in prange(start, stop):
+            q = query_order[t]
+            lo, hi = offsets[q], offsets[q + 1]
+            if dense:
+                dense_scores(X, lo, hi, w, scores)
+            else:
+                csr_scores(data, indices, indptr, lo, hi, w, scores)
+            losses[t] = query_lambdas(scores[lo:hi], gains[lo:hi], labels[lo:hi], discount,
+                                      cutoff, inv_ideal[q], loss, unit_weights, lam[lo:hi])
+        grad[:] = 0.0
+        scale = 1.0 / (stop - start)
+        for t in range(start, stop):
+            q = query_order[t]
+            total += losses[t]
+            if dense:
+                dense_add_gradient(X, offsets[q], offsets[q + 1], lam, scale, grad)
+            else:
+                csr_add_gradient(data, indices, indptr, offsets[q], offsets[q + 1], lam, scale,
+                                 grad)
+        for c in range(w.shape[0]):
+            w[c] -= learning_rate * grad[c]
+        step += 1
+        if l1 > 0.0 and step % period == 0:
+            truncate(w, learning_rate * period * l1, theta)
+    return total, step
+
+
+epoch_serial = njit(cache=True)(_epoch)
+epoch_parallel = njit(cache=True, parallel=True)(_epoch)
+
+
+def _objective(data, indices, indptr, X, gains, labels, offsets, inv_ideal, discount, cutoff,
+               loss, unit_weights, w, scores, lam, grad):
+    """Summed loss over all queries at ``w`` and its gradient (into ``grad``),
+    with the swap weights of the ranking at ``w`` held fixed."""
+    dense = indptr.shape[0] == 0
+    n_queries = offsets.shape[0] - 1
+    losses = np.zeros(n_queries)
+    for q in prange(n_queries):
+        lo, hi = offsets[q], offsets[q + 1]
+        if dense:
+            dense_scores(X, lo, hi, w, scores)
+        else:
+            csr_scores(data, indices, indptr, lo, hi, w, scores)
+        losses[q] = query_lambdas(scores[lo:hi], gains[lo:hi], labels[lo:hi], discount, cutoff,
+                                  inv_ideal[q], loss, unit_weights, lam[lo:hi])
+    grad[:] = 0.0
+    for q in range(n_queries):
+        if dense:
+            dense_add_gradient(X, offsets[q], offsets[q + 1], lam, 1.0, grad)
+        else:
+            csr_add_gradient(data, indices, indptr, offsets[q], offsets[q + 1], lam, 1.0, grad)
+    return losses.sum()
+
+
+objective_serial = njit(cache=True)(_objective)
+objective_parallel = njit(cache=True, parallel=True)(_objective)

@@ -1,0 +1,465 @@
+"""The scikit-learn estimator: parameters, validation, seeding and the epoch
+loop. The arithmetic lives in :mod:`rsrank._kernels`."""
+
+import numbers
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from . import _kernels
+from ._queries import group_queries
+from .metrics import CONVENTIONS, discount_values, gain_values, mean_ndcg
+
+__all__ = ["RSRank"]
+
+
+@dataclass
+class _Queries:
+    """Training data laid out query after query, ready for the kernels."""
+
+    data: np.ndarray
+    indices: np.ndarray
+    indptr: np.ndarray
+    dense: np.ndarray
+    gains: np.ndarray
+    labels: np.ndarray
+    offsets: np.ndarray
+    inv_ideal: np.ndarray
+    discount: np.ndarray
+    cutoff: int
+
+    @property
+    def n_queries(self):
+        return len(self.offsets) - 1
+
+    @property
+    def n_rows(self):
+        return int(self.offsets[-1])
+
+
+def _check_labels(y, n_rows):
+    y = np.asarray(y)
+    if y.ndim != 1 or len(y) != n_rows:
+        raise ValueError(f"y must be one label per row ({n_rows}), got shape {y.shape}")
+    if y.dtype.kind not in "iub":
+        if y.dtype.kind != "f" or not np.all(np.isfinite(y)) or np.any(y != np.round(y)):
+            raise ValueError("y must hold integer relevance grades (0, 1, 2, ...); "
+                             "got non-integer values")
+    if len(y) and y.min() < 0:
+        raise ValueError(f"y must hold non-negative relevance grades; found {y.min()}")
+    return y.astype(np.int64)
+
+
+class RSRank(BaseEstimator):
+    """Sparse linear ranker trained on |Delta NDCG|-weighted pairwise losses.
+
+    For each query, documents are ranked by the current scores
+    ``s = X @ coef_``; every pair with ``y_i > y_j`` is weighted by the change
+    in NDCG if the two swapped places and pays ``pair_loss(s_i - s_j)``
+    (modified Huber by default). A step over ``batch_size`` queries takes a
+    gradient step on their mean loss; every ``truncation_period`` steps the
+    truncated gradient of Langford, Li and Zhang (2009) moves each weight with
+    ``|w_j| <= truncation_threshold`` toward 0 by
+    ``learning_rate * truncation_period * l1`` without crossing it, which
+    yields exact zeros. This is RSRank (Sun, Qin, Tao and Wang, SIGIR 2009).
+
+    Parameters
+    ----------
+    learning_rate : float, default=1e-3
+        Step size eta (the paper's 0.001).
+    l1 : float, default=0.0
+        L1 strength g. 0 gives plain (dense) gradient descent.
+    truncation_period : int, default=1
+        K: truncate every K steps (the paper's K = 1).
+    truncation_threshold : float, default=inf
+        theta: only weights with ``|w_j| <= theta`` are shrunk. ``inf`` with
+        ``K = 1`` is soft-thresholding.
+    max_iter : int, default=100
+        Number of epochs (passes over the training queries).
+    batch_size : int or None, default=1
+        Queries per step; 1 is the paper's online update, None a full batch.
+    shuffle : bool, default=True
+        Visit the queries in a new random order each epoch.
+    ndcg_k : int or None, default=None
+        Cut-off of the NDCG in the swap weights: positions from ``ndcg_k``
+        on are not discounted, so pairs with both documents there have
+        weight 0 and are skipped (O(n k) work per query instead of O(n^2)).
+    gain : {"exp2", "linear"} or callable, default="exp2"
+        Gain of a label in the swap weights (see :func:`rsrank.metrics.gain_values`).
+    discount : {"log2", "letor", "zipf"}, float or callable, default="log2"
+        Discount in the swap weights (see :func:`rsrank.metrics.discount_values`).
+    pair_loss : {"modified_huber", "hinge", "logistic"}, default="modified_huber"
+        Loss of a pair's margin.
+    pair_weight : {"delta_ndcg", "unit"}, default="delta_ndcg"
+        ``"unit"`` weighs every pair 1 (plain pairwise classification, as in
+        RankSVM), for ablations.
+    eval_k : int, default=10
+        Cut-off of the NDCG reported by :meth:`score`, in ``history_`` and
+        used for early stopping.
+    eval_convention : str, default="standard"
+        NDCG convention of :meth:`score` (see :mod:`rsrank.metrics`).
+    early_stopping : bool, default=False
+        Stop when validation NDCG@eval_k has not improved by ``tol`` for
+        ``n_iter_no_change`` epochs. Validation data is ``eval_set`` if given,
+        else ``validation_fraction`` of the training queries.
+    validation_fraction : float, default=0.1
+        Share of training queries held out when ``early_stopping`` is on and
+        no ``eval_set`` is given.
+    n_iter_no_change : int, default=10
+    tol : float, default=1e-4
+    restore_best : bool, default=True
+        With validation data, end with the weights of the best validation
+        epoch (the paper chose the number of iterations on validation).
+    random_state : int, RandomState or None, default=None
+        Seeds the query order and the validation split.
+    warm_start : bool, default=False
+        Start ``fit`` from the previous ``coef_``.
+    n_jobs : int or None, default=None
+        Threads for the per-query work inside a batch (useful with large
+        batches). None means 1, -1 all cores.
+    verbose : int, default=0
+        A progress bar over epochs with training and validation NDCG.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+    n_iter_ : int
+        Epochs run by the last ``fit``.
+    t_ : int
+        Gradient steps taken so far (drives the truncation schedule).
+    best_iteration_ : int or None
+        Epoch (1-based) whose weights were kept, with validation data.
+    history_ : dict of lists
+        Per epoch: ``loss`` (mean per-query training loss), ``train_ndcg``,
+        ``val_ndcg`` (with validation data) and ``n_nonzero``.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str, when X has column names
+    """
+
+    def __init__(self, learning_rate=1e-3, l1=0.0, truncation_period=1,
+                 truncation_threshold=np.inf, max_iter=100, batch_size=1, shuffle=True,
+                 ndcg_k=None, gain="exp2", discount="log2", pair_loss="modified_huber",
+                 pair_weight="delta_ndcg", eval_k=10, eval_convention="standard",
+                 early_stopping=False, validation_fraction=0.1, n_iter_no_change=10, tol=1e-4,
+                 restore_best=True, random_state=None, warm_start=False, n_jobs=None,
+                 verbose=0):
+        self.learning_rate = learning_rate
+        self.l1 = l1
+        self.truncation_period = truncation_period
+        self.truncation_threshold = truncation_threshold
+        self.max_iter = max_iter
+        self.batch_size = batch_size
+        self.shuffle = shuffle
+        self.ndcg_k = ndcg_k
+        self.gain = gain
+        self.discount = discount
+        self.pair_loss = pair_loss
+        self.pair_weight = pair_weight
+        self.eval_k = eval_k
+        self.eval_convention = eval_convention
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.restore_best = restore_best
+        self.random_state = random_state
+        self.warm_start = warm_start
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    # -- parameter checks --------------------------------------------------------
+
+    def _check_params(self):
+        def number(name, low, *, integer=False, strict=False, allow_none=False):
+            value = getattr(self, name)
+            if value is None and allow_none:
+                return
+            kind = numbers.Integral if integer else numbers.Real
+            if (not isinstance(value, kind) or isinstance(value, bool)
+                    or (value <= low if strict else value < low)):
+                sign = ">" if strict else ">="
+                what = "an integer" if integer else "a number"
+                extra = " or None" if allow_none else ""
+                raise ValueError(f"{name} must be {what} {sign} {low}{extra}, got {value!r}")
+
+        number("learning_rate", 0, strict=True)
+        number("l1", 0)
+        number("truncation_period", 1, integer=True)
+        number("truncation_threshold", 0)
+        number("max_iter", 1, integer=True)
+        number("batch_size", 1, integer=True, allow_none=True)
+        number("ndcg_k", 1, integer=True, allow_none=True)
+        number("eval_k", 1, integer=True)
+        number("n_iter_no_change", 1, integer=True)
+        if not 0 < self.validation_fraction < 1:
+            raise ValueError(f"validation_fraction must be in (0, 1), got {self.validation_fraction!r}")
+        options = {"pair_loss": tuple(_kernels.PAIR_LOSSES), "pair_weight": ("delta_ndcg", "unit"),
+                   "eval_convention": tuple(CONVENTIONS)}
+        for name, allowed in options.items():
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
+        gain_values(np.array([0.0, 1.0]), self.gain)  # raises on an unknown gain
+        discount_values(np.array([1.0, 2.0]), self.discount)  # raises on an unknown discount
+        if self.n_jobs is not None and (not isinstance(self.n_jobs, numbers.Integral)
+                                        or self.n_jobs == 0):
+            raise ValueError(f"n_jobs must be a non-zero integer or None, got {self.n_jobs!r}")
+
+    # -- data preparation ------------------------------------------------------
+
+    def _validate_X(self, X, reset):
+        return validate_data(self, X, reset=reset, accept_sparse="csr",
+                             dtype=[np.float64, np.float32], order="C")
+
+    def _discount_table(self, max_size):
+        cutoff = max_size if self.ndcg_k is None else min(self.ndcg_k, max_size)
+        table = np.zeros(max(max_size, 1))
+        table[:cutoff] = discount_values(np.arange(1, cutoff + 1), self.discount)
+        return table, max(cutoff, 0)
+
+    def _prepare(self, X, y, qid):
+        """Sort rows by query (one copy of X at most) and precompute what the
+        kernels need."""
+        n_rows = X.shape[0]
+        y = _check_labels(y, n_rows)
+        groups = group_queries(qid, n_rows=n_rows)
+        order = groups.order
+        if not np.array_equal(order, np.arange(n_rows)):
+            X, y = X[order], y[order]
+        gains = gain_values(y, self.gain)
+        sizes = groups.sizes
+        discount, cutoff = self._discount_table(int(sizes.max()) if len(sizes) else 1)
+        ideal = _kernels.ideal_dcg(gains, groups.offsets, discount)
+        inv_ideal = np.divide(1.0, ideal, out=np.zeros_like(ideal), where=ideal > 0)
+        if sp.issparse(X):
+            X = X.tocsr()
+            X.sort_indices()
+            empty = np.zeros((0, 0), dtype=X.dtype)
+            parts = (X.data, X.indices, X.indptr, empty)
+        else:
+            X = np.ascontiguousarray(X)
+            parts = (np.zeros(0, X.dtype), np.zeros(0, np.int32), np.zeros(0, np.int32), X)
+        return _Queries(*parts, gains, y, groups.offsets, inv_ideal, discount, cutoff)
+
+    def _validation_data(self, X, y, qid, eval_set, rng):
+        """(train X, y, qid), (validation X, y, qid) or None."""
+        if eval_set is not None:
+            if len(eval_set) != 3:
+                raise ValueError("eval_set must be a tuple (X_val, y_val, qid_val)")
+            X_val, y_val, qid_val = eval_set
+            X_val = self._validate_X(X_val, reset=False)
+            y_val = _check_labels(y_val, X_val.shape[0])
+            group_queries(qid_val, n_rows=X_val.shape[0])
+            return (X, y, qid), (X_val, y_val, qid_val)
+        if not self.early_stopping:
+            return (X, y, qid), None
+        groups = group_queries(qid, n_rows=X.shape[0])
+        n_val = int(np.ceil(self.validation_fraction * groups.n_queries))
+        if groups.n_queries < 2 or n_val >= groups.n_queries:
+            raise ValueError("early_stopping without eval_set needs at least 2 queries to "
+                             "hold some out; pass eval_set or more queries")
+        held_out = rng.permutation(groups.n_queries)[:n_val]
+        is_val = np.zeros(X.shape[0], dtype=bool)
+        is_val[groups.order[np.isin(groups.row_query(), held_out)]] = True
+        qid_all = np.zeros(X.shape[0], dtype=np.int64) if qid is None else np.asarray(qid)
+        return ((X[~is_val], y[~is_val], qid_all[~is_val]),
+                (X[is_val], y[is_val], qid_all[is_val]))
+
+    # -- training --------------------------------------------------------------
+
+    def _run_epoch(self, data, query_order, w):
+        batch = data.n_queries if self.batch_size is None else self.batch_size
+        scores = np.zeros(data.n_rows)
+        lam = np.zeros(data.n_rows)
+        grad = np.zeros(w.shape[0])
+        threads = _threads(self.n_jobs)
+        kernel = _kernels.epoch_parallel if threads > 1 else _kernels.epoch_serial
+        with _numba_threads(threads):
+            total, self.t_ = kernel(
+                data.data, data.indices, data.indptr, data.dense, data.gains, data.labels,
+                data.offsets, data.inv_ideal, data.discount, data.cutoff,
+                _kernels.PAIR_LOSSES[self.pair_loss], self.pair_weight == "unit",
+                query_order.astype(np.int64), batch, w, float(self.learning_rate),
+                float(self.l1), int(self.truncation_period), float(self.truncation_threshold),
+                int(self.t_), scores, lam, grad)
+        if not np.all(np.isfinite(w)):
+            raise ValueError(
+                f"the weights became non-finite (NaN or inf) at step {self.t_}: training "
+                f"diverged; use a smaller learning_rate (now {self.learning_rate})")
+        return total / max(len(query_order), 1)
+
+    def _init_coef(self, n_features, coef_init):
+        if coef_init is not None:
+            coef = np.array(coef_init, dtype=np.float64).ravel()
+            if coef.shape != (n_features,):
+                raise ValueError(f"coef_init has {coef.size} values for {n_features} features")
+            if not np.all(np.isfinite(coef)):
+                raise ValueError("coef_init contains NaN or infinite values")
+            return coef
+        if self.warm_start and hasattr(self, "coef_"):
+            return self.coef_.copy()
+        return np.zeros(n_features)
+
+    def fit(self, X, y, *, qid=None, eval_set=None, coef_init=None):
+        """Train on queries.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_rows, n_features)
+            One row per query-document pair. CSR stays sparse; float32 stays
+            float32.
+        y : array-like of shape (n_rows,)
+            Non-negative integer relevance grades.
+        qid : array-like of shape (n_rows,), optional
+            Query id per row; rows of a query need not be adjacent. None: all
+            rows form one query.
+        eval_set : tuple (X_val, y_val, qid_val), optional
+            Validation queries for ``history_``, early stopping and keeping the
+            best epoch.
+        coef_init : array-like of shape (n_features,), optional
+            Start vector (default zeros, or the previous ``coef_`` with
+            ``warm_start``).
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        reset = not (self.warm_start and hasattr(self, "coef_"))
+        X = self._validate_X(X, reset=reset)
+        y = _check_labels(y, X.shape[0])
+        rng = check_random_state(self.random_state)
+        train, validation = self._validation_data(X, y, qid, eval_set, rng)
+        data = self._prepare(*train)
+        w = self._init_coef(X.shape[1], coef_init)
+        if reset or not hasattr(self, "t_"):
+            self.t_ = 0
+        self.history_ = {"loss": [], "train_ndcg": [], "val_ndcg": [], "n_nonzero": []}
+        best_score, best_w, best_epoch, stale = -np.inf, w.copy(), None, 0
+        epochs = range(1, self.max_iter + 1)
+        bar = _progress(epochs, self.verbose)
+        for epoch in bar:
+            query_order = (rng.permutation(data.n_queries) if self.shuffle
+                           else np.arange(data.n_queries))
+            loss = self._run_epoch(data, query_order, w)
+            self.history_["loss"].append(loss)
+            self.history_["n_nonzero"].append(int(np.count_nonzero(w)))
+            train_ndcg = self._ndcg(train[0], train[1], train[2], w)
+            self.history_["train_ndcg"].append(train_ndcg)
+            status = {"loss": f"{loss:.4g}", f"ndcg@{self.eval_k}": f"{train_ndcg:.4f}"}
+            if validation is not None:
+                val_ndcg = self._ndcg(*validation, w)
+                self.history_["val_ndcg"].append(val_ndcg)
+                status[f"val@{self.eval_k}"] = f"{val_ndcg:.4f}"
+                if val_ndcg > best_score + self.tol:
+                    stale = 0
+                else:
+                    stale += 1
+                if val_ndcg > best_score:
+                    best_score, best_w, best_epoch = val_ndcg, w.copy(), epoch
+                if self.early_stopping and stale >= self.n_iter_no_change:
+                    _set_postfix(bar, status)
+                    break
+            _set_postfix(bar, status)
+        self.n_iter_ = epoch
+        if validation is not None and self.restore_best:
+            w = best_w
+        self.best_iteration_ = best_epoch
+        self.coef_ = w
+        return self
+
+    def partial_fit(self, X, y, *, qid=None):
+        """One pass over the given queries, continuing from the current weights
+        and step count (for data that arrives in blocks of whole queries)."""
+        first = not hasattr(self, "coef_")
+        if first:
+            self._check_params()
+        X = self._validate_X(X, reset=first)
+        y = _check_labels(y, X.shape[0])
+        if first:
+            self.coef_ = np.zeros(X.shape[1])
+            self.t_ = 0
+            self.n_iter_ = 0
+            self._partial_rng = check_random_state(self.random_state)
+        data = self._prepare(X, y, qid)
+        query_order = (self._partial_rng.permutation(data.n_queries) if self.shuffle
+                       else np.arange(data.n_queries))
+        self._run_epoch(data, query_order, self.coef_)
+        self.n_iter_ += 1
+        return self
+
+    # -- prediction --------------------------------------------------------------
+
+    def _ndcg(self, X, y, qid, w):
+        return mean_ndcg(y, X @ w, qid, self.eval_k, convention=self.eval_convention)
+
+    def predict(self, X):
+        """Scores ``X @ coef_``; sort a query's documents by decreasing score."""
+        check_is_fitted(self)
+        X = self._validate_X(X, reset=False)
+        return np.asarray(X @ self.coef_).ravel()
+
+    def score(self, X, y, *, qid=None):
+        """Mean NDCG@``eval_k`` over queries with ``eval_convention``."""
+        scores = self.predict(X)
+        y = _check_labels(y, X.shape[0])
+        return mean_ndcg(y, scores, qid, self.eval_k, convention=self.eval_convention)
+
+    def selected_features(self):
+        """Non-zero weights as ``[(name, weight), ...]`` by decreasing
+        ``|weight|``. Names are ``feature_names_in_`` or LETOR's 1-based
+        ``"f1", "f2", ...``."""
+        check_is_fitted(self)
+        names = getattr(self, "feature_names_in_", None)
+        if names is None:
+            names = [f"f{j + 1}" for j in range(len(self.coef_))]
+        nonzero = np.flatnonzero(self.coef_)
+        nonzero = nonzero[np.argsort(-np.abs(self.coef_[nonzero]), kind="stable")]
+        return [(str(names[j]), float(self.coef_[j])) for j in nonzero]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+def _threads(n_jobs):
+    if n_jobs is None:
+        return 1
+    available = numba.config.NUMBA_NUM_THREADS
+    if n_jobs < 0:
+        return max(1, available + 1 + n_jobs)
+    return max(1, min(int(n_jobs), available))
+
+
+class _numba_threads:
+    """Temporarily set numba's thread count."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __enter__(self):
+        self.previous = numba.get_num_threads()
+        if self.n != self.previous:
+            numba.set_num_threads(self.n)
+
+    def __exit__(self, *exc):
+        if self.n != self.previous:
+            numba.set_num_threads(self.previous)
+
+
+def _progress(iterable, verbose):
+    if not verbose:
+        return iterable
+    from tqdm.auto import tqdm
+
+    return tqdm(iterable, desc="epochs", leave=False)
+
+
+def _set_postfix(bar, status):
+    if hasattr(bar, "set_postfix"):
+        bar.set_postfix(status)

@@ -1,0 +1,138 @@
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from rsrank import _kernels as K
+from rsrank import metrics as M
+
+
+def discount_table(n, discount, k):
+    table = np.zeros(n)
+    cut = n if k is None else min(k, n)
+    table[:cut] = M.discount_values(np.arange(1, cut + 1), discount)
+    return table, cut
+
+
+def inv_ideal_of(gains, table):
+    ideal = K.ideal_dcg(gains, np.array([0, len(gains)]), table)[0]
+    return 1.0 / ideal if ideal > 0 else 0.0
+
+
+@pytest.mark.parametrize("gain", ["exp2", "linear"])
+@pytest.mark.parametrize("discount", ["log2", "letor", "zipf", 0.5])
+@pytest.mark.parametrize("k", [None, 1, 3, 6])
+def test_swap_weights_equal_brute_force_swaps(gain, discount, k):
+    rng = np.random.default_rng(hash((gain, str(discount), k)) % 2**32)
+    for _ in range(5):
+        n = int(rng.integers(2, 12))
+        y = rng.integers(0, 4, n)
+        s = rng.normal(size=n)
+        gains = M.gain_values(y, gain)
+        table, _ = discount_table(n, discount, k)
+        W = K.swap_weight_matrix(s, gains, table, inv_ideal_of(gains, table))
+        base = M.ndcg(y, s, k, gain=gain, discount=discount)
+        for i in range(n):
+            for j in range(n):
+                swapped = s.copy()
+                swapped[[i, j]] = swapped[[j, i]]
+                brute = abs(M.ndcg(y, swapped, k, gain=gain, discount=discount) - base)
+                assert W[i, j] == pytest.approx(brute, abs=1e-12)
+
+
+def reference_lambdas(s, y, W, loss):
+    """Plain-Python loss and lambdas of one query with fixed pair weights."""
+    total, lam = 0.0, np.zeros(len(s))
+    for i in range(len(s)):
+        for j in range(len(s)):
+            if y[i] > y[j]:
+                v = s[i] - s[j]
+                if loss == "modified_huber":
+                    phi = 0.0 if v >= 1 else (1 - v) ** 2 if v >= -1 else -4 * v
+                    dphi = 0.0 if v >= 1 else -2 * (1 - v) if v >= -1 else -4.0
+                elif loss == "hinge":
+                    phi, dphi = max(0.0, 1 - v), (-1.0 if v < 1 else 0.0)
+                else:
+                    phi, dphi = np.log1p(np.exp(-v)), -1 / (1 + np.exp(v))
+                total += W[i, j] * phi
+                lam[i] += W[i, j] * dphi
+                lam[j] -= W[i, j] * dphi
+    return total, lam
+
+
+@pytest.mark.parametrize("loss", ["modified_huber", "hinge", "logistic"])
+@pytest.mark.parametrize("k", [None, 4])
+def test_lambdas_match_reference_and_finite_differences(loss, k):
+    rng = np.random.default_rng(7)
+    n = 15
+    y = rng.integers(0, 3, n)
+    s = rng.normal(scale=1.5, size=n)  # margins on every branch of the loss
+    gains = M.gain_values(y, "exp2")
+    table, cut = discount_table(n, "log2", k)
+    inv = inv_ideal_of(gains, table)
+    lam = np.empty(n)
+    total = K.query_lambdas(s, gains, y, table, cut, inv, K.PAIR_LOSSES[loss], False, lam)
+    W = K.swap_weight_matrix(s, gains, table, inv)
+    ref_total, ref_lam = reference_lambdas(s, y, W, loss)
+    assert total == pytest.approx(ref_total, rel=1e-12)
+    np.testing.assert_allclose(lam, ref_lam, rtol=1e-10, atol=1e-14)
+    # central differences of the loss with the weights W held fixed
+    h = 1e-6
+    for i in range(n):
+        up, down = s.copy(), s.copy()
+        up[i] += h
+        down[i] -= h
+        fd = (reference_lambdas(up, y, W, loss)[0] - reference_lambdas(down, y, W, loss)[0]) / (2 * h)
+        assert lam[i] == pytest.approx(fd, rel=1e-5, abs=1e-8)
+
+
+def test_cutoff_skips_pairs_below_k():
+    n = 30
+    rng = np.random.default_rng(8)
+    y = rng.integers(0, 3, n)
+    s = rng.normal(size=n)
+    gains = M.gain_values(y)
+    table, cut = discount_table(n, "log2", 5)
+    lam = np.empty(n)
+    K.query_lambdas(s, gains, y, table, cut, inv_ideal_of(gains, table), 0, False, lam)
+    order = np.argsort(-s)
+    # documents ranked below k only receive lambdas from pairs with a top-k partner
+    W = K.swap_weight_matrix(s, gains, table, inv_ideal_of(gains, table))
+    below = order[5:]
+    assert np.all(W[np.ix_(below, below)] == 0)
+    assert np.any(lam[below] != 0)
+
+
+def test_unit_weights_count_every_misordered_pair():
+    y = np.array([0, 1, 2])
+    s = np.zeros(3)
+    lam = np.empty(3)
+    total = K.query_lambdas(s, M.gain_values(y), y, np.ones(3), 3, 1.0, 0, True, lam)
+    assert total == pytest.approx(3.0)  # three pairs at margin 0, phi(0) = 1
+    np.testing.assert_allclose(lam, [4.0, 0.0, -4.0])  # dphi(0) = -2
+
+
+def test_ideal_dcg_matches_metrics():
+    rng = np.random.default_rng(9)
+    sizes = [3, 7, 1, 12]
+    offsets = np.r_[0, np.cumsum(sizes)]
+    y = rng.integers(0, 4, offsets[-1])
+    table, _ = discount_table(12, "log2", 5)
+    got = K.ideal_dcg(M.gain_values(y), offsets, table)
+    expected = [M.dcg(y[a:b], y[a:b], 5) for a, b in zip(offsets[:-1], offsets[1:])]
+    np.testing.assert_allclose(got, expected)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(-10, 10, allow_nan=False), min_size=1, max_size=20),
+       st.floats(0, 5), st.one_of(st.just(np.inf), st.floats(0, 10)))
+def test_truncate_properties(values, alpha, theta):
+    w = np.array(values)
+    out = w.copy()
+    nonzero = K.truncate(out, alpha, theta)
+    assert nonzero == np.count_nonzero(out)
+    assert np.all(out * w >= 0)  # never flips a sign
+    inside = np.abs(w) <= theta
+    np.testing.assert_array_equal(out[~inside], w[~inside])  # large weights untouched
+    expected = np.sign(w[inside]) * np.maximum(np.abs(w[inside]) - alpha, 0.0)
+    np.testing.assert_allclose(out[inside], expected)
+    assert np.all(out[inside][np.abs(w[inside]) <= alpha] == 0.0)  # exact zeros
