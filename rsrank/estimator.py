@@ -44,6 +44,12 @@ class _Queries:
 
 def _check_labels(y, n_rows):
     y = np.asarray(y)
+    if y.dtype.kind not in "iubf":
+        try:
+            y = y.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"Unknown label type {y.dtype}: y must hold integer relevance "
+                             "grades (0, 1, 2, ...)") from None
     if y.ndim != 1 or len(y) != n_rows:
         raise ValueError(f"y must be one label per row ({n_rows}), got shape {y.shape}")
     if y.dtype.kind not in "iub":
@@ -384,6 +390,7 @@ class RSRank(BaseEstimator):
             self.coef_ = np.zeros(X.shape[1])
             self.t_ = 0
             self.n_iter_ = 0
+        if not hasattr(self, "_partial_rng"):
             self._partial_rng = check_random_state(self.random_state)
         data = self._prepare(X, y, qid)
         query_order = (self._partial_rng.permutation(data.n_queries) if self.shuffle

@@ -1,0 +1,275 @@
+import json
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from rsrank import RSRank, load_letor_fold
+from rsrank import metrics as M
+
+
+def toy_queries(n_queries=12, n_docs=15, n_features=6, seed=0):
+    rng = np.random.default_rng(seed)
+    w = np.zeros(n_features)
+    w[:2] = [2.0, -1.0]
+    X = rng.uniform(size=(n_queries * n_docs, n_features))
+    latent = X @ w + 0.3 * rng.normal(size=len(X))
+    y = np.digitize(latent, np.quantile(latent, [0.6, 0.85]))
+    qid = np.repeat(np.arange(n_queries), n_docs)
+    return X, y, qid
+
+
+@pytest.fixture(scope="session", autouse=True)
+def warm_kernels():
+    """Compile every kernel variant once for the session."""
+    X, y, qid = toy_queries(3, 4, 3)
+    for data in (X, sp.csr_matrix(X), X.astype(np.float32), sp.csr_matrix(X.astype(np.float32))):
+        RSRank(max_iter=1).fit(data, y, qid=qid)
+        RSRank(max_iter=1, batch_size=None, n_jobs=2).fit(data, y, qid=qid)
+
+
+@parametrize_with_checks([RSRank(max_iter=5, random_state=0)])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+# -- the update rule against an independent NumPy implementation ---------------
+
+def reference_epoch(X, y, qid, w, lr, l1, period, theta, batch_size):
+    """RSRank in plain NumPy: swap weights by actually swapping two documents
+    and recomputing NDCG with rsrank.metrics, queries in qid order."""
+    w = w.copy()
+    step = 0
+    queries = np.unique(qid)
+    for start in range(0, len(queries), batch_size):
+        grad = np.zeros_like(w)
+        batch = queries[start:start + batch_size]
+        for q in batch:
+            rows = np.flatnonzero(qid == q)
+            Xq, yq = X[rows], y[rows]
+            s = Xq @ w
+            base = M.ndcg(yq, s)
+            lam = np.zeros(len(rows))
+            for i in range(len(rows)):
+                for j in range(len(rows)):
+                    if yq[i] > yq[j]:
+                        swapped = s.copy()
+                        swapped[[i, j]] = swapped[[j, i]]
+                        weight = abs(M.ndcg(yq, swapped) - base)
+                        v = s[i] - s[j]
+                        d = 0.0 if v >= 1 else -2 * (1 - v) if v >= -1 else -4.0
+                        lam[i] += weight * d
+                        lam[j] -= weight * d
+            grad += Xq.T @ lam
+        w -= lr * grad / len(batch)
+        step += 1
+        if l1 > 0 and step % period == 0:
+            small = np.abs(w) <= theta
+            w[small] = np.sign(w[small]) * np.maximum(np.abs(w[small]) - lr * period * l1, 0)
+    return w
+
+
+@pytest.mark.parametrize("l1, period, theta, batch_size", [
+    (0.0, 1, np.inf, 1),      # plain SGD
+    (0.5, 1, np.inf, 1),      # soft-thresholding every step
+    (2.0, 2, 0.05, 3),        # truncation every 2 steps, only small weights
+])
+def test_epoch_matches_numpy_reference(l1, period, theta, batch_size):
+    X, y, qid = toy_queries(n_queries=7, n_docs=9, n_features=5, seed=1)
+    w0 = np.random.default_rng(2).normal(scale=0.1, size=5)  # distinct scores
+    model = RSRank(learning_rate=0.05, l1=l1, truncation_period=period,
+                   truncation_threshold=theta, batch_size=batch_size, max_iter=1,
+                   shuffle=False).fit(X, y, qid=qid, coef_init=w0)
+    expected = reference_epoch(X, y, qid, w0, 0.05, l1, period, theta, batch_size)
+    np.testing.assert_allclose(model.coef_, expected, rtol=1e-10, atol=1e-14)
+
+
+def test_truncation_schedule_with_zero_gradient():
+    # every label equal: no pairs, no gradient; only truncation moves weights
+    X = np.eye(4).repeat(7, axis=0)
+    y = np.zeros(28, dtype=int)
+    qid = np.arange(28)  # 28 one-document queries -> 28 steps per epoch
+    w0 = np.array([0.5, -0.5, 0.05, 2.0])
+    model = RSRank(learning_rate=0.01, l1=1.0, truncation_period=3, truncation_threshold=1.0,
+                   max_iter=1, shuffle=False).fit(X, y, qid=qid, coef_init=w0)
+    alpha = 0.01 * 3 * 1.0
+    truncations = 28 // 3
+    np.testing.assert_allclose(model.coef_, [0.5 - truncations * alpha,
+                                             -0.5 + truncations * alpha, 0.0, 2.0])
+    assert model.t_ == 28
+
+
+# -- invariances ------------------------------------------------------------------
+
+def test_dense_equals_csr_and_float32_close():
+    X, y, qid = toy_queries()
+    params = dict(learning_rate=0.05, l1=0.1, max_iter=5, random_state=3)
+    dense = RSRank(**params).fit(X, y, qid=qid)
+    sparse = RSRank(**params).fit(sp.csr_matrix(X), y, qid=qid)
+    np.testing.assert_allclose(dense.coef_, sparse.coef_, rtol=1e-12, atol=1e-15)
+    single = RSRank(**params).fit(X.astype(np.float32), y, qid=qid)
+    np.testing.assert_allclose(single.coef_, dense.coef_, rtol=1e-3, atol=1e-5)
+    assert single.predict(X.astype(np.float32)).dtype == np.float64
+
+
+def test_same_seed_same_model_and_other_seed_differs():
+    X, y, qid = toy_queries()
+    a = RSRank(learning_rate=0.05, max_iter=3, random_state=4).fit(X, y, qid=qid)
+    b = RSRank(learning_rate=0.05, max_iter=3, random_state=4).fit(X, y, qid=qid)
+    c = RSRank(learning_rate=0.05, max_iter=3, random_state=5).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert not np.array_equal(a.coef_, c.coef_)
+
+
+def test_interleaved_rows_give_the_same_model_without_shuffle():
+    # rows of different queries may come in any order; order inside a query is kept
+    X, y, qid = toy_queries(seed=6)
+    rng = np.random.default_rng(0)
+    target_qid = qid[rng.permutation(len(qid))]
+    mixed = np.empty(len(qid), dtype=int)
+    for q in np.unique(qid):
+        mixed[target_qid == q] = np.flatnonzero(qid == q)
+    params = dict(learning_rate=0.05, max_iter=3, shuffle=False)
+    a = RSRank(**params).fit(X, y, qid=qid)
+    b = RSRank(**params).fit(X[mixed], y[mixed], qid=qid[mixed])
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_allclose(b.predict(X[mixed]), a.predict(X)[mixed])
+
+
+def test_parallel_batch_equals_serial():
+    X, y, qid = toy_queries(n_queries=30)
+    params = dict(learning_rate=0.3, l1=0.2, max_iter=4, batch_size=None, random_state=0)
+    serial = RSRank(**params).fit(X, y, qid=qid)
+    parallel = RSRank(n_jobs=2, **params).fit(X, y, qid=qid)
+    np.testing.assert_allclose(parallel.coef_, serial.coef_, rtol=1e-12)
+    assert parallel.history_["loss"] == pytest.approx(serial.history_["loss"])
+
+
+def test_partial_fit_over_query_blocks_equals_one_epoch():
+    X, y, qid = toy_queries()
+    full = RSRank(learning_rate=0.05, l1=0.1, max_iter=1, shuffle=False).fit(X, y, qid=qid)
+    stream = RSRank(learning_rate=0.05, l1=0.1, shuffle=False)
+    for block in np.array_split(np.unique(qid), 4):
+        rows = np.isin(qid, block)
+        stream.partial_fit(X[rows], y[rows], qid=qid[rows])
+    np.testing.assert_allclose(stream.coef_, full.coef_, rtol=1e-12)
+    assert stream.t_ == full.t_ == 12
+
+
+def test_warm_start_continues():
+    X, y, qid = toy_queries()
+    two = RSRank(learning_rate=0.05, max_iter=2, shuffle=False).fit(X, y, qid=qid)
+    warm = RSRank(learning_rate=0.05, max_iter=1, shuffle=False, warm_start=True)
+    warm.fit(X, y, qid=qid).fit(X, y, qid=qid)
+    np.testing.assert_allclose(warm.coef_, two.coef_)
+    cold = RSRank(learning_rate=0.05, max_iter=1, shuffle=False)
+    cold.fit(X, y, qid=qid).fit(X, y, qid=qid)
+    assert not np.allclose(cold.coef_, two.coef_)
+
+
+# -- learning -----------------------------------------------------------------------
+
+def test_learns_and_keeps_best_validation_epoch():
+    X, y, qid = toy_queries(n_queries=40)
+    train, val = qid < 30, qid >= 30
+    model = RSRank(learning_rate=0.05, max_iter=20, random_state=0).fit(
+        X[train], y[train], qid=qid[train], eval_set=(X[val], y[val], qid[val]))
+    history = model.history_
+    assert len(history["train_ndcg"]) == len(history["val_ndcg"]) == 20
+    assert model.score(X[val], y[val], qid=qid[val]) == pytest.approx(max(history["val_ndcg"]))
+    assert model.best_iteration_ == 1 + int(np.argmax(history["val_ndcg"]))
+    random_scores = np.random.default_rng(0).normal(size=int(val.sum()))
+    assert model.score(X[val], y[val], qid=qid[val]) > M.mean_ndcg(y[val], random_scores, qid[val], 10) + 0.2
+
+
+def test_early_stopping_stops():
+    X, y, qid = toy_queries(n_queries=40)
+    model = RSRank(learning_rate=0.05, max_iter=500, early_stopping=True, n_iter_no_change=3,
+                   tol=0.5, random_state=0).fit(X, y, qid=qid)
+    assert model.n_iter_ == 4  # a tolerance of 0.5 cannot be met: stop after 1 + 3
+    assert len(model.history_["val_ndcg"]) == 4
+
+
+def test_score_convention_is_configurable():
+    X, y, qid = toy_queries()
+    model = RSRank(learning_rate=0.05, max_iter=2, random_state=0).fit(X, y, qid=qid)
+    s = model.predict(X)
+    assert model.score(X, y, qid=qid) == pytest.approx(M.mean_ndcg(y, s, qid, 10))
+    model.set_params(eval_k=3, eval_convention="letor")
+    assert model.score(X, y, qid=qid) == pytest.approx(M.mean_ndcg(y, s, qid, 3, convention="letor"))
+
+
+def test_selected_features_and_names():
+    pd = pytest.importorskip("pandas")
+    X, y, qid = toy_queries()
+    frame = pd.DataFrame(X, columns=[f"bm25_{j}" for j in range(X.shape[1])])
+    model = RSRank(learning_rate=0.3, l1=0.1, batch_size=None, max_iter=50,
+                   shuffle=False).fit(frame, y, qid=qid)
+    selected = model.selected_features()
+    assert [name for name, _ in selected][:2] == ["bm25_0", "bm25_1"]
+    assert len(selected) == np.count_nonzero(model.coef_)
+    assert all(abs(a[1]) >= abs(b[1]) for a, b in zip(selected, selected[1:]))
+
+
+def test_recovers_sparse_support_on_bundled_data(bundled_root):
+    truth = json.loads((bundled_root / "truth.json").read_text())
+    support = set(truth["support"])
+    data = load_letor_fold(bundled_root, 1, n_features=truth["n_features"])
+    X, y, qid = data.train
+    nonzeros = []
+    for l1 in (0.0, 0.1, 0.3, 1.0):
+        model = RSRank(learning_rate=0.3, l1=l1, batch_size=None, max_iter=100,
+                       shuffle=False).fit(X, y, qid=qid)
+        nonzeros.append(np.count_nonzero(model.coef_))
+    found = set(np.flatnonzero(model.coef_))
+    precision = len(found & support) / len(found)
+    recall = len(found & support) / len(support)
+    assert precision >= 0.9 and recall >= 0.9, (precision, recall, sorted(found))
+    assert all(a >= b for a, b in zip(nonzeros, nonzeros[1:])), nonzeros
+    assert nonzeros[0] > nonzeros[-1]
+
+
+# -- bad input -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda X, y, q: (np.where(X > 0.99, np.nan, X), y, q), "NaN"),
+    (lambda X, y, q: (X, y - 1, q), "non-negative"),
+    (lambda X, y, q: (X, y + 0.5, q), "integer"),
+    (lambda X, y, q: (X, y, q[:-1]), "qid has"),
+])
+def test_bad_input(mutate, message):
+    X, y, qid = toy_queries()
+    X, y, qid = mutate(X, y.astype(float), qid)
+    with pytest.raises(ValueError, match=message):
+        RSRank(max_iter=1).fit(X, y, qid=qid)
+
+
+def test_eval_set_feature_mismatch():
+    X, y, qid = toy_queries()
+    with pytest.raises(ValueError, match="features"):
+        RSRank(max_iter=1).fit(X, y, qid=qid, eval_set=(X[:, :3], y, qid))
+
+
+def test_divergence_suggests_smaller_learning_rate():
+    X, y, qid = toy_queries()
+    with pytest.raises(ValueError, match="smaller learning_rate"):
+        RSRank(learning_rate=1e300, max_iter=5, pair_loss="hinge").fit(X * 1e10, y, qid=qid)
+
+
+def test_queries_without_pairs_are_fine():
+    X = np.random.default_rng(0).normal(size=(5, 3))
+    y = np.array([1, 1, 0, 2, 2])
+    qid = np.array([1, 1, 2, 3, 3])  # one-document query and single-label queries
+    model = RSRank(max_iter=2).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(model.coef_, 0.0)
+    assert model.history_["loss"] == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("params", [dict(learning_rate=0), dict(l1=-1), dict(batch_size=0),
+                                    dict(pair_loss="squared"), dict(discount="log10"),
+                                    dict(n_jobs=0), dict(ndcg_k=0)])
+def test_bad_parameters(params):
+    X, y, qid = toy_queries(2, 4, 2)
+    with pytest.raises(ValueError):
+        RSRank(**params).fit(X, y, qid=qid)
