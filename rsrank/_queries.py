@@ -49,10 +49,11 @@ def group_queries(qid, n_rows=None):
 
     Parameters
     ----------
-    qid : array-like of shape (n_rows,) or None
+    qid : array-like of shape (n_rows,), QueryGroups or None
         Query id of each row. Rows of one query need not be adjacent.
         ``None`` means all rows form a single query (``n_rows`` is then
-        required).
+        required). A ``QueryGroups`` is returned as it is (after a length
+        check), so a caller evaluating the same queries often groups once.
     n_rows : int, optional
         Expected number of rows; a ``qid`` of another length is an error.
 
@@ -60,6 +61,10 @@ def group_queries(qid, n_rows=None):
     -------
     QueryGroups
     """
+    if isinstance(qid, QueryGroups):
+        if n_rows is not None and qid.offsets[-1] != n_rows:
+            raise ValueError(f"qid groups {qid.offsets[-1]} rows but there are {n_rows} rows")
+        return qid
     if qid is None:
         if n_rows is None:
             raise ValueError("qid=None needs n_rows")

@@ -341,6 +341,11 @@ class RSRank(BaseEstimator):
         rng = check_random_state(self.random_state)
         train, validation = self._validation_data(X, y, qid, eval_set, rng)
         data = self._prepare(*train)
+        # group once: the NDCG bookkeeping below runs every epoch
+        train = (train[0], train[1], group_queries(train[2], n_rows=train[0].shape[0]))
+        if validation is not None:
+            validation = (validation[0], validation[1],
+                          group_queries(validation[2], n_rows=validation[0].shape[0]))
         w = self._init_coef(X.shape[1], coef_init)
         if reset or not hasattr(self, "t_"):
             self.t_ = 0

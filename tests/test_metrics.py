@@ -302,3 +302,15 @@ def test_many_query_path_equals_one_query_at_a_time(rows):
         single = [M.ndcg(y[qid == q], s[qid == q], 5, convention=convention)
                   for q in np.unique(qid)]
         np.testing.assert_allclose(per_query, single)
+
+
+def test_grouped_queries_can_be_reused():
+    from rsrank._queries import group_queries
+
+    rng = np.random.default_rng(10)
+    qid = rng.integers(0, 5, 50)
+    y, s = rng.integers(0, 3, 50), rng.normal(size=50)
+    groups = group_queries(qid)
+    assert M.mean_ndcg(y, s, groups, 5) == M.mean_ndcg(y, s, qid, 5)
+    with pytest.raises(ValueError, match="rows"):
+        M.mean_ndcg(y[:-1], s[:-1], groups, 5)
