@@ -1,10 +1,58 @@
-"""The ``rsrank`` command line: argument parsing and printing only."""
+"""The ``rsrank`` command line: argument parsing and printing only.
+
+Every action calls the public API; a user mistake (missing file, bad grid
+value, unknown fold) is one line on stderr and exit code 2.
+"""
 
 import argparse
+import json
+import shlex
 import sys
+from pathlib import Path
 
 from . import __version__
-from .datasets import LetorFormatError, bundled_data_path, letor_summary
+from .datasets import (LetorFormatError, bundled_data_path, letor_summary, load_letor,
+                       load_letor_fold, read_scores, write_scores)
+from .estimator import RSRank
+from .metrics import letor_report
+from .model_selection import (experiment_markdown, parse_metric, regularization_path,
+                              run_letor_folds, save_experiment)
+
+
+class UsageError(ValueError):
+    """A mistake in the command line itself."""
+
+
+def _number_list(kind):
+    def parse(text):
+        values = []
+        for token in text.split(","):
+            token = token.strip()
+            try:
+                values.append(kind(token))
+            except ValueError:
+                name = "an integer" if kind is int else "a number"
+                raise argparse.ArgumentTypeError(f"{token!r} is not {name}") from None
+        if not values:
+            raise argparse.ArgumentTypeError("empty list")
+        return values
+
+    return parse
+
+
+def _metric(text):
+    try:
+        parse_metric(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text.lower()
+
+
+def _command_line(argv):
+    return "rsrank " + " ".join(shlex.quote(a) for a in argv)
+
+
+# -- info ----------------------------------------------------------------------------
 
 
 def _print_summary(summaries, out):
@@ -24,26 +72,209 @@ def _cmd_info(args):
     return 0
 
 
+# -- train -----------------------------------------------------------------------------
+
+
+def _estimator(args):
+    return RSRank(max_iter=args.max_iter, ndcg_k=args.ndcg_k, random_state=args.seed,
+                  eval_convention=args.convention, verbose=0)
+
+
+def _grid(args):
+    grid = {"learning_rate": args.learning_rate, "l1": args.l1}
+    if args.batch_size is not None:
+        grid["batch_size"] = args.batch_size
+    if args.truncation_period is not None:
+        grid["truncation_period"] = args.truncation_period
+    return grid
+
+
+def _cmd_train(args):
+    root = Path(args.path) if args.path else bundled_data_path()
+    if args.out and Path(args.out).exists() and not args.force:
+        raise UsageError(f"{args.out} exists; choose another --out or pass --force")
+    experiment = run_letor_folds(root, _estimator(args), _grid(args), folds=args.folds,
+                                 select=args.select, convention=args.convention,
+                                 n_jobs=args.jobs, progress=not args.quiet)
+    command = _command_line(args.argv)
+    print(experiment_markdown(experiment, title=f"RSRank on {root}", command=command))
+    if args.out:
+        save_experiment(experiment, args.out, command=command, overwrite=args.force,
+                        extra={"data": str(root), "rsrank_version": __version__})
+        print(f"wrote {args.out}")
+    return 0
+
+
+# -- evaluate / predict --------------------------------------------------------------------
+
+
+def _print_report(report, out):
+    print(report, file=out)
+
+
+def _cmd_evaluate(args):
+    if args.scores and args.model:
+        raise UsageError("give either MODEL or --scores, not both")
+    if not args.scores and not args.model:
+        raise UsageError("give a MODEL file or --scores SCORES")
+    X, y, qid = load_letor(args.file, n_features=None)
+    if args.scores:
+        scores = read_scores(args.scores, n_rows=len(y))
+    else:
+        model = RSRank.load(args.model)
+        X = _fit_width(X, model, args.file)
+        scores = model.predict(X)
+    report = letor_report(y, scores, qid, convention=args.convention)
+    _print_report(report, sys.stdout)
+    return 0
+
+
+def _fit_width(X, model, path):
+    """Pad X to the model's feature count (a file need not mention the last
+    columns); more columns than the model knows is an error."""
+    import scipy.sparse as sp
+
+    width = model.n_features_in_
+    if X.shape[1] > width:
+        raise UsageError(f"{path} has feature indices up to {X.shape[1]} but the model has "
+                         f"{width} features")
+    return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width))
+
+
+def _cmd_predict(args):
+    model = RSRank.load(args.model)
+    X, _, _ = load_letor(args.file)
+    scores = model.predict(_fit_width(X, model, args.file))
+    if args.out:
+        write_scores(args.out, scores)
+    else:
+        sys.stdout.writelines(f"{value:.10g}\n" for value in scores)
+    return 0
+
+
+# -- path ------------------------------------------------------------------------------------
+
+
+def _cmd_path(args):
+    root = Path(args.path) if args.path else bundled_data_path()
+    data = load_letor_fold(root, args.fold)
+    estimator = RSRank(learning_rate=args.learning_rate, max_iter=args.max_iter,
+                       batch_size=args.batch_size, ndcg_k=args.ndcg_k, random_state=args.seed)
+    path = regularization_path(*data.train[:3], args.l1, estimator=estimator,
+                               eval_set=data.vali[:3], test_set=data.test[:3], k=10,
+                               convention=args.convention)
+    lines = [f"# Regularization path, {root} fold {args.fold}", "",
+             f"Command: `{_command_line(args.argv)}`", "",
+             "| l1 | non-zeros | train NDCG@10 | vali NDCG@10 | test NDCG@10 |",
+             "|---|---|---|---|---|"]
+    for p in path:
+        lines.append(f"| {p.l1:g} | {p.n_nonzero} | {p.train_ndcg:.4f} | {p.val_ndcg:.4f} | "
+                     f"{p.test_ndcg:.4f} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        out = Path(args.out)
+        if out.exists() and not args.force:
+            raise UsageError(f"{out} exists; choose another --out or pass --force")
+        from .datasets import _atomic_write_text
+
+        out.mkdir(parents=True, exist_ok=True)
+        _atomic_write_text(out / "path.md", text)
+        points = [{k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in p.items()}
+                  for p in path]
+        _atomic_write_text(out / "path.json", json.dumps(
+            {"command": _command_line(args.argv), "data": str(root), "fold": args.fold,
+             "path": points}, indent=2) + "\n")
+        print(f"wrote {out}")
+    return 0
+
+
+# -- parser -------------------------------------------------------------------------------------
+
+
+def _add_training_options(parser, grid):
+    many = _number_list(float) if grid else float
+    parser.add_argument("--learning-rate", type=many, default=[1e-2] if grid else 1e-2,
+                        help="step size eta" + (" (comma-separated grid)" if grid else ""))
+    parser.add_argument("--max-iter", type=int, default=100, help="epochs (default 100)")
+    parser.add_argument("--batch-size", type=_number_list(int) if grid else int, default=None,
+                        help="queries per step (default 1, the paper's online update)")
+    parser.add_argument("--ndcg-k", type=int, default=None,
+                        help="NDCG cut-off in the pair weights (default: whole list)")
+    parser.add_argument("--convention", choices=["letor", "standard", "lightgbm", "sklearn"],
+                        default="letor", help="metric convention (default letor)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="rsrank", description=(
         "Sparse linear rankers that target NDCG (RSRank: |dNDCG|-weighted pairwise "
         "modified-Huber loss with truncated-gradient L1)."))
     parser.add_argument("--version", action="version", version=f"rsrank {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
+
     info = commands.add_parser("info", help="summarise a LETOR file or a directory of folds")
     info.add_argument("path", nargs="?", help="LETOR file or fold root (default: bundled data)")
     info.set_defaults(run=_cmd_info)
+
+    train = commands.add_parser("train", help="grid search per fold on vali, report test",
+                                description="For each fold: train every grid point on train, "
+                                "select on vali, evaluate on test; print the LETOR table.")
+    train.add_argument("path", nargs="?", help="fold root (default: bundled data)")
+    train.add_argument("--folds", type=_number_list(int), default=None,
+                       help="comma-separated fold numbers (default: all found)")
+    train.add_argument("--l1", type=_number_list(float), default=[0.0],
+                       help="comma-separated L1 strengths g (default 0)")
+    train.add_argument("--truncation-period", type=_number_list(int), default=None,
+                       help="K of truncated gradient (comma-separated grid; default 1)")
+    _add_training_options(train, grid=True)
+    train.add_argument("--select", type=_metric, default="ndcg@10",
+                       help="validation metric: ndcg@K, p@K or map (default ndcg@10)")
+    train.add_argument("--jobs", type=int, default=1, help="folds in parallel (default 1)")
+    train.add_argument("--out", help="directory for results.json/.md, models, predictions")
+    train.add_argument("--force", action="store_true", help="replace an existing --out")
+    train.add_argument("--quiet", action="store_true", help="no progress bars")
+    train.set_defaults(run=_cmd_train)
+
+    evaluate = commands.add_parser("evaluate", help="LETOR table of a model or a score file")
+    evaluate.add_argument("model", nargs="?", help="model file written by train / save()")
+    evaluate.add_argument("file", help="LETOR file with labels and qid")
+    evaluate.add_argument("--scores", help="one score per line instead of a model")
+    evaluate.add_argument("--convention", choices=["letor", "standard", "lightgbm", "sklearn"],
+                          default="letor")
+    evaluate.set_defaults(run=_cmd_evaluate)
+
+    predict = commands.add_parser("predict", help="one score per line for a LETOR file")
+    predict.add_argument("model")
+    predict.add_argument("file")
+    predict.add_argument("--out", help="output file (default: stdout)")
+    predict.set_defaults(run=_cmd_predict)
+
+    path = commands.add_parser("path", help="regularization path on one fold")
+    path.add_argument("path", nargs="?", help="fold root (default: bundled data)")
+    path.add_argument("--fold", type=int, default=1)
+    path.add_argument("--l1", type=_number_list(float),
+                      default=[0.0, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0])
+    _add_training_options(path, grid=False)
+    path.add_argument("--out", help="directory for path.json and path.md")
+    path.add_argument("--force", action="store_true", help="replace files in an existing --out")
+    path.set_defaults(run=_cmd_path)
     return parser
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = argv
     try:
         return args.run(args)
-    except (FileNotFoundError, LetorFormatError, ValueError) as error:
+    except (FileNotFoundError, FileExistsError, LetorFormatError, ValueError) as error:
         print(f"rsrank {args.command}: error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"rsrank {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

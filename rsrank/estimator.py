@@ -1,6 +1,7 @@
 """The scikit-learn estimator: parameters, validation, seeding and the epoch
 loop. The arithmetic lives in :mod:`rsrank._kernels`."""
 
+import json
 import numbers
 from dataclasses import dataclass
 
@@ -16,6 +17,32 @@ from ._queries import group_queries
 from .metrics import CONVENTIONS, discount_values, gain_values, mean_ndcg
 
 __all__ = ["RSRank"]
+
+MODEL_FORMAT = "rsrank-model"
+MODEL_FORMAT_VERSION = 1
+
+
+def _library_version():
+    from . import __version__
+
+    return __version__
+
+
+def _to_json(value):
+    """JSON has no inf/nan: write them as strings."""
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        if not np.isfinite(value):
+            return str(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+def _from_json(value):
+    if value in ("inf", "-inf", "nan"):
+        return float(value)
+    return value
 
 
 @dataclass
@@ -146,6 +173,12 @@ class RSRank(BaseEstimator):
     n_features_in_ : int
     feature_names_in_ : ndarray of str, when X has column names
     """
+
+    # qid is routed to fit, partial_fit and score by default, so that
+    # scikit-learn's searches pass each split's queries once routing is on.
+    __metadata_request__fit = {"qid": True}
+    __metadata_request__partial_fit = {"qid": True}
+    __metadata_request__score = {"qid": True}
 
     def __init__(self, learning_rate=1e-3, l1=0.0, truncation_period=1,
                  truncation_threshold=np.inf, max_iter=100, batch_size=1, shuffle=True,
@@ -381,6 +414,8 @@ class RSRank(BaseEstimator):
             w = best_w
         self.best_iteration_ = best_epoch
         self.coef_ = w
+        self._n_fit_queries = data.n_queries
+        self._fingerprint = _fingerprint(*train[:2], data.offsets)
         return self
 
     def partial_fit(self, X, y, *, qid=None):
@@ -416,7 +451,19 @@ class RSRank(BaseEstimator):
         return np.asarray(X @ self.coef_).ravel()
 
     def score(self, X, y, *, qid=None):
-        """Mean NDCG@``eval_k`` over queries with ``eval_convention``."""
+        """Mean NDCG@``eval_k`` over queries with ``eval_convention``.
+
+        ``qid=None`` treats all rows as one query; for a model trained on
+        several queries that is almost always a lost ``qid`` (scikit-learn's
+        searches drop it unless metadata routing is on), so it is an error.
+        """
+        if qid is None and getattr(self, "_n_fit_queries", 1) > 1:
+            raise ValueError(
+                "score() got no qid, but the model was trained on "
+                f"{self._n_fit_queries} queries: pass qid=... . In GridSearchCV or "
+                "cross_val_score, enable metadata routing "
+                "(sklearn.set_config(enable_metadata_routing=True)) and pass qid to fit, or "
+                "use rsrank.model_selection.fit_search / cross_val_score_by_query")
         scores = self.predict(X)
         y = _check_labels(y, X.shape[0])
         return mean_ndcg(y, scores, qid, self.eval_k, convention=self.eval_convention)
@@ -433,10 +480,111 @@ class RSRank(BaseEstimator):
         nonzero = nonzero[np.argsort(-np.abs(self.coef_[nonzero]), kind="stable")]
         return [(str(names[j]), float(self.coef_[j])) for j in nonzero]
 
+    # -- model files -------------------------------------------------------------
+
+    def save(self, path):
+        """Write the fitted model as versioned, human-readable JSON (atomically).
+
+        The file holds the weights, every parameter, the feature count and
+        names, the library version, the fit's bookkeeping and a fingerprint
+        of the training data. Pickle and joblib work too.
+        """
+        check_is_fitted(self)
+        params = {}
+        for name, value in self.get_params().items():
+            if isinstance(value, np.random.RandomState):
+                value = None  # seeds training only; predictions do not depend on it
+            if callable(value):
+                raise ValueError(f"cannot save parameter {name}={value!r}: a callable has no "
+                                 "JSON form; use pickle or joblib for this model")
+            params[name] = _to_json(value)
+        names = getattr(self, "feature_names_in_", None)
+        document = {
+            "format": MODEL_FORMAT,
+            "format_version": MODEL_FORMAT_VERSION,
+            "rsrank_version": _library_version(),
+            "n_features": int(self.n_features_in_),
+            "feature_names": None if names is None else [str(n) for n in names],
+            "coef": [float(v) for v in self.coef_],
+            "params": params,
+            "fitted": {
+                "n_iter": int(getattr(self, "n_iter_", 0)),
+                "t": int(getattr(self, "t_", 0)),
+                "best_iteration": getattr(self, "best_iteration_", None),
+                "n_fit_queries": int(getattr(self, "_n_fit_queries", 1)),
+                "history": {k: [_to_json(v) for v in values]
+                            for k, values in getattr(self, "history_", {}).items()},
+            },
+            "training_data": getattr(self, "_fingerprint", None),
+        }
+        from .datasets import _atomic_write_text
+
+        _atomic_write_text(path, json.dumps(document, indent=1, allow_nan=False) + "\n")
+
+    @classmethod
+    def load(cls, path):
+        """Read a model written by :meth:`save`; checks format, version and shape."""
+        try:
+            with open(path, encoding="utf-8") as handle:
+                document = json.load(handle)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path}: not a valid RSRank model file ({error})") from None
+        if not isinstance(document, dict) or document.get("format") != MODEL_FORMAT:
+            raise ValueError(f"{path}: not an RSRank model file (no format: {MODEL_FORMAT!r})")
+        version = document.get("format_version")
+        if not isinstance(version, int) or version > MODEL_FORMAT_VERSION:
+            raise ValueError(f"{path}: model format version {version!r} is newer than this "
+                             f"rsrank ({MODEL_FORMAT_VERSION}); upgrade rsrank")
+        try:
+            coef = np.asarray(document["coef"], dtype=np.float64)
+            n_features = int(document["n_features"])
+            params = {k: _from_json(v) for k, v in document["params"].items()}
+            fitted = document["fitted"]
+        except (KeyError, TypeError, ValueError) as error:
+            raise ValueError(f"{path}: corrupted RSRank model file ({error!r})") from None
+        if coef.shape != (n_features,) or not np.all(np.isfinite(coef)):
+            raise ValueError(f"{path}: corrupted RSRank model file: {coef.size} finite "
+                             f"weights expected {n_features}")
+        unknown = set(params) - set(cls().get_params())
+        if unknown:
+            raise ValueError(f"{path}: unknown parameters {sorted(unknown)} (written by "
+                             f"rsrank {document.get('rsrank_version')})")
+        model = cls(**params)
+        model.coef_ = coef
+        model.n_features_in_ = n_features
+        if document.get("feature_names") is not None:
+            names = np.asarray(document["feature_names"], dtype=object)
+            if names.shape != (n_features,):
+                raise ValueError(f"{path}: {names.size} feature names for {n_features} features")
+            model.feature_names_in_ = names
+        model.n_iter_ = fitted.get("n_iter", 0)
+        model.t_ = fitted.get("t", 0)
+        model.best_iteration_ = fitted.get("best_iteration")
+        model._n_fit_queries = fitted.get("n_fit_queries", 1)
+        model.history_ = {k: [_from_json(v) for v in values]
+                          for k, values in fitted.get("history", {}).items()}
+        model._fingerprint = document.get("training_data")
+        return model
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+def _fingerprint(X, y, offsets):
+    """A cheap digest of the training data: shapes, sums and a hash of the
+    labels and query sizes (not of every feature value)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    digest.update(np.ascontiguousarray(y, dtype=np.int64).tobytes())
+    digest.update(np.diff(offsets).astype(np.int64).tobytes())
+    values = X.data if sp.issparse(X) else X
+    return {"n_rows": int(X.shape[0]), "n_features": int(X.shape[1]),
+            "n_queries": int(len(offsets) - 1),
+            "feature_sum": float(np.sum(values, dtype=np.float64)),
+            "labels_and_sizes_sha256": digest.hexdigest()}
 
 
 def _threads(n_jobs):

@@ -16,7 +16,7 @@ __all__ = ["make_letor_like", "write_letor_folds"]
 
 
 def make_letor_like(n_queries=100, docs_per_query=(50, 250), n_features=45, n_informative=8,
-                    n_redundant=4, n_constant=9, noise=0.5, decimals=2, random_state=0):
+                    n_redundant=4, n_constant=9, noise=1.0, decimals=2, random_state=0):
     """Queries of documents whose labels follow a sparse linear score.
 
     Each query draws ``docs_per_query`` documents (log-uniform between the

@@ -219,7 +219,7 @@ def test_recovers_sparse_support_on_bundled_data(bundled_root):
     X, y, qid = data.train
     nonzeros = []
     for l1 in (0.0, 0.1, 0.3, 1.0):
-        model = RSRank(learning_rate=0.3, l1=l1, batch_size=None, max_iter=100,
+        model = RSRank(learning_rate=0.1, l1=l1, batch_size=None, max_iter=300,
                        shuffle=False).fit(X, y, qid=qid)
         nonzeros.append(np.count_nonzero(model.coef_))
     found = set(np.flatnonzero(model.coef_))

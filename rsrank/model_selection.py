@@ -1,0 +1,420 @@
+"""Model selection over queries: scorers, scikit-learn search glue, LETOR's
+train/vali/test protocol and the regularization path.
+
+Grid search over queries needs three things from scikit-learn's metadata
+routing: the splitter must split by query (``groups`` aliased to ``qid``),
+``fit`` must receive the training rows' ``qid`` and the scorer the held-out
+rows' ``qid``. :class:`~rsrank.RSRank` requests ``qid`` for ``fit`` and
+``score`` by default; :func:`fit_search` and :func:`cross_val_score_by_query`
+switch routing on for the call and alias the splitter, so that::
+
+    search = GridSearchCV(RSRank(), {"l1": [0, 0.1, 1]}, cv=GroupKFold(5))
+    fit_search(search, X, y, qid)
+
+just works. With routing off, scikit-learn would score each held-out fold as
+one big query; ``RSRank.score`` refuses that with an error that says how to
+fix it.
+"""
+
+import re
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+import sklearn
+from sklearn.base import clone
+from sklearn.metrics import make_scorer
+from sklearn.model_selection import GroupKFold, ParameterGrid, PredefinedSplit, cross_val_score
+from sklearn.utils import Bunch
+
+from . import metrics
+from .datasets import iter_letor_folds
+
+__all__ = [
+    "make_ndcg_scorer",
+    "make_map_scorer",
+    "fit_search",
+    "cross_val_score_by_query",
+    "letor_fold_split",
+    "parse_metric",
+    "FoldResult",
+    "LetorExperiment",
+    "run_letor_folds",
+    "regularization_path",
+    "sparsest_within",
+    "experiment_markdown",
+    "save_experiment",
+]
+
+
+def _require_qid(qid):
+    if qid is None:
+        raise ValueError(
+            "this ranking scorer needs the held-out rows' qid; enable metadata routing "
+            "(sklearn.set_config(enable_metadata_routing=True)) and pass qid=... to the "
+            "search's fit, or use rsrank.model_selection.fit_search")
+    return qid
+
+
+def _ndcg_for_scorer(y_true, y_pred, qid=None, *, k=10, **conventions):
+    return metrics.mean_ndcg(y_true, y_pred, _require_qid(qid), k, **conventions)
+
+
+def _map_for_scorer(y_true, y_pred, qid=None, **options):
+    return metrics.mean_average_precision(y_true, y_pred, _require_qid(qid), **options)
+
+
+def make_ndcg_scorer(k=10, *, convention="standard", **conventions):
+    """A scikit-learn scorer of mean NDCG@k over the held-out queries.
+
+    It requests ``qid`` through metadata routing. Keywords are those of
+    :func:`rsrank.metrics.ndcg_per_query`.
+
+    Examples
+    --------
+    >>> scoring = {"ndcg@1": make_ndcg_scorer(1), "ndcg@10": make_ndcg_scorer(10)}
+    """
+    scorer = make_scorer(_ndcg_for_scorer, k=k, convention=convention, **conventions)
+    return scorer.set_score_request(qid=True)
+
+
+def make_map_scorer(**options):
+    """A scikit-learn scorer of MAP over the held-out queries (requests ``qid``)."""
+    return make_scorer(_map_for_scorer, **options).set_score_request(qid=True)
+
+
+def _query_splitter(cv):
+    """A splitter that keeps queries whole, with its groups taken from qid."""
+    if cv is None or isinstance(cv, (int, np.integer)):
+        cv = GroupKFold(5 if cv is None else int(cv))
+    if hasattr(cv, "set_split_request"):
+        request = cv.get_metadata_routing().consumes("split", ["groups"])
+        if "groups" in request:
+            cv = cv.set_split_request(groups="qid")
+    return cv
+
+
+def fit_search(search, X, y, qid, **fit_params):
+    """Fit a ``GridSearchCV``/``RandomizedSearchCV`` whose folds split by query.
+
+    Metadata routing is enabled for the call. An integer or missing ``cv``
+    becomes ``GroupKFold``; a group splitter gets its ``groups`` from ``qid``;
+    ``fit`` receives each training split's qid and the scorers the held-out
+    qid. Returns the fitted search.
+    """
+    with sklearn.config_context(enable_metadata_routing=True):
+        search.set_params(cv=_query_splitter(search.cv))
+        return search.fit(X, y, qid=qid, **fit_params)
+
+
+def cross_val_score_by_query(estimator, X, y, qid, *, cv=5, scoring=None, **options):
+    """``cross_val_score`` with folds of whole queries and qid routed to fit
+    and scoring (mean NDCG@eval_k of :meth:`RSRank.score` by default)."""
+    with sklearn.config_context(enable_metadata_routing=True):
+        return cross_val_score(estimator, X, y, cv=_query_splitter(cv), scoring=scoring,
+                               params={"qid": qid}, **options)
+
+
+def _stack(blocks):
+    if any(sp.issparse(block) for block in blocks):
+        return sp.vstack([sp.csr_matrix(block) for block in blocks], format="csr")
+    return np.vstack(blocks)
+
+
+def letor_fold_split(train, vali):
+    """Stack LETOR's train and vali splits for scikit-learn's searches.
+
+    Parameters
+    ----------
+    train, vali : tuple (X, y, qid)
+
+    Returns
+    -------
+    X, y, qid, cv
+        The stacked data and a ``PredefinedSplit`` whose single split trains
+        on the train rows and scores on the vali rows. Use it with
+        ``refit=False`` to keep LETOR's protocol (the selected model is
+        trained on train only).
+    """
+    shared = np.intersect1d(np.unique(train[2]), np.unique(vali[2]))
+    if len(shared):
+        raise ValueError(f"train and vali share {len(shared)} qid values (for example "
+                         f"{shared[0]}); a query must be in one split only")
+    if train[0].shape[1] != vali[0].shape[1]:
+        raise ValueError(f"train has {train[0].shape[1]} features but vali has "
+                         f"{vali[0].shape[1]}")
+    X = _stack([train[0], vali[0]])
+    y = np.concatenate([train[1], vali[1]])
+    qid = np.concatenate([train[2], vali[2]])
+    test_fold = np.r_[np.full(len(train[1]), -1), np.zeros(len(vali[1]), dtype=int)]
+    return X, y, qid, PredefinedSplit(test_fold)
+
+
+_METRIC = re.compile(r"^(ndcg|p|precision)@(\d+)$|^(map)$")
+
+
+def parse_metric(name):
+    """``"ndcg@10"``, ``"p@5"`` or ``"map"`` -> ``(kind, k)``."""
+    match = _METRIC.match(name.strip().lower())
+    if match is None:
+        raise ValueError(f"unknown metric {name!r}; expected ndcg@K, p@K or map")
+    if match.group(3):
+        return "map", None
+    kind = "ndcg" if match.group(1) == "ndcg" else "p"
+    return kind, int(match.group(2))
+
+
+def _metric_value(name, y, scores, qid, convention):
+    kind, k = parse_metric(name)
+    if kind == "ndcg":
+        return metrics.mean_ndcg(y, scores, qid, k, convention=convention)
+    short = "zero" if metrics.CONVENTIONS[convention]["short_list"] == "zero" else "pad"
+    if kind == "p":
+        return metrics.mean_precision(y, scores, qid, k, short_list=short)
+    return metrics.mean_average_precision(y, scores, qid)
+
+
+# -- LETOR's protocol ----------------------------------------------------------
+
+
+@dataclass
+class FoldResult:
+    """One fold: the model selected on vali and its test evaluation."""
+
+    fold: int
+    params: dict
+    vali_score: float
+    test: dict
+    n_nonzero: int
+    model: object
+    test_scores: np.ndarray
+    grid: list = field(default_factory=list)
+    fit_seconds: float = 0.0
+
+
+@dataclass
+class LetorExperiment:
+    """Per-fold results and their mean and standard deviation over folds."""
+
+    folds: list
+    select: str
+    convention: str
+
+    def metric_names(self):
+        return list(self.folds[0].test)
+
+    def summary(self):
+        """``{metric: (mean, std)}`` over folds, plus ``n_nonzero``."""
+        out = {}
+        for name in self.metric_names() + ["n_nonzero"]:
+            values = np.array([f.n_nonzero if name == "n_nonzero" else f.test[name]
+                               for f in self.folds], dtype=float)
+            out[name] = (float(values.mean()), float(values.std()))
+        return out
+
+    def to_dict(self):
+        return {
+            "select": self.select,
+            "convention": self.convention,
+            "folds": [
+                {"fold": f.fold, "params": f.params, "vali_score": f.vali_score,
+                 "test": f.test, "n_nonzero": f.n_nonzero, "fit_seconds": f.fit_seconds,
+                 "grid": f.grid, "best_iteration": getattr(f.model, "best_iteration_", None)}
+                for f in self.folds
+            ],
+            "mean": {name: mean for name, (mean, _) in self.summary().items()},
+            "std": {name: std for name, (_, std) in self.summary().items()},
+        }
+
+
+def _fit_one_fold(estimator, grid, data, select, convention):
+    X, y, qid = data.train[:3]
+    Xv, yv, qv = data.vali[:3]
+    Xt, yt, qt = data.test[:3]
+    best = None
+    tried = []
+    start = time.perf_counter()
+    for params in grid:
+        model = clone(estimator).set_params(**params)
+        model.fit(X, y, qid=qid, eval_set=(Xv, yv, qv))
+        vali = _metric_value(select, yv, model.predict(Xv), qv, convention)
+        tried.append({"params": params, "vali_score": vali,
+                      "n_nonzero": int(np.count_nonzero(model.coef_))})
+        if best is None or vali > best[0]:
+            best = (vali, params, model)
+    seconds = time.perf_counter() - start
+    vali, params, model = best
+    scores = model.predict(Xt)
+    report = metrics.letor_report(yt, scores, qt, convention=convention).as_dict()
+    return FoldResult(data.fold, params, vali, report, int(np.count_nonzero(model.coef_)),
+                      model, scores, tried, seconds)
+
+
+def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10",
+                    convention="letor", n_jobs=1, progress=False, n_features=None):
+    """LETOR's protocol: per fold, train every grid point on train (keeping the
+    best validation epoch), select on vali, evaluate the selection on test.
+
+    Parameters
+    ----------
+    root : path-like
+        Directory with ``Fold1``, ``Fold2``, ...
+    estimator : RSRank
+        Base parameters; each grid point is set on a clone.
+    param_grid : dict or list of dicts
+        As for ``sklearn.model_selection.ParameterGrid``.
+    folds : list of int, optional
+        Default: every fold found.
+    select : str
+        ``"ndcg@K"``, ``"p@K"`` or ``"map"`` on vali.
+    convention : str
+        Metric convention for selection and the test report ("letor" gives
+        the numbers of LETOR's Eval-Score script).
+    n_jobs : int
+        Folds run in parallel through joblib.
+
+    Returns
+    -------
+    LetorExperiment
+    """
+    from joblib import Parallel, delayed
+
+    parse_metric(select)
+    grid = list(ParameterGrid(param_grid))
+    fold_data = iter_letor_folds(root, folds, n_features=n_features)
+    jobs = (delayed(_fit_one_fold)(estimator, grid, data, select, convention)
+            for data in fold_data)
+    runner = Parallel(n_jobs=n_jobs, return_as="generator")
+    results = runner(jobs)
+    if progress:
+        from tqdm.auto import tqdm
+
+        results = tqdm(results, total=len(folds) if folds else None, desc="folds", leave=False)
+    return LetorExperiment(sorted(results, key=lambda r: r.fold), select, convention)
+
+
+# -- regularization path ------------------------------------------------------------
+
+
+def regularization_path(X, y, qid, l1_values, *, estimator=None, eval_set=None, test_set=None,
+                        k=10, convention="standard", warm_start=True):
+    """Train along increasing L1 strengths, each fit starting from the last.
+
+    Parameters
+    ----------
+    X, y, qid : training data.
+    l1_values : sequence of float
+        Values of g, visited in increasing order.
+    estimator : RSRank, optional
+        Base parameters (default ``RSRank()``).
+    eval_set, test_set : tuple (X, y, qid), optional
+        Validation data (also passed to ``fit``, so each point keeps its best
+        validation epoch) and test data to evaluate.
+    k, convention : NDCG cut-off and convention of the reported scores.
+    warm_start : bool
+        Start each fit from the previous point's weights.
+
+    Returns
+    -------
+    list of Bunch
+        Per g: ``l1``, ``n_nonzero``, ``coef``, ``train_ndcg`` and, when given,
+        ``val_ndcg`` and ``test_ndcg``.
+    """
+    from .estimator import RSRank
+
+    base = RSRank() if estimator is None else estimator
+    path, coef = [], None
+    for g in sorted(float(v) for v in l1_values):
+        model = clone(base).set_params(l1=g)
+        model.fit(X, y, qid=qid, eval_set=eval_set, coef_init=coef if warm_start else None)
+        coef = model.coef_.copy()
+        point = Bunch(l1=g, n_nonzero=int(np.count_nonzero(coef)), coef=coef,
+                      train_ndcg=metrics.mean_ndcg(y, model.predict(X), qid, k,
+                                                   convention=convention))
+        for name, data in (("val_ndcg", eval_set), ("test_ndcg", test_set)):
+            if data is not None:
+                point[name] = metrics.mean_ndcg(data[1], model.predict(data[0]), data[2], k,
+                                                convention=convention)
+        path.append(point)
+    return path
+
+
+def sparsest_within(path, tolerance=0.03, key="test_ndcg"):
+    """The point with the fewest non-zero weights whose ``key`` stays within
+    ``tolerance`` (relative) of the densest point's (the paper's Table 1)."""
+    dense = max(path, key=lambda p: p.n_nonzero)
+    keep = [p for p in path if p[key] >= (1 - tolerance) * dense[key]]
+    return min(keep, key=lambda p: (p.n_nonzero, -p[key]))
+
+
+# -- writing results -------------------------------------------------------------
+
+REPORT_COLUMNS = ("NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", "P@1", "P@3", "P@5", "P@10", "MAP")
+
+
+def experiment_markdown(experiment, title="RSRank on LETOR folds", command=None):
+    """Per-fold table plus mean +- std over folds, as Markdown."""
+    head = "| fold | " + " | ".join(REPORT_COLUMNS) + " | non-zeros | selected |"
+    rule = "|---" * (len(REPORT_COLUMNS) + 3) + "|"
+    lines = [f"# {title}", ""]
+    if command:
+        lines += [f"Command: `{command}`", ""]
+    lines += [f"Selection on vali by {experiment.select}; metrics with the "
+              f"{experiment.convention!r} convention.", "", head, rule]
+    for fold in experiment.folds:
+        values = " | ".join(f"{fold.test[name]:.4f}" for name in REPORT_COLUMNS)
+        chosen = ", ".join(f"{k}={v}" for k, v in fold.params.items()) or "defaults"
+        lines.append(f"| {fold.fold} | {values} | {fold.n_nonzero} | {chosen} |")
+    summary = experiment.summary()
+    values = " | ".join(f"{summary[name][0]:.4f} ± {summary[name][1]:.4f}"
+                        for name in REPORT_COLUMNS)
+    nnz = summary["n_nonzero"]
+    lines.append(f"| mean ± std | {values} | {nnz[0]:.1f} ± {nnz[1]:.1f} | |")
+    return "\n".join(lines) + "\n"
+
+
+def save_experiment(experiment, out_dir, *, command=None, overwrite=False, extra=None):
+    """Write ``results.json``, ``results.md``, ``models/Fold{k}.json`` and
+    ``predictions/Fold{k}.test.txt`` (one score per line, LETOR's Eval-Score
+    input) into ``out_dir``.
+
+    Everything is written into a temporary sibling directory that is renamed
+    into place at the end, so an interrupted run leaves no half-written
+    results. An existing ``out_dir`` is an error unless ``overwrite``.
+    """
+    import json
+    import os
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from .datasets import write_scores
+
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not overwrite:
+        raise FileExistsError(f"{out_dir} exists; choose another --out or pass --force")
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    try:
+        (staging / "models").mkdir()
+        (staging / "predictions").mkdir()
+        for fold in experiment.folds:
+            fold.model.save(staging / "models" / f"Fold{fold.fold}.json")
+            write_scores(staging / "predictions" / f"Fold{fold.fold}.test.txt", fold.test_scores)
+        document = experiment.to_dict()
+        document["command"] = command
+        document.update(extra or {})
+        (staging / "results.json").write_text(json.dumps(document, indent=2) + "\n")
+        (staging / "results.md").write_text(experiment_markdown(experiment, command=command))
+        if out_dir.exists():
+            retired = out_dir.with_name(f".{out_dir.name}.old-{os.getpid()}")
+            os.replace(out_dir, retired)
+            os.replace(staging, out_dir)
+            shutil.rmtree(retired)
+        else:
+            os.replace(staging, out_dir)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return out_dir
