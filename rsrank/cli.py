@@ -76,8 +76,10 @@ def _cmd_info(args):
 
 
 def _estimator(args):
+    # epoch bars only when folds run one at a time: parallel bars would interleave
+    verbose = int(not args.quiet and args.jobs == 1)
     return RSRank(max_iter=args.max_iter, ndcg_k=args.ndcg_k, random_state=args.seed,
-                  eval_convention=args.convention, verbose=0)
+                  eval_convention=args.convention, verbose=verbose)
 
 
 def _grid(args):

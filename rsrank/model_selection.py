@@ -29,7 +29,7 @@ from sklearn.model_selection import GroupKFold, ParameterGrid, PredefinedSplit, 
 from sklearn.utils import Bunch
 
 from . import metrics
-from .datasets import iter_letor_folds
+from .datasets import find_folds, iter_letor_folds
 
 __all__ = [
     "make_ndcg_scorer",
@@ -76,12 +76,19 @@ def make_ndcg_scorer(k=10, *, convention="standard", **conventions):
     >>> scoring = {"ndcg@1": make_ndcg_scorer(1), "ndcg@10": make_ndcg_scorer(10)}
     """
     scorer = make_scorer(_ndcg_for_scorer, k=k, convention=convention, **conventions)
-    return scorer.set_score_request(qid=True)
+    return _requesting_qid(scorer)
+
+
+def _requesting_qid(scorer):
+    # set_score_request is only callable while routing is on; the request it
+    # records stays with the scorer.
+    with sklearn.config_context(enable_metadata_routing=True):
+        return scorer.set_score_request(qid=True)
 
 
 def make_map_scorer(**options):
     """A scikit-learn scorer of MAP over the held-out queries (requests ``qid``)."""
-    return make_scorer(_map_for_scorer, **options).set_score_request(qid=True)
+    return _requesting_qid(make_scorer(_map_for_scorer, **options))
 
 
 def _query_splitter(cv):
@@ -282,6 +289,7 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
 
     parse_metric(select)
     grid = list(ParameterGrid(param_grid))
+    folds = find_folds(root) if folds is None else list(folds)
     fold_data = iter_letor_folds(root, folds, n_features=n_features)
     jobs = (delayed(_fit_one_fold)(estimator, grid, data, select, convention)
             for data in fold_data)
@@ -290,7 +298,7 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
     if progress:
         from tqdm.auto import tqdm
 
-        results = tqdm(results, total=len(folds) if folds else None, desc="folds", leave=False)
+        results = tqdm(results, total=len(folds), desc="folds", leave=False)
     return LetorExperiment(sorted(results, key=lambda r: r.fold), select, convention)
 
 

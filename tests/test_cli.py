@@ -32,3 +32,117 @@ def test_version(capsys):
         main(["--version"])
     assert exit_info.value.code == 0
     assert "rsrank" in capsys.readouterr().out
+
+
+import json
+
+import numpy as np
+
+from rsrank import RSRank, load_letor
+from rsrank.datasets import read_scores
+from rsrank.metrics import letor_report
+from rsrank.model_selection import run_letor_folds
+
+
+def test_train_writes_results_that_match_the_api(tmp_path, capsys, bundled_root):
+    out = tmp_path / "run"
+    argv = ["train", str(bundled_root), "--folds", "1,2", "--l1", "0,0.3", "--max-iter", "5",
+            "--quiet", "--out", str(out)]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "| mean ± std |" in printed and "NDCG@10" in printed
+    results = json.loads((out / "results.json").read_text())
+    assert results["command"] == "rsrank " + " ".join(argv)
+    api = run_letor_folds(bundled_root, RSRank(max_iter=5, random_state=0, learning_rate=0.01,
+                                               eval_convention="letor"),
+                          {"l1": [0.0, 0.3], "learning_rate": [0.01]}, folds=[1, 2])
+    for written, fold in zip(results["folds"], api.folds):
+        assert written["test"] == fold.test
+        assert written["params"] == fold.params
+    assert sorted(p.name for p in (out / "models").iterdir()) == ["Fold1.json", "Fold2.json"]
+    assert (out / "results.md").read_text().count("| mean ± std |") == 1
+    # the written model and predictions reproduce the fold's test numbers
+    X, y, qid = load_letor(bundled_root / "Fold2" / "test.txt.gz")
+    model = RSRank.load(out / "models" / "Fold2.json")
+    scores = read_scores(out / "predictions" / "Fold2.test.txt", len(y))
+    np.testing.assert_allclose(scores, model.predict(X), rtol=1e-9)
+    assert letor_report(y, scores, qid).as_dict()["NDCG@10"] == pytest.approx(
+        results["folds"][1]["test"]["NDCG@10"], abs=1e-8)
+
+
+def test_train_does_not_overwrite_without_force(tmp_path, capsys, bundled_root):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "keep.txt").write_text("mine")
+    argv = ["train", str(bundled_root), "--folds", "1", "--max-iter", "1", "--quiet",
+            "--out", str(out)]
+    assert main(argv) == 2
+    assert "exists" in capsys.readouterr().err
+    assert (out / "keep.txt").read_text() == "mine"
+    assert main(argv + ["--force"]) == 0
+    assert (out / "results.json").exists() and not (out / "keep.txt").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no leftovers
+
+
+def test_interrupted_write_leaves_nothing(tmp_path, monkeypatch, bundled_root):
+    import rsrank.datasets
+
+    def failing(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(rsrank.datasets, "write_scores", failing)
+    out = tmp_path / "run"
+    assert main(["train", str(bundled_root), "--folds", "1", "--max-iter", "1", "--quiet",
+                 "--out", str(out)]) == 130
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["train", "--l1", "0,abc"], "'abc' is not a number"),
+    (["train", "--folds", "1,x"], "'x' is not an integer"),
+    (["train", "--select", "auc"], "unknown metric"),
+])
+def test_malformed_arguments_exit_2(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_missing_fold_is_one_line(capsys, bundled_root):
+    assert main(["train", str(bundled_root), "--folds", "9", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "fold 9 does not exist" in err and err.count("\n") == 1
+
+
+def test_evaluate_and_predict(tmp_path, capsys, bundled_root):
+    from rsrank import load_letor_fold
+
+    data = load_letor_fold(bundled_root, 1)
+    model = RSRank(learning_rate=0.05, max_iter=3, random_state=0).fit(*data.train[:2],
+                                                                       qid=data.train[2])
+    model.save(tmp_path / "m.json")
+    test_file = str(bundled_root / "Fold1" / "test.txt.gz")
+    assert main(["predict", str(tmp_path / "m.json"), test_file, "--out",
+                 str(tmp_path / "s.txt")]) == 0
+    scores = read_scores(tmp_path / "s.txt")
+    np.testing.assert_allclose(scores, model.predict(data.test[0]), rtol=1e-9)
+    expected = str(letor_report(data.test[1], scores, data.test[2]))
+    capsys.readouterr()
+    assert main(["evaluate", str(tmp_path / "m.json"), test_file]) == 0
+    assert capsys.readouterr().out.strip() == expected
+    assert main(["evaluate", "--scores", str(tmp_path / "s.txt"), test_file]) == 0
+    assert capsys.readouterr().out.strip() == expected
+    (tmp_path / "short.txt").write_text("1\n2\n")
+    assert main(["evaluate", "--scores", str(tmp_path / "short.txt"), test_file]) == 2
+    assert "2 scores for" in capsys.readouterr().err
+
+
+def test_path_command(tmp_path, capsys, bundled_root):
+    out = tmp_path / "path"
+    assert main(["path", str(bundled_root), "--fold", "1", "--l1", "0,1", "--max-iter", "20",
+                 "--batch-size", "1000", "--learning-rate", "0.1", "--out", str(out)]) == 0
+    points = json.loads((out / "path.json").read_text())["path"]
+    assert [p["l1"] for p in points] == [0.0, 1.0]
+    assert points[0]["n_nonzero"] > points[1]["n_nonzero"]
+    assert "| l1 | non-zeros |" in capsys.readouterr().out
