@@ -136,3 +136,50 @@ def test_truncate_properties(values, alpha, theta):
     expected = np.sign(w[inside]) * np.maximum(np.abs(w[inside]) - alpha, 0.0)
     np.testing.assert_allclose(out[inside], expected)
     assert np.all(out[inside][np.abs(w[inside]) <= alpha] == 0.0)  # exact zeros
+
+
+@pytest.mark.parametrize("dense", [True, False])
+def test_objective_gradient_is_x_transpose_lambda_and_matches_finite_differences(dense):
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(11)
+    sizes = np.array([6, 9, 4])
+    offsets = np.r_[0, np.cumsum(sizes)].astype(np.int64)
+    n, d = offsets[-1], 4
+    X = rng.uniform(size=(n, d))
+    X[X < 0.3] = 0.0
+    y = rng.integers(0, 3, n)
+    gains = M.gain_values(y)
+    table, cut = discount_table(sizes.max(), "log2", 5)
+    inv = 1.0 / K.ideal_dcg(gains, offsets, table)
+    w = rng.normal(size=d)
+    csr = sp.csr_matrix(X)
+    if dense:
+        parts = (np.zeros(0), np.zeros(0, np.int32), np.zeros(0, np.int32), X)
+    else:
+        parts = (csr.data, csr.indices, csr.indptr, np.zeros((0, 0)))
+
+    def objective(v):
+        grad = np.zeros(d)
+        value = K.objective_serial(*parts, gains, y, offsets, inv, table, cut, 0, False, v,
+                                   np.zeros(n), np.zeros(n), grad)
+        return value, grad
+
+    value, grad = objective(w)
+    # the gradient is X^T lambda with the per-query lambdas
+    lam = np.zeros(n)
+    for q in range(3):
+        lo, hi = offsets[q], offsets[q + 1]
+        K.query_lambdas(X[lo:hi] @ w, gains[lo:hi], y[lo:hi], table, cut, inv[q], 0, False,
+                        lam[lo:hi])
+    np.testing.assert_allclose(grad, X.T @ lam, rtol=1e-12)
+    h = 1e-6  # small enough that no two documents change order
+    for c in range(d):
+        step = np.zeros(d)
+        step[c] = h
+        fd = (objective(w + step)[0] - objective(w - step)[0]) / (2 * h)
+        assert grad[c] == pytest.approx(fd, rel=1e-5, abs=1e-8)
+    parallel = np.zeros(d)
+    K.objective_parallel(*parts, gains, y, offsets, inv, table, cut, 0, False, w, np.zeros(n),
+                         np.zeros(n), parallel)
+    np.testing.assert_allclose(parallel, grad, rtol=1e-12)
