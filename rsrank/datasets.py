@@ -24,6 +24,7 @@ __all__ = [
     "NonContiguousQueryWarning",
     "load_letor",
     "load_letor_fold",
+    "iter_letor_chunks",
     "iter_letor_folds",
     "find_folds",
     "read_query_sizes",
@@ -112,13 +113,49 @@ def _line_problem(text, n_features, require_qid):
     return None
 
 
-def _find_bad_line(path, n_features, require_qid):
-    """Scan the file and raise LetorFormatError at the first bad line."""
-    with _open_text(path) as handle:
-        for number, text in enumerate(handle, start=1):
-            problem = _line_problem(text, n_features, require_qid)
-            if problem is not None:
-                raise LetorFormatError(path, number, problem)
+def _find_bad_line(path, lines, n_features, require_qid):
+    """Raise LetorFormatError at the first bad line of ``lines()``, an
+    iterator of ``(line number, text)``."""
+    for number, text in lines():
+        problem = _line_problem(text, n_features, require_qid)
+        if problem is not None:
+            raise LetorFormatError(path, number, problem)
+
+
+def _parse_checked(source, path, lines, n_features, dtype, query_file=None):
+    """Parse SVMlight ``source`` (a file name or a file object) with
+    scikit-learn, then enforce the LETOR rules scikit-learn does not check.
+    ``lines`` re-reads the same data as ``(line number, text)`` pairs so a
+    problem can be reported at its line."""
+    try:
+        X, y, qid = load_svmlight_file(source, n_features=n_features, dtype=dtype,
+                                       query_id=True, zero_based=False)
+    except ValueError as error:
+        _find_bad_line(path, lines, n_features, require_qid=False)
+        raise LetorFormatError(path, None, str(error)) from error
+    if X.shape[0] == 0:
+        raise LetorFormatError(path, None, "the file holds no data rows")
+    clean = (np.all(np.isfinite(X.data)) and np.all(np.isfinite(y))
+             and np.all(y == np.round(y)) and np.all(y >= 0))
+    if len(qid) == 0:
+        # No line carries qid: group sizes must come from a query file.
+        query_file = query_file if query_file is not None else _query_file_for(path)
+        if query_file is None:
+            raise LetorFormatError(path, 1, "missing 'qid:<integer>' after the label, and no "
+                                   ".query/.group file of query sizes beside the data")
+        if not clean:
+            _find_bad_line(path, lines, n_features, require_qid=False)
+        sizes = read_query_sizes(query_file)
+        if sizes.sum() != X.shape[0]:
+            raise LetorFormatError(query_file, None, f"query sizes sum to {sizes.sum()} but "
+                                   f"{path} has {X.shape[0]} rows")
+        qid = qid_from_group_sizes(sizes)
+    elif len(qid) != X.shape[0] or not clean:
+        _find_bad_line(path, lines, n_features, require_qid=True)
+        raise LetorFormatError(path, None, "rows and qid values disagree in number")
+    elif query_file is not None:
+        raise ValueError(f"{path} has qid: columns; do not pass query_file as well")
+    return X, y.astype(np.int64), np.asarray(qid, dtype=np.int64)
 
 
 def _first_line_with_qid_break(path, qid):
@@ -230,36 +267,12 @@ def load_letor(path, n_features=None, *, query_file=None, return_docids=False,
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
-    try:
-        X, y, qid = load_svmlight_file(str(path), n_features=n_features, dtype=dtype,
-                                       query_id=True, zero_based=False)
-    except ValueError as error:
-        _find_bad_line(path, n_features, require_qid=False)
-        raise LetorFormatError(path, None, str(error)) from error
-    if X.shape[0] == 0:
-        raise LetorFormatError(path, None, "the file holds no data rows")
-    clean = (np.all(np.isfinite(X.data)) and np.all(np.isfinite(y))
-             and np.all(y == np.round(y)) and np.all(y >= 0))
-    if len(qid) == 0:
-        # No line carries qid: group sizes must come from a query file.
-        query_file = query_file if query_file is not None else _query_file_for(path)
-        if query_file is None:
-            raise LetorFormatError(path, 1, "missing 'qid:<integer>' after the label, and no "
-                                   ".query/.group file of query sizes beside the data")
-        if not clean:
-            _find_bad_line(path, n_features, require_qid=False)
-        sizes = read_query_sizes(query_file)
-        if sizes.sum() != X.shape[0]:
-            raise LetorFormatError(query_file, None, f"query sizes sum to {sizes.sum()} but "
-                                   f"{path} has {X.shape[0]} rows")
-        qid = qid_from_group_sizes(sizes)
-    elif len(qid) != X.shape[0] or not clean:
-        _find_bad_line(path, n_features, require_qid=True)
-        raise LetorFormatError(path, None, "rows and qid values disagree in number")
-    elif query_file is not None:
-        raise ValueError(f"{path} has qid: columns; do not pass query_file as well")
-    y = y.astype(np.int64)
-    qid = np.asarray(qid, dtype=np.int64)
+
+    def lines():
+        with _open_text(path) as handle:
+            yield from enumerate(handle, start=1)
+
+    X, y, qid = _parse_checked(str(path), path, lines, n_features, dtype, query_file)
     if warn_non_contiguous:
         broken = _first_line_with_qid_break(path, qid)
         if broken is not None:
@@ -271,6 +284,80 @@ def load_letor(path, n_features=None, *, query_file=None, return_docids=False,
     if return_docids:
         return X, y, qid, read_docids(path)
     return X, y, qid
+
+
+def _line_qid(path, number, text):
+    tokens = text.split(None, 2)
+    if len(tokens) < 2 or not tokens[1].startswith("qid:"):
+        raise LetorFormatError(path, number, "missing 'qid:<integer>' after the label "
+                               "(streaming needs a qid on every line)")
+    try:
+        return int(tokens[1][4:])
+    except ValueError:
+        raise LetorFormatError(path, number, f"malformed query id {tokens[1]!r} "
+                               "(expected qid:<integer>)") from None
+
+
+def iter_letor_chunks(path, queries_per_chunk=1000, *, n_features, dtype=np.float64):
+    """Read a LETOR file as blocks of whole queries, in bounded memory.
+
+    Parameters
+    ----------
+    path : path-like
+        Plain or gzipped LETOR file; every line needs ``qid:`` and each
+        query's rows must form one block (as in LETOR's files).
+    queries_per_chunk : int
+        Queries per block; memory holds one block's text and matrix.
+    n_features : int
+        Columns of every block (a larger index is an error).
+    dtype : float64 or float32
+
+    Yields
+    ------
+    X, y, qid
+        As :func:`load_letor` returns them, for consecutive queries.
+
+    Raises
+    ------
+    LetorFormatError
+        As :func:`load_letor`, with the line in the whole file; also when a
+        query's rows come back after another query started.
+    """
+    import io
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    if queries_per_chunk < 1:
+        raise ValueError(f"queries_per_chunk must be >= 1, got {queries_per_chunk}")
+
+    def parse(block):
+        source = io.BytesIO("".join(text for _, text in block).encode("utf-8"))
+        return _parse_checked(source, path, lambda: iter(block), n_features, dtype)
+
+    block, finished, current, complete = [], set(), None, 0
+    with _open_text(path) as handle:
+        for number, text in enumerate(handle, start=1):
+            if not text.split("#", 1)[0].strip():
+                continue
+            query = _line_qid(path, number, text)
+            if query != current:
+                if current is not None:
+                    finished.add(current)
+                    complete += 1
+                if query in finished:
+                    raise LetorFormatError(path, number, f"rows of query {query} are not "
+                                           "contiguous; streaming needs each query in one "
+                                           "block (sort the file by query)")
+                if complete == queries_per_chunk:
+                    yield parse(block)
+                    block, complete = [], 0
+                current = query
+            block.append((number, text))
+    if not block and current is None:
+        raise LetorFormatError(path, None, "the file holds no data rows")
+    if block:
+        yield parse(block)
 
 
 def _with_columns(X, n_features):

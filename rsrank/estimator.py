@@ -374,35 +374,96 @@ class RSRank(BaseEstimator):
         rng = check_random_state(self.random_state)
         train, validation = self._validation_data(X, y, qid, eval_set, rng)
         data = self._prepare(*train)
-        # group once: the NDCG bookkeeping below runs every epoch
+        # group once: the NDCG bookkeeping runs every epoch
         train = (train[0], train[1], group_queries(train[2], n_rows=train[0].shape[0]))
+
+        def epoch(w):
+            query_order = (rng.permutation(data.n_queries) if self.shuffle
+                           else np.arange(data.n_queries))
+            return self._run_epoch(data, query_order, w)
+
+        def train_ndcg(w):
+            return self._ndcg(*train, w)
+
+        self._train(epoch, train_ndcg, validation, self._init_coef(X.shape[1], coef_init), reset)
+        self._n_fit_queries = data.n_queries
+        self._fingerprint = _fingerprint(*train[:2], data.offsets)
+        return self
+
+    def fit_chunks(self, chunks, *, eval_set=None, coef_init=None):
+        """Train on data that does not fit in memory, one block of queries at a time.
+
+        Parameters
+        ----------
+        chunks : callable
+            Called once per epoch; returns an iterable of ``(X, y, qid)``
+            blocks holding whole queries, for example
+            ``lambda: rsrank.iter_letor_chunks(path, 1000, n_features=136)``.
+            Within a block the queries are visited in random order when
+            ``shuffle`` is on; blocks come in the order given.
+        eval_set : tuple (X_val, y_val, qid_val), optional
+            In-memory validation queries, as in :meth:`fit`.
+        coef_init : array-like, optional
+
+        The training NDCG is not computed (it would take another pass), so
+        ``history_["train_ndcg"]`` holds NaN. Over blocks that cover the same
+        queries in the same order, with ``shuffle=False``, the result equals
+        :meth:`fit`.
+        """
+        self._check_params()
+        if self.early_stopping and eval_set is None:
+            raise ValueError("fit_chunks with early_stopping needs an eval_set (no queries "
+                             "can be held out of a stream)")
+        reset = not (self.warm_start and hasattr(self, "coef_"))
+        rng = check_random_state(self.random_state)
+        state = {"n_queries": 0}
+
+        def epoch(w):
+            total, n_queries = 0.0, 0
+            for X, y, qid in chunks():
+                X = self._validate_X(X, reset=False)
+                data = self._prepare(X, y, qid)
+                order = (rng.permutation(data.n_queries) if self.shuffle
+                         else np.arange(data.n_queries))
+                total += self._run_epoch(data, order, w) * data.n_queries
+                n_queries += data.n_queries
+            state["n_queries"] = n_queries
+            return total / max(n_queries, 1)
+
+        first = next(iter(chunks()))
+        X0 = self._validate_X(first[0], reset=reset)
+        validation = None
+        if eval_set is not None:
+            validation = self._validation_data(X0, first[1], first[2], eval_set, rng)[1]
+        self._train(epoch, lambda w: float("nan"), validation,
+                    self._init_coef(X0.shape[1], coef_init), reset)
+        self._n_fit_queries = state["n_queries"]
+        self._fingerprint = None
+        return self
+
+    def _train(self, run_epoch, train_ndcg, validation, w, reset):
+        """The epoch loop shared by :meth:`fit` and :meth:`fit_chunks`:
+        history, early stopping and keeping the best validation epoch."""
         if validation is not None:
             validation = (validation[0], validation[1],
                           group_queries(validation[2], n_rows=validation[0].shape[0]))
-        w = self._init_coef(X.shape[1], coef_init)
         if reset or not hasattr(self, "t_"):
             self.t_ = 0
         self.history_ = {"loss": [], "train_ndcg": [], "val_ndcg": [], "n_nonzero": []}
         best_score, best_w, best_epoch, stale = -np.inf, w.copy(), None, 0
-        epochs = range(1, self.max_iter + 1)
-        bar = _progress(epochs, self.verbose)
+        bar = _progress(range(1, self.max_iter + 1), self.verbose)
         for epoch in bar:
-            query_order = (rng.permutation(data.n_queries) if self.shuffle
-                           else np.arange(data.n_queries))
-            loss = self._run_epoch(data, query_order, w)
+            loss = run_epoch(w)
             self.history_["loss"].append(loss)
             self.history_["n_nonzero"].append(int(np.count_nonzero(w)))
-            train_ndcg = self._ndcg(train[0], train[1], train[2], w)
-            self.history_["train_ndcg"].append(train_ndcg)
-            status = {"loss": f"{loss:.4g}", f"ndcg@{self.eval_k}": f"{train_ndcg:.4f}"}
+            train_value = train_ndcg(w)
+            self.history_["train_ndcg"].append(train_value)
+            status = {"loss": f"{loss:.4g}", f"ndcg@{self.eval_k}": f"{train_value:.4f}"}
             if validation is not None:
                 val_ndcg = self._ndcg(*validation, w)
                 self.history_["val_ndcg"].append(val_ndcg)
                 status[f"val@{self.eval_k}"] = f"{val_ndcg:.4f}"
-                if val_ndcg > best_score + self.tol:
-                    stale = 0
-                else:
-                    stale += 1
+                stale = 0 if val_ndcg > best_score + self.tol else stale + 1
                 if val_ndcg > best_score:
                     best_score, best_w, best_epoch = val_ndcg, w.copy(), epoch
                 if self.early_stopping and stale >= self.n_iter_no_change:
@@ -414,9 +475,6 @@ class RSRank(BaseEstimator):
             w = best_w
         self.best_iteration_ = best_epoch
         self.coef_ = w
-        self._n_fit_queries = data.n_queries
-        self._fingerprint = _fingerprint(*train[:2], data.offsets)
-        return self
 
     def partial_fit(self, X, y, *, qid=None):
         """One pass over the given queries, continuing from the current weights

@@ -221,3 +221,38 @@ def _tree_digest(root):
 def test_bundled_data_is_reproducible(tmp_path, bundled_root):
     write_letor_folds(make_letor_like(random_state=0), tmp_path)
     assert _tree_digest(tmp_path) == _tree_digest(bundled_root)
+
+
+def test_chunks_hold_whole_queries_and_match_the_file(tmp_path, bundled_root):
+    from rsrank import iter_letor_chunks
+
+    path = bundled_root / "Fold1" / "vali.txt.gz"
+    X, y, qid = load_letor(path, n_features=45)
+    chunks = list(iter_letor_chunks(path, 3, n_features=45))
+    assert [len(np.unique(c[2])) for c in chunks][:-1] == [3] * (len(chunks) - 1)
+    assert sum(len(np.unique(c[2])) for c in chunks) == len(np.unique(qid))
+    import scipy.sparse as sp
+
+    assert (sp.vstack([c[0] for c in chunks]) != X).nnz == 0
+    np.testing.assert_array_equal(np.concatenate([c[1] for c in chunks]), y)
+    np.testing.assert_array_equal(np.concatenate([c[2] for c in chunks]), qid)
+    assert all(c[0].shape[1] == 45 for c in chunks)
+
+
+def test_chunk_errors_name_the_line_in_the_whole_file(tmp_path):
+    from rsrank import iter_letor_chunks
+
+    text = "".join(f"{i % 3} qid:{i // 2} 1:0.5\n" for i in range(10))
+    text += "1 qid:5 1:nan\n"  # line 11, in the last chunk
+    path = write(tmp_path, text)
+    with pytest.raises(LetorFormatError, match=r"line 11: feature 1 has a non-finite value"):
+        list(iter_letor_chunks(path, 2, n_features=3))
+    path = write(tmp_path, "1 qid:1 1:1\n0 qid:2 1:1\n1 qid:1 1:0\n")
+    with pytest.raises(LetorFormatError, match=r"line 3: rows of query 1 are not contiguous"):
+        list(iter_letor_chunks(path, 5, n_features=3))
+    path = write(tmp_path, "1 qid:1 1:1\n0 1:1\n")
+    with pytest.raises(LetorFormatError, match=r"line 2: missing 'qid"):
+        list(iter_letor_chunks(path, 5, n_features=3))
+    path = write(tmp_path, "1 qid:1 9:1\n")
+    with pytest.raises(LetorFormatError, match=r"line 1: feature index 9 is beyond n_features=3"):
+        list(iter_letor_chunks(path, 5, n_features=3))

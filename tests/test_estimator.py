@@ -273,3 +273,19 @@ def test_bad_parameters(params):
     X, y, qid = toy_queries(2, 4, 2)
     with pytest.raises(ValueError):
         RSRank(**params).fit(X, y, qid=qid)
+
+
+def test_streaming_over_chunks_equals_in_memory_training(bundled_root):
+    from rsrank import iter_letor_chunks
+
+    path = bundled_root / "Fold1" / "train.txt.gz"
+    X, y, qid = load_letor_fold(bundled_root, 1).train
+    vali = load_letor_fold(bundled_root, 1).vali
+    params = dict(learning_rate=0.05, l1=0.1, max_iter=3, shuffle=False)
+    memory = RSRank(**params).fit(X, y, qid=qid, eval_set=vali)
+    stream = RSRank(**params).fit_chunks(lambda: iter_letor_chunks(path, 7, n_features=45),
+                                         eval_set=vali)
+    np.testing.assert_allclose(stream.coef_, memory.coef_, rtol=1e-12)
+    assert stream.history_["val_ndcg"] == pytest.approx(memory.history_["val_ndcg"])
+    assert stream.t_ == memory.t_ and stream.best_iteration_ == memory.best_iteration_
+    assert np.isnan(stream.history_["train_ndcg"]).all()
