@@ -97,7 +97,8 @@ def _cmd_train(args):
         raise UsageError(f"{args.out} exists; choose another --out or pass --force")
     experiment = run_letor_folds(root, _estimator(args), _grid(args), folds=args.folds,
                                  select=args.select, convention=args.convention,
-                                 n_jobs=args.jobs, progress=not args.quiet)
+                                 n_jobs=args.jobs, progress=not args.quiet,
+                                 n_features=args.n_features, stream_queries=args.stream)
     command = _command_line(args.argv)
     print(experiment_markdown(experiment, title=f"RSRank on {root}", command=command))
     if args.out:
@@ -233,6 +234,11 @@ def build_parser():
     train.add_argument("--select", type=_metric, default="ndcg@10",
                        help="validation metric: ndcg@K, p@K or map (default ndcg@10)")
     train.add_argument("--jobs", type=int, default=1, help="folds in parallel (default 1)")
+    train.add_argument("--stream", type=int, nargs="?", const=1000, default=None,
+                       metavar="QUERIES", help="read training files from disk in blocks of "
+                       "QUERIES queries (default 1000) every epoch instead of loading them")
+    train.add_argument("--n-features", type=int, default=None,
+                       help="number of features (default: largest index in the files)")
     train.add_argument("--out", help="directory for results.json/.md, models, predictions")
     train.add_argument("--force", action="store_true", help="replace an existing --out")
     train.add_argument("--quiet", action="store_true", help="no progress bars")

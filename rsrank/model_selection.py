@@ -236,7 +236,6 @@ class LetorExperiment:
 
 
 def _fit_one_fold(estimator, grid, data, select, convention):
-    X, y, qid = data.train[:3]
     Xv, yv, qv = data.vali[:3]
     Xt, yt, qt = data.test[:3]
     best = None
@@ -244,7 +243,10 @@ def _fit_one_fold(estimator, grid, data, select, convention):
     start = time.perf_counter()
     for params in grid:
         model = clone(estimator).set_params(**params)
-        model.fit(X, y, qid=qid, eval_set=(Xv, yv, qv))
+        if data.train is None:  # streamed from disk, one block of queries at a time
+            model.fit_chunks(data.train_chunks, eval_set=(Xv, yv, qv))
+        else:
+            model.fit(*data.train[:2], qid=data.train[2], eval_set=(Xv, yv, qv))
         vali = _metric_value(select, yv, model.predict(Xv), qv, convention)
         tried.append({"params": params, "vali_score": vali,
                       "n_nonzero": int(np.count_nonzero(model.coef_))})
@@ -258,8 +260,24 @@ def _fit_one_fold(estimator, grid, data, select, convention):
                       model, scores, tried, seconds)
 
 
+def _streamed_fold(root, fold, n_features, queries_per_chunk):
+    """A fold whose train split stays on disk: vali and test in memory."""
+    from .datasets import _split_file, _with_columns, iter_letor_chunks, load_letor
+
+    vali = load_letor(_split_file(root, fold, "vali"), n_features)
+    test = load_letor(_split_file(root, fold, "test"), n_features)
+    width = n_features or max(vali[0].shape[1], test[0].shape[1])
+    train_path = _split_file(root, fold, "train")
+    return Bunch(fold=fold, train=None, n_features=width,
+                 vali=(_with_columns(vali[0], width),) + vali[1:],
+                 test=(_with_columns(test[0], width),) + test[1:],
+                 train_chunks=lambda: iter_letor_chunks(train_path, queries_per_chunk,
+                                                        n_features=width))
+
+
 def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10",
-                    convention="letor", n_jobs=1, progress=False, n_features=None):
+                    convention="letor", n_jobs=1, progress=False, n_features=None,
+                    stream_queries=None):
     """LETOR's protocol: per fold, train every grid point on train (keeping the
     best validation epoch), select on vali, evaluate the selection on test.
 
@@ -280,6 +298,13 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
         the numbers of LETOR's Eval-Score script).
     n_jobs : int
         Folds run in parallel through joblib.
+    n_features : int, optional
+        Columns of every split (default: the largest index found).
+    stream_queries : int, optional
+        Read each training split from disk in blocks of this many queries
+        every epoch (:meth:`RSRank.fit_chunks`) instead of loading it; vali
+        and test are loaded. ``n_features`` then defaults to the largest
+        index in vali and test.
 
     Returns
     -------
@@ -290,7 +315,13 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
     parse_metric(select)
     grid = list(ParameterGrid(param_grid))
     folds = find_folds(root) if folds is None else list(folds)
-    fold_data = iter_letor_folds(root, folds, n_features=n_features)
+    if stream_queries is None:
+        fold_data = iter_letor_folds(root, folds, n_features=n_features)
+    else:
+        missing = sorted(set(folds) - set(find_folds(root)))
+        if missing:
+            raise FileNotFoundError(f"{root}: fold {missing[0]} does not exist")
+        fold_data = (_streamed_fold(root, k, n_features, stream_queries) for k in folds)
     jobs = (delayed(_fit_one_fold)(estimator, grid, data, select, convention)
             for data in fold_data)
     runner = Parallel(n_jobs=n_jobs, return_as="generator")

@@ -146,3 +146,24 @@ def test_path_command(tmp_path, capsys, bundled_root):
     assert [p["l1"] for p in points] == [0.0, 1.0]
     assert points[0]["n_nonzero"] > points[1]["n_nonzero"]
     assert "| l1 | non-zeros |" in capsys.readouterr().out
+
+
+def test_train_stream_matches_the_api(tmp_path, capsys, bundled_root):
+    argv = ["train", str(bundled_root), "--folds", "2", "--max-iter", "3", "--quiet",
+            "--learning-rate", "0.05", "--l1", "0.1", "--stream", "5", "--out",
+            str(tmp_path / "stream")]
+    assert main(argv) == 0
+    written = json.loads((tmp_path / "stream" / "results.json").read_text())["folds"][0]
+    api = run_letor_folds(bundled_root, RSRank(max_iter=3, random_state=0,
+                                               eval_convention="letor"),
+                          {"l1": [0.1], "learning_rate": [0.05]}, folds=[2], stream_queries=5)
+    assert written["test"] == api.folds[0].test
+
+
+def test_streamed_folds_equal_in_memory_folds_without_shuffling(bundled_root):
+    base = RSRank(max_iter=3, shuffle=False, random_state=0, learning_rate=0.05, l1=0.1)
+    memory = run_letor_folds(bundled_root, base, {}, folds=[2])
+    stream = run_letor_folds(bundled_root, base, {}, folds=[2], stream_queries=5)
+    np.testing.assert_allclose(stream.folds[0].test_scores, memory.folds[0].test_scores,
+                               rtol=1e-10)
+    assert stream.folds[0].test == pytest.approx(memory.folds[0].test)
