@@ -148,6 +148,10 @@ class RSRank(BaseEstimator):
     restore_best : bool, default=True
         With validation data, end with the weights of the best validation
         epoch (the paper chose the number of iterations on validation).
+    eval_train : bool, default=True
+        Record the training NDCG@eval_k after every epoch in ``history_``
+        (NaN when off). On millions of documents it costs more than the
+        epoch itself: one sort of every query.
     random_state : int, RandomState or None, default=None
         Seeds the query order and the validation split.
     warm_start : bool, default=False
@@ -185,8 +189,8 @@ class RSRank(BaseEstimator):
                  ndcg_k=None, gain="exp2", discount="log2", pair_loss="modified_huber",
                  pair_weight="delta_ndcg", eval_k=10, eval_convention="standard",
                  early_stopping=False, validation_fraction=0.1, n_iter_no_change=10, tol=1e-4,
-                 restore_best=True, random_state=None, warm_start=False, n_jobs=None,
-                 verbose=0):
+                 restore_best=True, eval_train=True, random_state=None, warm_start=False,
+                 n_jobs=None, verbose=0):
         self.learning_rate = learning_rate
         self.l1 = l1
         self.truncation_period = truncation_period
@@ -206,6 +210,7 @@ class RSRank(BaseEstimator):
         self.n_iter_no_change = n_iter_no_change
         self.tol = tol
         self.restore_best = restore_best
+        self.eval_train = eval_train
         self.random_state = random_state
         self.warm_start = warm_start
         self.n_jobs = n_jobs
@@ -314,8 +319,8 @@ class RSRank(BaseEstimator):
         batch = data.n_queries if self.batch_size is None else self.batch_size
         scores = np.zeros(data.n_rows)
         lam = np.zeros(data.n_rows)
-        grad = np.zeros(w.shape[0])
         threads = _threads(self.n_jobs)
+        partial = np.zeros((threads, w.shape[0]))
         kernel = _kernels.epoch_parallel if threads > 1 else _kernels.epoch_serial
         with _numba_threads(threads):
             total, self.t_ = kernel(
@@ -324,7 +329,7 @@ class RSRank(BaseEstimator):
                 _kernels.PAIR_LOSSES[self.pair_loss], self.pair_weight == "unit",
                 query_order.astype(np.int64), batch, w, float(self.learning_rate),
                 float(self.l1), int(self.truncation_period), float(self.truncation_threshold),
-                int(self.t_), scores, lam, grad)
+                int(self.t_), scores, lam, partial)
         if not np.all(np.isfinite(w)):
             raise ValueError(
                 f"the weights became non-finite (NaN or inf) at step {self.t_}: training "
@@ -383,7 +388,7 @@ class RSRank(BaseEstimator):
             return self._run_epoch(data, query_order, w)
 
         def train_ndcg(w):
-            return self._ndcg(*train, w)
+            return self._ndcg(*train, w) if self.eval_train else float("nan")
 
         self._train(epoch, train_ndcg, validation, self._init_coef(X.shape[1], coef_init), reset)
         self._n_fit_queries = data.n_queries
@@ -500,13 +505,32 @@ class RSRank(BaseEstimator):
     # -- prediction --------------------------------------------------------------
 
     def _ndcg(self, X, y, qid, w):
-        return mean_ndcg(y, X @ w, qid, self.eval_k, convention=self.eval_convention)
+        return mean_ndcg(y, self._scores(X, w), qid, self.eval_k,
+                         convention=self.eval_convention)
+
+    def _scores(self, X, w):
+        """``X @ w`` in float64 without a float64 copy of a float32 ``X``."""
+        if sp.issparse(X):
+            X = X.tocsr()
+            parts = (X.data, X.indices, X.indptr, np.zeros((0, 0), dtype=X.dtype))
+            n_rows = X.shape[0]
+        else:
+            X = np.ascontiguousarray(X)
+            parts = (np.zeros(0, X.dtype), np.zeros(0, np.int32), np.zeros(0, np.int32), X)
+            n_rows = X.shape[0]
+        out = np.empty(n_rows)
+        threads = _threads(self.n_jobs)
+        kernel = (_kernels.linear_scores_parallel if threads > 1
+                  else _kernels.linear_scores_serial)
+        with _numba_threads(threads):
+            kernel(*parts, np.ascontiguousarray(w, dtype=np.float64), out)
+        return out
 
     def predict(self, X):
         """Scores ``X @ coef_``; sort a query's documents by decreasing score."""
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
-        return np.asarray(X @ self.coef_).ravel()
+        return self._scores(X, self.coef_)
 
     def score(self, X, y, *, qid=None):
         """Mean NDCG@``eval_k`` over queries with ``eval_convention``.

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.utils import Bunch, check_random_state
 
-__all__ = ["make_letor_like", "write_letor_folds"]
+__all__ = ["make_letor_like", "make_mslr_like", "write_letor_folds"]
 
 
 def make_letor_like(n_queries=100, docs_per_query=(50, 250), n_features=45, n_informative=8,
@@ -133,3 +133,44 @@ def write_letor_folds(data, directory, n_folds=5, decimals=2):
         "note": "column indices are 0-based; feature j in the files is column j - 1",
     }
     (directory / "truth.json").write_text(json.dumps(truth, indent=2) + "\n")
+
+
+# Label shares of MSLR-WEB30K (grades 0-4), rounded.
+MSLR_LABEL_SHARES = (0.514, 0.325, 0.134, 0.019, 0.008)
+
+
+def make_mslr_like(n_documents=3_771_125, n_queries=31_531, n_features=136, n_informative=20,
+                   max_docs_per_query=1251, noise=1.0, dtype=np.float32, random_state=0):
+    """Data at the shape of MSLR-WEB30K, generated in memory.
+
+    ``n_queries`` queries with a long-tailed (log-normal, median about 100)
+    number of documents summing to ``n_documents``, at most
+    ``max_docs_per_query``; Gaussian features of ``dtype`` (float32 keeps
+    the full shape at about 2 GB); labels 0-4 in MSLR-WEB30K's proportions
+    from a sparse linear score plus noise. Queries are contiguous and in qid
+    order.
+
+    Returns
+    -------
+    Bunch with ``X`` (dense, C order), ``y``, ``qid``, ``coef``.
+    """
+    rng = np.random.default_rng(random_state)
+    if n_queries > n_documents:
+        raise ValueError("n_queries exceeds n_documents")
+    raw = rng.lognormal(mean=np.log(100.0), sigma=0.7, size=n_queries)
+    sizes = np.clip(np.round(raw * n_documents / raw.sum()), 1, max_docs_per_query).astype(np.int64)
+    # fix the rounding so the sizes sum exactly to n_documents
+    while sizes.sum() != n_documents:
+        gap = n_documents - int(sizes.sum())
+        room = np.flatnonzero(sizes < max_docs_per_query) if gap > 0 else np.flatnonzero(sizes > 1)
+        chosen = rng.choice(room, size=min(abs(gap), len(room)), replace=False)
+        sizes[chosen] += np.sign(gap)
+    X = rng.standard_normal((n_documents, n_features), dtype=np.float32).astype(dtype, copy=False)
+    coef = np.zeros(n_features)
+    support = rng.choice(n_features, size=n_informative, replace=False)
+    coef[support] = rng.normal(size=n_informative)
+    latent = X @ coef.astype(X.dtype) + noise * rng.standard_normal(n_documents, dtype=np.float32)
+    cuts = np.quantile(latent, np.cumsum(MSLR_LABEL_SHARES[::-1])[:-1])
+    y = (len(MSLR_LABEL_SHARES) - 1 - np.searchsorted(cuts, latent)).astype(np.int64)
+    qid = np.repeat(np.arange(1, n_queries + 1, dtype=np.int64), sizes)
+    return Bunch(X=X, y=y, qid=qid, coef=coef)
