@@ -289,3 +289,12 @@ def test_streaming_over_chunks_equals_in_memory_training(bundled_root):
     assert stream.history_["val_ndcg"] == pytest.approx(memory.history_["val_ndcg"])
     assert stream.t_ == memory.t_ and stream.best_iteration_ == memory.best_iteration_
     assert np.isnan(stream.history_["train_ndcg"]).all()
+
+
+def test_verbose_shows_a_progress_bar_with_ndcg(capsys):
+    X, y, qid = toy_queries()
+    RSRank(max_iter=2, verbose=1).fit(X, y, qid=qid, eval_set=(X, y, qid))
+    err = capsys.readouterr().err
+    assert "epochs" in err and "val@10" in err
+    RSRank(max_iter=2).fit(X, y, qid=qid)
+    assert capsys.readouterr().err == ""
