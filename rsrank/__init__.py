@@ -5,6 +5,7 @@ The method of Sun, Qin, Tao and Wang (SIGIR 2009): NDCG reduced to
 and an L1 penalty applied by truncated gradient (Langford, Li and Zhang 2009).
 """
 
+from .estimator import RSRank
 from .datasets import (
     LetorFormatError,
     NonContiguousQueryWarning,
@@ -20,6 +21,7 @@ from .datasets import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "RSRank",
     "LetorFormatError",
     "NonContiguousQueryWarning",
     "dataset_summary",
@@ -31,7 +33,3 @@ __all__ = [
     "read_query_sizes",
     "__version__",
 ]
-
-from .estimator import RSRank  # noqa: E402
-
-__all__.append("RSRank")

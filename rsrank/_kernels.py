@@ -69,6 +69,44 @@ def ranked_order(scores):
 
 
 @njit(cache=True)
+def top_order(scores, k):
+    """Positions of the ``k`` highest scores in ranked order (ties by row
+    order, as :func:`ranked_order`), followed by the other positions in row
+    order. Only the first ``k`` places of a ranking carry a discount under a
+    cut-off, so the rest need no sorting: O(n k) at worst, about O(n) on
+    shuffled scores, against O(n log n) for a full sort."""
+    n = scores.shape[0]
+    if k >= n:
+        return ranked_order(scores)
+    top = np.empty(k, dtype=np.int64)
+    count = 0
+    for i in range(n):
+        value = scores[i]
+        if count == k and value <= scores[top[k - 1]]:
+            continue
+        # insert after every kept entry with a score >= value (stable)
+        p = count if count < k else k - 1
+        while p > 0 and scores[top[p - 1]] < value:
+            if p < k:
+                top[p] = top[p - 1]
+            p -= 1
+        top[p] = i
+        if count < k:
+            count += 1
+    out = np.empty(n, dtype=np.int64)
+    chosen = np.zeros(n, dtype=np.bool_)
+    for p in range(k):
+        out[p] = top[p]
+        chosen[top[p]] = True
+    p = k
+    for i in range(n):
+        if not chosen[i]:
+            out[p] = i
+            p += 1
+    return out
+
+
+@njit(cache=True)
 def swap_weight(gain_a, gain_b, position_a, position_b, discount, inv_ideal):
     """|Delta NDCG| of swapping the documents at two 0-based positions."""
     return inv_ideal * abs(gain_a - gain_b) * abs(discount[position_a] - discount[position_b])
@@ -91,6 +129,18 @@ def swap_weight_matrix(scores, gains, discount, inv_ideal):
 
 
 @njit(cache=True)
+def pair_loss_and_derivative(v, loss):
+    """``(pair_loss(v), d pair_loss / dv)`` in one evaluation of the branches."""
+    if loss == MODIFIED_HUBER:
+        if v >= 1.0:
+            return 0.0, 0.0
+        if v >= -1.0:
+            return (1.0 - v) * (1.0 - v), -2.0 * (1.0 - v)
+        return -4.0 * v, -4.0
+    return pair_loss(v, loss), pair_loss_derivative(v, loss)
+
+
+@njit(cache=True)
 def query_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, loss, unit_weights, lam):
     """Pair loss of one query and its derivative per document.
 
@@ -107,30 +157,38 @@ def query_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, loss, unit
         lam[r] = 0.0
     if n < 2 or (inv_ideal == 0.0 and not unit_weights):
         return 0.0
-    order = ranked_order(scores)
     top = n if unit_weights else min(n, cutoff)
+    # beyond the cut-off every position has discount 0: only the top needs ranking
+    order = ranked_order(scores) if unit_weights else top_order(scores, top)
+    # the query in rank order, so the pair loops read memory sequentially
+    s = scores[order]
+    g = gains[order]
+    y = labels[order]
+    acc = np.zeros(n)
     total = 0.0
     for a in range(top):
-        i = order[a]
+        s_a, g_a, y_a, d_a = s[a], g[a], y[a], discount[a]
+        acc_a = 0.0
         for b in range(a + 1, n):
-            j = order[b]
-            if labels[i] == labels[j]:
+            y_b = y[b]
+            if y_a == y_b:
                 continue
             if unit_weights:
                 weight = 1.0
             else:
-                weight = swap_weight(gains[i], gains[j], a, b, discount, inv_ideal)
+                weight = inv_ideal * abs(g_a - g[b]) * abs(d_a - discount[b])
                 if weight == 0.0:
                     continue
-            if labels[i] > labels[j]:
-                high, low = i, j
-            else:
-                high, low = j, i
-            v = scores[high] - scores[low]
-            total += weight * pair_loss(v, loss)
-            d = weight * pair_loss_derivative(v, loss)
-            lam[high] += d
-            lam[low] -= d
+            # the derivative moves the preferred document up and the other down
+            sign = 1.0 if y_a > y_b else -1.0
+            value, derivative = pair_loss_and_derivative(sign * (s_a - s[b]), loss)
+            total += weight * value
+            step = sign * weight * derivative
+            acc_a += step
+            acc[b] -= step
+        acc[a] += acc_a
+    for p in range(n):
+        lam[order[p]] = acc[p]
     return total
 
 
@@ -248,7 +306,7 @@ def _epoch(data, indices, indptr, X, gains, labels, offsets, inv_ideal, discount
     ``alpha = learning_rate * period * l1``. ``X`` is used when ``indptr`` is
     empty (dense input), otherwise the CSR triplet. ``partial`` has one row
     per gradient accumulator: the queries of a batch are dealt to its rows
-    (in parallel in the parallel build), then the rows are added up.
+    (one row per thread in the parallel build), then the rows are added up.
 
     Returns ``(summed query loss, new step count)``.
     """
@@ -259,27 +317,27 @@ def _epoch(data, indices, indptr, X, gains, labels, offsets, inv_ideal, discount
     losses = np.zeros(n_batch_queries)
     for start in range(0, n_batch_queries, batch_size):
         stop = min(start + batch_size, n_batch_queries)
-        for t in prange(start, stop):
-            q = query_order[t]
-            lo, hi = offsets[q], offsets[q + 1]
-            if dense:
-                dense_scores(X, lo, hi, w, scores)
-            else:
-                csr_scores(data, indices, indptr, lo, hi, w, scores)
-            losses[t] = query_lambdas(scores[lo:hi], gains[lo:hi], labels[lo:hi], discount,
-                                      cutoff, inv_ideal[q], loss, unit_weights, lam[lo:hi])
         scale = 1.0 / (stop - start)
         rows = min(partial.shape[0], stop - start)
         for c in prange(rows):
+            # scores, lambdas and gradient of one query back to back: its rows
+            # of X are read from memory once and are still in cache for the
+            # gradient
             grad = partial[c]
             grad[:] = 0.0
             for t in range(start + c, stop, rows):
                 q = query_order[t]
+                lo, hi = offsets[q], offsets[q + 1]
                 if dense:
-                    dense_add_gradient(X, offsets[q], offsets[q + 1], lam, scale, grad)
+                    dense_scores(X, lo, hi, w, scores)
                 else:
-                    csr_add_gradient(data, indices, indptr, offsets[q], offsets[q + 1], lam,
-                                     scale, grad)
+                    csr_scores(data, indices, indptr, lo, hi, w, scores)
+                losses[t] = query_lambdas(scores[lo:hi], gains[lo:hi], labels[lo:hi], discount,
+                                          cutoff, inv_ideal[q], loss, unit_weights, lam[lo:hi])
+                if dense:
+                    dense_add_gradient(X, lo, hi, lam, scale, grad)
+                else:
+                    csr_add_gradient(data, indices, indptr, lo, hi, lam, scale, grad)
         for t in range(start, stop):
             total += losses[t]
         for j in range(n_features):

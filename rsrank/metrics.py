@@ -26,7 +26,6 @@ are ranked with one ``lexsort`` over (query, score) and per-query sums are
 ``bincount`` reductions.
 """
 
-import math
 from dataclasses import dataclass
 
 import numpy as np

@@ -34,6 +34,8 @@ import numpy as np
 from rsrank import RSRank, __version__, load_letor_fold
 from rsrank.metrics import mean_ndcg
 
+from _peers import pairwise_differences
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -44,26 +46,6 @@ def timed(function, repeats):
         result = function()
         times.append(time.perf_counter() - start)
     return float(np.median(times)), result
-
-
-def pairwise_differences(X, y, qid):
-    """x_i - x_j for every pair of one query with y_i != y_j, label y_i > y_j,
-    half of them flipped so both classes appear."""
-    X = X.toarray() if hasattr(X, "toarray") else X
-    rows, labels = [], []
-    for q in np.unique(qid):
-        idx = np.flatnonzero(qid == q)
-        i, j = np.triu_indices(len(idx), 1)
-        i, j = idx[i], idx[j]
-        keep = y[i] != y[j]
-        i, j = i[keep], j[keep]
-        rows.append(X[i] - X[j])
-        labels.append((y[i] > y[j]).astype(int))
-    D, t = np.vstack(rows), np.concatenate(labels)
-    flip = np.random.default_rng(0).uniform(size=len(t)) < 0.5
-    D[flip] *= -1
-    t[flip] = 1 - t[flip]
-    return D, t
 
 
 def cold_start_seconds():

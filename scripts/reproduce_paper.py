@@ -42,6 +42,8 @@ from rsrank import RSRank, load_letor_fold
 from rsrank import metrics as M
 from rsrank.datasets import find_folds
 
+from _peers import pairwise_differences
+
 REPO = Path(__file__).resolve().parents[1]
 CONVENTION = "letor"
 
@@ -62,10 +64,6 @@ def grid(**axes):
 
 def ndcg10(y, scores, qid):
     return M.mean_ndcg(y, scores, qid, 10, convention=CONVENTION)
-
-
-def dense(X):
-    return X.toarray() if hasattr(X, "toarray") else np.asarray(X)
 
 
 # -- methods: each returns (vali NDCG@10, test scores, non-zeros, model) -------------
@@ -114,33 +112,18 @@ def fit_lgbm(data, params, seed=0):
 _PAIRS = {}
 
 
-def pairwise_differences(X, y, qid, seed=0):
-    """x_i - x_j for every pair of a query with y_i != y_j, target y_i > y_j;
-    half the pairs flipped so both classes appear."""
+def cached_pairs(X, y, qid):
+    """Pairwise differences of a training split, built once per process."""
     key = (id(X), X.shape)
-    if key in _PAIRS:
-        return _PAIRS[key]
-    X = dense(X)
-    rows, targets = [], []
-    for q in np.unique(qid):
-        idx = np.flatnonzero(qid == q)
-        i, j = np.triu_indices(len(idx), 1)
-        i, j = idx[i], idx[j]
-        keep = y[i] != y[j]
-        rows.append(X[i[keep]] - X[j[keep]])
-        targets.append((y[i[keep]] > y[j[keep]]).astype(int))
-    D, t = np.vstack(rows), np.concatenate(targets)
-    flip = np.random.default_rng(seed).uniform(size=len(t)) < 0.5
-    D[flip] *= -1
-    t[flip] = 1 - t[flip]
-    _PAIRS[key] = (D, t)
-    return D, t
+    if key not in _PAIRS:
+        _PAIRS[key] = pairwise_differences(X, y, qid)
+    return _PAIRS[key]
 
 
 def fit_sgd_pairs(data, params, seed=0):
     from sklearn.linear_model import SGDClassifier
 
-    D, t = pairwise_differences(*data.train[:3])
+    D, t = cached_pairs(*data.train[:3])
     model = SGDClassifier(loss="modified_huber", fit_intercept=False, max_iter=30, tol=1e-4,
                           random_state=seed, **params).fit(D, t)
     w = model.coef_.ravel()

@@ -183,3 +183,16 @@ def test_objective_gradient_is_x_transpose_lambda_and_matches_finite_differences
     K.objective_parallel(*parts, gains, y, offsets, inv, table, cut, 0, False, w, np.zeros(n),
                          np.zeros(n), parallel)
     np.testing.assert_allclose(parallel, grad, rtol=1e-12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(-3, 3), min_size=1, max_size=40), st.integers(1, 45))
+def test_top_order_is_a_stable_partial_ranking(values, k):
+    scores = np.array(values, dtype=np.float64)  # small integers: many ties
+    full = K.ranked_order(scores)
+    partial = K.top_order(scores, k)
+    top = min(k, len(scores))
+    np.testing.assert_array_equal(partial[:top], full[:top])
+    np.testing.assert_array_equal(np.sort(partial[top:]), np.sort(full[top:]))
+    # the rest keeps row order
+    assert np.all(np.diff(partial[top:]) > 0)

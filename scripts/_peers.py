@@ -1,0 +1,24 @@
+"""Helpers shared by the benchmark scripts for the peer methods."""
+
+import numpy as np
+
+
+def pairwise_differences(X, y, qid, seed=0):
+    """``x_i - x_j`` for every pair of documents of one query with
+    ``y_i != y_j``, target ``y_i > y_j``; half of the pairs are flipped (a
+    seeded coin) so both classes appear. The unweighted pairwise reduction
+    that RankSVM-style learners train on."""
+    X = X.toarray() if hasattr(X, "toarray") else np.asarray(X)
+    rows, targets = [], []
+    for q in np.unique(qid):
+        idx = np.flatnonzero(qid == q)
+        i, j = np.triu_indices(len(idx), 1)
+        i, j = idx[i], idx[j]
+        keep = y[i] != y[j]
+        rows.append(X[i[keep]] - X[j[keep]])
+        targets.append((y[i[keep]] > y[j[keep]]).astype(int))
+    D, t = np.vstack(rows), np.concatenate(targets)
+    flip = np.random.default_rng(seed).uniform(size=len(t)) < 0.5
+    D[flip] *= -1
+    t[flip] = 1 - t[flip]
+    return D, t
