@@ -95,10 +95,13 @@ def _cmd_train(args):
     root = Path(args.path) if args.path else bundled_data_path()
     if args.out and Path(args.out).exists() and not args.force:
         raise UsageError(f"{args.out} exists; choose another --out or pass --force")
-    experiment = run_letor_folds(root, _estimator(args), _grid(args), folds=args.folds,
-                                 select=args.select, convention=args.convention,
-                                 n_jobs=args.jobs, progress=not args.quiet,
-                                 n_features=args.n_features, stream_queries=args.stream)
+    options = dict(folds=args.folds, select=args.select, convention=args.convention,
+                   n_jobs=args.jobs, progress=not args.quiet, n_features=args.n_features,
+                   stream_queries=args.stream)
+    if args.scheduler:
+        experiment = _on_cluster(args.scheduler, root, _estimator(args), _grid(args), options)
+    else:
+        experiment = run_letor_folds(root, _estimator(args), _grid(args), **options)
     command = _command_line(args.argv)
     print(experiment_markdown(experiment, title=f"RSRank on {root}", command=command))
     if args.out:
@@ -106,6 +109,18 @@ def _cmd_train(args):
                         extra={"data": str(root), "rsrank_version": __version__})
         print(f"wrote {args.out}")
     return 0
+
+
+def _on_cluster(address, root, estimator, grid, options):
+    """Run the folds as tasks on a Dask cluster through joblib's dask backend."""
+    try:
+        from distributed import Client
+        from joblib import parallel_config
+    except ImportError:
+        raise UsageError("--scheduler needs the dask extra: pip install 'rsrank[dask]'") from None
+    with Client(address, timeout="10s") as client, parallel_config(backend="dask"):
+        options["n_jobs"] = -1
+        return run_letor_folds(root, estimator, grid, **options)
 
 
 # -- evaluate / predict --------------------------------------------------------------------
@@ -239,6 +254,8 @@ def build_parser():
                        "QUERIES queries (default 1000) every epoch instead of loading them")
     train.add_argument("--n-features", type=int, default=None,
                        help="number of features (default: largest index in the files)")
+    train.add_argument("--scheduler", metavar="ADDRESS",
+                       help="run the folds on a Dask cluster (tcp://host:8786)")
     train.add_argument("--out", help="directory for results.json/.md, models, predictions")
     train.add_argument("--force", action="store_true", help="replace an existing --out")
     train.add_argument("--quiet", action="store_true", help="no progress bars")

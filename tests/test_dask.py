@@ -1,0 +1,155 @@
+import os
+import threading
+import time
+
+import numpy as np
+import pytest
+
+distributed = pytest.importorskip("distributed")
+da = pytest.importorskip("dask.array")
+
+from rsrank import RSRank, load_letor, load_letor_fold  # noqa: E402
+from rsrank.dask import DaskRSRank, check_query_partitions, repartition_by_query  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as c:
+            yield c
+
+
+def dask_fold(bundled_root, fold=1, rows=1500):
+    X, y, qid = load_letor_fold(bundled_root, fold).train
+    X = X.toarray()
+    Xd = da.from_array(X, chunks=(rows, X.shape[1]))
+    return repartition_by_query(Xd, da.from_array(y, chunks=rows), da.from_array(qid, chunks=rows))
+
+
+def test_repartition_keeps_queries_whole(bundled_root):
+    X, y, qid = load_letor_fold(bundled_root, 1).train
+    q = da.from_array(qid, chunks=1000)
+    with pytest.raises(ValueError, match="spans partitions"):
+        check_query_partitions(q)
+    X2, y2, q2 = repartition_by_query(da.from_array(X.toarray(), chunks=(1000, 45)),
+                                      da.from_array(y, chunks=1000), q, rows_per_partition=1000)
+    check_query_partitions(q2)
+    assert len(q2.chunks[0]) > 3
+    np.testing.assert_array_equal(q2.compute(), qid)
+
+
+PARAMS = dict(learning_rate=0.1, l1=0.3, max_iter=5, batch_size=None, shuffle=False)
+
+
+def test_gradient_mode_equals_single_machine_full_batch(client, bundled_root):
+    X, y, qid = dask_fold(bundled_root)
+    data = load_letor_fold(bundled_root, 1)
+    local = RSRank(**PARAMS).fit(*data.train[:2], qid=data.train[2], eval_set=data.vali)
+    model = DaskRSRank(mode="gradient", **PARAMS).fit(X, y, qid=qid, eval_set=data.vali)
+    np.testing.assert_allclose(model.coef_, local.coef_, rtol=1e-9, atol=1e-12)
+    assert model.history_["val_ndcg"] == pytest.approx(local.history_["val_ndcg"])
+    assert model.bytes_per_epoch_ == 2 * len(X.chunks[0]) * 45 * 8  # weights only
+
+
+def test_files_on_workers(client, bundled_root, tmp_path):
+    data = load_letor_fold(bundled_root, 1)
+    path = bundled_root / "Fold1" / "train.txt.gz"
+    lines = [line for line in __import__("gzip").open(path, "rt")]
+    half = next(i for i in range(len(lines) // 2, len(lines))
+                if lines[i].split()[1] != lines[i - 1].split()[1])
+    (tmp_path / "a.txt").write_text("".join(lines[:half]))
+    (tmp_path / "b.txt").write_text("".join(lines[half:]))
+    local = RSRank(**PARAMS).fit(*data.train[:2], qid=data.train[2])
+    model = DaskRSRank(mode="gradient", **PARAMS).fit_files(
+        [tmp_path / "a.txt", tmp_path / "b.txt"], n_features=45)
+    np.testing.assert_allclose(model.coef_, local.coef_, rtol=1e-9, atol=1e-12)
+    plain = model.to_local()
+    assert type(plain) is RSRank
+    X, y, qid = load_letor(bundled_root / "Fold1" / "test.txt.gz", n_features=45)
+    np.testing.assert_allclose(plain.predict(X), local.predict(X), rtol=1e-9)
+    import pickle
+
+    assert pickle.loads(pickle.dumps(model)).coef_.tolist() == model.coef_.tolist()
+
+
+def test_mixing_reaches_single_machine_ndcg_on_ohsumed(client, ohsumed_root):
+    data = load_letor_fold(ohsumed_root, 1)
+    X, y, qid = data.train
+    params = dict(learning_rate=1e-2, max_iter=30, random_state=0, eval_convention="letor")
+    local = RSRank(**params).fit(X, y, qid=qid, eval_set=data.vali)
+    Xd, yd, qd = repartition_by_query(da.from_array(X.toarray(), chunks=(4700, 45)),
+                                      da.from_array(y, chunks=4700), da.from_array(qid, chunks=4700))
+    mixed = DaskRSRank(mode="mixing", **params).fit(Xd, yd, qid=qd, eval_set=data.vali)
+    test = data.test
+    assert mixed.score(test[0], test[1], qid=test[2]) == pytest.approx(
+        local.score(test[0], test[1], qid=test[2]), abs=0.03)
+    assert abs(max(mixed.history_["val_ndcg"]) - max(local.history_["val_ndcg"])) < 0.03
+
+
+def test_killed_worker_gives_the_right_model_or_a_clear_error(bundled_root):
+    data = load_letor_fold(bundled_root, 1)
+    params = dict(learning_rate=0.1, l1=0.3, max_iter=400, batch_size=None, shuffle=False)
+    local = RSRank(**params).fit(*data.train[:2], qid=data.train[2])
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as c:
+        X, y, qid = dask_fold(bundled_root)
+        outcome = {}
+
+        def train():
+            try:
+                outcome["model"] = DaskRSRank(mode="gradient", **params).fit(X, y, qid=qid)
+            except Exception as error:  # recorded and checked below
+                outcome["error"] = error
+
+        thread = threading.Thread(target=train)
+        thread.start()
+        time.sleep(2.0)
+        assert thread.is_alive(), "the fit ended before the worker was killed"
+        victim = list(c.scheduler_info()["workers"])[0]
+        try:
+            c.run(os._exit, 1, workers=[victim])
+        except distributed.comm.core.CommClosedError:
+            pass  # the worker died before it could answer: that is the point
+        thread.join(timeout=120)
+        assert not thread.is_alive()
+    if "model" in outcome:
+        np.testing.assert_allclose(outcome["model"].coef_, local.coef_, rtol=1e-9, atol=1e-12)
+    else:
+        assert "worker" in str(outcome["error"]).lower() or isinstance(
+            outcome["error"], distributed.client.FutureCancelledError)
+
+
+def test_cli_train_on_a_cluster_matches_local(client, bundled_root, tmp_path):
+    import json
+
+    from rsrank.cli import main
+
+    address = client.scheduler.address
+    base = ["train", str(bundled_root), "--folds", "1,2", "--max-iter", "3", "--quiet",
+            "--l1", "0,0.3"]
+    assert main(base + ["--out", str(tmp_path / "local")]) == 0
+    assert main(base + ["--scheduler", address, "--out", str(tmp_path / "cluster")]) == 0
+    local = json.loads((tmp_path / "local" / "results.json").read_text())
+    remote = json.loads((tmp_path / "cluster" / "results.json").read_text())
+    assert [f["test"] for f in remote["folds"]] == [f["test"] for f in local["folds"]]
+
+
+def test_grid_search_with_joblib_dask_backend(client):
+    from joblib import parallel_config
+    from sklearn.model_selection import GridSearchCV
+
+    from rsrank.model_selection import fit_search
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(240, 4))
+    y = (X[:, 0] * 3).astype(int)
+    qid = np.repeat(np.arange(20), 12)
+    search = GridSearchCV(RSRank(max_iter=3, random_state=0), {"l1": [0.0, 0.5]}, cv=3)
+    local = fit_search(search, X, y, qid).cv_results_["mean_test_score"]
+    with parallel_config(backend="dask"):
+        search = GridSearchCV(RSRank(max_iter=3, random_state=0), {"l1": [0.0, 0.5]}, cv=3,
+                              n_jobs=-1)
+        remote = fit_search(search, X, y, qid).cv_results_["mean_test_score"]
+    np.testing.assert_allclose(remote, local)
