@@ -1,6 +1,6 @@
 """Train on a LETOR file larger than the memory the process may use.
 
-    python scripts/bench_stream.py [--documents 300000] [--limit-mb 300]
+    python scripts/bench_stream.py [--documents 300000] [--limit-mb 450]
         [--epochs 2] [--out results/stream.md]
 
 Writes an MSLR-shaped LETOR text file (136 features, gzipped) to a temporary
@@ -67,7 +67,7 @@ def child(kind, path, budget, epochs, out):
             result["loaded_rows"] = int(X.shape[0])
         elif kind == "stream":
             model = RSRank(max_iter=epochs, **PARAMS)
-            model.fit_chunks(lambda: iter_letor_chunks(path, 200, n_features=136))
+            model.fit_chunks(lambda: iter_letor_chunks(path, 100, n_features=136))
             np.save(out, model.coef_)
         else:
             X, y, qid = load_letor(path, n_features=136)
@@ -100,7 +100,7 @@ def main():
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--documents", type=int, default=300_000)
-    parser.add_argument("--limit-mb", type=int, default=300)
+    parser.add_argument("--limit-mb", type=int, default=450)
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--out", default=str(REPO / "results" / "stream.md"))
     args = parser.parse_args()
@@ -133,7 +133,7 @@ def main():
              f"{args.limit_mb:,} MB of data beyond what the interpreter holds after loading "
              f"numpy, scikit-learn and the compiled kernels (RLIMIT_DATA). {args.epochs} "
              f"epochs, RSRank({', '.join(f'{k}={v}' for k, v in PARAMS.items())}), blocks of "
-             "200 queries.", "",
+             "100 queries.", "",
              "| run | limit | completed | time | peak RSS |", "|---|---|---|---|---|"]
     for kind, label in (("load", "load_letor of the whole file"),
                         ("stream", "fit_chunks over iter_letor_chunks"),
