@@ -133,7 +133,9 @@ class DaskRSRank(RSRank):
     """:class:`~rsrank.RSRank` trained on a Dask cluster.
 
     Parameters are those of ``RSRank`` plus ``mode`` (``"gradient"`` or
-    ``"mixing"``, see the module docstring). The cluster is the current
+    ``"mixing"``, see the module docstring). The training NDCG is not
+    recorded (it would cost another pass over the cluster's data), so
+    ``eval_train`` has no effect and ``history_["train_ndcg"]`` holds NaN. The cluster is the current
     ``distributed`` client (``distributed.Client(address)`` or a
     ``LocalCluster``). :meth:`to_local` returns a plain ``RSRank`` with the
     same weights for prediction and model files without a cluster.

@@ -122,14 +122,40 @@ def _find_bad_line(path, lines, n_features, require_qid):
             raise LetorFormatError(path, number, problem)
 
 
+def _read_qids(path, lines):
+    """The qid of every data row, or None when no row has one.
+
+    scikit-learn's parser is quadratic in the number of rows when it
+    collects query ids (it appends to an array per row), so the text is
+    parsed without them and this pass reads them instead."""
+    qids, missing = [], None
+    for number, text in lines():
+        tokens = text.split(None, 2)
+        if not tokens or tokens[0].startswith("#"):
+            continue
+        if len(tokens) > 1 and tokens[1].startswith("qid:"):
+            if missing is not None:
+                raise LetorFormatError(path, missing, "missing 'qid:<integer>' after the label")
+            try:
+                qids.append(int(tokens[1][4:]))
+            except ValueError:
+                raise LetorFormatError(path, number, f"malformed query id {tokens[1]!r} "
+                                       "(expected qid:<integer>)") from None
+        else:
+            if qids:
+                raise LetorFormatError(path, number, "missing 'qid:<integer>' after the label")
+            missing = number if missing is None else missing
+    return np.asarray(qids, dtype=np.int64) if qids else None
+
+
 def _parse_checked(source, path, lines, n_features, dtype, query_file=None):
     """Parse SVMlight ``source`` (a file name or a file object) with
     scikit-learn, then enforce the LETOR rules scikit-learn does not check.
     ``lines`` re-reads the same data as ``(line number, text)`` pairs so a
     problem can be reported at its line."""
     try:
-        X, y, qid = load_svmlight_file(source, n_features=n_features, dtype=dtype,
-                                       query_id=True, zero_based=False)
+        X, y = load_svmlight_file(source, n_features=n_features, dtype=dtype,
+                                  query_id=False, zero_based=False)
     except ValueError as error:
         _find_bad_line(path, lines, n_features, require_qid=False)
         raise LetorFormatError(path, None, str(error)) from error
@@ -137,7 +163,8 @@ def _parse_checked(source, path, lines, n_features, dtype, query_file=None):
         raise LetorFormatError(path, None, "the file holds no data rows")
     clean = (np.all(np.isfinite(X.data)) and np.all(np.isfinite(y))
              and np.all(y == np.round(y)) and np.all(y >= 0))
-    if len(qid) == 0:
+    qid = _read_qids(path, lines)
+    if qid is None:
         # No line carries qid: group sizes must come from a query file.
         query_file = query_file if query_file is not None else _query_file_for(path)
         if query_file is None:
@@ -155,7 +182,7 @@ def _parse_checked(source, path, lines, n_features, dtype, query_file=None):
         raise LetorFormatError(path, None, "rows and qid values disagree in number")
     elif query_file is not None:
         raise ValueError(f"{path} has qid: columns; do not pass query_file as well")
-    return X, y.astype(np.int64), np.asarray(qid, dtype=np.int64)
+    return X, y.astype(np.int64), qid
 
 
 def _first_line_with_qid_break(path, qid):
