@@ -280,8 +280,7 @@ class RSRank(BaseEstimator):
         ideal = _kernels.ideal_dcg(gains, groups.offsets, discount)
         inv_ideal = np.divide(1.0, ideal, out=np.zeros_like(ideal), where=ideal > 0)
         if sp.issparse(X):
-            X = X.tocsr()
-            X.sort_indices()
+            X = X.tocsr()  # the kernels need no sorted indices: X is never modified
             empty = np.zeros((0, 0), dtype=X.dtype)
             parts = (X.data, X.indices, X.indptr, empty)
         else:

@@ -298,3 +298,22 @@ def test_verbose_shows_a_progress_bar_with_ndcg(capsys):
     assert "epochs" in err and "val@10" in err
     RSRank(max_iter=2).fit(X, y, qid=qid)
     assert capsys.readouterr().err == ""
+
+
+def test_read_only_and_unsorted_csr_input_is_left_alone():
+    X, y, qid = toy_queries()
+    csr = sp.csr_matrix(X)
+    # reverse the column order inside each row: valid CSR with unsorted indices
+    for r in range(csr.shape[0]):
+        lo, hi = csr.indptr[r], csr.indptr[r + 1]
+        csr.indices[lo:hi] = csr.indices[lo:hi][::-1].copy()
+        csr.data[lo:hi] = csr.data[lo:hi][::-1].copy()
+    csr.has_sorted_indices = False
+    before = (csr.data.copy(), csr.indices.copy())
+    for array in (csr.data, csr.indices, csr.indptr):
+        array.flags.writeable = False
+    model = RSRank(learning_rate=0.05, max_iter=2, random_state=0).fit(csr, y, qid=qid)
+    np.testing.assert_array_equal(csr.data, before[0])
+    np.testing.assert_array_equal(csr.indices, before[1])
+    dense = RSRank(learning_rate=0.05, max_iter=2, random_state=0).fit(X, y, qid=qid)
+    np.testing.assert_allclose(model.coef_, dense.coef_, rtol=1e-10)
