@@ -153,3 +153,12 @@ def test_grid_search_with_joblib_dask_backend(client):
                               n_jobs=-1)
         remote = fit_search(search, X, y, qid).cv_results_["mean_test_score"]
     np.testing.assert_allclose(remote, local)
+
+
+def test_dask_dataframe_input(client, bundled_root):
+    dd = pytest.importorskip("dask.dataframe")
+    X, y, qid = dask_fold(bundled_root)
+    frame = dd.from_dask_array(X, columns=[f"f{j + 1}" for j in range(X.shape[1])])
+    from_array = DaskRSRank(mode="gradient", **PARAMS).fit(X, y, qid=qid)
+    from_frame = DaskRSRank(mode="gradient", **PARAMS).fit(frame, y, qid=qid)
+    np.testing.assert_allclose(from_frame.coef_, from_array.coef_, rtol=1e-12)
