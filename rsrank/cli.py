@@ -118,7 +118,7 @@ def _on_cluster(address, root, estimator, grid, options):
         from joblib import parallel_config
     except ImportError:
         raise UsageError("--scheduler needs the dask extra: pip install 'rsrank[dask]'") from None
-    with Client(address, timeout="10s") as client, parallel_config(backend="dask"):
+    with Client(address, timeout="10s"), parallel_config(backend="dask"):
         options["n_jobs"] = -1
         return run_letor_folds(root, estimator, grid, **options)
 

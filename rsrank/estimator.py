@@ -3,6 +3,7 @@ loop. The arithmetic lives in :mod:`rsrank._kernels`."""
 
 import json
 import numbers
+import time
 from dataclasses import dataclass
 
 import numba
@@ -173,7 +174,8 @@ class RSRank(BaseEstimator):
         Epoch (1-based) whose weights were kept, with validation data.
     history_ : dict of lists
         Per epoch: ``loss`` (mean per-query training loss), ``train_ndcg``,
-        ``val_ndcg`` (with validation data) and ``n_nonzero``.
+        ``val_ndcg`` (with validation data), ``n_nonzero`` and ``seconds``
+        (wall time of the training pass, without the NDCG bookkeeping).
     n_features_in_ : int
     feature_names_in_ : ndarray of str, when X has column names
     """
@@ -453,11 +455,14 @@ class RSRank(BaseEstimator):
                           group_queries(validation[2], n_rows=validation[0].shape[0]))
         if reset or not hasattr(self, "t_"):
             self.t_ = 0
-        self.history_ = {"loss": [], "train_ndcg": [], "val_ndcg": [], "n_nonzero": []}
+        self.history_ = {"loss": [], "train_ndcg": [], "val_ndcg": [], "n_nonzero": [],
+                         "seconds": []}
         best_score, best_w, best_epoch, stale = -np.inf, w.copy(), None, 0
         bar = _progress(range(1, self.max_iter + 1), self.verbose)
         for epoch in bar:
+            start = time.perf_counter()
             loss = run_epoch(w)
+            self.history_["seconds"].append(time.perf_counter() - start)
             self.history_["loss"].append(loss)
             self.history_["n_nonzero"].append(int(np.count_nonzero(w)))
             train_value = train_ndcg(w)

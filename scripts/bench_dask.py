@@ -5,10 +5,10 @@
 
 MSLR-WEB30K-shaped synthetic data (136 float32 features) cut into two
 partitions at query boundaries, on a ``distributed.LocalCluster`` of two
-worker processes with one thread each (this machine has two cores). For each
-mode, the time per epoch is (fit with ``1 + epochs`` epochs minus fit with 1
-epoch) / epochs, so the one-off preparation of the partitions on the workers
-is not counted; it is reported separately.
+worker processes with one thread each (this machine has two cores). The time
+per epoch is the median of ``history_["seconds"]`` (the training pass of an
+epoch); the whole fit, with the one-off preparation of the partitions on the
+workers, is reported separately.
 """
 
 import argparse
@@ -24,13 +24,12 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def per_epoch(make_model, fit, epochs):
+    """Median seconds of an epoch's training pass (``history_["seconds"]``)
+    and the wall time of the whole fit, preparation included."""
     start = time.perf_counter()
-    fit(make_model(1))
-    one = time.perf_counter() - start
-    start = time.perf_counter()
-    model = fit(make_model(1 + epochs))
-    many = time.perf_counter() - start
-    return (many - one) / epochs, one, model
+    model = fit(make_model(epochs))
+    whole = time.perf_counter() - start
+    return float(np.median(model.history_["seconds"])), whole, model
 
 
 def main():
@@ -82,8 +81,9 @@ def main():
              f"(X = {x_bytes / 1e6:,.0f} MB) in {len(Xd.chunks[0])} partitions; LocalCluster "
              f"of 2 worker processes x 1 thread on {platform.machine()} with 2 cores. "
              f"Parameters: {common}.", "",
-             "| mode | single machine, per epoch | Dask, per epoch | overhead | first fit "
-             "(incl. preparing partitions) | bytes moved per epoch | weights vs single machine "
+             "| mode | single machine, per epoch | Dask, per epoch | overhead | whole Dask fit "
+             f"({args.epochs} epochs, preparing partitions included) | bytes moved per epoch | "
+             "weights vs single machine "
              "(max relative difference) |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         single = ("full batch (batch_size=None)" if r["mode"] == "gradient"
@@ -99,8 +99,8 @@ def main():
               "difference is not a rounding error: parameter mixing is a different "
               "algorithm from one online pass (it is checked on NDCG in the tests).", "",
               "What a real cluster changes: here both workers share the two cores and the "
-              "memory bus of one machine, so there is no speed-up, only the cost of "
-              "scheduling and serialising a few tasks per epoch. On several machines each "
+              "memory bus of one machine, so the two workers gain little over one thread (0.9x) "
+              "and pay for scheduling a few tasks per epoch. On several machines each "
               "worker reads only its own partitions at its own memory bandwidth, so an epoch "
               "of `mode=\"gradient\"` takes about the time of the largest partition plus one "
               "round trip of a few kilobytes; `mode=\"mixing\"` keeps SGD's many small "
