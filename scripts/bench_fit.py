@@ -34,7 +34,7 @@ import numpy as np
 from rsrank import RSRank, __version__, load_letor_fold
 from rsrank.metrics import mean_ndcg
 
-from _peers import pairwise_differences
+from _bench import pairwise_differences
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -35,18 +35,9 @@ from pathlib import Path
 
 import numpy as np
 
+from _bench import peak_rss_bytes
+
 REPO = Path(__file__).resolve().parents[1]
-
-
-def peak_rss_bytes():
-    """This process's resident-set high-water mark (VmHWM). Unlike
-    getrusage's ru_maxrss it starts afresh at exec, so a child does not
-    inherit its parent's peak."""
-    with open("/proc/self/status") as handle:
-        for line in handle:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    raise RuntimeError("no VmHWM in /proc/self/status")
 
 
 # -- measurements, each run in its own process -----------------------------------------

@@ -29,17 +29,10 @@ from pathlib import Path
 
 import numpy as np
 
+from _bench import peak_rss_bytes
+
 REPO = Path(__file__).resolve().parents[1]
 PARAMS = dict(learning_rate=1e-3, ndcg_k=10, shuffle=False, eval_train=False, random_state=0)
-
-
-def rss_bytes():
-    """Resident-set high-water mark of this process (VmHWM; fresh at exec)."""
-    with open("/proc/self/status") as handle:
-        for line in handle:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    raise RuntimeError("no VmHWM in /proc/self/status")
 
 
 def limit_data(budget_bytes):
@@ -78,7 +71,7 @@ def child(kind, path, budget, epochs, out):
         result["completed"] = False
         result["error"] = "MemoryError"
     result["seconds"] = time.perf_counter() - start
-    result["peak_rss_bytes"] = rss_bytes()
+    result["peak_rss_bytes"] = peak_rss_bytes()
     print(json.dumps(result))
 
 

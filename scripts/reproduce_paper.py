@@ -42,7 +42,7 @@ from rsrank import RSRank, load_letor_fold
 from rsrank import metrics as M
 from rsrank.datasets import find_folds
 
-from _peers import pairwise_differences
+from _bench import pairwise_differences
 
 REPO = Path(__file__).resolve().parents[1]
 CONVENTION = "letor"

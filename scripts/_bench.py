@@ -1,4 +1,4 @@
-"""Helpers shared by the benchmark scripts for the peer methods."""
+"""Helpers shared by the benchmark scripts."""
 
 import numpy as np
 
@@ -22,3 +22,14 @@ def pairwise_differences(X, y, qid, seed=0):
     D[flip] *= -1
     t[flip] = 1 - t[flip]
     return D, t
+
+
+def peak_rss_bytes():
+    """This process's resident-set high-water mark (VmHWM). Unlike
+    getrusage's ru_maxrss it starts afresh at exec, so a child process does
+    not inherit its parent's peak."""
+    with open("/proc/self/status") as handle:
+        for line in handle:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmHWM in /proc/self/status")
