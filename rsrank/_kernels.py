@@ -13,9 +13,11 @@ Conventions shared by every kernel:
 * ``X`` is only read. Weights, scores and lambdas are float64 whatever the
   dtype of ``X``.
 
-All kernels are compiled with ``cache=True``. The parallel epoch kernel is
-the serial one compiled with ``parallel=True``: its per-query loop is a
-``prange`` whose iterations write disjoint rows of ``scores`` and ``lam``.
+All kernels are compiled with ``cache=True``. Each parallel kernel is its
+serial twin compiled with ``parallel=True``: in an epoch, the queries of a
+batch are dealt to one gradient row per thread (a ``prange``), so threads
+write disjoint rows of ``scores``, ``lam`` and the gradient, and the rows are
+added up after the loop.
 """
 
 import numpy as np

@@ -436,6 +436,7 @@ class RSRank(BaseEstimator):
             state["n_queries"] = n_queries
             return total / max(n_queries, 1)
 
+        # the first block fixes the feature count (and checks eval_set against it)
         first = next(iter(chunks()))
         X0 = self._validate_X(first[0], reset=reset)
         validation = None
