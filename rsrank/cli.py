@@ -40,6 +40,35 @@ def _number_list(kind):
     return parse
 
 
+def _cutoffs(text):
+    """``all`` (the whole list) or a positive integer, comma-separated."""
+    values = []
+    for token in text.split(","):
+        token = token.strip().lower()
+        if token in ("all", "none"):
+            values.append(None)
+        elif token.isdigit() and int(token) > 0:
+            values.append(int(token))
+        else:
+            raise argparse.ArgumentTypeError(f"{token!r} is not a positive integer or 'all'")
+    return values
+
+
+def _discounts(text):
+    values = []
+    for token in text.split(","):
+        token = token.strip()
+        if token in ("log2", "letor", "zipf"):
+            values.append(token)
+        else:
+            try:
+                values.append(float(token))
+            except ValueError:
+                raise argparse.ArgumentTypeError(
+                    f"{token!r} is not log2, letor, zipf or a power beta") from None
+    return values
+
+
 def _metric(text):
     try:
         parse_metric(text)
@@ -78,12 +107,18 @@ def _cmd_info(args):
 def _estimator(args):
     # epoch bars only when folds run one at a time: parallel bars would interleave
     verbose = int(not args.quiet and args.jobs == 1)
-    return RSRank(max_iter=args.max_iter, ndcg_k=args.ndcg_k, random_state=args.seed,
-                  eval_convention=args.convention, verbose=verbose)
+    stopping = {}
+    if args.patience is not None:
+        stopping = dict(early_stopping=True, n_iter_no_change=args.patience, tol=0.0)
+    return RSRank(max_iter=args.max_iter, random_state=args.seed, eval_convention=args.convention,
+                  eval_train=False, verbose=verbose, **stopping)
 
 
 def _grid(args):
     grid = {"learning_rate": args.learning_rate, "l1": args.l1}
+    for name in ("ndcg_k", "discount"):
+        if getattr(args, name) is not None:
+            grid[name] = getattr(args, name)
     if args.batch_size is not None:
         grid["batch_size"] = args.batch_size
     if args.truncation_period is not None:
@@ -217,8 +252,19 @@ def _add_training_options(parser, grid):
     parser.add_argument("--max-iter", type=int, default=100, help="epochs (default 100)")
     parser.add_argument("--batch-size", type=_number_list(int) if grid else int, default=None,
                         help="queries per step (default 1, the paper's online update)")
-    parser.add_argument("--ndcg-k", type=int, default=None,
-                        help="NDCG cut-off in the pair weights (default: whole list)")
+    if grid:
+        parser.add_argument("--ndcg-k", type=_cutoffs, default=None,
+                            help="NDCG cut-offs in the pair weights, e.g. all,10 "
+                            "(default: all, the whole list)")
+        parser.add_argument("--discount", type=_discounts, default=None,
+                            help="discounts in the pair weights: log2, letor, zipf or a power "
+                            "beta, comma-separated (default log2)")
+        parser.add_argument("--patience", type=int, default=None,
+                            help="stop after this many epochs without a better vali score "
+                            "(default: run every epoch; the best epoch is kept either way)")
+    else:
+        parser.add_argument("--ndcg-k", type=int, default=None,
+                            help="NDCG cut-off in the pair weights (default: whole list)")
     parser.add_argument("--convention", choices=["letor", "standard", "lightgbm", "sklearn"],
                         default="letor", help="metric convention (default letor)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")

@@ -167,3 +167,27 @@ def test_streamed_folds_equal_in_memory_folds_without_shuffling(bundled_root):
     np.testing.assert_allclose(stream.folds[0].test_scores, memory.folds[0].test_scores,
                                rtol=1e-10)
     assert stream.folds[0].test == pytest.approx(memory.folds[0].test)
+
+
+def test_grid_options_reach_the_models(tmp_path, bundled_root):
+    out = tmp_path / "grid"
+    assert main(["train", str(bundled_root), "--folds", "1", "--max-iter", "4", "--quiet",
+                 "--ndcg-k", "all,5", "--discount", "log2,letor", "--patience", "1",
+                 "--out", str(out)]) == 0
+    fold = json.loads((out / "results.json").read_text())["folds"][0]
+    tried = [t["params"] for t in fold["grid"]]
+    assert {(p["ndcg_k"], p["discount"]) for p in tried} == {
+        (None, "log2"), (None, "letor"), (5, "log2"), (5, "letor")}
+    model = RSRank.load(out / "models" / "Fold1.json")
+    assert model.early_stopping and model.n_iter_no_change == 1
+    assert model.n_iter_ <= 4
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["train", "--ndcg-k", "0"], "'0' is not a positive integer or 'all'"),
+    (["train", "--discount", "cosine"], "'cosine' is not log2, letor, zipf"),
+])
+def test_malformed_grid_options(argv, message, capsys):
+    with pytest.raises(SystemExit):
+        main(argv)
+    assert message in capsys.readouterr().err
