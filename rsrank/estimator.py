@@ -281,14 +281,8 @@ class RSRank(BaseEstimator):
         discount, cutoff = self._discount_table(int(sizes.max()) if len(sizes) else 1)
         ideal = _kernels.ideal_dcg(gains, groups.offsets, discount)
         inv_ideal = np.divide(1.0, ideal, out=np.zeros_like(ideal), where=ideal > 0)
-        if sp.issparse(X):
-            X = X.tocsr()  # the kernels need no sorted indices: X is never modified
-            empty = np.zeros((0, 0), dtype=X.dtype)
-            parts = (X.data, X.indices, X.indptr, empty)
-        else:
-            X = np.ascontiguousarray(X)
-            parts = (np.zeros(0, X.dtype), np.zeros(0, np.int32), np.zeros(0, np.int32), X)
-        return _Queries(*parts, gains, y, groups.offsets, inv_ideal, discount, cutoff)
+        return _Queries(*_kernel_arrays(X), gains, y, groups.offsets, inv_ideal, discount,
+                        cutoff)
 
     def _validation_data(self, X, y, qid, eval_set, rng):
         """(train X, y, qid), (validation X, y, qid) or None."""
@@ -515,20 +509,12 @@ class RSRank(BaseEstimator):
 
     def _scores(self, X, w):
         """``X @ w`` in float64 without a float64 copy of a float32 ``X``."""
-        if sp.issparse(X):
-            X = X.tocsr()
-            parts = (X.data, X.indices, X.indptr, np.zeros((0, 0), dtype=X.dtype))
-            n_rows = X.shape[0]
-        else:
-            X = np.ascontiguousarray(X)
-            parts = (np.zeros(0, X.dtype), np.zeros(0, np.int32), np.zeros(0, np.int32), X)
-            n_rows = X.shape[0]
-        out = np.empty(n_rows)
+        out = np.empty(X.shape[0])
         threads = _threads(self.n_jobs)
         kernel = (_kernels.linear_scores_parallel if threads > 1
                   else _kernels.linear_scores_serial)
         with _numba_threads(threads):
-            kernel(*parts, np.ascontiguousarray(w, dtype=np.float64), out)
+            kernel(*_kernel_arrays(X), np.ascontiguousarray(w, dtype=np.float64), out)
         return out
 
     def predict(self, X):
@@ -657,6 +643,18 @@ class RSRank(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+def _kernel_arrays(X):
+    """``(data, indices, indptr, dense)`` as the kernels take them: the CSR
+    triplet with an empty dense array, or empty CSR arrays with a C-ordered
+    dense ``X``. No copy of an already CSR or C-contiguous ``X``; the kernels
+    need no sorted indices, so ``X`` is never modified."""
+    if sp.issparse(X):
+        X = X.tocsr()
+        return X.data, X.indices, X.indptr, np.zeros((0, 0), dtype=X.dtype)
+    X = np.ascontiguousarray(X)
+    return np.zeros(0, X.dtype), np.zeros(0, np.int32), np.zeros(0, np.int32), X
 
 
 def _fingerprint(X, y, offsets):
