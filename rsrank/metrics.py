@@ -40,6 +40,7 @@ __all__ = [
     "ndcg",
     "ndcg_per_query",
     "mean_ndcg",
+    "precision_short_list",
     "precision_at_k",
     "precision_per_query",
     "mean_precision",
@@ -339,6 +340,10 @@ def precision_per_query(y_true, y_score, qid=None, k=10, *, relevance_threshold=
         (``"zero"``, LETOR's Eval-Score).
     """
     ranking = _rank(y_true, y_score, qid, _check_ties(ties))
+    return _precision_from_ranking(ranking, k, relevance_threshold, ties, short_list)
+
+
+def _precision_from_ranking(ranking, k, relevance_threshold, ties, short_list):
     kq = _cutoffs(k, ranking.sizes)
     relevant = (ranking.labels >= relevance_threshold).astype(np.float64)
     if ties == "average":
@@ -358,6 +363,12 @@ def _check_ties(ties, allow_average=True):
     if ties not in allowed:
         raise ValueError(f"ties must be one of {allowed}, got {ties!r}")
     return ties
+
+
+def precision_short_list(convention):
+    """The precision ``short_list`` rule that goes with an NDCG convention:
+    LETOR scores a query shorter than k as 0, the others divide by k."""
+    return "zero" if _settings(convention)["short_list"] == "zero" else "pad"
 
 
 def precision_at_k(y_true, y_score, k=10, **options):
@@ -545,13 +556,11 @@ def letor_report(y_true, y_score, qid, *, max_k=10, convention="letor"):
     """
     s = _settings(convention)
     ranking = _rank(y_true, y_score, qid, s["ties"])
-    ndcgs = np.array([_nanmean(_ndcg_from_ranking(ranking, k, s)) for k in range(1, max_k + 1)])
-    p_short = "zero" if s["short_list"] == "zero" else "pad"
-    p_ties = s["ties"]
-    precisions = np.array([
-        mean_precision(y_true, y_score, qid, k, ties=p_ties, short_list=p_short)
-        for k in range(1, max_k + 1)
-    ])
-    ap_ties = "stable" if p_ties == "average" else p_ties
+    ks = range(1, max_k + 1)
+    ndcgs = np.array([_nanmean(_ndcg_from_ranking(ranking, k, s)) for k in ks])
+    short = precision_short_list(convention)
+    precisions = np.array([_nanmean(_precision_from_ranking(ranking, k, 1, s["ties"], short))
+                           for k in ks])
+    ap_ties = "stable" if s["ties"] == "average" else s["ties"]
     mean_ap = mean_average_precision(y_true, y_score, qid, ties=ap_ties)
     return LetorReport(ndcgs, precisions, mean_ap, len(ranking.sizes))

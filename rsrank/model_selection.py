@@ -176,9 +176,9 @@ def _metric_value(name, y, scores, qid, convention):
     kind, k = parse_metric(name)
     if kind == "ndcg":
         return metrics.mean_ndcg(y, scores, qid, k, convention=convention)
-    short = "zero" if metrics.CONVENTIONS[convention]["short_list"] == "zero" else "pad"
     if kind == "p":
-        return metrics.mean_precision(y, scores, qid, k, short_list=short)
+        return metrics.mean_precision(y, scores, qid, k,
+                                      short_list=metrics.precision_short_list(convention))
     return metrics.mean_average_precision(y, scores, qid)
 
 
