@@ -88,8 +88,8 @@ def check_query_partitions(qid):
 
 def _prepare_partition(params, X, y, qid):
     model = RSRank(**params)
-    X = model._validate_X(np.asarray(X) if not hasattr(X, "tocsr") else X, reset=True)
-    return model._prepare(X, _check_labels(y, X.shape[0]), qid)
+    X = model._validate_X(X, reset=True)
+    return model._prepare(X, y, qid)
 
 
 def _prepare_file(params, path, n_features):
