@@ -229,7 +229,7 @@ def _cmd_path(args):
         out = Path(args.out)
         if out.exists() and not args.force:
             raise UsageError(f"{out} exists; choose another --out or pass --force")
-        from .datasets import _atomic_write_text
+        from .persistence import atomic_write_text as _atomic_write_text
 
         out.mkdir(parents=True, exist_ok=True)
         _atomic_write_text(out / "path.md", text)

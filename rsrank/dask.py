@@ -141,15 +141,17 @@ class DaskRSRank(RSRank):
     same weights for prediction and model files without a cluster.
     """
 
-    def __init__(self, mode="gradient", learning_rate=1e-3, l1=0.0, truncation_period=1,
-                 truncation_threshold=np.inf, max_iter=100, batch_size=1, shuffle=True,
+    def __init__(self, mode="gradient", learning_rate=1e-2, normalize="none", l1=0.0,
+                 truncation_period=1, truncation_threshold=np.inf, max_iter=100,
+                 batch_size=None, shuffle=True,
                  ndcg_k=None, gain="exp2", discount="log2", pair_loss="modified_huber",
                  pair_weight="delta_ndcg", eval_k=10, eval_convention="standard",
                  early_stopping=False, validation_fraction=0.1, n_iter_no_change=10, tol=1e-4,
                  restore_best=True, eval_train=False, random_state=None, warm_start=False,
                  n_jobs=None, verbose=0):
         super().__init__(
-            learning_rate=learning_rate, l1=l1, truncation_period=truncation_period,
+            learning_rate=learning_rate, normalize=normalize, l1=l1,
+            truncation_period=truncation_period,
             truncation_threshold=truncation_threshold, max_iter=max_iter,
             batch_size=batch_size, shuffle=shuffle, ndcg_k=ndcg_k, gain=gain,
             discount=discount, pair_loss=pair_loss, pair_weight=pair_weight, eval_k=eval_k,
@@ -203,6 +205,12 @@ class DaskRSRank(RSRank):
 
     def _fit_partitions(self, client, prepared, n_features, eval_set, coef_init):
         self._check_params()
+        if self.normalize != "none":
+            # the scaling statistics would take another pass over the cluster's data
+            raise ValueError(f"DaskRSRank supports normalize='none' only (got "
+                             f"{self.normalize!r}): scale the features before training")
+        self._fit_scaling((0, np.zeros(n_features), np.zeros(n_features),
+                           np.zeros(n_features), np.zeros(n_features)))
         if self.mode not in ("gradient", "mixing"):
             raise ValueError(f"mode must be 'gradient' or 'mixing', got {self.mode!r}")
         if self.early_stopping and eval_set is None:
@@ -250,6 +258,7 @@ class DaskRSRank(RSRank):
             return sum(loss for _, loss, _ in results) / max(total, 1)
 
         reset = not (self.warm_start and hasattr(self, "coef_"))
+        self._reference_loss = None
         epoch = gradient_epoch if self.mode == "gradient" else mixing_epoch
         self._train(epoch, lambda w: float("nan"), validation,
                     self._init_coef(n_features, coef_init), reset)
@@ -261,7 +270,7 @@ class DaskRSRank(RSRank):
         """A plain :class:`~rsrank.RSRank` with this model's weights."""
         local = RSRank(**self._local_params())
         for name in ("coef_", "n_features_in_", "n_iter_", "t_", "best_iteration_",
-                     "history_", "_n_fit_queries"):
+                     "history_", "_n_fit_queries", "feature_offset_", "feature_scale_"):
             if hasattr(self, name):
                 setattr(local, name, getattr(self, name))
         return local

@@ -32,6 +32,11 @@ __all__ = [
     "letor_summary",
     "write_scores",
     "read_scores",
+    "read_feature_names",
+    "parse_docid",
+    "write_run",
+    "find_splits",
+    "load_splits",
     "bundled_data_path",
 ]
 
@@ -239,15 +244,29 @@ def read_query_sizes(path):
     return np.asarray(sizes, dtype=np.int64)
 
 
+_DOCID = re.compile(r"docid\s*[=:]\s*(\S+)")
+
+
+def parse_docid(comment, row):
+    """The document id in a row's comment: the value of ``docid = X`` (LETOR,
+    MSLR) or ``docid:X``, else the comment's first word, else ``"row<row>"``
+    (1-based data row of the file) when the row has no comment."""
+    match = _DOCID.search(comment)
+    if match:
+        return match.group(1)
+    words = comment.split()
+    return words[0] if words else f"row{row}"
+
+
 def read_docids(path):
-    """The text after ``#`` on every data row (``"docid = 123 ..."``), or ``""``."""
-    comments = []
+    """The document id of every data row (see :func:`parse_docid`)."""
+    docids = []
     with _open_text(path) as handle:
         for text in handle:
             body, sep, comment = text.partition("#")
             if body.strip():
-                comments.append(comment.strip())
-    return np.asarray(comments, dtype=object)
+                docids.append(parse_docid(comment, len(docids) + 1))
+    return np.asarray(docids, dtype=object)
 
 
 def load_letor(path, n_features=None, *, query_file=None, return_docids=False,
@@ -268,7 +287,8 @@ def load_letor(path, n_features=None, *, query_file=None, return_docids=False,
         (with the ``.gz`` of ``path`` removed, plain or gzipped) is used
         when the data has no ``qid:``.
     return_docids : bool
-        Also return the comment of every row (LETOR's ``docid = ...``).
+        Also return the document id of every row: ``X`` of a ``#docid = X``
+        comment (see :func:`parse_docid`).
     dtype : numpy dtype
         Dtype of ``X`` (float64 or float32).
     warn_non_contiguous : bool
@@ -279,7 +299,7 @@ def load_letor(path, n_features=None, *, query_file=None, return_docids=False,
     X : scipy.sparse.csr_matrix of shape (n_rows, n_features)
     y : ndarray of int64
     qid : ndarray of int64
-    docids : ndarray of str, only with ``return_docids=True``
+    docids : ndarray of str (object), only with ``return_docids=True``
 
     Raises
     ------
@@ -392,17 +412,13 @@ def _with_columns(X, n_features):
 
 
 def bundled_data_path():
-    """The synthetic LETOR folds written by ``scripts/make_synthetic.py``.
-
-    Found beside the package in a source checkout (editable install), else
-    under ``./data/synthetic`` of the working directory.
-    """
-    for base in (Path(__file__).resolve().parent.parent, Path.cwd()):
-        candidate = base / "data" / "synthetic"
-        if (candidate / "Fold1").is_dir():
-            return candidate
-    raise FileNotFoundError("the bundled dataset data/synthetic was not found; run from a "
-                            "source checkout or give a PATH")
+    """The synthetic LETOR folds written by ``scripts/make_synthetic.py``,
+    shipped inside the package (``rsrank/data/synthetic``)."""
+    candidate = Path(__file__).resolve().parent / "data" / "synthetic"
+    if not (candidate / "Fold1").is_dir():
+        raise FileNotFoundError(f"{candidate}: the bundled dataset is missing from this "
+                                "installation; reinstall rsrank or give a PATH")
+    return candidate
 
 
 _FOLD_DIR = re.compile(r"Fold(\d+)$")
@@ -512,10 +528,9 @@ def letor_summary(path):
 
 
 def _atomic_write_text(path, text):
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    from .persistence import atomic_write_text
+
+    atomic_write_text(path, text)
 
 
 def write_scores(path, scores):
@@ -539,3 +554,197 @@ def read_scores(path, n_rows=None):
     if n_rows is not None and len(values) != n_rows:
         raise LetorFormatError(path, None, f"{len(values)} scores for {n_rows} rows")
     return np.asarray(values, dtype=np.float64)
+
+
+# -- layouts other than Fold<k> directories ----------------------------------------
+
+#: File names tried in a directory without Fold<k>, per split (LightGBM's
+#: examples, SVMrank and plain names), each also with ``.txt`` and ``.gz``.
+_SPLIT_NAMES = {"train": ("train", "rank.train"),
+                "vali": ("vali", "valid", "validation", "rank.vali", "rank.valid"),
+                "test": ("test", "rank.test")}
+
+
+def _find_split(directory, split):
+    for stem in _SPLIT_NAMES[split]:
+        for suffix in ("", ".txt", ".gz", ".txt.gz"):
+            candidate = directory / f"{stem}{suffix}"
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def find_splits(directory):
+    """``{"train": path, "vali": path or None, "test": path or None}`` for a
+    directory in LightGBM/SVMrank layout (``rank.train``, ``rank.test``,
+    optionally ``rank.vali``, with ``.query``/``.group`` files beside them)
+    or with ``train.txt``, ``vali.txt``, ``test.txt``; plain or ``.gz``.
+    Raises ``FileNotFoundError`` when no training file is there."""
+    directory = Path(directory)
+    found = {split: _find_split(directory, split) for split in _SPLITS}
+    if found["train"] is None:
+        names = ", ".join(f"{stem}[.txt][.gz]" for stem in _SPLIT_NAMES["train"])
+        raise FileNotFoundError(f"{directory}: no Fold<k> directories and no training file "
+                                f"({names}); give --train FILE")
+    return found
+
+
+def split_queries(data, fraction, random_state):
+    """Split ``(X, y, qid)`` into two parts by whole queries: a seeded random
+    ``fraction`` of the queries (at least one) goes to the second part."""
+    from sklearn.utils import check_random_state
+
+    X, y, qid = data[:3]
+    queries = np.unique(qid)
+    if not 0 < fraction < 1:
+        raise ValueError(f"the validation fraction must be in (0, 1), got {fraction}")
+    if len(queries) < 2:
+        raise ValueError("cannot hold out validation queries from a single query; give a "
+                         "validation file")
+    n_held = min(len(queries) - 1, max(1, int(round(fraction * len(queries)))))
+    held = check_random_state(random_state).choice(queries, n_held, replace=False)
+    is_held = np.isin(qid, held)
+    return (X[~is_held], y[~is_held], qid[~is_held]), (X[is_held], y[is_held], qid[is_held])
+
+
+def load_splits(train, vali=None, test=None, *, vali_fraction=None, random_state=0,
+                n_features=None, dtype=np.float64):
+    """Load explicit train/vali/test files as one fold.
+
+    Parameters
+    ----------
+    train : path-like
+    vali, test : path-like, optional
+        Without ``vali``, a seeded ``vali_fraction`` of the training queries
+        (default 0.2) is held out for validation.
+    vali_fraction : float, optional
+        Share of training queries held out; an error together with ``vali``.
+    random_state : int
+        Seed of the held-out queries.
+    n_features : int, optional
+        Columns of every ``X`` (default: the largest index over the files).
+
+    Returns
+    -------
+    Bunch
+        As :func:`load_letor_fold`: ``train``, ``vali``, ``test`` (``None``
+        without a test file), ``n_features``, ``fold`` (1), ``paths`` and
+        ``vali_source`` (the vali file, or a description of the split).
+    """
+    if vali is not None and vali_fraction is not None:
+        raise ValueError("give either a validation file or a validation fraction, not both")
+    paths = {"train": Path(train), "vali": None if vali is None else Path(vali),
+             "test": None if test is None else Path(test)}
+    for split, path in paths.items():
+        if path is not None and not path.is_file():
+            raise FileNotFoundError(f"{path}: no such file ({split} split)")
+    parts = {split: load_letor(path, n_features, dtype=dtype)
+             for split, path in paths.items() if path is not None}
+    width = n_features or max(part[0].shape[1] for part in parts.values())
+    parts = {split: (_with_columns(part[0], width),) + tuple(part[1:])
+             for split, part in parts.items()}
+    if vali is None:
+        fraction = 0.2 if vali_fraction is None else vali_fraction
+        parts["train"], parts["vali"] = split_queries(parts["train"], fraction, random_state)
+        source = f"{fraction:g} of the training queries (seed {random_state})"
+    else:
+        source = str(paths["vali"])
+    for split in ("vali", "test"):
+        if split in parts:
+            _check_disjoint_queries(parts["train"][2], parts[split][2], paths["train"],
+                                    paths[split] or "the held-out queries")
+    return Bunch(train=parts["train"], vali=parts["vali"], test=parts.get("test"),
+                 n_features=width, fold=1, paths=paths, vali_source=source)
+
+
+def _check_disjoint_queries(train_qid, other_qid, train_path, other_path):
+    # qids invented from .query files (0, 1, 2, ...) restart in every file, so
+    # overlapping values are a problem only for files with real qid columns
+    if _query_file_for(train_path) is not None or _query_file_for(other_path) is not None:
+        return
+    shared = np.intersect1d(train_qid, other_qid)
+    if len(shared):
+        warnings.warn(f"{other_path} shares {len(shared)} query ids with {train_path} (for "
+                      f"example qid {shared[0]}): a query in both training and evaluation "
+                      "data inflates the evaluation", UserWarning, stacklevel=3)
+
+
+def read_feature_names(path, n_features=None):
+    """Feature names from a text file.
+
+    Two layouts are read: one name per line (feature 1 first), or
+    ``index name`` lines (``1 bm25_title``, ``1:bm25_title`` or tab
+    separated, 1-based indices in any order, as RankLib's and the
+    Elasticsearch LTR plugin's feature lists give them). Blank lines and
+    ``#`` comments are skipped. Features not listed are named ``f<index>``.
+
+    Returns
+    -------
+    list of str
+        ``n_features`` names (default: as many as the file lists, or its
+        largest index).
+    """
+    named, plain = {}, []
+    with _open_text(path) as handle:
+        for number, text in enumerate(handle, start=1):
+            text = text.split("#", 1)[0].strip()
+            if not text:
+                continue
+            match = re.fullmatch(r"(\d+)(?:\s*:\s*|\s+)(\S.*)", text)
+            if match:
+                index = int(match.group(1))
+                if index < 1:
+                    raise LetorFormatError(path, number, f"feature index {index}; indices "
+                                           "start at 1")
+                if index in named:
+                    raise LetorFormatError(path, number, f"feature {index} is named twice")
+                named[index] = match.group(2).strip()
+            else:
+                plain.append((number, text))
+    if named and plain:
+        raise LetorFormatError(path, plain[0][0], "mixes 'index name' lines with bare names")
+    if not named and not plain:
+        raise LetorFormatError(path, None, "no feature names in the file")
+    if plain:
+        for number, name in plain:
+            if len(name.split()) != 1:
+                raise LetorFormatError(path, number, f"{name!r}: a feature name is one word "
+                                       "(or write 'index name')")
+        named = {i + 1: name for i, (_, name) in enumerate(plain)}
+    width = max(named) if n_features is None else n_features
+    beyond = [index for index in named if index > width]
+    if beyond:
+        raise LetorFormatError(path, None, f"names feature {max(beyond)} but the data has "
+                               f"{width} features")
+    names = [named.get(j, f"f{j}") for j in range(1, width + 1)]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise LetorFormatError(path, None, f"feature name {repeated[0]!r} is used twice")
+    return names
+
+
+def write_run(handle, qid, docids, scores, *, tag="rsrank", form="trec"):
+    """Write ranked scores to an open text ``handle``.
+
+    ``form="trec"``: a TREC run, ``qid Q0 docid rank score tag`` per line,
+    each query's documents by decreasing score (ties in file order), ranks
+    from 1, as trec_eval, pytrec_eval and ranx read it. ``form="tsv"``: a
+    header ``qid<TAB>docid<TAB>score`` and the rows in file order.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    if form == "tsv":
+        handle.write("qid\tdocid\tscore\n")
+        for q, d, v in zip(qid, docids, scores):
+            handle.write(f"{q}\t{d}\t{v:.10g}\n")
+        return
+    if form != "trec":
+        raise ValueError(f"run format must be 'trec' or 'tsv', got {form!r}")
+    if any(" " in str(d) or not str(d) for d in docids):
+        raise ValueError("TREC runs need docids without spaces")
+    groups = group_queries(qid, n_rows=len(scores))
+    for q in range(groups.n_queries):
+        rows = groups.order[groups.offsets[q]:groups.offsets[q + 1]]
+        rows = rows[np.argsort(-scores[rows], kind="stable")]
+        query = groups.qids[q]
+        for rank, row in enumerate(rows, start=1):
+            handle.write(f"{query} Q0 {docids[row]} {rank} {scores[row]:.10g} {tag}\n")

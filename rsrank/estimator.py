@@ -1,49 +1,31 @@
 """The scikit-learn estimator: parameters, validation, seeding and the epoch
 loop. The arithmetic lives in :mod:`rsrank._kernels`."""
 
-import json
 import numbers
 import time
+import warnings
 from dataclasses import dataclass
 
 import numba
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _kernels
 from ._queries import group_queries
 from .metrics import CONVENTIONS, discount_values, gain_values, mean_ndcg
+from .preprocessing import (GLOBAL_NORMALIZERS, NORMALIZERS, QUERY_NORMALIZERS, column_moments,
+                            combine_moments, query_normalize, scaling_from_moments)
 
-__all__ = ["RSRank"]
-
-MODEL_FORMAT = "rsrank-model"
-MODEL_FORMAT_VERSION = 1
-
-
-def _library_version():
-    from . import __version__
-
-    return __version__
+__all__ = ["RSRank", "DivergenceWarning"]
 
 
-def _to_json(value):
-    """JSON has no inf/nan: write them as strings."""
-    if isinstance(value, (float, np.floating)):
-        value = float(value)
-        if not np.isfinite(value):
-            return str(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    return value
-
-
-def _from_json(value):
-    if value in ("inf", "-inf", "nan"):
-        return float(value)
-    return value
+class DivergenceWarning(ConvergenceWarning):
+    """The training loss keeps rising: features on very different scales, or
+    a learning rate too large for them."""
 
 
 @dataclass
@@ -104,8 +86,19 @@ class RSRank(BaseEstimator):
 
     Parameters
     ----------
-    learning_rate : float, default=1e-3
-        Step size eta (the paper's 0.001).
+    learning_rate : float, default=1e-2
+        Step size eta (the paper used 0.001 on OHSUMED's [0, 1] features).
+    normalize : {"zscore", "minmax", "query-zscore", "query-minmax", "none"}, default="zscore"
+        Feature scaling applied before the linear function (see
+        :mod:`rsrank.preprocessing`). ``"zscore"`` and ``"minmax"`` fit one
+        offset and scale per feature on the training rows and remain
+        deployable in a search engine; the ``"query-*"`` variants scale
+        within each query (LETOR's QueryLevelNorm) and need ``qid`` in
+        :meth:`predict`. ``coef_`` weighs the scaled features, so weights
+        are comparable across features; :meth:`linear_function` gives the
+        equivalent weights and constant on raw features. Centring does not
+        change training (a query's pair differences ignore it), so sparse
+        ``X`` stays sparse.
     l1 : float, default=0.0
         L1 strength g. 0 gives plain (dense) gradient descent.
     truncation_period : int, default=1
@@ -115,8 +108,11 @@ class RSRank(BaseEstimator):
         ``K = 1`` is soft-thresholding.
     max_iter : int, default=100
         Number of epochs (passes over the training queries).
-    batch_size : int or None, default=1
-        Queries per step; 1 is the paper's online update, None a full batch.
+    batch_size : int or None, default=None
+        Queries per step. None takes one step per epoch on the mean over all
+        queries (deterministic, and stable on scaled features); 1 is the
+        paper's online update (with ``normalize="none"`` and
+        ``learning_rate=1e-3`` on LETOR's per-query normalised features).
     shuffle : bool, default=True
         Visit the queries in a new random order each epoch.
     ndcg_k : int or None, default=None
@@ -178,6 +174,9 @@ class RSRank(BaseEstimator):
         (wall time of the training pass, without the NDCG bookkeeping).
     n_features_in_ : int
     feature_names_in_ : ndarray of str, when X has column names
+    feature_offset_, feature_scale_ : ndarray of shape (n_features,)
+        The global scaling ``(x - offset) / scale`` (offset 0 and scale 1
+        for ``normalize="none"`` or a per-query scaling).
     """
 
     # qid is routed to fit, partial_fit and score by default, so that
@@ -185,15 +184,17 @@ class RSRank(BaseEstimator):
     __metadata_request__fit = {"qid": True}
     __metadata_request__partial_fit = {"qid": True}
     __metadata_request__score = {"qid": True}
+    __metadata_request__predict = {"qid": True}
 
-    def __init__(self, learning_rate=1e-3, l1=0.0, truncation_period=1,
-                 truncation_threshold=np.inf, max_iter=100, batch_size=1, shuffle=True,
+    def __init__(self, learning_rate=1e-2, normalize="zscore", l1=0.0, truncation_period=1,
+                 truncation_threshold=np.inf, max_iter=100, batch_size=None, shuffle=True,
                  ndcg_k=None, gain="exp2", discount="log2", pair_loss="modified_huber",
                  pair_weight="delta_ndcg", eval_k=10, eval_convention="standard",
                  early_stopping=False, validation_fraction=0.1, n_iter_no_change=10, tol=1e-4,
                  restore_best=True, eval_train=True, random_state=None, warm_start=False,
                  n_jobs=None, verbose=0):
         self.learning_rate = learning_rate
+        self.normalize = normalize
         self.l1 = l1
         self.truncation_period = truncation_period
         self.truncation_threshold = truncation_threshold
@@ -242,10 +243,14 @@ class RSRank(BaseEstimator):
         number("ndcg_k", 1, integer=True, allow_none=True)
         number("eval_k", 1, integer=True)
         number("n_iter_no_change", 1, integer=True)
+        number("tol", -np.inf)
         if not 0 < self.validation_fraction < 1:
             raise ValueError(f"validation_fraction must be in (0, 1), got {self.validation_fraction!r}")
+        for name in ("learning_rate", "l1", "truncation_threshold", "tol"):
+            if np.isnan(getattr(self, name)):
+                raise ValueError(f"{name} must be a number, got nan")
         options = {"pair_loss": tuple(_kernels.PAIR_LOSSES), "pair_weight": ("delta_ndcg", "unit"),
-                   "eval_convention": tuple(CONVENTIONS)}
+                   "eval_convention": tuple(CONVENTIONS), "normalize": NORMALIZERS}
         for name, allowed in options.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
@@ -260,6 +265,77 @@ class RSRank(BaseEstimator):
     def _validate_X(self, X, reset):
         return validate_data(self, X, reset=reset, accept_sparse="csr",
                              dtype=[np.float64, np.float32], order="C")
+
+    def _fit_scaling(self, moments):
+        """Set ``feature_offset_`` and ``feature_scale_`` from column moments
+        of the training rows (see :func:`rsrank.preprocessing.column_moments`)."""
+        width = len(moments[1])
+        self._feature_range = (moments[3], moments[4])
+        if self.normalize in GLOBAL_NORMALIZERS:
+            self.feature_offset_, self.feature_scale_ = scaling_from_moments(
+                moments, self.normalize)
+        else:
+            self.feature_offset_, self.feature_scale_ = np.zeros(width), np.ones(width)
+
+    def _training_space(self, X, qid):
+        """``X`` as the kernels see it. A global scaling divides by
+        ``feature_scale_`` without centring (pair differences within a query,
+        and so training, do not depend on the offset; a sparse X stays
+        sparse), per-query scaling is applied in full; no copy without one."""
+        if self.normalize in QUERY_NORMALIZERS:
+            return query_normalize(X, qid, self.normalize)
+        if self.normalize not in GLOBAL_NORMALIZERS:
+            return X
+        inverse = (1.0 / self.feature_scale_).astype(X.dtype)
+        if sp.issparse(X):
+            X = sp.csr_matrix(X)
+            return sp.csr_matrix((X.data * inverse[X.indices], X.indices, X.indptr),
+                                 shape=X.shape)
+        return X * inverse
+
+    def linear_function(self):
+        """The model on raw features: ``(weights, constant)`` with
+        ``predict(X) == X @ weights + constant``.
+
+        With a global scaling, ``weights = coef_ / feature_scale_`` and
+        ``constant = -sum(coef_ * feature_offset_ / feature_scale_)``; without
+        one, ``(coef_, 0.0)``. A per-query scaling has no such form (it needs
+        the other documents of the query) and raises ``ValueError``.
+        """
+        check_is_fitted(self)
+        if self.normalize in QUERY_NORMALIZERS:
+            raise ValueError(f"normalize={self.normalize!r} scales each feature by statistics "
+                             "of the whole query, so the model is no function of one "
+                             "document's raw features; retrain with normalize='zscore' or "
+                             "'minmax' for a deployable model")
+        scale = getattr(self, "feature_scale_", None)
+        if scale is None or self.normalize == "none":
+            return self.coef_.copy(), 0.0
+        weights = self.coef_ / scale
+        return weights, float(-np.dot(weights, self.feature_offset_))
+
+    def _feature_label(self, j):
+        names = getattr(self, "_feature_names", None)
+        if names is None:
+            names = getattr(self, "feature_names_in_", None)
+        return str(names[j]) if names is not None else f"f{j + 1}"
+
+    def _scale_advice(self):
+        """What to do when training diverges, naming the widest features."""
+        text = ""
+        span = getattr(self, "_feature_range", None)
+        if span is not None and len(span[0]):
+            width = np.where(np.isfinite(span[1] - span[0]), span[1] - span[0], 0.0)
+            widest = np.argsort(-width, kind="stable")[:3]
+            listed = ", ".join(f"{self._feature_label(j)} in [{span[0][j]:.3g}, {span[1][j]:.3g}]"
+                               for j in widest)
+            text = f"; widest features: {listed}"
+        if self.normalize == "none":
+            fix = ("scale the features (normalize='zscore', rsrank train --normalize zscore) "
+                   f"or lower learning_rate (now {self.learning_rate:g})")
+        else:
+            fix = f"lower learning_rate (now {self.learning_rate:g})"
+        return f"{text}. Fix: {fix}"
 
     def _discount_table(self, max_size):
         cutoff = max_size if self.ndcg_k is None else min(self.ndcg_k, max_size)
@@ -326,9 +402,8 @@ class RSRank(BaseEstimator):
                 float(self.l1), int(self.truncation_period), float(self.truncation_threshold),
                 int(self.t_), scores, lam, partial)
         if not np.all(np.isfinite(w)):
-            raise ValueError(
-                f"the weights became non-finite (NaN or inf) at step {self.t_}: training "
-                f"diverged; use a smaller learning_rate (now {self.learning_rate})")
+            raise ValueError(f"the weights became non-finite (NaN or inf) at step {self.t_}: "
+                             f"training diverged{self._scale_advice()}")
         return total / max(len(query_order), 1)
 
     def _init_coef(self, n_features, coef_init):
@@ -373,7 +448,14 @@ class RSRank(BaseEstimator):
         y = _check_labels(y, X.shape[0])
         rng = check_random_state(self.random_state)
         train, validation = self._validation_data(X, y, qid, eval_set, rng)
+        if reset or not hasattr(self, "feature_scale_"):
+            self._fit_scaling(column_moments(train[0]))
+        train = (self._training_space(train[0], train[2]),) + tuple(train[1:])
+        if validation is not None:
+            validation = ((self._training_space(validation[0], validation[2]),)
+                          + tuple(validation[1:]))
         data = self._prepare(*train)
+        self._reference_loss = self._zero_model_loss(data)
         # group once: the NDCG bookkeeping runs every epoch
         train = (train[0], train[1], group_queries(train[2], n_rows=train[0].shape[0]))
 
@@ -421,7 +503,7 @@ class RSRank(BaseEstimator):
         def epoch(w):
             total, n_queries = 0.0, 0
             for X, y, qid in chunks():
-                X = self._validate_X(X, reset=False)
+                X = self._training_space(self._validate_X(X, reset=False), qid)
                 data = self._prepare(X, y, qid)
                 order = (rng.permutation(data.n_queries) if self.shuffle
                          else np.arange(data.n_queries))
@@ -433,9 +515,19 @@ class RSRank(BaseEstimator):
         # the first block fixes the feature count (and checks eval_set against it)
         first = next(iter(chunks()))
         X0 = self._validate_X(first[0], reset=reset)
+        if reset or not hasattr(self, "feature_scale_"):
+            # one pass over the stream for the scaling statistics
+            moments = None
+            for X, _, _ in chunks():
+                block = column_moments(self._validate_X(X, reset=False))
+                moments = block if moments is None else combine_moments(moments, block)
+            self._fit_scaling(moments)
         validation = None
         if eval_set is not None:
             validation = self._validation_data(X0, first[1], first[2], eval_set, rng)[1]
+            validation = ((self._training_space(validation[0], validation[2]),)
+                          + tuple(validation[1:]))
+        self._reference_loss = None  # would cost a pass over the stream
         self._train(epoch, lambda w: float("nan"), validation,
                     self._init_coef(X0.shape[1], coef_init), reset)
         self._n_fit_queries = state["n_queries"]
@@ -450,6 +542,7 @@ class RSRank(BaseEstimator):
                           group_queries(validation[2], n_rows=validation[0].shape[0]))
         if reset or not hasattr(self, "t_"):
             self.t_ = 0
+        self._warned_divergence = False
         self.history_ = {"loss": [], "train_ndcg": [], "val_ndcg": [], "n_nonzero": [],
                          "seconds": []}
         best_score, best_w, best_epoch, stale = -np.inf, w.copy(), None, 0
@@ -459,6 +552,7 @@ class RSRank(BaseEstimator):
             loss = run_epoch(w)
             self.history_["seconds"].append(time.perf_counter() - start)
             self.history_["loss"].append(loss)
+            self._watch_loss(self.history_["loss"])
             self.history_["n_nonzero"].append(int(np.count_nonzero(w)))
             train_value = train_ndcg(w)
             self.history_["train_ndcg"].append(train_value)
@@ -480,6 +574,42 @@ class RSRank(BaseEstimator):
         self.best_iteration_ = best_epoch
         self.coef_ = w
 
+    def _zero_model_loss(self, data):
+        """Mean per-query loss of the all-zero weights (every pair at margin
+        0): a training loss far above it means the steps overshoot."""
+        n, width = data.n_rows, self.n_features_in_
+        total = _kernels.objective_serial(
+            data.data, data.indices, data.indptr, data.dense, data.gains, data.labels,
+            data.offsets, data.inv_ideal, data.discount, data.cutoff,
+            _kernels.PAIR_LOSSES[self.pair_loss], self.pair_weight == "unit",
+            np.zeros(width), np.zeros(n), np.zeros(n), np.zeros(width))
+        return total / max(data.n_queries, 1)
+
+    def _watch_loss(self, losses):
+        """Warn once per fit when training is diverging: the mean loss is ten
+        times that of the all-zero model (pairs misordered by margins of
+        several units), or it rose for three epochs in a row to more than
+        twice its lowest value. Gradient steps then overshoot, almost always
+        because the features' scales differ by orders of magnitude, and the
+        weights are on their way to overflow."""
+        if getattr(self, "_warned_divergence", False) or len(losses) < 2:
+            return
+        reference = getattr(self, "_reference_loss", None)
+        last = losses[-4:]
+        rising = len(last) == 4 and all(b > a for a, b in zip(last, last[1:]))
+        lowest = min(losses)
+        if reference and losses[-1] > 10 * reference:
+            cause = (f"the training loss is {losses[-1]:.4g} after {len(losses)} epochs, "
+                     f"{losses[-1] / reference:.0f} times that of the all-zero model")
+        elif rising and losses[-1] > 2 * lowest and losses[-1] > 0:
+            cause = (f"the training loss rose from {lowest:.4g} to {losses[-1]:.4g} over "
+                     f"{len(losses)} epochs")
+        else:
+            return
+        self._warned_divergence = True
+        warnings.warn(f"{cause}: training is diverging{self._scale_advice()}",
+                      DivergenceWarning, stacklevel=4)
+
     def partial_fit(self, X, y, *, qid=None):
         """One pass over the given queries, continuing from the current weights
         and step count (for data that arrives in blocks of whole queries)."""
@@ -492,9 +622,10 @@ class RSRank(BaseEstimator):
             self.coef_ = np.zeros(X.shape[1])
             self.t_ = 0
             self.n_iter_ = 0
+            self._fit_scaling(column_moments(X))  # the first block fixes the scaling
         if not hasattr(self, "_partial_rng"):
             self._partial_rng = check_random_state(self.random_state)
-        data = self._prepare(X, y, qid)
+        data = self._prepare(self._training_space(X, qid), y, qid)
         query_order = (self._partial_rng.permutation(data.n_queries) if self.shuffle
                        else np.arange(data.n_queries))
         self._run_epoch(data, query_order, self.coef_)
@@ -517,13 +648,23 @@ class RSRank(BaseEstimator):
             kernel(*_kernel_arrays(X), np.ascontiguousarray(w, dtype=np.float64), out)
         return out
 
-    def predict(self, X):
-        """Scores ``X @ coef_``; sort a query's documents by decreasing score."""
+    def predict(self, X, *, qid=None):
+        """Scores of the rows; sort a query's documents by decreasing score.
+
+        With a global scaling (or none) this is ``X @ weights + constant``
+        of :meth:`linear_function`. A per-query scaling needs ``qid``.
+        """
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
-        return self._scores(X, self.coef_)
+        if self.normalize in QUERY_NORMALIZERS:
+            if qid is None and getattr(self, "_n_fit_queries", 1) > 1:
+                raise ValueError(f"normalize={self.normalize!r} scales features within each "
+                                 "query: pass qid=... (the query of every row) to predict")
+            return self._scores(query_normalize(X, qid, self.normalize), self.coef_)
+        weights, constant = self.linear_function()
+        return self._scores(X, weights) + constant
 
-    def score(self, X, y, *, qid=None):
+    def score(self, X, y, *, qid=None, sample_weight=None):
         """Mean NDCG@``eval_k`` over queries with ``eval_convention``.
 
         ``qid=None`` treats all rows as one query; for a model trained on
@@ -537,18 +678,44 @@ class RSRank(BaseEstimator):
                 "cross_val_score, enable metadata routing "
                 "(sklearn.set_config(enable_metadata_routing=True)) and pass qid to fit, or "
                 "use rsrank.model_selection.fit_search / cross_val_score_by_query")
-        scores = self.predict(X)
+        if sample_weight is not None:
+            raise ValueError("score() has no per-row sample weights: NDCG weighs queries, "
+                             "not rows")
+        scores = self.predict(X, qid=qid)
         y = _check_labels(y, X.shape[0])
         return mean_ndcg(y, scores, qid, self.eval_k, convention=self.eval_convention)
 
+    def feature_names(self):
+        """The name of every feature: those given to :meth:`set_feature_names`,
+        else the training DataFrame's columns (``feature_names_in_``), else
+        LETOR's 1-based ``"f1", "f2", ...``."""
+        check_is_fitted(self)
+        names = getattr(self, "_feature_names", None)
+        if names is None:
+            names = getattr(self, "feature_names_in_", None)
+        if names is None:
+            return [f"f{j + 1}" for j in range(self.n_features_in_)]
+        return [str(name) for name in names]
+
+    def set_feature_names(self, names):
+        """Name the features of a model trained without column names (for
+        :meth:`selected_features`, model files and exports); returns self."""
+        check_is_fitted(self)
+        names = [str(name) for name in names]
+        if len(names) != self.n_features_in_:
+            raise ValueError(f"{len(names)} feature names for {self.n_features_in_} features")
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise ValueError(f"feature name {repeated[0]!r} is used twice")
+        self._feature_names = names
+        return self
+
     def selected_features(self):
         """Non-zero weights as ``[(name, weight), ...]`` by decreasing
-        ``|weight|``. Names are ``feature_names_in_`` or LETOR's 1-based
-        ``"f1", "f2", ...``."""
+        ``|weight|``, named by :meth:`feature_names`. The weights are those
+        of ``coef_`` (on the scaled features)."""
         check_is_fitted(self)
-        names = getattr(self, "feature_names_in_", None)
-        if names is None:
-            names = [f"f{j + 1}" for j in range(len(self.coef_))]
+        names = self.feature_names()
         nonzero = np.flatnonzero(self.coef_)
         nonzero = nonzero[np.argsort(-np.abs(self.coef_[nonzero]), kind="stable")]
         return [(str(names[j]), float(self.coef_[j])) for j in nonzero]
@@ -556,88 +723,18 @@ class RSRank(BaseEstimator):
     # -- model files -------------------------------------------------------------
 
     def save(self, path):
-        """Write the fitted model as versioned, human-readable JSON (atomically).
+        """Write the fitted model as a small versioned JSON file (atomically);
+        see :func:`rsrank.persistence.save_model`."""
+        from .persistence import save_model
 
-        The file holds the weights, every parameter, the feature count and
-        names, the library version, the fit's bookkeeping and a fingerprint
-        of the training data. Pickle and joblib work too.
-        """
-        check_is_fitted(self)
-        params = {}
-        for name, value in self.get_params().items():
-            if isinstance(value, np.random.RandomState):
-                value = None  # seeds training only; predictions do not depend on it
-            if callable(value):
-                raise ValueError(f"cannot save parameter {name}={value!r}: a callable has no "
-                                 "JSON form; use pickle or joblib for this model")
-            params[name] = _to_json(value)
-        names = getattr(self, "feature_names_in_", None)
-        document = {
-            "format": MODEL_FORMAT,
-            "format_version": MODEL_FORMAT_VERSION,
-            "rsrank_version": _library_version(),
-            "n_features": int(self.n_features_in_),
-            "feature_names": None if names is None else [str(n) for n in names],
-            "coef": [float(v) for v in self.coef_],
-            "params": params,
-            "fitted": {
-                "n_iter": int(getattr(self, "n_iter_", 0)),
-                "t": int(getattr(self, "t_", 0)),
-                "best_iteration": getattr(self, "best_iteration_", None),
-                "n_fit_queries": int(getattr(self, "_n_fit_queries", 1)),
-                "history": {k: [_to_json(v) for v in values]
-                            for k, values in getattr(self, "history_", {}).items()},
-            },
-            "training_data": getattr(self, "_fingerprint", None),
-        }
-        from .datasets import _atomic_write_text
-
-        _atomic_write_text(path, json.dumps(document, indent=1, allow_nan=False) + "\n")
+        save_model(self, path)
 
     @classmethod
     def load(cls, path):
-        """Read a model written by :meth:`save`; checks format, version and shape."""
-        try:
-            with open(path, encoding="utf-8") as handle:
-                document = json.load(handle)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path}: not a valid RSRank model file ({error})") from None
-        if not isinstance(document, dict) or document.get("format") != MODEL_FORMAT:
-            raise ValueError(f"{path}: not an RSRank model file (no format: {MODEL_FORMAT!r})")
-        version = document.get("format_version")
-        if not isinstance(version, int) or version > MODEL_FORMAT_VERSION:
-            raise ValueError(f"{path}: model format version {version!r} is newer than this "
-                             f"rsrank ({MODEL_FORMAT_VERSION}); upgrade rsrank")
-        try:
-            coef = np.asarray(document["coef"], dtype=np.float64)
-            n_features = int(document["n_features"])
-            params = {k: _from_json(v) for k, v in document["params"].items()}
-            fitted = document["fitted"]
-        except (KeyError, TypeError, ValueError) as error:
-            raise ValueError(f"{path}: corrupted RSRank model file ({error!r})") from None
-        if coef.shape != (n_features,) or not np.all(np.isfinite(coef)):
-            raise ValueError(f"{path}: corrupted RSRank model file: {coef.size} finite "
-                             f"weights expected {n_features}")
-        unknown = set(params) - set(cls().get_params())
-        if unknown:
-            raise ValueError(f"{path}: unknown parameters {sorted(unknown)} (written by "
-                             f"rsrank {document.get('rsrank_version')})")
-        model = cls(**params)
-        model.coef_ = coef
-        model.n_features_in_ = n_features
-        if document.get("feature_names") is not None:
-            names = np.asarray(document["feature_names"], dtype=object)
-            if names.shape != (n_features,):
-                raise ValueError(f"{path}: {names.size} feature names for {n_features} features")
-            model.feature_names_in_ = names
-        model.n_iter_ = fitted.get("n_iter", 0)
-        model.t_ = fitted.get("t", 0)
-        model.best_iteration_ = fitted.get("best_iteration")
-        model._n_fit_queries = fitted.get("n_fit_queries", 1)
-        model.history_ = {k: [_from_json(v) for v in values]
-                          for k, values in fitted.get("history", {}).items()}
-        model._fingerprint = document.get("training_data")
-        return model
+        """Read a model written by :meth:`save`; see :func:`rsrank.persistence.load_model`."""
+        from .persistence import load_model
+
+        return load_model(path)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

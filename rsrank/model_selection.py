@@ -198,6 +198,7 @@ class FoldResult:
     test_scores: np.ndarray
     grid: list = field(default_factory=list)
     fit_seconds: float = 0.0
+    evaluated_on: str = "test"
 
 
 @dataclass
@@ -207,6 +208,7 @@ class LetorExperiment:
     folds: list
     select: str
     convention: str
+    within: float = 0.0
 
     def metric_names(self):
         return list(self.folds[0].test)
@@ -223,10 +225,14 @@ class LetorExperiment:
     def to_dict(self):
         return {
             "select": self.select,
+            "within": self.within,
             "convention": self.convention,
             "folds": [
                 {"fold": f.fold, "params": f.params, "vali_score": f.vali_score,
+                 "evaluated_on": f.evaluated_on,
                  "test": f.test, "n_nonzero": f.n_nonzero, "fit_seconds": f.fit_seconds,
+                 "selected_features": [[name, weight]
+                                       for name, weight in f.model.selected_features()],
                  "grid": f.grid, "best_iteration": getattr(f.model, "best_iteration_", None)}
                 for f in self.folds
             ],
@@ -235,11 +241,19 @@ class LetorExperiment:
         }
 
 
-def _fit_one_fold(estimator, grid, data, select, convention):
+def select_sparsest(tried, within=0.0):
+    """The grid point to keep: the fewest non-zero weights among those whose
+    vali score is at least ``(1 - within)`` times the best (ties: the higher
+    vali score, then the earlier point). ``within=0`` keeps the best vali
+    score. Only validation scores are used."""
+    best = max(point["vali_score"] for point in tried)
+    keep = [i for i, point in enumerate(tried) if point["vali_score"] >= (1 - within) * best]
+    return min(keep, key=lambda i: (tried[i]["n_nonzero"], -tried[i]["vali_score"], i))
+
+
+def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, features=None):
     Xv, yv, qv = data.vali[:3]
-    Xt, yt, qt = data.test[:3]
-    best = None
-    tried = []
+    tried, models = [], []
     start = time.perf_counter()
     for params in grid:
         model = clone(estimator).set_params(**params)
@@ -247,17 +261,21 @@ def _fit_one_fold(estimator, grid, data, select, convention):
             model.fit_chunks(data.train_chunks, eval_set=(Xv, yv, qv))
         else:
             model.fit(*data.train[:2], qid=data.train[2], eval_set=(Xv, yv, qv))
-        vali = _metric_value(select, yv, model.predict(Xv), qv, convention)
+        if features is not None:
+            model.set_feature_names(features)
+        vali = _metric_value(select, yv, model.predict(Xv, qid=qv), qv, convention)
         tried.append({"params": params, "vali_score": vali,
                       "n_nonzero": int(np.count_nonzero(model.coef_))})
-        if best is None or vali > best[0]:
-            best = (vali, params, model)
+        models.append(model)
     seconds = time.perf_counter() - start
-    vali, params, model = best
-    scores = model.predict(Xt)
+    chosen = select_sparsest(tried, within)
+    model, params, vali = models[chosen], tried[chosen]["params"], tried[chosen]["vali_score"]
+    evaluated_on = "test" if data.get("test") is not None else "vali"
+    Xt, yt, qt = (data.test if evaluated_on == "test" else data.vali)[:3]
+    scores = model.predict(Xt, qid=qt)
     report = metrics.letor_report(yt, scores, qt, convention=convention).as_dict()
     return FoldResult(data.fold, params, vali, report, int(np.count_nonzero(model.coef_)),
-                      model, scores, tried, seconds)
+                      model, scores, tried, seconds, evaluated_on)
 
 
 def _streamed_fold(root, fold, n_features, queries_per_chunk):
@@ -277,14 +295,16 @@ def _streamed_fold(root, fold, n_features, queries_per_chunk):
 
 def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10",
                     convention="letor", n_jobs=1, progress=False, n_features=None,
-                    stream_queries=None):
+                    stream_queries=None, within=0.0, feature_names=None):
     """LETOR's protocol: per fold, train every grid point on train (keeping the
     best validation epoch), select on vali, evaluate the selection on test.
 
     Parameters
     ----------
-    root : path-like
-        Directory with ``Fold1``, ``Fold2``, ...
+    root : path-like or list of Bunch
+        Directory with ``Fold1``, ``Fold2``, ..., or folds already loaded
+        (:func:`rsrank.datasets.load_splits` gives one from explicit files;
+        a fold without ``test`` is evaluated on vali, and says so).
     estimator : RSRank
         Base parameters; each grid point is set on a clone.
     param_grid : dict or list of dicts
@@ -296,10 +316,18 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
     convention : str
         Metric convention for selection and the test report ("letor" gives
         the numbers of LETOR's Eval-Score script).
+    within : float
+        Keep the sparsest grid point whose vali score is within this
+        relative distance of the best (0: the best vali score); see
+        :func:`select_sparsest`.
+    feature_names : list of str, optional
+        Names given to the selected models' features.
     n_jobs : int
         Folds run in parallel through joblib.
     n_features : int, optional
         Columns of every split (default: the largest index found).
+    progress : callable, optional
+        Called with each :class:`FoldResult` as its fold finishes.
     stream_queries : int, optional
         Read each training split from disk in blocks of this many queries
         every epoch (:meth:`RSRank.fit_chunks`) instead of loading it; vali
@@ -313,24 +341,32 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
     from joblib import Parallel, delayed
 
     parse_metric(select)
+    if not 0 <= within < 1:
+        raise ValueError(f"within must be in [0, 1), got {within}")
     grid = list(ParameterGrid(param_grid))
-    folds = find_folds(root) if folds is None else list(folds)
-    if stream_queries is None:
+    folds = None if folds is None else list(folds)
+    if folds is not None and len(set(folds)) != len(folds):
+        raise ValueError(f"fold numbers repeat in {folds}: each fold counts once")
+    if not isinstance(root, (str, bytes)) and not hasattr(root, "__fspath__"):
+        fold_data = list(root)  # folds already loaded
+    elif stream_queries is None:
         fold_data = iter_letor_folds(root, folds, n_features=n_features)
     else:
+        folds = find_folds(root) if folds is None else folds
         missing = sorted(set(folds) - set(find_folds(root)))
         if missing:
             raise FileNotFoundError(f"{root}: fold {missing[0]} does not exist")
         fold_data = (_streamed_fold(root, k, n_features, stream_queries) for k in folds)
-    jobs = (delayed(_fit_one_fold)(estimator, grid, data, select, convention)
+    jobs = (delayed(_fit_one_fold)(estimator, grid, data, select, convention, within,
+                                   feature_names)
             for data in fold_data)
     runner = Parallel(n_jobs=n_jobs, return_as="generator")
-    results = runner(jobs)
-    if progress:
-        from tqdm.auto import tqdm
-
-        results = tqdm(results, total=len(folds), desc="folds", leave=False)
-    return LetorExperiment(sorted(results, key=lambda r: r.fold), select, convention)
+    results = []
+    for result in runner(jobs):
+        results.append(result)
+        if progress:
+            progress(result)
+    return LetorExperiment(sorted(results, key=lambda r: r.fold), select, convention, within)
 
 
 # -- regularization path ------------------------------------------------------------
@@ -379,9 +415,13 @@ def regularization_path(X, y, qid, l1_values, *, estimator=None, eval_set=None, 
     return path
 
 
-def sparsest_within(path, tolerance=0.03, key="test_ndcg"):
+def sparsest_within(path, tolerance=0.03, key="val_ndcg"):
     """The point with the fewest non-zero weights whose ``key`` stays within
-    ``tolerance`` (relative) of the densest point's (the paper's Table 1)."""
+    ``tolerance`` (relative) of the densest point's (the paper's Table 1).
+
+    The default ``key`` is the validation NDCG, so that the choice never
+    looks at test data; ``key="test_ndcg"`` reproduces a test-selected
+    table and says so by its name."""
     dense = max(path, key=lambda p: p.n_nonzero)
     keep = [p for p in path if p[key] >= (1 - tolerance) * dense[key]]
     return min(keep, key=lambda p: (p.n_nonzero, -p[key]))
@@ -399,8 +439,16 @@ def experiment_markdown(experiment, title="RSRank on LETOR folds", command=None)
     lines = [f"# {title}", ""]
     if command:
         lines += [f"Command: `{command}`", ""]
-    lines += [f"Selection on vali by {experiment.select}; metrics with the "
-              f"{experiment.convention!r} convention.", "", head, rule]
+    rule_text = f"by {experiment.select}"
+    if experiment.within:
+        rule_text = (f"the sparsest model whose vali {experiment.select} is within "
+                     f"{experiment.within:.0%} of the best")
+    lines += [f"Selection on vali: {rule_text}. Metrics with the {experiment.convention!r} "
+              "convention (see rsrank.metrics).", ""]
+    if any(f.evaluated_on == "vali" for f in experiment.folds):
+        lines += ["**No test split: the table reports the validation data used for "
+                  "selection.**", ""]
+    lines += [head, rule]
     for fold in experiment.folds:
         values = " | ".join(f"{fold.test[name]:.4f}" for name in REPORT_COLUMNS)
         chosen = ", ".join(f"{k}={v}" for k, v in fold.params.items()) or "defaults"

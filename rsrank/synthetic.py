@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.utils import Bunch, check_random_state
 
-__all__ = ["make_letor_like", "make_mslr_like", "write_letor_folds"]
+__all__ = ["make_letor_like", "make_mslr_like", "make_raw_features", "write_letor_folds"]
 
 
 def make_letor_like(n_queries=100, docs_per_query=(50, 250), n_features=45, n_informative=8,
@@ -174,3 +174,49 @@ def make_mslr_like(n_documents=3_771_125, n_queries=31_531, n_features=136, n_in
     y = (len(MSLR_LABEL_SHARES) - 1 - np.searchsorted(cuts, latent)).astype(np.int64)
     qid = np.repeat(np.arange(1, n_queries + 1, dtype=np.int64), sizes)
     return Bunch(X=X, y=y, qid=qid, coef=coef)
+
+
+RAW_FEATURE_NAMES = ("bm25_title", "bm25_body", "pagerank", "doc_length", "clicks")
+
+
+def make_raw_features(n_queries=200, docs_per_query=(20, 60), random_state=0):
+    """Queries with raw, unscaled features as a search engine logs them.
+
+    Features (in this order, names in ``feature_names``): BM25 of the title
+    and of the body (about 2 to 30), PageRank (around 1e-6), document
+    length in words (50 to 8,000, no signal) and click counts (0 to a few
+    hundred, heavy-tailed). The latent relevance is a linear function of the
+    standardised BM25 scores, log PageRank and log clicks plus noise; within
+    each query it is cut into labels 0-3. A linear ranker on these raw
+    features fails unless they are scaled: document length spans thousands
+    and PageRank a millionth.
+
+    Returns
+    -------
+    Bunch
+        ``X`` (dense float64, raw values), ``y``, ``qid`` (contiguous) and
+        ``feature_names``.
+    """
+    rng = check_random_state(random_state)
+    low, high = docs_per_query
+    sizes = rng.randint(low, high + 1, size=n_queries)
+    n = int(sizes.sum())
+    relevance_seed = rng.normal(size=n)
+    bm25_title = np.clip(10 + 5 * relevance_seed + rng.normal(scale=4, size=n), 2, 30)
+    bm25_body = np.clip(12 + 4 * relevance_seed + rng.normal(scale=5, size=n), 2, 30)
+    log_pagerank = -14 + 0.8 * relevance_seed + rng.normal(scale=1.0, size=n)
+    pagerank = np.exp(log_pagerank)
+    doc_length = np.round(np.exp(rng.uniform(np.log(50), np.log(8000), size=n)))
+    clicks = rng.poisson(np.exp(1.5 + 0.7 * relevance_seed + rng.normal(scale=0.5, size=n)))
+    X = np.column_stack([bm25_title, bm25_body, pagerank, doc_length, clicks]).astype(np.float64)
+    latent = (0.35 * (bm25_title - 10) / 5 + 0.25 * (bm25_body - 12) / 4
+              + 0.2 * (log_pagerank + 14) + 0.3 * np.log1p(clicks) + rng.normal(scale=0.6, size=n))
+    qid = np.repeat(np.arange(1, n_queries + 1), sizes)
+    y = np.zeros(n, dtype=np.int64)
+    start = 0
+    for size in sizes:
+        block = latent[start:start + size]
+        cuts = np.quantile(block, [0.5, 0.8, 0.95])
+        y[start:start + size] = np.searchsorted(cuts, block)
+        start += size
+    return Bunch(X=X, y=y, qid=qid.astype(np.int64), feature_names=list(RAW_FEATURE_NAMES))

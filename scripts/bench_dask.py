@@ -53,7 +53,7 @@ def main():
     Xd, yd, qd = repartition_by_query(da.from_array(X, chunks=(half, X.shape[1])),
                                       da.from_array(y, chunks=half),
                                       da.from_array(qid, chunks=half))
-    common = dict(learning_rate=1e-3, l1=0.1, ndcg_k=10, shuffle=False, eval_train=False,
+    common = dict(learning_rate=1e-3, normalize="none", l1=0.1, ndcg_k=10, shuffle=False, eval_train=False,
                   random_state=0)
     rows = []
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,

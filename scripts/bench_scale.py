@@ -61,6 +61,7 @@ def time_epoch(X, y, qid, ndcg_k, repeats=3, **params):
     """Median time of one kernel epoch (after one warm-up epoch)."""
     from rsrank import RSRank
 
+    params = {"normalize": "none", "batch_size": 1, **params}
     model = RSRank(ndcg_k=ndcg_k, random_state=0, eval_train=False, **params)
     prepared = model._prepare(model._validate_X(X, reset=True), y, qid)
     model.t_ = 0
@@ -86,7 +87,8 @@ def measure_rsrank(directory, epochs):
            "rss_baseline_bytes": int(baseline), "rss_after_loading_bytes": int(peak_rss_bytes())}
     out["epoch_s_cutoff10"] = time_epoch(X, y, qid, 10)
     out["epoch_s_full"] = time_epoch(X, y, qid, None)
-    model = RSRank(ndcg_k=10, learning_rate=1e-3, max_iter=epochs, early_stopping=True,
+    model = RSRank(ndcg_k=10, learning_rate=1e-3, normalize="none", batch_size=1,
+                   max_iter=epochs, early_stopping=True,
                    n_iter_no_change=3, tol=0.0, eval_train=False, random_state=0)
     start = time.perf_counter()
     model.fit(X, y, qid=qid, eval_set=data["vali"])

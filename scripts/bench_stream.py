@@ -32,7 +32,7 @@ import numpy as np
 from _bench import peak_rss_bytes
 
 REPO = Path(__file__).resolve().parents[1]
-PARAMS = dict(learning_rate=1e-3, ndcg_k=10, shuffle=False, eval_train=False, random_state=0)
+PARAMS = dict(learning_rate=1e-3, normalize="none", batch_size=1, ndcg_k=10, shuffle=False, eval_train=False, random_state=0)
 
 
 def limit_data(budget_bytes):

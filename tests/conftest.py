@@ -24,4 +24,4 @@ def lightgbm_example():
 
 @pytest.fixture(scope="session")
 def bundled_root():
-    return REPO / "data" / "synthetic"
+    return REPO / "rsrank" / "data" / "synthetic"

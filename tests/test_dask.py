@@ -39,7 +39,7 @@ def test_repartition_keeps_queries_whole(bundled_root):
     np.testing.assert_array_equal(q2.compute(), qid)
 
 
-PARAMS = dict(learning_rate=0.1, l1=0.3, max_iter=5, batch_size=None, shuffle=False)
+PARAMS = dict(learning_rate=0.1, normalize="none", l1=0.3, max_iter=5, batch_size=None, shuffle=False)
 
 
 def test_gradient_mode_equals_single_machine_full_batch(client, bundled_root):
@@ -76,7 +76,7 @@ def test_files_on_workers(client, bundled_root, tmp_path):
 def test_mixing_reaches_single_machine_ndcg_on_ohsumed(client, ohsumed_root):
     data = load_letor_fold(ohsumed_root, 1)
     X, y, qid = data.train
-    params = dict(learning_rate=1e-2, max_iter=30, random_state=0, eval_convention="letor")
+    params = dict(learning_rate=1e-2, normalize="none", batch_size=1, max_iter=30, random_state=0, eval_convention="letor")
     local = RSRank(**params).fit(X, y, qid=qid, eval_set=data.vali)
     Xd, yd, qd = repartition_by_query(da.from_array(X.toarray(), chunks=(4700, 45)),
                                       da.from_array(y, chunks=4700), da.from_array(qid, chunks=4700))
@@ -89,7 +89,7 @@ def test_mixing_reaches_single_machine_ndcg_on_ohsumed(client, ohsumed_root):
 
 def test_killed_worker_gives_the_right_model_or_a_clear_error(bundled_root):
     data = load_letor_fold(bundled_root, 1)
-    params = dict(learning_rate=0.1, l1=0.3, max_iter=400, batch_size=None, shuffle=False)
+    params = dict(learning_rate=0.1, normalize="none", l1=0.3, max_iter=400, batch_size=None, shuffle=False)
     local = RSRank(**params).fit(*data.train[:2], qid=data.train[2])
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   host="127.0.0.1", dashboard_address=None) as cluster, \

@@ -78,7 +78,7 @@ def reference_epoch(X, y, qid, w, lr, l1, period, theta, batch_size):
 def test_epoch_matches_numpy_reference(l1, period, theta, batch_size):
     X, y, qid = toy_queries(n_queries=7, n_docs=9, n_features=5, seed=1)
     w0 = np.random.default_rng(2).normal(scale=0.1, size=5)  # distinct scores
-    model = RSRank(learning_rate=0.05, l1=l1, truncation_period=period,
+    model = RSRank(learning_rate=0.05, normalize="none", l1=l1, truncation_period=period,
                    truncation_threshold=theta, batch_size=batch_size, max_iter=1,
                    shuffle=False).fit(X, y, qid=qid, coef_init=w0)
     expected = reference_epoch(X, y, qid, w0, 0.05, l1, period, theta, batch_size)
@@ -91,8 +91,8 @@ def test_truncation_schedule_with_zero_gradient():
     y = np.zeros(28, dtype=int)
     qid = np.arange(28)  # 28 one-document queries -> 28 steps per epoch
     w0 = np.array([0.5, -0.5, 0.05, 2.0])
-    model = RSRank(learning_rate=0.01, l1=1.0, truncation_period=3, truncation_threshold=1.0,
-                   max_iter=1, shuffle=False).fit(X, y, qid=qid, coef_init=w0)
+    model = RSRank(learning_rate=0.01, normalize="none", batch_size=1, l1=1.0,
+                   truncation_period=3, truncation_threshold=1.0, max_iter=1, shuffle=False).fit(X, y, qid=qid, coef_init=w0)
     alpha = 0.01 * 3 * 1.0
     truncations = 28 // 3
     np.testing.assert_allclose(model.coef_, [0.5 - truncations * alpha,
@@ -130,7 +130,7 @@ def test_interleaved_rows_give_the_same_model_without_shuffle():
     mixed = np.empty(len(qid), dtype=int)
     for q in np.unique(qid):
         mixed[target_qid == q] = np.flatnonzero(qid == q)
-    params = dict(learning_rate=0.05, max_iter=3, shuffle=False)
+    params = dict(learning_rate=0.05, normalize="none", max_iter=3, shuffle=False)
     a = RSRank(**params).fit(X, y, qid=qid)
     b = RSRank(**params).fit(X[mixed], y[mixed], qid=qid[mixed])
     np.testing.assert_array_equal(a.coef_, b.coef_)
@@ -148,8 +148,10 @@ def test_parallel_batch_equals_serial():
 
 def test_partial_fit_over_query_blocks_equals_one_epoch():
     X, y, qid = toy_queries()
-    full = RSRank(learning_rate=0.05, l1=0.1, max_iter=1, shuffle=False).fit(X, y, qid=qid)
-    stream = RSRank(learning_rate=0.05, l1=0.1, shuffle=False)
+    # without scaling: partial_fit fixes a scaling on its first block, fit on all rows
+    full = RSRank(learning_rate=0.05, normalize="none", batch_size=1, l1=0.1, max_iter=1,
+                  shuffle=False).fit(X, y, qid=qid)
+    stream = RSRank(learning_rate=0.05, normalize="none", batch_size=1, l1=0.1, shuffle=False)
     for block in np.array_split(np.unique(qid), 4):
         rows = np.isin(qid, block)
         stream.partial_fit(X[rows], y[rows], qid=qid[rows])
@@ -219,8 +221,8 @@ def test_recovers_sparse_support_on_bundled_data(bundled_root):
     X, y, qid = data.train
     nonzeros = []
     for l1 in (0.0, 0.1, 0.3, 1.0):
-        model = RSRank(learning_rate=0.1, l1=l1, batch_size=None, max_iter=300,
-                       shuffle=False).fit(X, y, qid=qid)
+        model = RSRank(learning_rate=0.1, normalize="none", l1=l1, batch_size=None,
+                       max_iter=300, shuffle=False).fit(X, y, qid=qid)
         nonzeros.append(np.count_nonzero(model.coef_))
     found = set(np.flatnonzero(model.coef_))
     precision = len(found & support) / len(found)
@@ -253,8 +255,11 @@ def test_eval_set_feature_mismatch():
 
 def test_divergence_suggests_smaller_learning_rate():
     X, y, qid = toy_queries()
-    with pytest.raises(ValueError, match="smaller learning_rate"):
-        RSRank(learning_rate=1e300, max_iter=5, pair_loss="hinge").fit(X * 1e10, y, qid=qid)
+    with pytest.raises(ValueError, match="lower learning_rate"):
+        RSRank(learning_rate=1e308, max_iter=5, pair_loss="hinge").fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="scale the features.*normalize='zscore'"):
+        RSRank(learning_rate=1e300, normalize="none", max_iter=5,
+               pair_loss="hinge").fit(X * 1e10, y, qid=qid)
 
 
 def test_queries_without_pairs_are_fine():
@@ -268,7 +273,9 @@ def test_queries_without_pairs_are_fine():
 
 @pytest.mark.parametrize("params", [dict(learning_rate=0), dict(l1=-1), dict(batch_size=0),
                                     dict(pair_loss="squared"), dict(discount="log10"),
-                                    dict(n_jobs=0), dict(ndcg_k=0)])
+                                    dict(n_jobs=0), dict(ndcg_k=0), dict(l1=np.nan),
+                                    dict(learning_rate=np.nan), dict(tol=np.nan),
+                                    dict(truncation_threshold=np.nan), dict(normalize="l2")])
 def test_bad_parameters(params):
     X, y, qid = toy_queries(2, 4, 2)
     with pytest.raises(ValueError):
@@ -281,7 +288,7 @@ def test_streaming_over_chunks_equals_in_memory_training(bundled_root):
     path = bundled_root / "Fold1" / "train.txt.gz"
     X, y, qid = load_letor_fold(bundled_root, 1).train
     vali = load_letor_fold(bundled_root, 1).vali
-    params = dict(learning_rate=0.05, l1=0.1, max_iter=3, shuffle=False)
+    params = dict(learning_rate=0.05, l1=0.1, max_iter=3, shuffle=False, batch_size=1)
     memory = RSRank(**params).fit(X, y, qid=qid, eval_set=vali)
     stream = RSRank(**params).fit_chunks(lambda: iter_letor_chunks(path, 7, n_features=45),
                                          eval_set=vali)

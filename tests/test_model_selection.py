@@ -158,10 +158,14 @@ def test_regularization_path(bundled_root):
 
 
 def test_sparsest_within():
+    # key="test_ndcg" on purpose: the paper's test-selected table (the default is vali)
     path = [Bunch(n_nonzero=30, test_ndcg=0.50), Bunch(n_nonzero=20, test_ndcg=0.49),
             Bunch(n_nonzero=10, test_ndcg=0.48), Bunch(n_nonzero=5, test_ndcg=0.40)]
-    assert sparsest_within(path, 0.03).n_nonzero == 20
-    assert sparsest_within(path, 0.05).n_nonzero == 10
+    assert sparsest_within(path, 0.03, key="test_ndcg").n_nonzero == 20
+    assert sparsest_within(path, 0.05, key="test_ndcg").n_nonzero == 10
+    for point, vali in zip(path, [0.50, 0.40, 0.49, 0.30]):
+        point.val_ndcg = vali
+    assert sparsest_within(path, 0.03).n_nonzero == 10  # selects on vali by default
 
 
 # -- model files ------------------------------------------------------------------------
@@ -179,7 +183,9 @@ def test_model_file_round_trip(tmp_path):
     np.testing.assert_array_equal(loaded.coef_, model.coef_)
     np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
     assert loaded.get_params() == model.get_params()
-    assert loaded.history_ == model.history_
+    assert loaded.normalize == "zscore"
+    np.testing.assert_array_equal(loaded.feature_scale_, model.feature_scale_)
+    assert loaded.history_ == {} and model.history_["loss"]  # the history is not a model
     text = (tmp_path / "m.json").read_text()
     assert '"format": "rsrank-model"' in text and '"truncation_threshold": "inf"' in text
     assert '"labels_and_sizes_sha256"' in text
@@ -189,8 +195,15 @@ def test_model_file_round_trip(tmp_path):
 @pytest.mark.parametrize("edit, message", [
     (lambda t: t[: len(t) // 2], "not a valid RSRank model file"),
     (lambda t: t.replace('"rsrank-model"', '"other"'), "not an RSRank model file"),
-    (lambda t: t.replace('"format_version": 1', '"format_version": 99'), "newer"),
-    (lambda t: t.replace('"n_features": 5', '"n_features": 6'), "weights expected 6"),
+    (lambda t: t.replace('"format_version": 2', '"format_version": 99'), "newer"),
+    (lambda t: t.replace('"n_features": 5', '"n_features": 6'), "list of 6 numbers"),
+    (lambda t: t.replace('"format_version": 2', '"format_version": "1"'), "positive integer"),
+    (lambda t: t.replace('"n_jobs": null', '"n_jobs": "abc"'), "invalid parameter: n_jobs"),
+    (lambda t: t.replace('"l1": 0.2', '"l1": "nan"'), "invalid parameter: l1"),
+    (lambda t: t.replace('"fitted": {', '"fitted": [').replace('"n_nonzero"', '"x"'),
+     "not a valid RSRank model file"),
+    (lambda t: t.replace('"params": {', '"params": [{'), "not a valid"),
+    (lambda t: '{"a":' * 100_000 + "1" + "}" * 100_000, "not an RSRank model file|nested"),
     (lambda t: t.replace('"l1": 0.2', '"l2": 0.2'), "unknown parameters"),
 ])
 def test_model_file_errors(tmp_path, edit, message):

@@ -1,0 +1,236 @@
+"""RSRank model files: small, versioned, human-readable JSON.
+
+A model file holds what scoring needs and what a reader checks: the
+weights, the feature scaling, the feature names, every parameter, the
+library version, a few facts of the fit and a fingerprint of the training
+data. The per-epoch history stays in memory (``history_``): it is a record
+of training, not part of the model.
+
+Loading never executes anything from the file (unlike pickle or joblib,
+which run arbitrary code when they load): it checks the size, the JSON
+types, the shapes and the parameters through the estimator's own checks,
+and every message names the file.
+"""
+
+import json
+import numbers
+import os
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["MODEL_FORMAT", "MODEL_FORMAT_VERSION", "MAX_MODEL_BYTES", "save_model", "load_model",
+           "model_document", "model_from_document", "read_bounded_text", "atomic_write_text"]
+
+MODEL_FORMAT = "rsrank-model"
+MODEL_FORMAT_VERSION = 2
+#: Largest model file read (a million features take about 60 MB).
+MAX_MODEL_BYTES = 256 * 2**20
+
+
+class ModelFileError(ValueError):
+    """A model file that cannot be read; the message starts with the path."""
+
+    def __init__(self, path, problem):
+        self.path, self.problem = str(path), problem
+        super().__init__(f"{path}: {problem}")
+
+
+def atomic_write_text(path, text):
+    """Write ``text`` to ``path`` through a temporary sibling and one rename:
+    a reader sees the old file or the new one, never half of one, and the
+    temporary file is removed on every failure."""
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{path}: is a directory; give a file name")
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    try:
+        with open(tmp, "x", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def read_bounded_text(path, limit, what):
+    """The UTF-8 text of ``path``, refusing files over ``limit`` bytes (a
+    device such as /dev/zero, or the wrong file) with a message naming it."""
+    path = Path(path)
+    if path.is_dir():
+        raise ModelFileError(path, f"is a directory, not a {what}")
+    with open(path, "rb") as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise ModelFileError(path, f"larger than {limit // 2**20} MB; not a {what}")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ModelFileError(path, f"not a {what}: not UTF-8 text (byte {error.start})") from None
+
+
+def _to_json(value):
+    """JSON has no inf/nan: write them as strings."""
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        if not np.isfinite(value):
+            return str(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+def _from_json(value):
+    if value in ("inf", "-inf", "nan"):
+        return float(value)
+    return value
+
+
+def model_document(model):
+    """The JSON-ready dict of a fitted :class:`~rsrank.RSRank`."""
+    from sklearn.utils.validation import check_is_fitted
+
+    from . import __version__
+
+    check_is_fitted(model)
+    params = {}
+    for name, value in model.get_params().items():
+        if isinstance(value, np.random.RandomState):
+            value = None  # seeds training only; predictions do not depend on it
+        if callable(value):
+            raise ValueError(f"cannot save parameter {name}={value!r}: a callable has no "
+                             "JSON form; use pickle or joblib for this model")
+        params[name] = _to_json(value)
+    document = {
+        "format": MODEL_FORMAT,
+        "format_version": MODEL_FORMAT_VERSION,
+        "rsrank_version": __version__,
+        "n_features": int(model.n_features_in_),
+        "feature_names": model.feature_names(),
+        # names read from the training DataFrame's columns are checked against
+        # the columns of a DataFrame given to predict
+        "feature_names_from_columns": hasattr(model, "feature_names_in_"),
+        "normalize": model.normalize,
+        "coef": [float(v) for v in model.coef_],
+        "params": params,
+        "fitted": {
+            "n_iter": int(getattr(model, "n_iter_", 0)),
+            "t": int(getattr(model, "t_", 0)),
+            "best_iteration": getattr(model, "best_iteration_", None),
+            "n_fit_queries": int(getattr(model, "_n_fit_queries", 1)),
+            "n_nonzero": int(np.count_nonzero(model.coef_)),
+        },
+        "training_data": getattr(model, "_fingerprint", None),
+    }
+    if hasattr(model, "feature_scale_"):
+        document["feature_offset"] = [float(v) for v in model.feature_offset_]
+        document["feature_scale"] = [float(v) for v in model.feature_scale_]
+    return document
+
+
+def save_model(model, path):
+    """Write a fitted model as JSON, atomically (see the module docstring)."""
+    text = json.dumps(model_document(model), indent=1, allow_nan=False) + "\n"
+    atomic_write_text(path, text)
+
+
+def _vector(document, key, n, path, *, positive=False):
+    values = document.get(key)
+    if (not isinstance(values, list) or len(values) != n
+            or not all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in values)):
+        raise ModelFileError(path, f"{key!r} must be a list of {n} numbers")
+    array = np.asarray(values, dtype=np.float64)
+    if not np.all(np.isfinite(array)) or (positive and not np.all(array > 0)):
+        raise ModelFileError(path, f"{key!r} holds {'non-positive or ' if positive else ''}"
+                             "non-finite values")
+    return array
+
+
+def model_from_document(document, path="<model>"):
+    """An :class:`~rsrank.RSRank` from :func:`model_document`'s dict; every
+    type, shape and parameter is checked and a problem raises
+    ``ModelFileError`` naming ``path``."""
+    from .estimator import RSRank
+
+    if not isinstance(document, dict) or document.get("format") != MODEL_FORMAT:
+        raise ModelFileError(path, f"not an RSRank model file (no format: {MODEL_FORMAT!r})")
+    version = document.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise ModelFileError(path, f"format_version must be a positive integer, got {version!r}")
+    if version > MODEL_FORMAT_VERSION:
+        raise ModelFileError(path, f"model format version {version} is newer than this rsrank "
+                             f"reads ({MODEL_FORMAT_VERSION}); upgrade rsrank")
+    n = document.get("n_features")
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise ModelFileError(path, f"n_features must be a positive integer, got {n!r}")
+    coef = _vector(document, "coef", n, path)
+    params = document.get("params")
+    if not isinstance(params, dict):
+        raise ModelFileError(path, "'params' must be an object of parameter values")
+    known = RSRank().get_params()
+    unknown = sorted(set(params) - set(known))
+    if unknown:
+        raise ModelFileError(path, f"unknown parameters {unknown} (written by rsrank "
+                             f"{document.get('rsrank_version')})")
+    for name, value in params.items():
+        if value is not None and not isinstance(value, (str, numbers.Real)):
+            raise ModelFileError(path, f"parameter {name} has a {type(value).__name__} value")
+    params = {k: _from_json(v) for k, v in params.items()}
+    if version == 1:
+        params.setdefault("normalize", "none")  # version 1 predates feature scaling
+    model = RSRank(**params)
+    try:
+        model._check_params()
+    except ValueError as error:
+        raise ModelFileError(path, f"invalid parameter: {error}") from None
+    model.coef_ = coef
+    model.n_features_in_ = n
+    names = document.get("feature_names")
+    if names is not None:
+        if not isinstance(names, list) or len(names) != n or not all(
+                isinstance(name, str) for name in names):
+            raise ModelFileError(path, f"'feature_names' must be a list of {n} strings")
+        if version == 1 or document.get("feature_names_from_columns") is True:
+            model.feature_names_in_ = np.asarray(names, dtype=object)
+        else:
+            model._feature_names = list(names)
+    if "feature_scale" in document:
+        model.feature_offset_ = _vector(document, "feature_offset", n, path)
+        model.feature_scale_ = _vector(document, "feature_scale", n, path, positive=True)
+    elif model.normalize in ("zscore", "minmax"):
+        raise ModelFileError(path, f"normalize={model.normalize!r} but no feature_offset and "
+                             "feature_scale")
+    fitted = document.get("fitted", {})
+    if not isinstance(fitted, dict):
+        raise ModelFileError(path, "'fitted' must be an object")
+
+    def count(key, default):
+        value = fitted.get(key, default)
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)
+                                  or value < 0):
+            raise ModelFileError(path, f"fitted.{key} must be a non-negative integer")
+        return value
+
+    model.n_iter_ = count("n_iter", 0)
+    model.t_ = count("t", 0)
+    model.best_iteration_ = count("best_iteration", None)
+    model._n_fit_queries = count("n_fit_queries", 1) or 1
+    model.history_ = {}
+    fingerprint = document.get("training_data")
+    model._fingerprint = fingerprint if isinstance(fingerprint, dict) else None
+    return model
+
+
+def load_model(path):
+    """Read a model file written by :func:`save_model` (format versions 1
+    and 2). Raises ``ModelFileError`` (a ``ValueError``) with the path and
+    the problem, ``FileNotFoundError`` when there is no file."""
+    text = read_bounded_text(path, MAX_MODEL_BYTES, "RSRank model file")
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ModelFileError(path, f"not a valid RSRank model file ({error})") from None
+    except RecursionError:
+        raise ModelFileError(path, "not a valid RSRank model file (JSON nested too deeply)") \
+            from None
+    return model_from_document(document, path)
