@@ -6,17 +6,28 @@ value, unknown fold) is one line on stderr and exit code 2.
 
 import argparse
 import json
+import os
 import shlex
 import sys
+import warnings
 from pathlib import Path
 
 from . import __version__
-from .datasets import (LetorFormatError, bundled_data_path, letor_summary, load_letor,
-                       load_letor_fold, read_scores, write_scores)
+from .datasets import (LetorFormatError, bundled_data_path, dataset_summary, find_folds,
+                       find_splits, letor_summary, load_letor, load_letor_fold, load_splits,
+                       read_feature_names, read_scores, write_run, write_scores)
 from .estimator import RSRank
+from .export import FORMATS, engine_features, export_model, upload_hint
 from .metrics import letor_report
 from .model_selection import (experiment_markdown, parse_metric, regularization_path,
                               run_letor_folds, save_experiment)
+from .preprocessing import NORMALIZERS
+
+DEFAULTS = RSRank().get_params()
+#: The default grid of L1 strengths of ``rsrank train``, with ``--within``:
+#: the sparsest of them whose vali score is within 1% of the best is kept.
+DEFAULT_L1 = [0.0, 0.3, 1.0, 3.0]
+DEFAULT_WITHIN = 0.01
 
 
 class UsageError(ValueError):
@@ -29,15 +40,38 @@ def _number_list(kind):
         for token in text.split(","):
             token = token.strip()
             try:
-                values.append(kind(token))
+                value = kind(token)
             except ValueError:
                 name = "an integer" if kind is int else "a number"
                 raise argparse.ArgumentTypeError(f"{token!r} is not {name}") from None
+            if value != value or value in (float("inf"), float("-inf")) or value < 0:
+                raise argparse.ArgumentTypeError(f"{token!r} must be a finite number >= 0")
+            values.append(value)
         if not values:
             raise argparse.ArgumentTypeError("empty list")
         return values
 
     return parse
+
+
+def _positive(kind):
+    def parse(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"{text!r} must be positive")
+        return value
+
+    return parse
+
+
+def _fraction(text):
+    value = _positive(float)(text)
+    if not value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be between 0 and 1")
+    return value
 
 
 def _cutoffs(text):
@@ -97,21 +131,32 @@ def _print_summary(summaries, out):
 
 
 def _cmd_info(args):
-    _print_summary(letor_summary(args.path or bundled_data_path()), sys.stdout)
+    path = Path(args.path) if args.path else bundled_data_path()
+    if path.is_dir() and not find_folds(path):
+        summaries = {str(file): dataset_summary(*load_letor(file))
+                     for file in find_splits(path).values() if file is not None}
+    else:
+        summaries = letor_summary(path)
+    _print_summary(summaries, sys.stdout)
     return 0
 
 
 # -- train -----------------------------------------------------------------------------
 
 
+def _on_terminal():
+    return sys.stderr.isatty()
+
+
 def _estimator(args):
-    # epoch bars only when folds run one at a time: parallel bars would interleave
-    verbose = int(not args.quiet and args.jobs == 1)
+    # epoch bars only on a terminal, and only when folds run one at a time:
+    # parallel bars would interleave
+    verbose = int(not args.quiet and args.jobs == 1 and _on_terminal())
     stopping = {}
     if args.patience is not None:
         stopping = dict(early_stopping=True, n_iter_no_change=args.patience, tol=0.0)
-    return RSRank(max_iter=args.max_iter, random_state=args.seed, eval_convention=args.convention,
-                  eval_train=False, verbose=verbose, **stopping)
+    return RSRank(max_iter=args.max_iter, normalize=args.normalize, random_state=args.seed,
+                  eval_convention=args.convention, eval_train=False, verbose=verbose, **stopping)
 
 
 def _grid(args):
@@ -126,22 +171,83 @@ def _grid(args):
     return grid
 
 
-def _cmd_train(args):
+def _training_data(args):
+    """``(data, name, inputs)``: a fold root or a list with one loaded fold,
+    a name for the tables, and the input paths (never to be written)."""
+    files = args.train or (args.path and Path(args.path).is_file())
+    if args.vali and not args.train:
+        raise UsageError("--vali needs --train")
+    if args.test and not files:
+        raise UsageError("--test needs --train (or a training FILE)")
+    if files:
+        train = args.train or args.path
+        if args.train and args.path:
+            raise UsageError("give either PATH or --train, not both")
+        fold = load_splits(train, args.vali, args.test, vali_fraction=args.vali_fraction,
+                           random_state=args.seed, n_features=args.n_features)
+        inputs = [path for path in fold.paths.values() if path is not None]
+        return [fold], str(train), inputs
     root = Path(args.path) if args.path else bundled_data_path()
-    if args.out and Path(args.out).exists() and not args.force:
-        raise UsageError(f"{args.out} exists; choose another --out or pass --force")
+    if root.is_dir() and not find_folds(root):
+        splits = find_splits(root)
+        fold = load_splits(splits["train"], splits["vali"], splits["test"],
+                           vali_fraction=args.vali_fraction, random_state=args.seed,
+                           n_features=args.n_features)
+        return [fold], str(root), [root]
+    if args.vali_fraction is not None:
+        raise UsageError("--vali-fraction applies to a training file without a vali split, "
+                         f"but {root} has Fold<k> directories with vali files")
+    return root, str(root), [root]
+
+
+def _check_output(out, inputs, force):
+    """Refuse an output that is, holds or lies inside an input, and an
+    existing one without --force, before any training starts."""
+    if out is None:
+        return
+    if not str(out).strip():
+        raise UsageError("--out is empty")
+    target = Path(out).resolve()
+    for path in inputs:
+        source = Path(path).resolve()
+        if target == source or source.is_relative_to(target) or target.is_relative_to(source):
+            raise UsageError(f"--out {out} would overwrite the input {path}; choose another path")
+    if Path(out).exists() and not force:
+        raise UsageError(f"{out} exists; choose another --out or pass --force")
+    parent = target.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK):
+        raise UsageError(f"--out {out}: cannot write in {parent}")
+
+
+def _fold_line(result):
+    """One line per finished fold, on a terminal only."""
+    name = "test" if result.evaluated_on == "test" else "vali (no test split)"
+    print(f"fold {result.fold}: {name} NDCG@10 {result.test['NDCG@10']:.4f}, "
+          f"{result.n_nonzero} non-zero weights, {result.fit_seconds:.1f} s", file=sys.stderr)
+
+
+def _cmd_train(args):
+    data, name, inputs = _training_data(args)
+    _check_output(args.out, inputs, args.force)
+    features = None
+    if args.feature_names:
+        width = args.n_features or (data[0].n_features if isinstance(data, list)
+                                    else load_letor_fold(data, find_folds(data)[0]).n_features)
+        features = read_feature_names(args.feature_names, width)
     options = dict(folds=args.folds, select=args.select, convention=args.convention,
-                   n_jobs=args.jobs, progress=not args.quiet, n_features=args.n_features,
-                   stream_queries=args.stream)
+                   n_jobs=args.jobs, n_features=args.n_features, stream_queries=args.stream,
+                   within=args.within, feature_names=features,
+                   progress=_fold_line if not args.quiet and _on_terminal() else None)
     if args.scheduler:
-        experiment = _on_cluster(args.scheduler, root, _estimator(args), _grid(args), options)
+        options["progress"] = None
+        experiment = _on_cluster(args.scheduler, data, _estimator(args), _grid(args), options)
     else:
-        experiment = run_letor_folds(root, _estimator(args), _grid(args), **options)
+        experiment = run_letor_folds(data, _estimator(args), _grid(args), **options)
     command = _command_line(args.argv)
-    print(experiment_markdown(experiment, title=f"RSRank on {root}", command=command))
+    print(experiment_markdown(experiment, title=f"RSRank on {name}", command=command))
     if args.out:
         save_experiment(experiment, args.out, command=command, overwrite=args.force,
-                        extra={"data": str(root), "rsrank_version": __version__})
+                        extra={"data": name, "rsrank_version": __version__})
         print(f"wrote {args.out}")
     return 0
 
@@ -176,8 +282,10 @@ def _cmd_evaluate(args):
     else:
         model = RSRank.load(args.model)
         X = _fit_width(X, model, args.file)
-        scores = model.predict(X)
+        scores = model.predict(X, qid=qid)
     report = letor_report(y, scores, qid, convention=args.convention)
+    print(f"{args.file}: metrics with the {args.convention!r} convention "
+          f"({len(set(qid.tolist()))} queries)")
     _print_report(report, sys.stdout)
     return 0
 
@@ -195,13 +303,44 @@ def _fit_width(X, model, path):
 
 
 def _cmd_predict(args):
+    _check_output(args.out, [args.model, args.file], force=True)
     model = RSRank.load(args.model)
-    X, _, _ = load_letor(args.file)
-    scores = model.predict(_fit_width(X, model, args.file))
+    X, _, qid, docids = load_letor(args.file, return_docids=True)
+    scores = model.predict(_fit_width(X, model, args.file), qid=qid)
+    if args.format == "scores":
+        if args.out:
+            write_scores(args.out, scores)
+        else:
+            sys.stdout.writelines(f"{value:.10g}\n" for value in scores)
+        return 0
     if args.out:
-        write_scores(args.out, scores)
+        import io
+
+        from .persistence import atomic_write_text
+
+        buffer = io.StringIO()
+        write_run(buffer, qid, docids, scores, tag=args.tag, form=args.format)
+        atomic_write_text(args.out, buffer.getvalue())
     else:
-        sys.stdout.writelines(f"{value:.10g}\n" for value in scores)
+        write_run(sys.stdout, qid, docids, scores, tag=args.tag, form=args.format)
+    return 0
+
+
+def _cmd_export(args):
+    _check_output(args.out, [args.model], force=True)
+    model = RSRank.load(args.model)
+    text = export_model(model, args.format, name=args.name, store=args.store)
+    used = engine_features(model)
+    listed = ", ".join(name for _, name in used)
+    print(f"rsrank export: the engine computes {len(used)} of {model.n_features_in_} "
+          f"features: {listed}; {upload_hint(args.format, featureset=args.featureset, store=args.store)}",
+          file=sys.stderr)
+    if args.out:
+        from .persistence import atomic_write_text
+
+        atomic_write_text(args.out, text)
+    else:
+        sys.stdout.write(text)
     return 0
 
 
@@ -212,12 +351,14 @@ def _cmd_path(args):
     root = Path(args.path) if args.path else bundled_data_path()
     data = load_letor_fold(root, args.fold)
     estimator = RSRank(learning_rate=args.learning_rate, max_iter=args.max_iter,
-                       batch_size=args.batch_size, ndcg_k=args.ndcg_k, random_state=args.seed)
+                       normalize=args.normalize, batch_size=args.batch_size,
+                       ndcg_k=args.ndcg_k, random_state=args.seed)
     path = regularization_path(*data.train[:3], args.l1, estimator=estimator,
                                eval_set=data.vali[:3], test_set=data.test[:3], k=10,
                                convention=args.convention)
     lines = [f"# Regularization path, {root} fold {args.fold}", "",
              f"Command: `{_command_line(args.argv)}`", "",
+             f"NDCG@10 with the {args.convention!r} convention.", "",
              "| l1 | non-zeros | train NDCG@10 | vali NDCG@10 | test NDCG@10 |",
              "|---|---|---|---|---|"]
     for p in path:
@@ -246,12 +387,20 @@ def _cmd_path(args):
 
 
 def _add_training_options(parser, grid):
-    many = _number_list(float) if grid else float
-    parser.add_argument("--learning-rate", type=many, default=[1e-2] if grid else 1e-2,
-                        help="step size eta" + (" (comma-separated grid)" if grid else ""))
-    parser.add_argument("--max-iter", type=int, default=100, help="epochs (default 100)")
-    parser.add_argument("--batch-size", type=_number_list(int) if grid else int, default=None,
-                        help="queries per step (default 1, the paper's online update)")
+    many = _number_list(float) if grid else _positive(float)
+    rate = DEFAULTS["learning_rate"]
+    parser.add_argument("--learning-rate", type=many, default=[rate] if grid else rate,
+                        help=f"step size eta (default {rate:g})"
+                        + (", comma-separated grid" if grid else ""))
+    parser.add_argument("--normalize", choices=NORMALIZERS, default=DEFAULTS["normalize"],
+                        help="feature scaling fitted on train and stored in the model "
+                        "(default zscore; query-* scale within each query and cannot be "
+                        "exported to a search engine)")
+    parser.add_argument("--max-iter", type=_positive(int), default=DEFAULTS["max_iter"],
+                        help=f"epochs (default {DEFAULTS['max_iter']})")
+    parser.add_argument("--batch-size", type=_number_list(int) if grid else _positive(int),
+                        default=None, help="queries per step (default: all, one step per "
+                        "epoch; 1 is the paper's online update)")
     if grid:
         parser.add_argument("--ndcg-k", type=_cutoffs, default=None,
                             help="NDCG cut-offs in the pair weights, e.g. all,10 "
@@ -278,17 +427,34 @@ def build_parser():
     commands = parser.add_subparsers(dest="command", required=True)
 
     info = commands.add_parser("info", help="summarise a LETOR file or a directory of folds")
-    info.add_argument("path", nargs="?", help="LETOR file or fold root (default: bundled data)")
+    info.add_argument("path", nargs="?", help="LETOR file, fold root or a directory with "
+                      "rank.train/rank.test or train.txt/test.txt (default: bundled data)")
     info.set_defaults(run=_cmd_info)
 
     train = commands.add_parser("train", help="grid search per fold on vali, report test",
                                 description="For each fold: train every grid point on train, "
                                 "select on vali, evaluate on test; print the LETOR table.")
-    train.add_argument("path", nargs="?", help="fold root (default: bundled data)")
+    train.add_argument("path", nargs="?", help="fold root (Fold1, Fold2, ...), a directory "
+                       "with rank.train/rank.test or train.txt/vali.txt/test.txt (.query or "
+                       ".group files beside data without qid), or one training file "
+                       "(default: the bundled data)")
+    train.add_argument("--train", help="training file (instead of PATH)")
+    train.add_argument("--vali", help="validation file (default: --vali-fraction of the "
+                       "training queries)")
+    train.add_argument("--test", help="test file (default: none; the table then reports vali)")
+    train.add_argument("--vali-fraction", type=_fraction, default=None,
+                       help="share of training queries held out for validation when there "
+                       "is no vali file (default 0.2, seeded by --seed)")
+    train.add_argument("--feature-names", help="file of feature names: one per line, or "
+                       "'index name' lines (RankLib, Elasticsearch LTR feature lists)")
     train.add_argument("--folds", type=_number_list(int), default=None,
                        help="comma-separated fold numbers (default: all found)")
-    train.add_argument("--l1", type=_number_list(float), default=[0.0],
-                       help="comma-separated L1 strengths g (default 0)")
+    train.add_argument("--l1", type=_number_list(float), default=DEFAULT_L1,
+                       help="comma-separated L1 strengths g (default "
+                       f"{','.join(f'{v:g}' for v in DEFAULT_L1)})")
+    train.add_argument("--within", type=float, default=DEFAULT_WITHIN,
+                       help="keep the sparsest grid point whose vali score is within this "
+                       f"fraction of the best (default {DEFAULT_WITHIN:g}; 0 keeps the best)")
     train.add_argument("--truncation-period", type=_number_list(int), default=None,
                        help="K of truncated gradient (comma-separated grid; default 1)")
     _add_training_options(train, grid=True)
@@ -315,11 +481,27 @@ def build_parser():
                           default="letor")
     evaluate.set_defaults(run=_cmd_evaluate)
 
-    predict = commands.add_parser("predict", help="one score per line for a LETOR file")
+    predict = commands.add_parser("predict", help="scores of a LETOR file: one per line, a "
+                                  "TSV or a TREC run")
     predict.add_argument("model")
     predict.add_argument("file")
+    predict.add_argument("--format", choices=["scores", "tsv", "trec"], default="scores",
+                         help="scores: one per line (LETOR's Eval-Score input); tsv: qid, "
+                         "docid, score; trec: 'qid Q0 docid rank score tag' (trec_eval, ranx)")
+    predict.add_argument("--tag", default="rsrank", help="run tag of a TREC run")
     predict.add_argument("--out", help="output file (default: stdout)")
     predict.set_defaults(run=_cmd_predict)
+
+    export = commands.add_parser("export", help="a model for Solr, Elasticsearch, OpenSearch "
+                                 "or Vespa")
+    export.add_argument("model")
+    export.add_argument("--format", choices=FORMATS, required=True)
+    export.add_argument("--name", default="rsrank", help="model or rank-profile name")
+    export.add_argument("--featureset", default="rsrank_features",
+                        help="Elasticsearch/OpenSearch feature set of the upload URL")
+    export.add_argument("--store", default="_DEFAULT_", help="Solr feature store")
+    export.add_argument("--out", help="output file (default: stdout)")
+    export.set_defaults(run=_cmd_export)
 
     path = commands.add_parser("path", help="regularization path on one fold")
     path.add_argument("path", nargs="?", help="fold root (default: bundled data)")
@@ -338,14 +520,34 @@ def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
     args.argv = argv
+    caught = []
+
+    def one_line(message, category, *_args, **_kwargs):
+        caught.append(f"{category.__name__}: {message}")
+
     try:
-        return args.run(args)
-    except (FileNotFoundError, FileExistsError, LetorFormatError, ValueError) as error:
-        print(f"rsrank {args.command}: error: {error}", file=sys.stderr)
+        with warnings.catch_warnings():
+            warnings.simplefilter("default")
+            warnings.showwarning = one_line
+            return args.run(args)
+    except BrokenPipeError:
+        # the reader closed the pipe (| head): stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except (OSError, LetorFormatError, ValueError, EOFError) as error:
+        text = str(error) if not isinstance(error, EOFError) else (
+            f"input ended early ({error}); is a .gz file truncated?")
+        print(f"rsrank {args.command}: error: {text}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"rsrank {args.command}: interrupted", file=sys.stderr)
         return 130
+    finally:
+        for first in dict.fromkeys(caught):
+            repeats = caught.count(first)
+            more = f" ({repeats} times)" if repeats > 1 else ""
+            print(f"rsrank {args.command}: warning: {first}{more}", file=sys.stderr)
 
 
 if __name__ == "__main__":

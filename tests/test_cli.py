@@ -47,6 +47,7 @@ from rsrank.model_selection import run_letor_folds
 def test_train_writes_results_that_match_the_api(tmp_path, capsys, bundled_root):
     out = tmp_path / "run"
     argv = ["train", str(bundled_root), "--folds", "1,2", "--l1", "0,0.3", "--max-iter", "5",
+            "--within", "0.02",
             "--quiet", "--out", str(out)]
     assert main(argv) == 0
     printed = capsys.readouterr().out
@@ -55,7 +56,8 @@ def test_train_writes_results_that_match_the_api(tmp_path, capsys, bundled_root)
     assert results["command"] == "rsrank " + " ".join(argv)
     api = run_letor_folds(bundled_root, RSRank(max_iter=5, random_state=0, learning_rate=0.01,
                                                eval_convention="letor"),
-                          {"l1": [0.0, 0.3], "learning_rate": [0.01]}, folds=[1, 2])
+                          {"l1": [0.0, 0.3], "learning_rate": [0.01]}, folds=[1, 2],
+                          within=0.02)
     for written, fold in zip(results["folds"], api.folds):
         assert written["test"] == fold.test
         assert written["params"] == fold.params
@@ -130,9 +132,10 @@ def test_evaluate_and_predict(tmp_path, capsys, bundled_root):
     expected = str(letor_report(data.test[1], scores, data.test[2]))
     capsys.readouterr()
     assert main(["evaluate", str(tmp_path / "m.json"), test_file]) == 0
-    assert capsys.readouterr().out.strip() == expected
+    heading, table = capsys.readouterr().out.strip().split("\n", 1)
+    assert table == expected and "'letor' convention" in heading
     assert main(["evaluate", "--scores", str(tmp_path / "s.txt"), test_file]) == 0
-    assert capsys.readouterr().out.strip() == expected
+    assert capsys.readouterr().out.strip().split("\n", 1)[1] == expected
     (tmp_path / "short.txt").write_text("1\n2\n")
     assert main(["evaluate", "--scores", str(tmp_path / "short.txt"), test_file]) == 2
     assert "2 scores for" in capsys.readouterr().err
