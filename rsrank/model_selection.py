@@ -257,6 +257,8 @@ def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, feature
     start = time.perf_counter()
     for params in grid:
         model = clone(estimator).set_params(**params)
+        if features is not None:
+            model._feature_names = list(features)  # for messages during the fit
         if data.train is None:  # streamed from disk, one block of queries at a time
             model.fit_chunks(data.train_chunks, eval_set=(Xv, yv, qv))
         else:
