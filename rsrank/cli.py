@@ -14,8 +14,9 @@ from pathlib import Path
 
 from . import __version__
 from .datasets import (LetorFormatError, bundled_data_path, dataset_summary, find_folds,
-                       find_splits, letor_summary, load_letor, load_letor_fold, load_splits,
-                       read_feature_names, read_scores, write_run, write_scores)
+                       find_splits, letor_summary, load_letor, load_letor_fold,
+                       read_feature_names, read_scores, resolve_training_data, write_run,
+                       write_scores)
 from .estimator import RSRank
 from .export import FORMATS, engine_features, export_model, upload_hint
 from .metrics import letor_report
@@ -172,32 +173,9 @@ def _grid(args):
 
 
 def _training_data(args):
-    """``(data, name, inputs)``: a fold root or a list with one loaded fold,
-    a name for the tables, and the input paths (never to be written)."""
-    files = args.train or (args.path and Path(args.path).is_file())
-    if args.vali and not args.train:
-        raise UsageError("--vali needs --train")
-    if args.test and not files:
-        raise UsageError("--test needs --train (or a training FILE)")
-    if files:
-        train = args.train or args.path
-        if args.train and args.path:
-            raise UsageError("give either PATH or --train, not both")
-        fold = load_splits(train, args.vali, args.test, vali_fraction=args.vali_fraction,
-                           random_state=args.seed, n_features=args.n_features)
-        inputs = [path for path in fold.paths.values() if path is not None]
-        return [fold], str(train), inputs
-    root = Path(args.path) if args.path else bundled_data_path()
-    if root.is_dir() and not find_folds(root):
-        splits = find_splits(root)
-        fold = load_splits(splits["train"], splits["vali"], splits["test"],
-                           vali_fraction=args.vali_fraction, random_state=args.seed,
-                           n_features=args.n_features)
-        return [fold], str(root), [root]
-    if args.vali_fraction is not None:
-        raise UsageError("--vali-fraction applies to a training file without a vali split, "
-                         f"but {root} has Fold<k> directories with vali files")
-    return root, str(root), [root]
+    return resolve_training_data(args.path, train=args.train, vali=args.vali, test=args.test,
+                                 vali_fraction=args.vali_fraction, random_state=args.seed,
+                                 n_features=args.n_features)
 
 
 def _check_output(out, inputs, force):
@@ -228,6 +206,8 @@ def _fold_line(result):
 
 def _cmd_train(args):
     data, name, inputs = _training_data(args)
+    if isinstance(data, list) and (args.stream is not None or args.folds is not None):
+        raise UsageError(f"--stream and --folds need a directory of Fold<k>; {name} is not one")
     _check_output(args.out, inputs, args.force)
     features = None
     if args.feature_names:

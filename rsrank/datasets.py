@@ -35,8 +35,10 @@ __all__ = [
     "read_feature_names",
     "parse_docid",
     "write_run",
+    "write_letor",
     "find_splits",
     "load_splits",
+    "resolve_training_data",
     "bundled_data_path",
 ]
 
@@ -657,6 +659,57 @@ def load_splits(train, vali=None, test=None, *, vali_fraction=None, random_state
                  n_features=width, fold=1, paths=paths, vali_source=source)
 
 
+def resolve_training_data(path=None, *, train=None, vali=None, test=None, vali_fraction=None,
+                          random_state=0, n_features=None):
+    """Find the training data in any of the layouts ``rsrank train`` reads.
+
+    Parameters
+    ----------
+    path : path-like, optional
+        A directory of ``Fold<k>`` (LETOR), a directory in LightGBM/SVMrank
+        layout (see :func:`find_splits`), or one training file. Default: the
+        bundled dataset, unless ``train`` is given.
+    train, vali, test : path-like, optional
+        Explicit files (``train`` instead of ``path``; ``vali`` and ``test``
+        also with a training file as ``path``).
+    vali_fraction, random_state, n_features
+        As in :func:`load_splits`.
+
+    Returns
+    -------
+    data : path or list of Bunch
+        The ``Fold<k>`` root, or a list with the one fold loaded from files,
+        as :func:`rsrank.model_selection.run_letor_folds` takes them.
+    name : str
+        What to call the data in tables.
+    inputs : list of Path
+        Every input file or directory (an output must never replace one).
+    """
+    if train is not None and path is not None:
+        raise ValueError("give either a PATH or a training file, not both")
+    single = train if train is not None else (
+        path if path is not None and Path(path).is_file() else None)
+    if single is None and (vali is not None or test is not None):
+        raise ValueError("a vali or test file needs a training file (a directory brings its own)")
+    if single is not None:
+        fold = load_splits(single, vali, test, vali_fraction=vali_fraction,
+                           random_state=random_state, n_features=n_features)
+        return [fold], str(single), [p for p in fold.paths.values() if p is not None]
+    root = Path(path) if path is not None else bundled_data_path()
+    if not root.exists():
+        raise FileNotFoundError(f"{root}: no such file or directory")
+    if not find_folds(root):
+        splits = find_splits(root)
+        fold = load_splits(splits["train"], splits["vali"], splits["test"],
+                           vali_fraction=vali_fraction, random_state=random_state,
+                           n_features=n_features)
+        return [fold], str(root), [root]
+    if vali_fraction is not None:
+        raise ValueError(f"a validation fraction applies to training data without vali files, "
+                         f"but {root} has Fold<k> directories with vali files")
+    return root, str(root), [root]
+
+
 def _check_disjoint_queries(train_qid, other_qid, train_path, other_path):
     # qids invented from .query files (0, 1, 2, ...) restart in every file, so
     # overlapping values are a problem only for files with real qid columns
@@ -748,3 +801,35 @@ def write_run(handle, qid, docids, scores, *, tag="rsrank", form="trec"):
         query = groups.qids[q]
         for rank, row in enumerate(rows, start=1):
             handle.write(f"{query} Q0 {docids[row]} {rank} {scores[row]:.10g} {tag}\n")
+
+
+def write_letor(path, X, y, qid, *, docids=None):
+    """Write ``label qid:Q 1:v 2:v ... #docid = D`` lines (plain, or gzipped
+    for a ``.gz`` path). Values are written with 17 significant digits, so
+    :func:`load_letor` reads back exactly the same float64 numbers; zeros of
+    a sparse ``X`` are left out. The file appears atomically."""
+    import io
+
+    from .persistence import atomic_write_text
+
+    X = sp.csr_matrix(X)
+    y, qid = np.asarray(y), np.asarray(qid)
+    out = io.StringIO()
+    for row in range(X.shape[0]):
+        start, stop = X.indptr[row], X.indptr[row + 1]
+        values = " ".join(f"{j + 1}:{v:.17g}" for j, v in
+                          zip(X.indices[start:stop], X.data[start:stop]))
+        comment = "" if docids is None else f" #docid = {docids[row]}"
+        out.write(f"{int(y[row])} qid:{int(qid[row])} {values}{comment}\n")
+    if Path(path).suffix == ".gz":
+        path = Path(path)
+        tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+        try:
+            with gzip.open(tmp, "wt", encoding="utf-8") as handle:
+                handle.write(out.getvalue())
+            os.replace(tmp, path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+    else:
+        atomic_write_text(path, out.getvalue())

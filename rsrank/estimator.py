@@ -556,7 +556,9 @@ class RSRank(BaseEstimator):
             self.history_["n_nonzero"].append(int(np.count_nonzero(w)))
             train_value = train_ndcg(w)
             self.history_["train_ndcg"].append(train_value)
-            status = {"loss": f"{loss:.4g}", f"ndcg@{self.eval_k}": f"{train_value:.4f}"}
+            status = {"loss": f"{loss:.4g}"}
+            if not np.isnan(train_value):  # off with eval_train=False: shown, never as nan
+                status[f"ndcg@{self.eval_k}"] = f"{train_value:.4f}"
             if validation is not None:
                 val_ndcg = self._ndcg(*validation, w)
                 self.history_["val_ndcg"].append(val_ndcg)

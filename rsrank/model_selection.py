@@ -350,6 +350,9 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
     if folds is not None and len(set(folds)) != len(folds):
         raise ValueError(f"fold numbers repeat in {folds}: each fold counts once")
     if not isinstance(root, (str, bytes)) and not hasattr(root, "__fspath__"):
+        if stream_queries is not None or folds is not None:
+            raise ValueError("stream_queries and folds apply to a directory of Fold<k>, not to "
+                             "folds already loaded")
         fold_data = list(root)  # folds already loaded
     elif stream_queries is None:
         fold_data = iter_letor_folds(root, folds, n_features=n_features)

@@ -406,16 +406,18 @@ def markdown(report):
             f"{t['test_ndcg10']:.4f} | {v['l1']:g}, {v['n_nonzero']}, {v['test_ndcg10']:.4f} | "
             + " | ".join(peers) + " |")
     summary = sp["summary"]
-    lines += ["", f"Mean fraction of the 45 features kept within 3% of the dense test NDCG@10: "
-              f"**{summary['fraction_within3_test']:.3f}** (paper, Table 1: 0.369). Chosen on "
-              f"vali instead: {summary['fraction_within3_vali']:.3f} of the features, test "
+    lines += ["", f"Mean fraction of the 45 features kept by the sparsest point within 3% of "
+              f"the dense **vali** NDCG@10: **{summary['fraction_within3_vali']:.3f}**, test "
               f"NDCG@10 {summary['ndcg10_within3_vali']:.4f} (dense "
               f"{summary['dense_ndcg10']:.4f}). At the same sparsity (vali choice): "
               f"SGD L1 {_maybe(summary['sgd_l1_ndcg10'])} against RSRank "
               f"{_maybe(summary['ndcg10_within3_vali_matched_sgd_l1'])}, XGBoost alpha "
               f"{_maybe(summary['xgb_alpha_ndcg10'])} against RSRank "
               f"{_maybe(summary['ndcg10_within3_vali_matched_xgb_alpha'])} "
-              "(mean test NDCG@10 over the folds where the peer had a model that sparse).", "",
+              "(mean test NDCG@10 over the folds where the peer had a model that sparse). "
+              "The paper's Table 1 (0.369 of the features) applies the 3% rule to test "
+              f"NDCG@10; applied that way here it gives {summary['fraction_within3_test']:.3f}, "
+              "a test-selected figure shown for comparison only.", "",
               f"![sparsity]({report['name']}_sparsity.png)", ""]
     lines += ["## 3. Ablation of the reduction", "",
               "Same folds and selection; grid over the learning rate only.", "",
@@ -511,9 +513,9 @@ def targets(methods, sparsity):
         lines.append(f"dense RSRank {metric} {rs[metric]:.4f} (target ≥ {goal} and ≥ every peer; "
                      f"best peer {best_peer['method']} {best_peer['mean'][metric]:.4f}): "
                      f"{'met' if ok else 'MISSED'}")
-    frac = sparsity["summary"]["fraction_within3_test"]
-    lines.append(f"sparse RSRank keeps {frac:.3f} of the features within 3% of dense NDCG@10 "
-                 f"(target ≤ 0.40): {'met' if frac <= 0.40 else 'MISSED'}")
+    frac = sparsity["summary"]["fraction_within3_vali"]
+    lines.append(f"sparse RSRank keeps {frac:.3f} of the features, the sparsest point within 3% "
+                 f"of the dense vali NDCG@10 (target ≤ 0.40): {'met' if frac <= 0.40 else 'MISSED'}")
     s = sparsity["summary"]
     for name in ("sgd_l1", "xgb_alpha"):
         peer = s[f"{name}_ndcg10"]

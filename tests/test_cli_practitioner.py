@@ -1,7 +1,6 @@
 """The command line on a search engineer's own data: raw features, file
 layouts, feature names, run files, exports and quiet pipes."""
 
-import gzip
 import json
 import subprocess
 import sys
@@ -9,18 +8,16 @@ import sys
 import numpy as np
 import pytest
 
-from rsrank import RSRank, load_letor
+from rsrank import RSRank, datasets, load_letor
 from rsrank.cli import main
 from rsrank.metrics import mean_ndcg
 from rsrank.synthetic import make_raw_features
 
 
 def write_letor(path, data, docid_offset=0):
-    lines = []
-    for row, (label, query, x) in enumerate(zip(data.y, data.qid, data.X)):
-        values = " ".join(f"{j + 1}:{v:.10g}" for j, v in enumerate(x))
-        lines.append(f"{label} qid:{query} {values} #docid = D{docid_offset + row}\n")
-    path.write_text("".join(lines))
+    docids = [f"D{docid_offset + row}" for row in range(len(data.y))]
+    datasets.write_letor(path, data.X, data.y, data.qid, docids=docids)
+    np.testing.assert_array_equal(load_letor(path)[0].toarray(), data.X)  # exact round trip
     return path
 
 
@@ -149,3 +146,9 @@ def test_closed_pipe_and_piped_stderr_stay_quiet(raw_files, tmp_path):
                            "--max-iter", "3", "--l1", "0"], capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0 and done.stderr == ""  # no progress bars off a terminal
+
+
+def test_fold_options_on_explicit_files_are_refused(raw_files, capsys):
+    for option in (["--stream", "10"], ["--folds", "1"]):
+        assert main(["train", "--train", str(raw_files["train"]), *option, "--quiet"]) == 2
+        assert "need a directory of Fold<k>" in capsys.readouterr().err

@@ -55,7 +55,7 @@ def vespa_scores(text, rows):
     """A Vespa first-phase expression 'w * attribute(name) + ... + c'."""
     expression = re.search(r"expression \{(.*?)\}", text, re.S).group(1)
     total = np.zeros(len(rows))
-    for term in expression.split("+"):
+    for term in re.split(r"\s\+\s", expression.strip()):  # '1e+20' stays one number
         term = term.strip()
         match = re.fullmatch(r"(\S+) \* attribute\((\w+)\)", term)
         if match:
