@@ -5,6 +5,8 @@ value, unknown fold) is one line on stderr and exit code 2.
 """
 
 import argparse
+import contextlib
+from concurrent.futures import BrokenExecutor
 import json
 import os
 import shlex
@@ -17,11 +19,12 @@ from .datasets import (LetorFormatError, bundled_data_path, dataset_summary, fin
                        find_splits, letor_summary, load_letor, load_letor_fold,
                        read_feature_names, read_scores, resolve_training_data, write_run,
                        write_scores)
+from ._files import ResultsDirectory, atomic_write_text, check_not_input
 from .estimator import RSRank
 from .export import FORMATS, engine_features, export_model, upload_hint
 from .metrics import letor_report
 from .model_selection import (experiment_markdown, parse_metric, regularization_path,
-                              run_letor_folds, save_experiment)
+                              run_letor_folds, write_experiment)
 from .preprocessing import NORMALIZERS
 
 DEFAULTS = RSRank().get_params()
@@ -178,21 +181,17 @@ def _training_data(args):
                                  n_features=args.n_features)
 
 
-def _check_output(out, inputs, force):
-    """Refuse an output that is, holds or lies inside an input, and an
-    existing one without --force, before any training starts."""
+def _check_file_output(out, inputs):
+    """Refuse, before any work, an output file that is an input, a
+    directory, or in a directory that cannot be written."""
     if out is None:
         return
     if not str(out).strip():
         raise UsageError("--out is empty")
-    target = Path(out).resolve()
-    for path in inputs:
-        source = Path(path).resolve()
-        if target == source or source.is_relative_to(target) or target.is_relative_to(source):
-            raise UsageError(f"--out {out} would overwrite the input {path}; choose another path")
-    if Path(out).exists() and not force:
-        raise UsageError(f"{out} exists; choose another --out or pass --force")
-    parent = target.parent
+    check_not_input(out, inputs)
+    if Path(out).is_dir():
+        raise UsageError(f"--out {out}: is a directory; give a file name")
+    parent = Path(out).resolve().parent
     if not parent.is_dir() or not os.access(parent, os.W_OK):
         raise UsageError(f"--out {out}: cannot write in {parent}")
 
@@ -208,27 +207,32 @@ def _cmd_train(args):
     data, name, inputs = _training_data(args)
     if isinstance(data, list) and (args.stream is not None or args.folds is not None):
         raise UsageError(f"--stream and --folds need a directory of Fold<k>; {name} is not one")
-    _check_output(args.out, inputs, args.force)
-    features = None
-    if args.feature_names:
-        width = args.n_features or (data[0].n_features if isinstance(data, list)
-                                    else load_letor_fold(data, find_folds(data)[0]).n_features)
-        features = read_feature_names(args.feature_names, width)
-    options = dict(folds=args.folds, select=args.select, convention=args.convention,
-                   n_jobs=args.jobs, n_features=args.n_features, stream_queries=args.stream,
-                   within=args.within, feature_names=features,
-                   progress=_fold_line if not args.quiet and _on_terminal() else None)
-    if args.scheduler:
-        options["progress"] = None
-        experiment = _on_cluster(args.scheduler, data, _estimator(args), _grid(args), options)
-    else:
-        experiment = run_letor_folds(data, _estimator(args), _grid(args), **options)
-    command = _command_line(args.argv)
-    print(experiment_markdown(experiment, title=f"RSRank on {name}", command=command))
-    if args.out:
-        save_experiment(experiment, args.out, command=command, overwrite=args.force,
-                        extra={"data": name, "rsrank_version": __version__})
-        print(f"wrote {args.out}")
+    # claim --out before training: a taken, existing or unwritable output fails now
+    claim = (ResultsDirectory(args.out, overwrite=args.force, inputs=inputs)
+             if args.out is not None else contextlib.nullcontext())
+    with claim as results:
+        features = None
+        if args.feature_names:
+            width = args.n_features or (data[0].n_features if isinstance(data, list)
+                                        else load_letor_fold(data, find_folds(data)[0]).n_features)
+            features = read_feature_names(args.feature_names, width)
+        options = dict(folds=args.folds, select=args.select, convention=args.convention,
+                       n_jobs=args.jobs, n_features=args.n_features, stream_queries=args.stream,
+                       within=args.within, feature_names=features,
+                       progress=_fold_line if not args.quiet and _on_terminal() else None)
+        if args.scheduler:
+            options["progress"] = None
+            experiment = _on_cluster(args.scheduler, data, _estimator(args), _grid(args),
+                                     options)
+        else:
+            experiment = run_letor_folds(data, _estimator(args), _grid(args), **options)
+        command = _command_line(args.argv)
+        print(experiment_markdown(experiment, title=f"RSRank on {name}", command=command))
+        if results is not None:
+            write_experiment(experiment, results.staging, command=command,
+                             extra={"data": name, "rsrank_version": __version__})
+            results.publish()
+            print(f"wrote {args.out}")
     return 0
 
 
@@ -283,7 +287,7 @@ def _fit_width(X, model, path):
 
 
 def _cmd_predict(args):
-    _check_output(args.out, [args.model, args.file], force=True)
+    _check_file_output(args.out, [args.model, args.file])
     model = RSRank.load(args.model)
     X, _, qid, docids = load_letor(args.file, return_docids=True)
     scores = model.predict(_fit_width(X, model, args.file), qid=qid)
@@ -296,8 +300,6 @@ def _cmd_predict(args):
     if args.out:
         import io
 
-        from .persistence import atomic_write_text
-
         buffer = io.StringIO()
         write_run(buffer, qid, docids, scores, tag=args.tag, form=args.format)
         atomic_write_text(args.out, buffer.getvalue())
@@ -307,7 +309,7 @@ def _cmd_predict(args):
 
 
 def _cmd_export(args):
-    _check_output(args.out, [args.model], force=True)
+    _check_file_output(args.out, [args.model])
     model = RSRank.load(args.model)
     text = export_model(model, args.format, name=args.name, store=args.store)
     used = engine_features(model)
@@ -316,8 +318,6 @@ def _cmd_export(args):
           f"features: {listed}; {upload_hint(args.format, featureset=args.featureset, store=args.store)}",
           file=sys.stderr)
     if args.out:
-        from .persistence import atomic_write_text
-
         atomic_write_text(args.out, text)
     else:
         sys.stdout.write(text)
@@ -329,6 +329,13 @@ def _cmd_export(args):
 
 def _cmd_path(args):
     root = Path(args.path) if args.path else bundled_data_path()
+    claim = (ResultsDirectory(args.out, overwrite=args.force, inputs=[root])
+             if args.out is not None else contextlib.nullcontext())
+    with claim as results:
+        return _run_path(args, root, results)
+
+
+def _run_path(args, root, results):
     data = load_letor_fold(root, args.fold)
     estimator = RSRank(learning_rate=args.learning_rate, max_iter=args.max_iter,
                        normalize=args.normalize, batch_size=args.batch_size,
@@ -346,20 +353,15 @@ def _cmd_path(args):
                      f"{p.test_ndcg:.4f} |")
     text = "\n".join(lines) + "\n"
     print(text)
-    if args.out:
-        out = Path(args.out)
-        if out.exists() and not args.force:
-            raise UsageError(f"{out} exists; choose another --out or pass --force")
-        from .persistence import atomic_write_text as _atomic_write_text
-
-        out.mkdir(parents=True, exist_ok=True)
-        _atomic_write_text(out / "path.md", text)
+    if results is not None:
+        atomic_write_text(results.staging / "path.md", text)
         points = [{k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in p.items()}
                   for p in path]
-        _atomic_write_text(out / "path.json", json.dumps(
+        atomic_write_text(results.staging / "path.json", json.dumps(
             {"command": _command_line(args.argv), "data": str(root), "fold": args.fold,
              "path": points}, indent=2) + "\n")
-        print(f"wrote {out}")
+        results.publish()
+        print(f"wrote {args.out}")
     return 0
 
 
@@ -404,6 +406,8 @@ def build_parser():
         "Sparse linear rankers that target NDCG (RSRank: |dNDCG|-weighted pairwise "
         "modified-Huber loss with truncated-gradient L1)."))
     parser.add_argument("--version", action="version", version=f"rsrank {__version__}")
+    parser.add_argument("--debug", action="store_true",
+                        help="show the traceback of an error instead of one line")
     commands = parser.add_subparsers(dest="command", required=True)
 
     info = commands.add_parser("info", help="summarise a LETOR file or a directory of folds")
@@ -444,7 +448,7 @@ def build_parser():
     train.add_argument("--stream", type=int, nargs="?", const=1000, default=None,
                        metavar="QUERIES", help="read training files from disk in blocks of "
                        "QUERIES queries (default 1000) every epoch instead of loading them")
-    train.add_argument("--n-features", type=int, default=None,
+    train.add_argument("--n-features", type=_positive(int), default=None,
                        help="number of features (default: largest index in the files)")
     train.add_argument("--scheduler", metavar="ADDRESS",
                        help="run the folds on a Dask cluster (tcp://host:8786)")
@@ -490,7 +494,7 @@ def build_parser():
                       default=[0.0, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0])
     _add_training_options(path, grid=False)
     path.add_argument("--out", help="directory for path.json and path.md")
-    path.add_argument("--force", action="store_true", help="replace files in an existing --out")
+    path.add_argument("--force", action="store_true", help="replace an existing --out")
     path.set_defaults(run=_cmd_path)
     return parser
 
@@ -516,9 +520,23 @@ def main(argv=None):
         os.dup2(devnull, sys.stdout.fileno())
         return 0
     except (OSError, LetorFormatError, ValueError, EOFError) as error:
+        if args.debug:
+            raise
         text = str(error) if not isinstance(error, EOFError) else (
             f"input ended early ({error}); is a .gz file truncated?")
         print(f"rsrank {args.command}: error: {text}", file=sys.stderr)
+        return 2
+    except BrokenExecutor as error:
+        if args.debug:
+            raise
+        print(f"rsrank {args.command}: error: a worker process died (killed, or out of "
+              f"memory?): {error}; run again, with fewer --jobs", file=sys.stderr)
+        return 2
+    except MemoryError:
+        if args.debug:
+            raise
+        print(f"rsrank {args.command}: error: out of memory; use --stream for training files "
+              "larger than memory, or a machine with more", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"rsrank {args.command}: interrupted", file=sys.stderr)

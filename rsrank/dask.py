@@ -126,6 +126,10 @@ def _partition_rows(prepared):
     return prepared.n_rows, prepared.n_queries
 
 
+def _partition_qids(prepared):
+    return prepared.qids
+
+
 # -- client side -------------------------------------------------------------------------
 
 
@@ -181,6 +185,9 @@ class DaskRSRank(RSRank):
         eval_set : tuple (X_val, y_val, qid_val) of in-memory arrays, optional
         coef_init : array-like, optional
         """
+        if qid is None:
+            raise ValueError("DaskRSRank.fit needs qid=... (a dask array of query ids, chunked "
+                             "like the rows of X)")
         da = _dask_array()
         if hasattr(X, "to_dask_array"):
             X = X.to_dask_array(lengths=True)
@@ -196,11 +203,37 @@ class DaskRSRank(RSRank):
 
     def fit_files(self, paths, *, n_features, eval_set=None, coef_init=None):
         """Train on LETOR files read by the workers (one partition per file;
-        each file holds whole queries, and no query spans two files)."""
+        each file holds whole queries, and no query spans two files).
+
+        The checks of :meth:`fit` apply: at least one file, no file twice,
+        and a query in one file only (a query id found in two files is an
+        error that names both)."""
+        from pathlib import Path
+
+        paths = [Path(path) for path in paths]
+        if not paths:
+            raise ValueError("fit_files needs at least one file")
+        seen = {}
+        for path in paths:
+            if not path.is_file():
+                raise FileNotFoundError(f"{path}: no such file")
+            key = path.resolve()
+            if key in seen:
+                raise ValueError(f"{path}: given twice (also as {seen[key]}); each file is one "
+                                 "partition")
+            seen[key] = path
         client = self._client()
         params = self._local_params()
         futures = [client.submit(_prepare_file, params, str(path), n_features, pure=False)
                    for path in paths]
+        qids = client.gather([client.submit(_partition_qids, f) for f in futures])
+        owner = {}
+        for path, values in zip(paths, qids):
+            for value in values.tolist():
+                if value in owner:
+                    raise ValueError(f"query {value} is in both {owner[value]} and {path}; a "
+                                     "query must be in one file (one partition)")
+                owner[value] = path
         return self._fit_partitions(client, futures, n_features, eval_set, coef_init)
 
     def _fit_partitions(self, client, prepared, n_features, eval_set, coef_init):

@@ -6,10 +6,12 @@ or negative labels, a line without ``qid:``), the file is scanned line by line
 to report the first offending line: file, line number and problem.
 """
 
+import contextlib
 import gzip
 import os
 import re
 import warnings
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -58,11 +60,76 @@ class NonContiguousQueryWarning(UserWarning):
     """A query's rows are split into several blocks of a file."""
 
 
+#: Largest feature index read without an explicit ``n_features``: an index
+#: beyond it is almost always a corrupt token, and would make every model
+#: allocate weights for all the columns before it.
+MAX_FEATURES = 2**24
+#: Labels and query ids are int64; feature indices int32 (as in scikit-learn).
+_INT64_MAX = 2**63 - 1
+_INDEX_MAX = 2**31 - 1
+_LABEL_MAX = 2**31 - 1
+
+
 def _open_text(path):
     path = Path(path)
     if path.suffix == ".gz":
         return gzip.open(path, "rt", encoding="utf-8", errors="replace", newline="")
     return open(path, encoding="utf-8", errors="replace", newline="")
+
+
+@contextlib.contextmanager
+def _reading(path):
+    """Turn what a damaged file raises while it is read into a
+    :class:`LetorFormatError` that names it."""
+    try:
+        yield
+    except EOFError:
+        raise LetorFormatError(path, None, "the file ends in the middle of its compressed "
+                               "data (a truncated .gz?)") from None
+    except gzip.BadGzipFile:
+        raise LetorFormatError(path, None, "not gzip data, although the name ends in .gz") \
+            from None
+    except zlib.error as error:
+        raise LetorFormatError(path, None, f"corrupt compressed data ({error})") from None
+
+
+def _read_lines(path, max_length=None, what="line"):
+    """``(line number, text)`` of a file, each line at most ``max_length``
+    characters when given (a file without line breaks, such as /dev/zero,
+    is refused instead of read into memory)."""
+    with _reading(path), _open_text(path) as handle:
+        number = 0
+        while True:
+            text = handle.readline(-1 if max_length is None else max_length + 1)
+            if not text:
+                return
+            number += 1
+            if max_length is not None and len(text) > max_length:
+                raise LetorFormatError(path, number, f"longer than {max_length:,} characters; "
+                                       f"not a {what}")
+            yield number, text
+
+
+_VALUE = r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"
+
+
+def _strict_problem(body, n_features, require_qid, dtype):
+    """Why the data part of a line (before ``#``) breaks the strict grammar
+    ``label [qid:Q] index:value ...`` with ASCII digits, or None."""
+    if "\r" in body:
+        return ("a bare carriage return (old Mac line endings) in the line; convert the file "
+                "to LF or CRLF line endings")
+    if not body.isascii():
+        position, char = next((i, c) for i, c in enumerate(body) if not c.isascii())
+        return (f"non-ASCII character {char!r} (U+{ord(char):04X}) at column {position + 1}; "
+                "tokens are ASCII and separated by spaces or tabs")
+    problem = _line_problem(body, n_features, require_qid, dtype)
+    if problem is not None:
+        return problem
+    for token in re.split(r"[ \t]+", body.strip()):
+        if not re.fullmatch(rf"[0-9]+(?:\.0*)?|qid:[0-9]+|[0-9]+:{_VALUE}", token):
+            return f"malformed token {token!r} (ASCII digits only, no underscores)"
+    return None
 
 
 def _parse_number(token):
@@ -72,23 +139,31 @@ def _parse_number(token):
         return None
 
 
-def _line_problem(text, n_features, require_qid):
+def _line_problem(text, n_features, require_qid, dtype=np.float64):
     """What is wrong with one line of data, or None."""
-    body = text.split("#", 1)[0].split()
+    data, hash_sign, _ = text.partition("#")
+    if hash_sign and data.strip() and not data[-1].isspace():
+        return (f"'#' inside the token {data.split()[-1] + '#'!r}; a comment starts with "
+                "whitespace and then '#'")
+    body = data.split()
     if not body:
         return None
     label = _parse_number(body[0])
-    if label is None:
+    if label is None or "_" in body[0] or not body[0].isascii():
         return f"label {body[0]!r} is not a number"
     if not np.isfinite(label) or label != int(label):
         return f"label {body[0]!r} is not an integer relevance grade"
     if label < 0:
         return f"label {body[0]!r} is negative"
+    if label > _LABEL_MAX:
+        return f"label {body[0]!r} is beyond {_LABEL_MAX:,}: not a relevance grade"
     tokens = body[1:]
     if tokens and tokens[0].startswith("qid"):
-        match = re.fullmatch(r"qid:(-?\d+)", tokens[0])
+        match = re.fullmatch(r"qid:(-?[0-9]+)", tokens[0])
         if match is None:
             return f"malformed query id {tokens[0]!r} (expected qid:<integer>)"
+        if abs(int(match.group(1))) > _INT64_MAX:
+            return f"query id {tokens[0]!r} does not fit in a 64-bit integer"
         tokens = tokens[1:]
     elif require_qid:
         return "missing 'qid:<integer>' after the label"
@@ -97,7 +172,7 @@ def _line_problem(text, n_features, require_qid):
         index, sep, value = token.partition(":")
         if not sep or not index or not value:
             return f"malformed feature token {token!r} (expected index:value)"
-        if not index.isdigit():
+        if not (index.isascii() and index.isdigit()):
             if index == "qid":
                 return f"'qid:' must directly follow the label, found {token!r}"
             return f"malformed feature index in {token!r}"
@@ -105,13 +180,18 @@ def _line_problem(text, n_features, require_qid):
             return (f"feature {index} is NULL (LETOR 4.0 missing value); replace NULL "
                     "values (for example by 0) before loading")
         number = _parse_number(value)
-        if number is None:
+        if number is None or "_" in value or not value.isascii():
             return f"feature value {value!r} in {token!r} is not a number"
         if not np.isfinite(number):
             return f"feature {index} has a non-finite value {value!r}"
+        if dtype == np.float32 and abs(number) > np.finfo(np.float32).max:
+            return (f"feature {index} value {value!r} overflows float32; load with "
+                    "dtype=float64")
         position = int(index)
         if position < 1:
             return f"feature index {position} in {token!r}; LETOR indices start at 1"
+        if position > _INDEX_MAX:
+            return f"feature index {position} does not fit in a 32-bit integer"
         if n_features is not None and position > n_features:
             return f"feature index {position} is beyond n_features={n_features}"
         if position <= previous:
@@ -120,34 +200,55 @@ def _line_problem(text, n_features, require_qid):
     return None
 
 
-def _find_bad_line(path, lines, n_features, require_qid):
+def _find_bad_line(path, lines, n_features, require_qid, dtype=np.float64):
     """Raise LetorFormatError at the first bad line of ``lines()``, an
     iterator of ``(line number, text)``."""
     for number, text in lines():
-        problem = _line_problem(text, n_features, require_qid)
+        problem = _strict_problem(text.split("#", 1)[0].rstrip("\n"), n_features, require_qid,
+                                  dtype) or _line_problem(text, n_features, require_qid, dtype)
         if problem is not None:
             raise LetorFormatError(path, number, problem)
 
 
-def _read_qids(path, lines):
-    """The qid of every data row, or None when no row has one.
+def _read_qids(path, lines, n_features=None, dtype=np.float64):
+    """The qid of every data row, or None when no row has one; checks every
+    line against the strict grammar on the way.
 
     scikit-learn's parser is quadratic in the number of rows when it
     collects query ids (it appends to an array per row), so the text is
-    parsed without them and this pass reads them instead."""
+    parsed without them and this pass reads them instead. It also holds
+    each line to what scikit-learn's parser lets through: ASCII digits only
+    (Python would read ``1_0`` as 10 and ``٢`` as 2), a comment's ``#``
+    after whitespace, no bare carriage returns."""
     qids, missing = [], None
     for number, text in lines():
+        bare_cr = text.endswith("\r") and not text.endswith("\r\n")
+        data = text.split("#", 1)[0]
+        body = data.rstrip("\r\n")
+        glued_hash = "#" in text and data.strip() and not data[-1].isspace()
+        # scikit-learn's parser checked the numbers; what it lets through (Python
+        # reads '1_0' as 10 and '٢' as 2) is cheap to spot without a regex
+        if bare_cr or glued_hash or "_" in data or not data.isascii():
+            problem = (_strict_problem(body + ("\r" if bare_cr else ""), n_features, False,
+                                       dtype)
+                       or _line_problem(text, n_features, False, dtype)
+                       or "malformed line (expected: label [qid:Q] index:value ...)")
+            raise LetorFormatError(path, number, problem)
         tokens = text.split(None, 2)
         if not tokens or tokens[0].startswith("#"):
             continue
         if len(tokens) > 1 and tokens[1].startswith("qid:"):
             if missing is not None:
                 raise LetorFormatError(path, missing, "missing 'qid:<integer>' after the label")
-            try:
-                qids.append(int(tokens[1][4:]))
-            except ValueError:
+            digits = tokens[1][4:]
+            if not re.fullmatch(r"-?[0-9]+", digits):
                 raise LetorFormatError(path, number, f"malformed query id {tokens[1]!r} "
-                                       "(expected qid:<integer>)") from None
+                                       "(expected qid:<integer>)")
+            value = int(digits)
+            if abs(value) > _INT64_MAX:
+                raise LetorFormatError(path, number, f"query id {tokens[1]!r} does not fit in "
+                                       "a 64-bit integer")
+            qids.append(value)
         else:
             if qids:
                 raise LetorFormatError(path, number, "missing 'qid:<integer>' after the label")
@@ -160,17 +261,30 @@ def _parse_checked(source, path, lines, n_features, dtype, query_file=None):
     scikit-learn, then enforce the LETOR rules scikit-learn does not check.
     ``lines`` re-reads the same data as ``(line number, text)`` pairs so a
     problem can be reported at its line."""
+    if n_features is not None and not (isinstance(n_features, (int, np.integer))
+                                       and 1 <= n_features <= _INDEX_MAX):
+        raise ValueError(f"n_features must be a positive integer up to {_INDEX_MAX:,}, "
+                         f"got {n_features!r}")
     try:
-        X, y = load_svmlight_file(source, n_features=n_features, dtype=dtype,
-                                  query_id=False, zero_based=False)
-    except ValueError as error:
-        _find_bad_line(path, lines, n_features, require_qid=False)
+        with _reading(path):
+            X, y = load_svmlight_file(source, n_features=n_features, dtype=dtype,
+                                      query_id=False, zero_based=False)
+    except (ValueError, OverflowError) as error:
+        _find_bad_line(path, lines, n_features, require_qid=False, dtype=dtype)
         raise LetorFormatError(path, None, str(error)) from error
     if X.shape[0] == 0:
         raise LetorFormatError(path, None, "the file holds no data rows")
+    if n_features is None and X.shape[1] > MAX_FEATURES:
+        for number, text in lines():
+            indices = [int(t.split(":")[0]) for t in text.split("#", 1)[0].split()[1:]
+                       if ":" in t and not t.startswith("qid:")]
+            if indices and max(indices) > MAX_FEATURES:
+                raise LetorFormatError(path, number, f"feature index {max(indices):,} is beyond "
+                                       f"{MAX_FEATURES:,} features; pass n_features (rsrank "
+                                       "--n-features) if the data really has that many")
     clean = (np.all(np.isfinite(X.data)) and np.all(np.isfinite(y))
-             and np.all(y == np.round(y)) and np.all(y >= 0))
-    qid = _read_qids(path, lines)
+             and np.all(y == np.round(y)) and np.all(y >= 0) and np.all(y <= _LABEL_MAX))
+    qid = _read_qids(path, lines, n_features, dtype)
     if qid is None:
         # No line carries qid: group sizes must come from a query file.
         query_file = query_file if query_file is not None else _query_file_for(path)
@@ -178,14 +292,14 @@ def _parse_checked(source, path, lines, n_features, dtype, query_file=None):
             raise LetorFormatError(path, 1, "missing 'qid:<integer>' after the label, and no "
                                    ".query/.group file of query sizes beside the data")
         if not clean:
-            _find_bad_line(path, lines, n_features, require_qid=False)
+            _find_bad_line(path, lines, n_features, require_qid=False, dtype=dtype)
         sizes = read_query_sizes(query_file)
         if sizes.sum() != X.shape[0]:
             raise LetorFormatError(query_file, None, f"query sizes sum to {sizes.sum()} but "
                                    f"{path} has {X.shape[0]} rows")
         qid = qid_from_group_sizes(sizes)
     elif len(qid) != X.shape[0] or not clean:
-        _find_bad_line(path, lines, n_features, require_qid=True)
+        _find_bad_line(path, lines, n_features, require_qid=True, dtype=dtype)
         raise LetorFormatError(path, None, "rows and qid values disagree in number")
     elif query_file is not None:
         raise ValueError(f"{path} has qid: columns; do not pass query_file as well")
@@ -206,10 +320,9 @@ def _first_line_with_qid_break(path, qid):
 def _data_line_numbers(path):
     """1-based file line number of every data row (comments and blanks skipped)."""
     numbers = []
-    with _open_text(path) as handle:
-        for number, text in enumerate(handle, start=1):
-            if text.split("#", 1)[0].strip():
-                numbers.append(number)
+    for number, text in _read_lines(path):
+        if text.split("#", 1)[0].strip():
+            numbers.append(number)
     return numbers
 
 
@@ -233,14 +346,13 @@ def read_query_sizes(path):
         The number of consecutive rows of each query.
     """
     sizes = []
-    with _open_text(path) as handle:
-        for number, text in enumerate(handle, start=1):
-            token = text.strip()
-            if not token:
-                continue
-            if not token.isdigit() or int(token) < 1:
-                raise LetorFormatError(path, number, f"query size {token!r} is not a positive integer")
-            sizes.append(int(token))
+    for number, text in _read_lines(path, 1000, "query-size file"):
+        token = text.strip()
+        if not token:
+            continue
+        if not (token.isascii() and token.isdigit()) or int(token) < 1:
+            raise LetorFormatError(path, number, f"query size {token!r} is not a positive integer")
+        sizes.append(int(token))
     if not sizes:
         raise LetorFormatError(path, None, "query-size file is empty")
     return np.asarray(sizes, dtype=np.int64)
@@ -263,11 +375,10 @@ def parse_docid(comment, row):
 def read_docids(path):
     """The document id of every data row (see :func:`parse_docid`)."""
     docids = []
-    with _open_text(path) as handle:
-        for text in handle:
-            body, sep, comment = text.partition("#")
-            if body.strip():
-                docids.append(parse_docid(comment, len(docids) + 1))
+    for _, text in _read_lines(path):
+        body, sep, comment = text.partition("#")
+        if body.strip():
+            docids.append(parse_docid(comment, len(docids) + 1))
     return np.asarray(docids, dtype=object)
 
 
@@ -318,7 +429,7 @@ def load_letor(path, n_features=None, *, query_file=None, return_docids=False,
         raise FileNotFoundError(f"{path}: no such file")
 
     def lines():
-        with _open_text(path) as handle:
+        with _reading(path), _open_text(path) as handle:
             yield from enumerate(handle, start=1)
 
     X, y, qid = _parse_checked(str(path), path, lines, n_features, dtype, query_file)
@@ -340,11 +451,11 @@ def _line_qid(path, number, text):
     if len(tokens) < 2 or not tokens[1].startswith("qid:"):
         raise LetorFormatError(path, number, "missing 'qid:<integer>' after the label "
                                "(streaming needs a qid on every line)")
-    try:
-        return int(tokens[1][4:])
-    except ValueError:
+    digits = tokens[1][4:]
+    if not (digits.isascii() and digits.isdigit()) or int(digits) > _INT64_MAX:
         raise LetorFormatError(path, number, f"malformed query id {tokens[1]!r} "
-                               "(expected qid:<integer>)") from None
+                               "(expected qid:<integer> within 64 bits)")
+    return int(digits)
 
 
 def iter_letor_chunks(path, queries_per_chunk=1000, *, n_features, dtype=np.float64):
@@ -385,7 +496,7 @@ def iter_letor_chunks(path, queries_per_chunk=1000, *, n_features, dtype=np.floa
         return _parse_checked(source, path, lambda: iter(block), n_features, dtype)
 
     block, finished, current, complete = [], set(), None, 0
-    with _open_text(path) as handle:
+    with _reading(path), _open_text(path) as handle:
         for number, text in enumerate(handle, start=1):
             if not text.split("#", 1)[0].strip():
                 continue
@@ -543,16 +654,19 @@ def write_scores(path, scores):
 
 def read_scores(path, n_rows=None):
     """Read one score per line; checks the count against ``n_rows``."""
+    if Path(path).is_dir():
+        raise LetorFormatError(path, None, "is a directory, not a score file")
     values = []
-    with _open_text(path) as handle:
-        for number, text in enumerate(handle, start=1):
-            token = text.strip()
-            if not token:
-                continue
-            value = _parse_number(token.split()[-1])
-            if value is None or not np.isfinite(value):
-                raise LetorFormatError(path, number, f"score {token!r} is not a finite number")
-            values.append(value)
+    for number, text in _read_lines(path, 1000, "score file"):
+        token = text.strip()
+        if not token:
+            continue
+        value = _parse_number(token.split()[-1])
+        if value is None or not np.isfinite(value) or not token.isascii():
+            raise LetorFormatError(path, number, f"score {token!r} is not a finite number")
+        values.append(value)
+        if n_rows is not None and len(values) > n_rows:
+            raise LetorFormatError(path, number, f"more scores than the {n_rows} rows")
     if n_rows is not None and len(values) != n_rows:
         raise LetorFormatError(path, None, f"{len(values)} scores for {n_rows} rows")
     return np.asarray(values, dtype=np.float64)
@@ -738,22 +852,21 @@ def read_feature_names(path, n_features=None):
         largest index).
     """
     named, plain = {}, []
-    with _open_text(path) as handle:
-        for number, text in enumerate(handle, start=1):
-            text = text.split("#", 1)[0].strip()
-            if not text:
-                continue
-            match = re.fullmatch(r"(\d+)(?:\s*:\s*|\s+)(\S.*)", text)
-            if match:
-                index = int(match.group(1))
-                if index < 1:
-                    raise LetorFormatError(path, number, f"feature index {index}; indices "
-                                           "start at 1")
-                if index in named:
-                    raise LetorFormatError(path, number, f"feature {index} is named twice")
-                named[index] = match.group(2).strip()
-            else:
-                plain.append((number, text))
+    for number, text in _read_lines(path, 10_000, "feature-name file"):
+        text = text.split("#", 1)[0].strip()
+        if not text:
+            continue
+        match = re.fullmatch(r"([0-9]+)(?:[ \t]*:[ \t]*|[ \t]+)(\S.*)", text)
+        if match:
+            index = int(match.group(1))
+            if index < 1:
+                raise LetorFormatError(path, number, f"feature index {index}; indices "
+                                       "start at 1")
+            if index in named:
+                raise LetorFormatError(path, number, f"feature {index} is named twice")
+            named[index] = match.group(2).strip()
+        else:
+            plain.append((number, text))
     if named and plain:
         raise LetorFormatError(path, plain[0][0], "mixes 'index name' lines with bare names")
     if not named and not plain:

@@ -42,6 +42,7 @@ class _Queries:
     inv_ideal: np.ndarray
     discount: np.ndarray
     cutoff: int
+    qids: np.ndarray = None  # the qid value of each query, increasing
 
     @property
     def n_queries(self):
@@ -358,7 +359,7 @@ class RSRank(BaseEstimator):
         ideal = _kernels.ideal_dcg(gains, groups.offsets, discount)
         inv_ideal = np.divide(1.0, ideal, out=np.zeros_like(ideal), where=ideal > 0)
         return _Queries(*_kernel_arrays(X), gains, y, groups.offsets, inv_ideal, discount,
-                        cutoff)
+                        cutoff, groups.qids)
 
     def _validation_data(self, X, y, qid, eval_set, rng):
         """(train X, y, qid), (validation X, y, qid) or None."""

@@ -86,6 +86,11 @@ def _settings(convention, **given):
     return settings
 
 
+#: Largest label the ``"exp2"`` gain takes: 2**255 times any realistic number
+#: of documents stays far below the float64 maximum.
+MAX_EXP2_LABEL = 255
+
+
 def gain_values(labels, gain="exp2"):
     """Gain of each relevance label.
 
@@ -102,6 +107,10 @@ def gain_values(labels, gain="exp2"):
     if callable(gain):
         return np.asarray(gain(labels), dtype=np.float64)
     if gain == "exp2":
+        if labels.size and labels.max() > MAX_EXP2_LABEL:
+            raise ValueError(f"label {labels.max():g} is too large for the 2^label - 1 gain "
+                             f"(at most {MAX_EXP2_LABEL}, so that a query's DCG stays finite); "
+                             "relevance grades are small integers, or use gain='linear'")
         return np.exp2(labels) - 1.0
     if gain == "linear":
         return labels.copy()

@@ -45,6 +45,7 @@ __all__ = [
     "sparsest_within",
     "experiment_markdown",
     "save_experiment",
+    "write_experiment",
 ]
 
 
@@ -466,47 +467,43 @@ def experiment_markdown(experiment, title="RSRank on LETOR folds", command=None)
     return "\n".join(lines) + "\n"
 
 
-def save_experiment(experiment, out_dir, *, command=None, overwrite=False, extra=None):
+def write_experiment(experiment, directory, *, command=None, extra=None):
     """Write ``results.json``, ``results.md``, ``models/Fold{k}.json`` and
     ``predictions/Fold{k}.test.txt`` (one score per line, LETOR's Eval-Score
-    input) into ``out_dir``.
-
-    Everything is written into a temporary sibling directory that is renamed
-    into place at the end, so an interrupted run leaves no half-written
-    results. An existing ``out_dir`` is an error unless ``overwrite``.
-    """
+    input) into the existing, empty ``directory``."""
     import json
-    import os
-    import shutil
-    import tempfile
     from pathlib import Path
 
     from .datasets import write_scores
 
-    out_dir = Path(out_dir)
-    if out_dir.exists() and not overwrite:
-        raise FileExistsError(f"{out_dir} exists; choose another --out or pass --force")
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    try:
-        (staging / "models").mkdir()
-        (staging / "predictions").mkdir()
-        for fold in experiment.folds:
-            fold.model.save(staging / "models" / f"Fold{fold.fold}.json")
-            write_scores(staging / "predictions" / f"Fold{fold.fold}.test.txt", fold.test_scores)
-        document = experiment.to_dict()
-        document["command"] = command
-        document.update(extra or {})
-        (staging / "results.json").write_text(json.dumps(document, indent=2) + "\n")
-        (staging / "results.md").write_text(experiment_markdown(experiment, command=command))
-        if out_dir.exists():
-            retired = out_dir.with_name(f".{out_dir.name}.old-{os.getpid()}")
-            os.replace(out_dir, retired)
-            os.replace(staging, out_dir)
-            shutil.rmtree(retired)
-        else:
-            os.replace(staging, out_dir)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    directory = Path(directory)
+    (directory / "models").mkdir()
+    (directory / "predictions").mkdir()
+    for fold in experiment.folds:
+        fold.model.save(directory / "models" / f"Fold{fold.fold}.json")
+        write_scores(directory / "predictions" / f"Fold{fold.fold}.test.txt", fold.test_scores)
+    document = experiment.to_dict()
+    document["command"] = command
+    document.update(extra or {})
+    (directory / "results.json").write_text(json.dumps(document, indent=2) + "\n")
+    (directory / "results.md").write_text(experiment_markdown(experiment, command=command))
+
+
+def save_experiment(experiment, out_dir, *, command=None, overwrite=False, extra=None,
+                    inputs=()):
+    """Write the experiment (see :func:`write_experiment`) as the directory
+    ``out_dir``, all at once.
+
+    Everything is written into a hidden staging directory that is renamed
+    into place at the end (:class:`rsrank._files.ResultsDirectory`): an
+    interrupted run leaves no half-written results, two runs never both
+    write the same ``out_dir``, and ``overwrite`` swaps old and new results
+    in one step. An existing ``out_dir`` is an error unless ``overwrite``;
+    ``out_dir`` may not be, hold or sit inside one of ``inputs``.
+    """
+    from ._files import ResultsDirectory
+
+    with ResultsDirectory(out_dir, overwrite=overwrite, inputs=inputs) as results:
+        write_experiment(experiment, results.staging, command=command, extra=extra)
+        results.publish()
     return out_dir

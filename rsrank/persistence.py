@@ -14,10 +14,10 @@ and every message names the file.
 
 import json
 import numbers
-import os
-from pathlib import Path
 
 import numpy as np
+
+from ._files import atomic_write_text, read_bounded_text
 
 __all__ = ["MODEL_FORMAT", "MODEL_FORMAT_VERSION", "MAX_MODEL_BYTES", "save_model", "load_model",
            "model_document", "model_from_document", "read_bounded_text", "atomic_write_text"]
@@ -34,39 +34,6 @@ class ModelFileError(ValueError):
     def __init__(self, path, problem):
         self.path, self.problem = str(path), problem
         super().__init__(f"{path}: {problem}")
-
-
-def atomic_write_text(path, text):
-    """Write ``text`` to ``path`` through a temporary sibling and one rename:
-    a reader sees the old file or the new one, never half of one, and the
-    temporary file is removed on every failure."""
-    path = Path(path)
-    if path.is_dir():
-        raise IsADirectoryError(f"{path}: is a directory; give a file name")
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    try:
-        with open(tmp, "x", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def read_bounded_text(path, limit, what):
-    """The UTF-8 text of ``path``, refusing files over ``limit`` bytes (a
-    device such as /dev/zero, or the wrong file) with a message naming it."""
-    path = Path(path)
-    if path.is_dir():
-        raise ModelFileError(path, f"is a directory, not a {what}")
-    with open(path, "rb") as handle:
-        data = handle.read(limit + 1)
-    if len(data) > limit:
-        raise ModelFileError(path, f"larger than {limit // 2**20} MB; not a {what}")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise ModelFileError(path, f"not a {what}: not UTF-8 text (byte {error.start})") from None
 
 
 def _to_json(value):

@@ -162,3 +162,25 @@ def test_dask_dataframe_input(client, bundled_root):
     from_array = DaskRSRank(mode="gradient", **PARAMS).fit(X, y, qid=qid)
     from_frame = DaskRSRank(mode="gradient", **PARAMS).fit(frame, y, qid=qid)
     np.testing.assert_allclose(from_frame.coef_, from_array.coef_, rtol=1e-12)
+
+
+def test_fit_files_checks_what_fit_checks(client, bundled_root, tmp_path):
+    path = bundled_root / "Fold1" / "train.txt.gz"
+    lines = [line for line in __import__("gzip").open(path, "rt")]
+    # a query cut in two: its first rows in one file, the rest in another
+    cut = next(i for i in range(1, len(lines)) if lines[i].split()[1] == lines[i - 1].split()[1])
+    (tmp_path / "a.txt").write_text("".join(lines[:cut]))
+    (tmp_path / "b.txt").write_text("".join(lines[cut:]))
+    model = DaskRSRank(max_iter=2)
+    with pytest.raises(ValueError, match=r"query \d+ is in both .*a\.txt and .*b\.txt"):
+        model.fit_files([tmp_path / "a.txt", tmp_path / "b.txt"], n_features=45)
+    with pytest.raises(ValueError, match="given twice"):
+        model.fit_files([path, path], n_features=45)
+    with pytest.raises(ValueError, match="at least one file"):
+        model.fit_files([], n_features=45)
+    X, y, qid = dask_fold(bundled_root)
+    with pytest.raises(ValueError, match="needs qid"):
+        model.fit(X, y, qid=None)
+    (tmp_path / "cut.txt.gz").write_bytes(path.read_bytes()[:2000])
+    with pytest.raises(Exception, match=r"cut\.txt\.gz.*truncated"):
+        model.fit_files([tmp_path / "cut.txt.gz"], n_features=45)

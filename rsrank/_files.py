@@ -1,0 +1,223 @@
+"""Outputs that never half-exist and never replace an input.
+
+* :func:`atomic_write_text` writes a file through a temporary sibling and one
+  rename: a reader sees the old file or the new one.
+* :class:`ResultsDirectory` claims an output directory before the work
+  starts and publishes it in one step when the work is done. The claim is
+  git's lock-file protocol: ``.NAME.lock`` beside the target, created with
+  ``O_CREAT | O_EXCL``, so of two runs only one holds it; the other is told
+  at once, before it trains anything. The results are written into a hidden
+  staging directory and then renamed into place; replacing existing results
+  (``overwrite``) swaps the two directories atomically with Linux's
+  ``renameat2(RENAME_EXCHANGE)``, so the path holds the complete old results
+  or the complete new ones at every instant. Every failure path removes the
+  staging directory and the lock, and leftovers of a killed run (its process
+  is gone) are removed by the next run.
+* :func:`read_bounded_text` reads a small text file (a model, a list of
+  names) with a size limit.
+"""
+
+import ctypes
+import errno
+import os
+import re
+import shutil
+from pathlib import Path
+
+__all__ = ["OutputError", "atomic_write_text", "read_bounded_text", "ResultsDirectory",
+           "check_not_input"]
+
+
+class OutputError(ValueError):
+    """An output that cannot or must not be written; the message names it."""
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write_text(path, text):
+    """Write ``text`` to ``path`` through a temporary sibling and one rename;
+    the temporary file is removed on every failure, and the file gets the
+    permissions the user's umask gives a new file."""
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{path}: is a directory; give a file name")
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    try:
+        with open(tmp, "x", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def read_bounded_text(path, limit, what):
+    """The UTF-8 text of ``path``, refusing files over ``limit`` bytes (a
+    device such as /dev/zero, or the wrong file) and binary files, with a
+    ``ValueError`` that names the path."""
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{path}: is a directory, not a {what}")
+    with open(path, "rb") as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"{path}: larger than {limit:,} bytes; not a {what}")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path}: not a {what}: not UTF-8 text (byte {error.start})") from None
+
+
+def check_not_input(out, inputs):
+    """Raise :class:`OutputError` when ``out`` is an input, holds one or lies
+    inside one (the same file under another name counts)."""
+    target = Path(out).resolve()
+    for path in inputs:
+        source = Path(path).resolve()
+        same = target == source or (target.exists() and source.exists()
+                                    and os.path.samefile(target, source))
+        if same or source.is_relative_to(target) or target.is_relative_to(source):
+            raise OutputError(f"{out}: would overwrite the input {path}; choose another path")
+
+
+def _exchange(a, b):
+    """Swap two paths atomically (Linux ``renameat2`` with ``RENAME_EXCHANGE``)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    renameat2 = getattr(libc, "renameat2", None)
+    if renameat2 is None:
+        raise OSError(errno.ENOSYS, "renameat2 is not available")
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code), str(a), None, str(b))
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class ResultsDirectory:
+    """Claim ``out`` now, fill a staging directory, publish it atomically.
+
+    Use as a context manager around the work; call :meth:`publish` when the
+    staging directory (``self.staging``) holds everything. Leaving the
+    block without publishing (an error, Ctrl-C) removes the staging
+    directory; the lock is released either way.
+
+    Parameters
+    ----------
+    out : path-like
+        The results directory to create (or to replace with ``overwrite``).
+    overwrite : bool
+        Replace an existing results directory (never a file).
+    inputs : list of path-like
+        Paths the results must not replace or sit inside.
+    """
+
+    def __init__(self, out, *, overwrite=False, inputs=()):
+        if not str(out).strip():
+            raise OutputError("the output path is empty")
+        self.out = Path(out)
+        self.overwrite = overwrite
+        self.inputs = list(inputs)
+        self.staging = None
+        self._lock = None
+
+    # -- claiming --------------------------------------------------------------
+
+    def __enter__(self):
+        check_not_input(self.out, self.inputs)
+        parent = self.out.resolve().parent
+        if not parent.is_dir():
+            raise OutputError(f"{self.out}: the directory {parent} does not exist")
+        self._remove_stale(parent)
+        lock = parent / f".{self.out.name}.lock"
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
+        except FileExistsError:
+            raise OutputError(f"{self.out}: another rsrank run is writing it (lock {lock}); "
+                              "wait for it or choose another path") from None
+        except OSError as error:
+            raise OutputError(f"{self.out}: cannot write in {parent} ({error.strerror})") \
+                from None
+        with os.fdopen(fd, "w") as handle:
+            handle.write(f"{os.getpid()}\n")
+        self._lock = lock
+        try:
+            self._check_target()
+            self.staging = parent / f".{self.out.name}.staging-{os.getpid()}"
+            self.staging.mkdir(mode=0o777)  # the umask applies, as to any new directory
+        except BaseException:
+            self._release()
+            raise
+        return self
+
+    def _check_target(self):
+        if self.out.is_symlink() or (self.out.exists() and not self.out.is_dir()):
+            raise OutputError(f"{self.out}: exists and is not a results directory; choose "
+                              "another path")
+        if self.out.exists() and not self.overwrite:
+            raise OutputError(f"{self.out}: exists; choose another path or pass --force")
+
+    def _remove_stale(self, parent):
+        """Staging directories and locks left by runs whose process is gone."""
+        pattern = re.compile(rf"^\.{re.escape(self.out.name)}\.(staging|old)-(\d+)$")
+        for entry in parent.iterdir():
+            match = pattern.match(entry.name)
+            if match and not _alive(int(match.group(2))):
+                shutil.rmtree(entry, ignore_errors=True)
+        lock = parent / f".{self.out.name}.lock"
+        try:
+            pid = int(lock.read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return
+        if not _alive(pid):
+            lock.unlink(missing_ok=True)
+
+    # -- publishing ------------------------------------------------------------
+
+    def publish(self):
+        """Move the staging directory to ``out`` in one step."""
+        self._check_target()
+        if not self.out.exists():
+            os.rename(self.staging, self.out)
+        else:
+            try:
+                _exchange(self.staging, self.out)
+            except OSError as error:
+                if error.errno not in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+                    raise
+                # no atomic exchange here: two renames, the old results kept
+                # aside until the new ones are in place
+                aside = self.out.with_name(f".{self.out.name}.old-{os.getpid()}")
+                os.rename(self.out, aside)
+                try:
+                    os.rename(self.staging, self.out)
+                except BaseException:
+                    os.rename(aside, self.out)
+                    raise
+                os.rename(aside, self.staging)
+            shutil.rmtree(self.staging, ignore_errors=True)  # the old results
+        self.staging = None
+
+    def __exit__(self, *exc):
+        if self.staging is not None:
+            shutil.rmtree(self.staging, ignore_errors=True)
+            self.staging = None
+        self._release()
+        return False
+
+    def _release(self):
+        if self._lock is not None:
+            self._lock.unlink(missing_ok=True)
+            self._lock = None

@@ -1,0 +1,281 @@
+"""Bad input and faults: a table of damaged files and wrong command lines,
+each run through the command line. Every case must end with exit code 2 and
+one stderr line that names the path (and the line, where there is one) and
+the problem, leave every input byte for byte as it was, and leave no
+temporary file behind. Then: two processes racing on one --out, a rename
+that fails, and a run killed while it writes its results."""
+
+import gzip
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rsrank import RSRank, load_letor
+from rsrank.cli import main
+
+GOOD = "2 qid:1 1:0.5 2:0.25 #docid = a\n0 qid:1 1:0.1 2:0.5 #docid = b\n1 qid:2 1:1 2:0 #docid = c\n"
+
+# (name, file name, content, expected line or None, words the message must hold)
+BAD_FILES = [
+    ("huge label", "f.txt", "1e20 qid:1 1:0.5\n", 1, "not a relevance grade"),
+    ("underscore label", "f.txt", GOOD + "1_0 qid:3 1:0.5\n", 4, "1_0"),
+    ("underscore qid", "f.txt", "1 qid:1_0 1:0.5\n", 1, "1_0"),
+    ("underscore value", "f.txt", "1 qid:1 1:0_5\n", 1, "0_5"),
+    ("arabic digit qid", "f.txt", "1 qid:\u0662 1:0.5\n", 1, "U+0662"),
+    ("hash inside a token", "f.txt", GOOD + "2#x qid:2 1:0.5\n", 4, "'#' inside the token"),
+    ("qid beyond int64", "f.txt", "1 qid:9223372036854775808 1:0.5\n", 1, "64-bit"),
+    ("index beyond int32", "f.txt", "1 qid:1 2147483648:0.5\n", 1, "32-bit"),
+    ("index beyond a sane width", "f.txt", GOOD + "1 qid:3 2147483647:0.5\n", 4,
+     "--n-features"),
+    ("CR-only line endings", "f.txt", GOOD.replace("\n", "\r"), 1, "carriage return"),
+    ("NBSP separator", "f.txt", "1 qid:1\u00a01:0.5\n", 1, "U+00A0"),
+    ("LETOR 4.0 NULL", "f.txt", GOOD + "1 qid:3 1:NULL\n", 4, "NULL"),
+    ("NaN value", "f.txt", "1 qid:1 1:nan\n", 1, "non-finite"),
+    ("negative label", "f.txt", "-1 qid:1 1:0.5\n", 1, "negative"),
+    ("fractional label", "f.txt", "1.5 qid:1 1:0.5\n", 1, "integer"),
+    ("decreasing indices", "f.txt", "1 qid:1 2:0.5 1:0.5\n", 1, "increase"),
+    ("missing qid", "f.txt", GOOD + "1 1:0.5\n", 4, "qid"),
+    ("empty file", "f.txt", "", None, "no data rows"),
+    ("truncated gzip", "f.txt.gz", gzip.compress("".join(
+        f"{i % 3} qid:{i // 10} 1:{np.sin(i):.6f} 2:{np.cos(i):.6f}\n"
+        for i in range(5000)).encode())[:20000], None, "truncated"),
+    ("not gzip", "f.txt.gz", GOOD.encode(), None, "not gzip"),
+]
+
+
+def digest(directory):
+    return {path.name: hashlib.sha256(path.read_bytes()).hexdigest()
+            for path in sorted(Path(directory).rglob("*")) if path.is_file()}
+
+
+def run(argv, capsys):
+    """Exit code and stderr lines of ``rsrank argv`` (argparse errors included)."""
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as exit_:
+        code = exit_.code
+    captured = capsys.readouterr()
+    return code, captured.err.strip().splitlines()
+
+
+def assert_one_line(code, err, *words):
+    assert code == 2, err
+    assert len(err) == 1, err
+    assert "Traceback" not in err[0]
+    for word in words:
+        assert word in err[0], (word, err[0])
+
+
+@pytest.fixture
+def model_file(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("model")
+    X, y, qid = load_letor(write(directory, "train.txt", GOOD))
+    RSRank(max_iter=2).fit(X, y, qid=qid).save(directory / "model.json")
+    return directory / "model.json"
+
+
+def write(directory, name, content):
+    path = Path(directory) / name
+    path.write_bytes(content.encode() if isinstance(content, str) else content)
+    return path
+
+
+@pytest.mark.parametrize("name, file_name, content, line, words", BAD_FILES,
+                         ids=[case[0] for case in BAD_FILES])
+def test_bad_file(name, file_name, content, line, words, tmp_path, capsys, model_file):
+    data = tmp_path / "data"
+    data.mkdir()
+    path = write(data, file_name, content)
+    before = digest(tmp_path)
+    where = f"{path}, line {line}:" if line else f"{path}:"
+    commands = [["info", path], ["train", "--train", path, "--quiet", "--max-iter", "2"],
+                ["predict", model_file, path], ["evaluate", model_file, path]]
+    for argv in commands:
+        code, err = run(argv, capsys)
+        assert_one_line(code, err, where, words)
+    assert digest(tmp_path) == before
+    assert not [p for p in tmp_path.rglob(".*")], "temporary files left behind"
+
+
+def test_huge_labels_are_refused_by_the_gain_not_dropped(tmp_path, capsys):
+    path = write(tmp_path, "f.txt", "1024 qid:1 1:0.5\n0 qid:1 1:0.1\n1 qid:2 1:1\n0 qid:2 1:0\n")
+    code, err = run(["train", "--train", path, "--quiet", "--max-iter", "2"], capsys)
+    assert_one_line(code, err, "label 1024", "gain")
+
+
+def test_float32_overflow_names_the_line(tmp_path):
+    from rsrank import LetorFormatError
+
+    path = write(tmp_path, "f.txt", GOOD + "1 qid:3 1:1e39\n")
+    with pytest.raises(LetorFormatError, match=r"f\.txt, line 4: .*overflows float32"):
+        load_letor(path, dtype=np.float32)
+
+
+@pytest.fixture
+def data_dir(tmp_path):
+    directory = tmp_path / "data"
+    directory.mkdir()
+    rows = []
+    for q in range(12):
+        for d in range(6):
+            rows.append(f"{(d + q) % 3} qid:{q} 1:{d / 6:.3f} 2:{(q * d) % 5 / 5:.3f}\n")
+    write(directory, "train.txt", "".join(rows))
+    return directory
+
+
+def bad_invocations(tmp_path, data_dir, model_file):
+    train = data_dir / "train.txt"
+    existing = write(tmp_path, "existing.txt", "keep me\n")
+    folder = tmp_path / "folder"
+    folder.mkdir(exist_ok=True)
+    return [
+        (["train", "--train", train, "--l1", "nan"], "nan"),
+        (["train", "--train", train, "--learning-rate", "-1"], "-1"),
+        (["train", "--n-features", "-3"], "-3"),
+        (["train", "--train", train, "--out", ""], "empty"),
+        (["train", "--folds", "1,1", "--max-iter", "1", "--quiet"], "repeat"),
+        (["train", "--train", train, "--out", existing, "--force"], "not a results directory"),
+        (["train", "--train", train, "--out", data_dir, "--force"], "input"),
+        (["train", "--train", train, "--out", tmp_path / "missing" / "run"], "does not exist"),
+        (["train", "--train", train, "--vali-fraction", "1.5"], "1.5"),
+        (["predict", model_file, train, "--out", train], "input"),
+        (["predict", model_file, train, "--out", folder], "is a directory"),
+        (["evaluate", "--scores", folder, train], "is a directory"),
+        (["evaluate", "--scores", "/dev/zero", train], "longer than"),
+        (["evaluate", "/dev/zero", train], "larger than"),
+        (["evaluate", write(tmp_path, "binary.json", bytes(range(256))), train], "UTF-8"),
+        (["export", model_file, "--format", "solr", "--out", model_file], "input"),
+        (["train", "--train", train, "--feature-names", write(tmp_path, "names.txt", "a\na\n")],
+         "twice"),
+    ]
+
+
+def test_bad_invocations(tmp_path, capsys, data_dir, model_file):
+    for argv, word in bad_invocations(tmp_path, data_dir, model_file):
+        before = digest(tmp_path) | digest(model_file.parent)
+        code, err = run(argv, capsys)
+        assert code == 2, (argv, err)
+        assert err and "Traceback" not in "\n".join(err), (argv, err)
+        assert word in err[-1], (argv, err)
+        assert digest(tmp_path) | digest(model_file.parent) == before, argv
+        assert not [p for p in tmp_path.rglob(".*")], argv
+
+
+def test_model_file_of_the_wrong_json_types_is_one_line(tmp_path, capsys, model_file, data_dir):
+    document = json.loads(model_file.read_text())
+    for key, value in (("fitted", []), ("params", []), ("coef", "x"), ("format_version", "1")):
+        broken = dict(document, **{key: value})
+        path = write(tmp_path, "broken.json", json.dumps(broken))
+        code, err = run(["predict", path, data_dir / "train.txt"], capsys)
+        assert_one_line(code, err, str(path))
+
+
+def test_unreachable_scheduler_is_one_line(capsys, data_dir):
+    code, err = run(["train", "--train", data_dir / "train.txt", "--quiet",
+                     "--scheduler", "tcp://127.0.0.1:9"], capsys)
+    assert_one_line(code, err)
+
+
+# -- results directories: races, failed renames, killed runs ----------------------------
+
+
+def train_argv(out, *extra):
+    return [sys.executable, "-m", "rsrank.cli", "train", "--folds", "1", "--max-iter", "30",
+            "--quiet", "--out", str(out), *extra]
+
+
+def test_two_processes_racing_on_one_out(tmp_path):
+    out = tmp_path / "run"
+    runs = [subprocess.Popen(train_argv(out), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True) for _ in range(2)]
+    results = [(run.wait(timeout=300), run.stderr.read()) for run in runs]
+    codes = sorted(code for code, _ in results)
+    assert codes == [0, 2], results
+    loser = next(err for code, err in results if code == 2)
+    assert loser.count("\n") == 1 and str(out) in loser
+    assert json.loads((out / "results.json").read_text())["folds"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+
+
+def test_force_replaces_results_in_one_step(tmp_path):
+    out = tmp_path / "run"
+    subprocess.run(train_argv(out), check=True, capture_output=True, timeout=300)
+    seen_missing = []
+    stop = threading.Event()
+
+    def watch():
+        while not stop.is_set():
+            try:
+                json.loads((out / "results.json").read_text())
+            except (OSError, ValueError):
+                seen_missing.append(True)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        for _ in range(3):
+            subprocess.run(train_argv(out, "--force"), check=True, capture_output=True,
+                           timeout=300)
+    finally:
+        stop.set()
+        watcher.join()
+    assert not seen_missing
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+
+
+def test_a_failing_rename_keeps_the_old_results(tmp_path, capsys, monkeypatch):
+    import rsrank._files
+
+    out = tmp_path / "run"
+    assert main(["train", "--folds", "1", "--max-iter", "2", "--quiet", "--out", str(out)]) == 0
+    before = digest(out)
+
+    def broken(*_):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(rsrank._files, "_exchange", broken)
+    capsys.readouterr()
+    code, err = run(["train", "--folds", "1", "--max-iter", "3", "--quiet", "--out", out,
+                     "--force"], capsys)
+    assert_one_line(code, err, "Input/output error")
+    assert digest(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+    monkeypatch.setattr(rsrank._files.os, "rename", broken)
+    code, err = run(["train", "--folds", "1", "--max-iter", "2", "--quiet", "--out",
+                     tmp_path / "fresh"], capsys)
+    assert_one_line(code, err, "Input/output error")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+
+
+def test_a_run_killed_while_writing_leaves_nothing_that_blocks_the_next(tmp_path):
+    out = tmp_path / "run"
+    killed = subprocess.run([sys.executable, "-c", f"""
+import os, signal
+from rsrank._files import ResultsDirectory
+claim = ResultsDirectory({str(out)!r}).__enter__()
+(claim.staging / "results.json").write_text('{{"half": ')
+os.kill(os.getpid(), signal.SIGKILL)
+"""], capture_output=True, timeout=120)
+    assert killed.returncode == -signal.SIGKILL
+    assert not out.exists() and any(p.name.startswith(".run.") for p in tmp_path.iterdir())
+    done = subprocess.run(train_argv(out), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((out / "results.json").read_text())["folds"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+
+
+def test_results_respect_the_umask(tmp_path):
+    out = tmp_path / "run"
+    done = subprocess.run(["bash", "-c", "umask 022 && " + " ".join(train_argv(out))],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert oct(os.stat(out).st_mode & 0o777) == oct(0o755)
+    assert oct(os.stat(out / "results.json").st_mode & 0o777) == oct(0o644)
