@@ -279,3 +279,54 @@ def test_results_respect_the_umask(tmp_path):
     assert done.returncode == 0, done.stderr
     assert oct(os.stat(out).st_mode & 0o777) == oct(0o755)
     assert oct(os.stat(out / "results.json").st_mode & 0o777) == oct(0o644)
+
+
+def test_a_full_disk_while_writing_keeps_the_old_results(tmp_path, capsys, monkeypatch):
+    import errno
+
+    import rsrank.cli
+
+    out = tmp_path / "run"
+    assert main(["train", "--folds", "1", "--max-iter", "2", "--quiet", "--out", str(out)]) == 0
+    before = digest(out)
+    real = rsrank.cli.write_experiment
+
+    def full(experiment, directory, **options):
+        real(experiment, directory, **options)  # half of it, then the disk is full
+        raise OSError(errno.ENOSPC, "No space left on device", str(directory / "results.md"))
+
+    monkeypatch.setattr(rsrank.cli, "write_experiment", full)
+    capsys.readouterr()
+    code, err = run(["train", "--folds", "1", "--max-iter", "3", "--quiet", "--out", out,
+                     "--force"], capsys)
+    assert_one_line(code, err, "No space left on device")
+    assert digest(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+
+
+def test_a_dead_worker_process_is_one_line(capsys, monkeypatch, data_dir):
+    from concurrent.futures.process import BrokenProcessPool
+
+    import rsrank.cli
+
+    def dies(*_, **__):
+        raise BrokenProcessPool("A task has failed to un-serialize")
+
+    monkeypatch.setattr(rsrank.cli, "run_letor_folds", dies)
+    code, err = run(["train", "--train", data_dir / "train.txt", "--jobs", "2"], capsys)
+    assert_one_line(code, err, "worker process died")
+
+
+def test_atomic_write_leaves_no_temporary_file(tmp_path, monkeypatch):
+    from rsrank._files import atomic_write_text
+
+    target = write(tmp_path, "scores.txt", "old\n")
+
+    def refuse(*_):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(OSError):
+        atomic_write_text(target, "new\n")
+    assert target.read_text() == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["scores.txt"]
