@@ -265,6 +265,15 @@ def _parse_checked(source, path, lines, n_features, dtype, query_file=None):
                                        and 1 <= n_features <= _INDEX_MAX):
         raise ValueError(f"n_features must be a positive integer up to {_INDEX_MAX:,}, "
                          f"got {n_features!r}")
+    fast = _fast_parse(source, path, n_features, dtype)
+    if fast is not None:
+        X, y, qid = fast
+        if qid is None:
+            return _grouped_by_query_file(X, y, path, lines, n_features, dtype, query_file,
+                                          clean=True)
+        if query_file is not None:
+            raise ValueError(f"{path} has qid: columns; do not pass query_file as well")
+        return X, y, qid
     try:
         with _reading(path):
             X, y = load_svmlight_file(source, n_features=n_features, dtype=dtype,
@@ -286,24 +295,71 @@ def _parse_checked(source, path, lines, n_features, dtype, query_file=None):
              and np.all(y == np.round(y)) and np.all(y >= 0) and np.all(y <= _LABEL_MAX))
     qid = _read_qids(path, lines, n_features, dtype)
     if qid is None:
-        # No line carries qid: group sizes must come from a query file.
-        query_file = query_file if query_file is not None else _query_file_for(path)
-        if query_file is None:
-            raise LetorFormatError(path, 1, "missing 'qid:<integer>' after the label, and no "
-                                   ".query/.group file of query sizes beside the data")
-        if not clean:
-            _find_bad_line(path, lines, n_features, require_qid=False, dtype=dtype)
-        sizes = read_query_sizes(query_file)
-        if sizes.sum() != X.shape[0]:
-            raise LetorFormatError(query_file, None, f"query sizes sum to {sizes.sum()} but "
-                                   f"{path} has {X.shape[0]} rows")
-        qid = qid_from_group_sizes(sizes)
-    elif len(qid) != X.shape[0] or not clean:
+        return _grouped_by_query_file(X, y.astype(np.int64), path, lines, n_features, dtype,
+                                      query_file, clean)
+    if len(qid) != X.shape[0] or not clean:
         _find_bad_line(path, lines, n_features, require_qid=True, dtype=dtype)
         raise LetorFormatError(path, None, "rows and qid values disagree in number")
-    elif query_file is not None:
+    if query_file is not None:
         raise ValueError(f"{path} has qid: columns; do not pass query_file as well")
     return X, y.astype(np.int64), qid
+
+
+def _grouped_by_query_file(X, y, path, lines, n_features, dtype, query_file, clean):
+    """No line carries qid: group sizes must come from a query file."""
+    query_file = query_file if query_file is not None else _query_file_for(path)
+    if query_file is None:
+        raise LetorFormatError(path, 1, "missing 'qid:<integer>' after the label, and no "
+                               ".query/.group file of query sizes beside the data")
+    if not clean:
+        _find_bad_line(path, lines, n_features, require_qid=False, dtype=dtype)
+    sizes = read_query_sizes(query_file)
+    if sizes.sum() != X.shape[0]:
+        raise LetorFormatError(query_file, None, f"query sizes sum to {sizes.sum()} but "
+                               f"{path} has {X.shape[0]} rows")
+    return X, y, qid_from_group_sizes(sizes)
+
+
+#: Files this large or larger are parsed by all threads, in blocks.
+_PARALLEL_BYTES = 8 << 20
+
+
+def _read_bytes(source, path):
+    """The file's bytes as a uint8 array (decompressed for .gz; a file is
+    read once, a buffer given as a file object is used as it is)."""
+    if hasattr(source, "getbuffer"):  # io.BytesIO of a streamed block
+        return np.frombuffer(source.getbuffer(), dtype=np.uint8)
+    with _reading(path):
+        if Path(path).suffix == ".gz":
+            with gzip.open(path, "rb") as handle:
+                return np.frombuffer(handle.read(), dtype=np.uint8)
+        return np.fromfile(path, dtype=np.uint8)
+
+
+def _fast_parse(source, path, n_features, dtype):
+    """``(X, y, qid or None)`` from the compiled parser, or None when the
+    file needs the line-by-line reader (any line off the strict grammar, a
+    non-finite value, an index beyond ``n_features`` or the sane width)."""
+    from . import _parser
+    from .estimator import _threads
+
+    buf = _read_bytes(source, path)
+    if len(buf) == 0:
+        return None
+    blocks = 1 if len(buf) < _PARALLEL_BYTES else 4 * _threads(-1)
+    parsed = _parser.parse_buffer(buf, blocks)
+    if parsed is None:
+        return None
+    labels, qid, indptr, indices, data, max_index = parsed
+    width = n_features if n_features is not None else max_index
+    if len(labels) == 0 or max_index > width or width > (n_features or MAX_FEATURES):
+        return None
+    data = data.astype(dtype, copy=False)
+    if not np.all(np.isfinite(data)):
+        return None
+    X = sp.csr_matrix((data, indices, indptr), shape=(len(labels), width))
+    X.has_sorted_indices = True  # indices increase along every line
+    return X, labels, qid
 
 
 def _first_line_with_qid_break(path, qid):

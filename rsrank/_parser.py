@@ -1,0 +1,344 @@
+"""numba kernels on bytes: LETOR/SVMlight text to arrays.
+
+The grammar of one line: ``label [qid:Q] index:value ... [#comment]``, tokens
+separated by spaces or tabs, ASCII digits, indices increasing from 1, LF or
+CRLF line ends. A line that strays from it in any way (a NaN, an underscore,
+a bare CR, a ``#`` glued to a token, ...) stops the fast parser, and the
+caller hands the file to the line-by-line checker in :mod:`rsrank.datasets`,
+which names the line and the problem (or, for the few forms it accepts and
+this grammar does not, reads the file itself). So the fast path never
+decides what a file means on its own.
+
+Values are exact: a decimal with at most 19 significant digits whose
+mantissa is below 2**53 and whose power of ten is within 10**22 is one
+correctly rounded multiplication or division of two exact doubles
+(Clinger's fast path); every other value is marked and read afterwards
+with Python's ``float()``. The result equals ``float(token)`` for every
+token.
+
+The text is cut into line-aligned blocks; a first pass counts rows and
+stored values per block, a second fills each block's slice of the output
+arrays, both over the blocks in parallel (``prange``; these two kernels are
+compiled with ``parallel=True`` and are not cached).
+"""
+
+import numpy as np
+from numba import njit, prange
+
+__all__ = ["parse_buffer", "line_aligned_starts"]
+
+OK, BAD = 0, 1
+_POW10 = np.array([10.0 ** k for k in range(23)])
+_MANTISSA_LIMIT = 2 ** 53
+_INDEX_MAX = 2 ** 31 - 1
+_LABEL_MAX = 2 ** 31 - 1
+
+
+@njit(cache=True)
+def _is_space(c):
+    return c == 32 or c == 9  # space, tab
+
+
+@njit(cache=True)
+def _is_digit(c):
+    return 48 <= c <= 57
+
+
+@njit(cache=True)
+def _token_end(c):
+    """A byte that may follow a token: space, tab, CR or LF."""
+    return c == 32 or c == 9 or c == 10 or c == 13
+
+
+@njit(cache=True)
+def _parse_value(buf, i, end, pow10):
+    """Parse ``[-+]digits[.digits][(e|E)[-+]digits]`` at ``buf[i]``.
+
+    Returns ``(value, next position, exact, ok)``: ``exact`` is False when
+    the fast path cannot give the correctly rounded double (the caller reads
+    the token with ``float()``), ``ok`` False when the bytes are no number.
+    """
+    negative = False
+    if i < end and (buf[i] == 45 or buf[i] == 43):  # '-' '+'
+        negative = buf[i] == 45
+        i += 1
+    mantissa = np.uint64(0)
+    digits = 0  # significant digits kept in the mantissa
+    any_digit = False
+    exponent = 0
+    exact = True
+    while i < end and _is_digit(buf[i]):
+        any_digit = True
+        if digits < 19:
+            if mantissa != 0 or buf[i] != 48:
+                digits += 1
+            mantissa = mantissa * np.uint64(10) + np.uint64(buf[i] - 48)
+        else:
+            exact = False
+        i += 1
+    if i < end and buf[i] == 46:  # '.'
+        i += 1
+        while i < end and _is_digit(buf[i]):
+            any_digit = True
+            if digits < 19:
+                if mantissa != 0 or buf[i] != 48:
+                    digits += 1
+                mantissa = mantissa * np.uint64(10) + np.uint64(buf[i] - 48)
+                exponent -= 1
+            else:
+                exact = False
+            i += 1
+    if not any_digit:
+        return 0.0, i, False, False
+    if i < end and (buf[i] == 101 or buf[i] == 69):  # 'e' 'E'
+        i += 1
+        exp_negative = False
+        if i < end and (buf[i] == 45 or buf[i] == 43):
+            exp_negative = buf[i] == 45
+            i += 1
+        if i >= end or not _is_digit(buf[i]):
+            return 0.0, i, False, False
+        value = 0
+        while i < end and _is_digit(buf[i]):
+            if value < 100000:
+                value = value * 10 + (buf[i] - 48)
+            i += 1
+        exponent += -value if exp_negative else value
+    if i < end and not _token_end(buf[i]):
+        return 0.0, i, False, False
+    if mantissa == 0:
+        return -0.0 if negative else 0.0, i, exact, True
+    if not exact or mantissa >= np.uint64(_MANTISSA_LIMIT) or exponent > 22 or exponent < -22:
+        return 0.0, i, False, True
+    result = float(mantissa)
+    if exponent >= 0:
+        result = result * pow10[exponent]
+    else:
+        result = result / pow10[-exponent]
+    return -result if negative else result, i, True, True
+
+
+@njit(cache=True)
+def _parse_uint(buf, i, end, limit):
+    """ASCII digits at ``buf[i]`` as an integer up to ``limit``; returns
+    ``(value, next position, ok)``."""
+    if i >= end or not _is_digit(buf[i]):
+        return 0, i, False
+    value = 0
+    while i < end and _is_digit(buf[i]):
+        digit = buf[i] - 48
+        if value > (limit - digit) // 10:  # checked before it could overflow
+            return 0, i, False
+        value = value * 10 + digit
+        i += 1
+    return value, i, True
+
+
+@njit(cache=True)
+def _skip_line(buf, i, end):
+    """Position after the end of the line (a comment), or -1 at a bare CR:
+    other readers would take it for a line break."""
+    while i < end and buf[i] != 10:
+        if buf[i] == 13 and (i + 1 >= end or buf[i + 1] != 10):
+            return -1
+        i += 1
+    return i + 1
+
+
+@njit(cache=True)
+def _parse_block(buf, lo, hi, fill, pow10, labels, qids, has_qid, row_nnz, indices, data,
+                 inexact, row0, nnz0):
+    """Parse the lines of ``buf[lo:hi]`` (whole lines). With ``fill`` False
+    only count; otherwise write rows ``row0...`` and values ``nnz0...``.
+
+    Returns ``(rows, values, rows with qid, max index, status)``.
+    """
+    i = lo
+    rows = 0
+    nnz = 0
+    with_qid = 0
+    max_index = 0
+    while i < hi:
+        # leading blanks, blank lines and comment lines
+        while i < hi and _is_space(buf[i]):
+            i += 1
+        if i >= hi:
+            break
+        c = buf[i]
+        if c == 10:
+            i += 1
+            continue
+        if c == 13:
+            if i + 1 < hi and buf[i + 1] == 10:
+                i += 2
+                continue
+            return rows, nnz, with_qid, max_index, BAD  # bare CR
+        if c == 35:  # '#'
+            i = _skip_line(buf, i, hi)
+            if i < 0:
+                return rows, nnz, with_qid, max_index, BAD
+            continue
+        # label: digits with an optional '.0...'
+        label, i, ok = _parse_uint(buf, i, hi, _LABEL_MAX)
+        if not ok:
+            return rows, nnz, with_qid, max_index, BAD
+        if i < hi and buf[i] == 46:
+            i += 1
+            while i < hi and buf[i] == 48:
+                i += 1
+        if i < hi and not _token_end(buf[i]):
+            return rows, nnz, with_qid, max_index, BAD
+        row = row0 + rows
+        if fill:
+            labels[row] = label
+        # optional qid
+        j = i
+        while j < hi and _is_space(buf[j]):
+            j += 1
+        row_has_qid = False
+        if j > i and j + 4 <= hi and buf[j] == 113 and buf[j + 1] == 105 and buf[j + 2] == 100 \
+                and buf[j + 3] == 58:  # 'qid:'
+            query, j, ok = _parse_uint(buf, j + 4, hi, 2 ** 62)
+            if not ok or (j < hi and not _token_end(buf[j])):
+                return rows, nnz, with_qid, max_index, BAD
+            row_has_qid = True
+            with_qid += 1
+            if fill:
+                qids[row] = query
+            i = j
+        if fill:
+            has_qid[row] = row_has_qid
+        # features
+        previous = 0
+        count = 0
+        while True:
+            start = i
+            while i < hi and _is_space(buf[i]):
+                i += 1
+            if i >= hi or buf[i] == 10:
+                i += 1
+                break
+            if buf[i] == 13:
+                if i + 1 < hi and buf[i + 1] == 10:
+                    i += 2
+                    break
+                return rows, nnz, with_qid, max_index, BAD
+            if i == start:
+                return rows, nnz, with_qid, max_index, BAD  # tokens must be separated
+            if buf[i] == 35:  # a comment after whitespace
+                i = _skip_line(buf, i, hi)
+                if i < 0:
+                    return rows, nnz, with_qid, max_index, BAD
+                break
+            index, i, ok = _parse_uint(buf, i, hi, _INDEX_MAX)
+            if not ok or index <= previous or i >= hi or buf[i] != 58:
+                return rows, nnz, with_qid, max_index, BAD
+            previous = index
+            value, after, exact, ok = _parse_value(buf, i + 1, hi, pow10)
+            if not ok:
+                return rows, nnz, with_qid, max_index, BAD
+            if fill:
+                position = nnz0 + nnz + count
+                indices[position] = index - 1
+                # an inexact value keeps its byte offset until float() reads it
+                data[position] = value if exact else float(i + 1)
+                inexact[position] = not exact
+            i = after
+            count += 1
+            if index > max_index:
+                max_index = index
+        if fill:
+            row_nnz[row] = count
+        rows += 1
+        nnz += count
+    return rows, nnz, with_qid, max_index, OK
+
+
+def _count_blocks(buf, starts, pow10):
+    """Rows, values, rows with qid, max index and status of each block."""
+    n = len(starts) - 1
+    out = np.zeros((n, 5), dtype=np.int64)
+    dummy_i = np.zeros(0, dtype=np.int64)
+    dummy_f = np.zeros(0, dtype=np.float64)
+    dummy_b = np.zeros(0, dtype=np.bool_)
+    for b in prange(n):
+        rows, nnz, with_qid, max_index, status = _parse_block(
+            buf, starts[b], starts[b + 1], False, pow10, dummy_i, dummy_i, dummy_b, dummy_i,
+            dummy_i, dummy_f, dummy_b, 0, 0)
+        out[b, 0] = rows
+        out[b, 1] = nnz
+        out[b, 2] = with_qid
+        out[b, 3] = max_index
+        out[b, 4] = status
+    return out
+
+
+def _fill_blocks(buf, starts, row_starts, nnz_starts, pow10, labels, qids, has_qid, row_nnz,
+                 indices, data, inexact):
+    n = len(starts) - 1
+    for b in prange(n):
+        _parse_block(buf, starts[b], starts[b + 1], True, pow10, labels, qids, has_qid, row_nnz,
+                     indices, data, inexact, row_starts[b], nnz_starts[b])
+
+
+count_blocks_serial = njit(cache=True)(_count_blocks)
+count_blocks_parallel = njit(cache=True, parallel=True)(_count_blocks)
+fill_blocks_serial = njit(cache=True)(_fill_blocks)
+fill_blocks_parallel = njit(cache=True, parallel=True)(_fill_blocks)
+
+
+def line_aligned_starts(buf, n_blocks):
+    """Block boundaries at line starts, about equal in bytes."""
+    size = len(buf)
+    starts = [0]
+    window = 1 << 20
+    for b in range(1, n_blocks):
+        cut = max(b * size // n_blocks, starts[-1])
+        while cut < size:
+            newline = np.flatnonzero(buf[cut:min(size, cut + window)] == 10)
+            if len(newline):
+                starts.append(cut + int(newline[0]) + 1)
+                break
+            cut += window
+    starts.append(size)
+    return np.unique(np.asarray(starts, dtype=np.int64))
+
+
+def parse_buffer(buf, n_blocks):
+    """Parse LETOR text ``buf`` (a uint8 array).
+
+    Returns ``(labels, qids or None, indptr, indices, data, max index)`` with
+    ``data`` float64 and exact, or ``None`` when any line strays from the
+    grammar (the caller then reads the file line by line).
+    """
+    starts = line_aligned_starts(buf, n_blocks)
+    parallel = len(starts) > 2
+    count = count_blocks_parallel if parallel else count_blocks_serial
+    fill = fill_blocks_parallel if parallel else fill_blocks_serial
+    counts = count(buf, starts, _POW10)
+    if np.any(counts[:, 4] != OK):
+        return None
+    rows, nnz, with_qid = (int(v) for v in counts[:, :3].sum(axis=0))
+    if 0 < with_qid < rows:
+        return None  # some lines with qid, some without
+    row_starts = np.r_[0, np.cumsum(counts[:, 0])[:-1]].astype(np.int64)
+    nnz_starts = np.r_[0, np.cumsum(counts[:, 1])[:-1]].astype(np.int64)
+    labels = np.empty(rows, dtype=np.int64)
+    qids = np.empty(rows, dtype=np.int64)
+    has_qid = np.empty(rows, dtype=np.bool_)
+    row_nnz = np.empty(rows, dtype=np.int64)
+    indices = np.empty(nnz, dtype=np.int64)
+    data = np.empty(nnz, dtype=np.float64)
+    inexact = np.empty(nnz, dtype=np.bool_)
+    fill(buf, starts, row_starts, nnz_starts, _POW10, labels, qids, has_qid, row_nnz, indices,
+         data, inexact)
+    for position in np.flatnonzero(inexact):
+        start = int(data[position])
+        end = start
+        while end < len(buf) and buf[end] not in (32, 9, 10, 13):
+            end += 1
+        data[position] = float(bytes(buf[start:end]))
+    indptr = np.zeros(rows + 1, dtype=np.int64)
+    np.cumsum(row_nnz, out=indptr[1:])
+    max_index = int(counts[:, 3].max()) if len(counts) else 0
+    return labels, (qids if with_qid else None), indptr, indices, data, max_index

@@ -1,0 +1,130 @@
+"""The compiled LETOR parser against scikit-learn's parser (the line-by-line
+reader) and Python's float(): bit-identical arrays on real files and on
+random text, serial or in parallel blocks."""
+
+import gzip
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import rsrank.datasets as datasets
+from rsrank import load_letor
+from rsrank._parser import parse_buffer
+
+from conftest import SHARED_DATA
+
+
+def load_both(path, monkeypatch, **options):
+    fast = load_letor(path, **options)
+    with monkeypatch.context() as patch:
+        patch.setattr(datasets, "_fast_parse", lambda *args: None)
+        slow = load_letor(path, **options)
+    return fast, slow
+
+
+def assert_same(fast, slow):
+    (Xf, yf, qf), (Xs, ys, qs) = fast[:3], slow[:3]
+    assert Xf.shape == Xs.shape
+    np.testing.assert_array_equal(Xf.indptr, Xs.indptr)
+    np.testing.assert_array_equal(Xf.indices, Xs.indices)
+    assert Xf.data.dtype == Xs.data.dtype
+    assert Xf.data.tobytes() == Xs.data.tobytes()  # bit for bit, -0.0 included
+    np.testing.assert_array_equal(yf, ys)
+    np.testing.assert_array_equal(qf, qs)
+
+
+def real_files():
+    bundled = Path(datasets.__file__).parent / "data" / "synthetic"
+    files = sorted(bundled.glob("Fold*/*.txt.gz"))
+    files += sorted((SHARED_DATA / "OHSUMED").glob("Fold*/*.txt.gz"))
+    files += sorted((SHARED_DATA / "LightGBM-lambdarank-example").glob("rank.*[tn].gz"))
+    return files
+
+
+@pytest.mark.parametrize("path", real_files(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_real_files_parse_exactly_as_before(path, monkeypatch):
+    assert_same(*load_both(path, monkeypatch))
+
+
+def test_float32_equals_the_line_reader(monkeypatch):
+    path = real_files()[0]
+    assert_same(*load_both(path, monkeypatch, dtype=np.float32))
+
+
+digits = st.text("0123456789", min_size=1, max_size=25)
+values = st.one_of(
+    st.integers(-10**6, 10**6).map(str),
+    st.floats(allow_nan=False, allow_infinity=False, width=64).map(repr).filter(
+        lambda t: "inf" not in t and "e+" not in t or True),
+    st.builds(lambda sign, a, b, e: f"{sign}{a}.{b}" + (f"e{e}" if e is not None else ""),
+              st.sampled_from(["", "-", "+"]), digits, digits,
+              st.one_of(st.none(), st.integers(-320, 300))),
+    st.builds(lambda a: f".{a}", digits), st.builds(lambda a: f"{a}.", digits),
+    st.sampled_from(["0", "-0", "-0.0", "0e0", "1e22", "1e23", "9007199254740993",
+                     "4.9406564584124654e-324", "2.2250738585072011e-308",
+                     "1.7976931348623157e308", "0.1", "123456789012345678901234567890"]),
+)
+
+
+@st.composite
+def letor_text(draw):
+    n_rows = draw(st.integers(1, 12))
+    lines, tokens = [], []
+    qid = 0
+    for _ in range(n_rows):
+        qid += draw(st.integers(0, 1))
+        space = draw(st.sampled_from([" ", "\t", "  ", " \t"]))
+        n = draw(st.integers(0, 6))
+        indices = sorted(draw(st.sets(st.integers(1, 40), min_size=n, max_size=n)))
+        row_values = [draw(values) for _ in indices]
+        row_values = [v for v in row_values if np.isfinite(float(v))]
+        indices = indices[:len(row_values)]
+        tokens.extend(row_values)
+        label = draw(st.integers(0, 4))
+        features = space.join(f"{j}:{v}" for j, v in zip(indices, row_values))
+        comment = draw(st.sampled_from(["", " #docid = d1", "\t# é comment"]))
+        end = draw(st.sampled_from(["\n", "\r\n"]))
+        lines.append(f"{label}{space}qid:{qid}{space if features else ''}{features}{comment}{end}")
+    return "".join(lines), tokens
+
+
+@settings(max_examples=300, deadline=None)
+@given(letor_text())
+def test_random_text_matches_float_and_the_line_reader(case):
+    text, tokens = case
+    buf = np.frombuffer(text.encode(), dtype=np.uint8)
+    parsed = parse_buffer(buf, 1)
+    assert parsed is not None
+    data = parsed[4]
+    assert data.tobytes() == np.array([float(t) for t in tokens]).tobytes()
+    for blocks in (2, 5):
+        again = parse_buffer(buf, blocks)
+        assert all(np.array_equal(a, b) for a, b in zip(again[:5], parsed[:5])
+                   if a is not None)
+
+
+def test_random_file_through_both_readers(tmp_path, monkeypatch):
+    rng = np.random.default_rng(0)
+    rows = []
+    for row in range(3000):
+        values = " ".join(f"{j}:{float(v)!r}" for j, v in enumerate(
+            rng.normal(size=8) * 10.0 ** rng.integers(-8, 8, size=8), start=1))
+        rows.append(f"{row % 5} qid:{row // 30} {values} #docid = r{row}\n")
+    path = tmp_path / "random.txt.gz"
+    path.write_bytes(gzip.compress("".join(rows).encode()))
+    assert_same(*load_both(path, monkeypatch))
+
+
+def test_parallel_blocks_equal_one_block():
+    rng = np.random.default_rng(1)
+    text = "".join(f"{r % 3} qid:{r // 7} " + " ".join(
+        f"{j}:{v:.9g}" for j, v in enumerate(rng.normal(size=5), start=1)) + "\n"
+        for r in range(5000))
+    buf = np.frombuffer(text.encode(), dtype=np.uint8)
+    one, many = parse_buffer(buf, 1), parse_buffer(buf, 16)
+    for a, b in zip(one[:5], many[:5]):
+        np.testing.assert_array_equal(a, b)
+    assert one[5] == many[5] == 5
