@@ -67,27 +67,24 @@ def _parse_value(buf, i, end, pow10):
     any_digit = False
     exponent = 0
     exact = True
-    while i < end and _is_digit(buf[i]):
+    fraction = False
+    while i < end:
+        if buf[i] == 46 and not fraction:  # '.'
+            fraction = True
+            i += 1
+            continue
+        if not _is_digit(buf[i]):
+            break
         any_digit = True
         if digits < 19:
             if mantissa != 0 or buf[i] != 48:
                 digits += 1
             mantissa = mantissa * np.uint64(10) + np.uint64(buf[i] - 48)
-        else:
-            exact = False
-        i += 1
-    if i < end and buf[i] == 46:  # '.'
-        i += 1
-        while i < end and _is_digit(buf[i]):
-            any_digit = True
-            if digits < 19:
-                if mantissa != 0 or buf[i] != 48:
-                    digits += 1
-                mantissa = mantissa * np.uint64(10) + np.uint64(buf[i] - 48)
+            if fraction:
                 exponent -= 1
-            else:
-                exact = False
-            i += 1
+        else:
+            exact = False  # more digits than the fast path holds: float() reads it
+        i += 1
     if not any_digit:
         return 0.0, i, False, False
     if i < end and (buf[i] == 101 or buf[i] == 69):  # 'e' 'E'
