@@ -20,8 +20,25 @@ write disjoint rows of ``scores``, ``lam`` and the gradient, and the rows are
 added up after the loop.
 """
 
+import types
+
 import numpy as np
 from numba import njit, prange
+
+def twins(function):
+    """``(serial, parallel)`` builds of one kernel, both cached on disk.
+
+    numba's cache indexes a kernel by its qualified name, line and argument
+    types, not by ``parallel=True``: two builds of one Python function share
+    cache entries, and whichever compiled first is loaded for both. The
+    parallel build is therefore made from a copy of the function with its
+    own name."""
+    copy = types.FunctionType(function.__code__, function.__globals__,
+                              function.__name__ + "_parallel", function.__defaults__,
+                              function.__closure__)
+    copy.__qualname__ = function.__qualname__ + "_parallel"
+    return njit(cache=True)(function), njit(cache=True, parallel=True)(copy)
+
 
 MODIFIED_HUBER, HINGE, LOGISTIC = 0, 1, 2
 PAIR_LOSSES = {"modified_huber": MODIFIED_HUBER, "hinge": HINGE, "logistic": LOGISTIC}
@@ -290,8 +307,7 @@ def _linear_scores(data, indices, indptr, X, w, out):
     return out
 
 
-linear_scores_serial = njit(cache=True)(_linear_scores)
-linear_scores_parallel = njit(cache=True, parallel=True)(_linear_scores)
+linear_scores_serial, linear_scores_parallel = twins(_linear_scores)
 
 
 # -- one epoch -----------------------------------------------------------------
@@ -353,8 +369,7 @@ def _epoch(data, indices, indptr, X, gains, labels, offsets, inv_ideal, discount
     return total, step
 
 
-epoch_serial = njit(cache=True)(_epoch)
-epoch_parallel = njit(cache=True, parallel=True)(_epoch)
+epoch_serial, epoch_parallel = twins(_epoch)
 
 
 def _objective(data, indices, indptr, X, gains, labels, offsets, inv_ideal, discount, cutoff,
@@ -381,5 +396,4 @@ def _objective(data, indices, indptr, X, gains, labels, offsets, inv_ideal, disc
     return losses.sum()
 
 
-objective_serial = njit(cache=True)(_objective)
-objective_parallel = njit(cache=True, parallel=True)(_objective)
+objective_serial, objective_parallel = twins(_objective)

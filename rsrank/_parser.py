@@ -16,14 +16,17 @@ correctly rounded multiplication or division of two exact doubles
 with Python's ``float()``. The result equals ``float(token)`` for every
 token.
 
-The text is cut into line-aligned blocks; a first pass counts rows and
-stored values per block, a second fills each block's slice of the output
-arrays, both over the blocks in parallel (``prange``; these two kernels are
-compiled with ``parallel=True`` and are not cached).
+The text is cut into line-aligned blocks; a first pass bounds the rows and
+stored values of each block by counting lines and colons, a second parses
+each block into its slice of the output arrays, both over the blocks in
+parallel (the serial and parallel builds are separate cached kernels, see
+:func:`rsrank._kernels.twins`).
 """
 
 import numpy as np
 from numba import njit, prange
+
+from ._kernels import twins
 
 __all__ = ["parse_buffer", "line_aligned_starts"]
 
@@ -145,8 +148,10 @@ def _skip_line(buf, i, end):
 @njit(cache=True)
 def _parse_block(buf, lo, hi, fill, pow10, labels, qids, has_qid, row_nnz, indices, data,
                  inexact, row0, nnz0):
-    """Parse the lines of ``buf[lo:hi]`` (whole lines). With ``fill`` False
-    only count; otherwise write rows ``row0...`` and values ``nnz0...``.
+    """Parse the lines of ``buf[lo:hi]`` (whole lines) into rows ``row0...``
+    and values ``nnz0...`` of the output arrays (``fill``; False only
+    counts). The rows and values of a block never exceed the bounds that
+    :func:`_count_lines` gave for it, so the writes stay in its slice.
 
     Returns ``(rows, values, rows with qid, max index, status)``.
     """
@@ -251,37 +256,65 @@ def _parse_block(buf, lo, hi, fill, pow10, labels, qids, has_qid, row_nnz, indic
     return rows, nnz, with_qid, max_index, OK
 
 
-def _count_blocks(buf, starts, pow10):
-    """Rows, values, rows with qid, max index and status of each block."""
+@njit(cache=True)
+def _count_lines(buf, lo, hi):
+    """Upper bounds of the rows and stored values of ``buf[lo:hi]``, without
+    parsing: data lines, and colons before any ``#`` other than a qid's (a
+    malformed line may hold more colons than values)."""
+    rows = 0
+    colons = 0
+    i = lo
+    while i < hi:
+        while i < hi and (buf[i] == 32 or buf[i] == 9):
+            i += 1
+        if i >= hi:
+            break
+        if buf[i] == 10 or buf[i] == 35 or buf[i] == 13:
+            while i < hi and buf[i] != 10:
+                i += 1
+            i += 1
+            continue
+        rows += 1
+        while i < hi and buf[i] != 10 and buf[i] != 35:
+            if buf[i] == 58 and not (i - lo >= 3 and buf[i - 1] == 100 and buf[i - 2] == 105
+                                     and buf[i - 3] == 113):  # not the colon of 'qid:'
+                colons += 1
+            i += 1
+        while i < hi and buf[i] != 10:
+            i += 1
+        i += 1
+    return rows, colons
+
+
+def _count_blocks(buf, starts):
+    """Upper bounds of rows and values per block (see :func:`_count_lines`)."""
     n = len(starts) - 1
-    out = np.zeros((n, 5), dtype=np.int64)
-    dummy_i = np.zeros(0, dtype=np.int64)
-    dummy_f = np.zeros(0, dtype=np.float64)
-    dummy_b = np.zeros(0, dtype=np.bool_)
+    out = np.zeros((n, 2), dtype=np.int64)
     for b in prange(n):
-        rows, nnz, with_qid, max_index, status = _parse_block(
-            buf, starts[b], starts[b + 1], False, pow10, dummy_i, dummy_i, dummy_b, dummy_i,
-            dummy_i, dummy_f, dummy_b, 0, 0)
+        rows, colons = _count_lines(buf, starts[b], starts[b + 1])
         out[b, 0] = rows
-        out[b, 1] = nnz
-        out[b, 2] = with_qid
-        out[b, 3] = max_index
-        out[b, 4] = status
+        out[b, 1] = colons
     return out
 
 
 def _fill_blocks(buf, starts, row_starts, nnz_starts, pow10, labels, qids, has_qid, row_nnz,
-                 indices, data, inexact):
+                 indices, data, inexact, result):
+    """Parse every block into its slice; ``result[b]`` gets the block's rows,
+    values, rows with qid, max index and status."""
     n = len(starts) - 1
     for b in prange(n):
-        _parse_block(buf, starts[b], starts[b + 1], True, pow10, labels, qids, has_qid, row_nnz,
-                     indices, data, inexact, row_starts[b], nnz_starts[b])
+        rows, nnz, with_qid, max_index, status = _parse_block(
+            buf, starts[b], starts[b + 1], True, pow10, labels, qids, has_qid, row_nnz,
+            indices, data, inexact, row_starts[b], nnz_starts[b])
+        result[b, 0] = rows
+        result[b, 1] = nnz
+        result[b, 2] = with_qid
+        result[b, 3] = max_index
+        result[b, 4] = status
 
 
-count_blocks_serial = njit(cache=True)(_count_blocks)
-count_blocks_parallel = njit(cache=True, parallel=True)(_count_blocks)
-fill_blocks_serial = njit(cache=True)(_fill_blocks)
-fill_blocks_parallel = njit(cache=True, parallel=True)(_fill_blocks)
+count_blocks_serial, count_blocks_parallel = twins(_count_blocks)
+fill_blocks_serial, fill_blocks_parallel = twins(_fill_blocks)
 
 
 def line_aligned_starts(buf, n_blocks):
@@ -312,23 +345,32 @@ def parse_buffer(buf, n_blocks):
     parallel = len(starts) > 2
     count = count_blocks_parallel if parallel else count_blocks_serial
     fill = fill_blocks_parallel if parallel else fill_blocks_serial
-    counts = count(buf, starts, _POW10)
+    bounds = count(buf, starts)
+    row_starts = np.r_[0, np.cumsum(bounds[:, 0])].astype(np.int64)
+    nnz_starts = np.r_[0, np.cumsum(bounds[:, 1])].astype(np.int64)
+    labels = np.empty(row_starts[-1], dtype=np.int64)
+    qids = np.empty(row_starts[-1], dtype=np.int64)
+    has_qid = np.empty(row_starts[-1], dtype=np.bool_)
+    row_nnz = np.empty(row_starts[-1], dtype=np.int64)
+    indices = np.empty(nnz_starts[-1], dtype=np.int64)
+    data = np.empty(nnz_starts[-1], dtype=np.float64)
+    inexact = np.empty(nnz_starts[-1], dtype=np.bool_)
+    counts = np.zeros((len(starts) - 1, 5), dtype=np.int64)
+    fill(buf, starts, row_starts, nnz_starts, _POW10, labels, qids, has_qid, row_nnz, indices,
+         data, inexact, counts)
     if np.any(counts[:, 4] != OK):
         return None
     rows, nnz, with_qid = (int(v) for v in counts[:, :3].sum(axis=0))
     if 0 < with_qid < rows:
         return None  # some lines with qid, some without
-    row_starts = np.r_[0, np.cumsum(counts[:, 0])[:-1]].astype(np.int64)
-    nnz_starts = np.r_[0, np.cumsum(counts[:, 1])[:-1]].astype(np.int64)
-    labels = np.empty(rows, dtype=np.int64)
-    qids = np.empty(rows, dtype=np.int64)
-    has_qid = np.empty(rows, dtype=np.bool_)
-    row_nnz = np.empty(rows, dtype=np.int64)
-    indices = np.empty(nnz, dtype=np.int64)
-    data = np.empty(nnz, dtype=np.float64)
-    inexact = np.empty(nnz, dtype=np.bool_)
-    fill(buf, starts, row_starts, nnz_starts, _POW10, labels, qids, has_qid, row_nnz, indices,
-         data, inexact)
+    if np.any(counts[:, 0] != bounds[:, 0]) or np.any(counts[:, 1] != bounds[:, 1]):
+        # the bounds overcounted (qid colons): close the gaps between the slices
+        keep_rows = np.concatenate([np.arange(row_starts[b], row_starts[b] + counts[b, 0])
+                                    for b in range(len(counts))])
+        keep_values = np.concatenate([np.arange(nnz_starts[b], nnz_starts[b] + counts[b, 1])
+                                      for b in range(len(counts))])
+        labels, qids, row_nnz = labels[keep_rows], qids[keep_rows], row_nnz[keep_rows]
+        indices, data, inexact = indices[keep_values], data[keep_values], inexact[keep_values]
     for position in np.flatnonzero(inexact):
         start = int(data[position])
         end = start
