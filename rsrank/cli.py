@@ -178,7 +178,7 @@ def _grid(args):
 def _training_data(args):
     return resolve_training_data(args.path, train=args.train, vali=args.vali, test=args.test,
                                  vali_fraction=args.vali_fraction, random_state=args.seed,
-                                 n_features=args.n_features)
+                                 n_features=args.n_features, cache=args.cache)
 
 
 def _check_file_output(out, inputs):
@@ -213,12 +213,13 @@ def _cmd_train(args):
     with claim as results:
         features = None
         if args.feature_names:
-            width = args.n_features or (data[0].n_features if isinstance(data, list)
-                                        else load_letor_fold(data, find_folds(data)[0]).n_features)
+            width = args.n_features or (data[0].n_features if isinstance(data, list) else
+                                        load_letor_fold(data, find_folds(data)[0],
+                                                        cache=args.cache).n_features)
             features = read_feature_names(args.feature_names, width)
         options = dict(folds=args.folds, select=args.select, convention=args.convention,
                        n_jobs=args.jobs, n_features=args.n_features, stream_queries=args.stream,
-                       within=args.within, feature_names=features,
+                       within=args.within, feature_names=features, cache=args.cache,
                        progress=_fold_line if not args.quiet and _on_terminal() else None)
         if args.scheduler:
             options["progress"] = None
@@ -448,6 +449,10 @@ def build_parser():
     train.add_argument("--stream", type=int, nargs="?", const=1000, default=None,
                        metavar="QUERIES", help="read training files from disk in blocks of "
                        "QUERIES queries (default 1000) every epoch instead of loading them")
+    train.add_argument("--cache", nargs="?", const=True, default=None, metavar="DIR",
+                       help="keep parsed files as memory-mappable arrays and reuse them "
+                       "while the files are unchanged (default place: .rsrank-cache beside "
+                       "the data, or ~/.cache/rsrank when that is read-only)")
     train.add_argument("--n-features", type=_positive(int), default=None,
                        help="number of features (default: largest index in the files)")
     train.add_argument("--scheduler", metavar="ADDRESS",

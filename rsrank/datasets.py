@@ -19,6 +19,7 @@ import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 from sklearn.utils import Bunch
 
+from . import _cache
 from ._queries import group_queries, qid_from_group_sizes
 
 __all__ = [
@@ -439,7 +440,7 @@ def read_docids(path):
 
 
 def load_letor(path, n_features=None, *, query_file=None, return_docids=False,
-               dtype=np.float64, warn_non_contiguous=True):
+               dtype=np.float64, warn_non_contiguous=True, cache=None):
     """Read one LETOR/SVMlight ranking file, plain or gzipped.
 
     Parameters
@@ -462,6 +463,15 @@ def load_letor(path, n_features=None, *, query_file=None, return_docids=False,
         Dtype of ``X`` (float64 or float32).
     warn_non_contiguous : bool
         Warn when a query's rows are not one block of the file.
+    cache : True or path-like, optional
+        Keep the parsed arrays as memory-mappable ``.npy`` files and read
+        them instead of the text next time (see :mod:`rsrank._cache`):
+        ``True`` puts them in ``.rsrank-cache`` beside the file (or the
+        user's cache directory when that is read-only), a path puts them
+        there. The entry is keyed by the file's size, modification time and
+        the hash of its first and last MiB, and by the options above, so a
+        changed file is parsed again. Arrays read from the cache are
+        read-only memory maps.
 
     Returns
     -------
@@ -483,23 +493,46 @@ def load_letor(path, n_features=None, *, query_file=None, return_docids=False,
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
+    entry = _cache_entry(path, n_features, dtype, query_file, cache)
+    hit = None if entry is None else _cache.load_cached(*entry[:2])
+    if hit is not None:
+        X, y, qid, meta = hit
+        message = meta.get("warning")
+    else:
+        X, y, qid, message = _parse_file(path, n_features, dtype, query_file)
+        if entry is not None:
+            _cache.store(*entry, X, y, qid, warning=message)
+    if warn_non_contiguous and message:
+        warnings.warn(message, NonContiguousQueryWarning, stacklevel=2)
+    if return_docids:
+        return X, y, qid, read_docids(path)
+    return X, y, qid
 
+
+def _cache_entry(path, n_features, dtype, query_file, cache):
+    """``(directory, key, description)`` of the cache entry, or None."""
+    if cache is None or cache is False:
+        return None
+    query_file = query_file if query_file is not None else _query_file_for(path)
+    key, description = _cache.cache_key(path, n_features, dtype, query_file)
+    return _cache.cache_directory(path, cache), key, description
+
+
+def _parse_file(path, n_features, dtype, query_file):
+    """``(X, y, qid, non-contiguity message or None)`` of a text file."""
     def lines():
         with _reading(path), _open_text(path) as handle:
             yield from enumerate(handle, start=1)
 
     X, y, qid = _parse_checked(str(path), path, lines, n_features, dtype, query_file)
-    if warn_non_contiguous:
-        broken = _first_line_with_qid_break(path, qid)
-        if broken is not None:
-            row, query = broken
-            line = _data_line_numbers(path)[row]
-            warnings.warn(f"{path}, line {line}: rows of query {query} are not contiguous "
-                          "(the query appeared earlier in another block); they are grouped "
-                          "by qid", NonContiguousQueryWarning, stacklevel=2)
-    if return_docids:
-        return X, y, qid, read_docids(path)
-    return X, y, qid
+    message = None
+    broken = _first_line_with_qid_break(path, qid)
+    if broken is not None:
+        row, query = broken
+        line = _data_line_numbers(path)[row]
+        message = (f"{path}, line {line}: rows of query {query} are not contiguous (the query "
+                   "appeared earlier in another block); they are grouped by qid")
+    return X, y, qid, message
 
 
 def _line_qid(path, number, text):
@@ -514,7 +547,8 @@ def _line_qid(path, number, text):
     return int(digits)
 
 
-def iter_letor_chunks(path, queries_per_chunk=1000, *, n_features, dtype=np.float64):
+def iter_letor_chunks(path, queries_per_chunk=1000, *, n_features, dtype=np.float64,
+                      cache=None):
     """Read a LETOR file as blocks of whole queries, in bounded memory.
 
     Parameters
@@ -527,6 +561,11 @@ def iter_letor_chunks(path, queries_per_chunk=1000, *, n_features, dtype=np.floa
     n_features : int
         Columns of every block (a larger index is an error).
     dtype : float64 or float32
+    cache : True or path-like, optional
+        When :func:`load_letor` has cached this file with the same
+        ``n_features`` and ``dtype``, the blocks are sliced from the
+        memory-mapped arrays instead of parsed (see :func:`load_letor`);
+        only the block in use is read into memory.
 
     Yields
     ------
@@ -546,6 +585,11 @@ def iter_letor_chunks(path, queries_per_chunk=1000, *, n_features, dtype=np.floa
         raise FileNotFoundError(f"{path}: no such file")
     if queries_per_chunk < 1:
         raise ValueError(f"queries_per_chunk must be >= 1, got {queries_per_chunk}")
+    entry = _cache_entry(path, n_features, dtype, None, cache)
+    hit = None if entry is None else _cache.load_cached(*entry[:2])
+    if hit is not None:
+        yield from _cached_chunks(path, hit, queries_per_chunk)
+        return
 
     def parse(block):
         source = io.BytesIO("".join(text for _, text in block).encode("utf-8"))
@@ -574,6 +618,17 @@ def iter_letor_chunks(path, queries_per_chunk=1000, *, n_features, dtype=np.floa
         raise LetorFormatError(path, None, "the file holds no data rows")
     if block:
         yield parse(block)
+
+
+def _cached_chunks(path, hit, queries_per_chunk):
+    X, y, qid, meta = hit
+    if meta.get("warning"):
+        raise LetorFormatError(path, None, "rows of a query are not contiguous; streaming needs "
+                               "each query in one block (sort the file by query)")
+    starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
+    bounds = np.r_[starts[::queries_per_chunk], len(qid)]
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        yield X[lo:hi], np.asarray(y[lo:hi]), np.asarray(qid[lo:hi])
 
 
 def _with_columns(X, n_features):
@@ -611,7 +666,8 @@ def _split_file(root, fold, split):
     raise FileNotFoundError(f"{directory}: no {split}.txt or {split}.txt.gz")
 
 
-def load_letor_fold(root, fold, *, n_features=None, dtype=np.float64, return_docids=False):
+def load_letor_fold(root, fold, *, n_features=None, dtype=np.float64, return_docids=False,
+                    cache=None):
     """Load ``Fold{fold}/train``, ``vali`` and ``test`` with one column count.
 
     Parameters
@@ -622,6 +678,8 @@ def load_letor_fold(root, fold, *, n_features=None, dtype=np.float64, return_doc
         Fold number.
     n_features : int, optional
         Columns of every ``X``; by default the largest index over the three files.
+    cache : True or path-like, optional
+        Cache the parsed files (see :func:`load_letor`).
 
     Returns
     -------
@@ -635,7 +693,7 @@ def load_letor_fold(root, fold, *, n_features=None, dtype=np.float64, return_doc
                                 f"(found folds {find_folds(root)})")
     paths = {split: _split_file(root, fold, split) for split in _SPLITS}
     parts = {split: load_letor(paths[split], n_features, dtype=dtype,
-                               return_docids=return_docids) for split in _SPLITS}
+                               return_docids=return_docids, cache=cache) for split in _SPLITS}
     width = n_features or max(part[0].shape[1] for part in parts.values())
     parts = {split: (_with_columns(part[0], width),) + tuple(part[1:])
              for split, part in parts.items()}
@@ -780,7 +838,7 @@ def split_queries(data, fraction, random_state):
 
 
 def load_splits(train, vali=None, test=None, *, vali_fraction=None, random_state=0,
-                n_features=None, dtype=np.float64):
+                n_features=None, dtype=np.float64, cache=None):
     """Load explicit train/vali/test files as one fold.
 
     Parameters
@@ -795,6 +853,8 @@ def load_splits(train, vali=None, test=None, *, vali_fraction=None, random_state
         Seed of the held-out queries.
     n_features : int, optional
         Columns of every ``X`` (default: the largest index over the files).
+    dtype, cache
+        As in :func:`load_letor`.
 
     Returns
     -------
@@ -810,7 +870,7 @@ def load_splits(train, vali=None, test=None, *, vali_fraction=None, random_state
     for split, path in paths.items():
         if path is not None and not path.is_file():
             raise FileNotFoundError(f"{path}: no such file ({split} split)")
-    parts = {split: load_letor(path, n_features, dtype=dtype)
+    parts = {split: load_letor(path, n_features, dtype=dtype, cache=cache)
              for split, path in paths.items() if path is not None}
     width = n_features or max(part[0].shape[1] for part in parts.values())
     parts = {split: (_with_columns(part[0], width),) + tuple(part[1:])
@@ -830,7 +890,7 @@ def load_splits(train, vali=None, test=None, *, vali_fraction=None, random_state
 
 
 def resolve_training_data(path=None, *, train=None, vali=None, test=None, vali_fraction=None,
-                          random_state=0, n_features=None):
+                          random_state=0, n_features=None, cache=None):
     """Find the training data in any of the layouts ``rsrank train`` reads.
 
     Parameters
@@ -842,7 +902,7 @@ def resolve_training_data(path=None, *, train=None, vali=None, test=None, vali_f
     train, vali, test : path-like, optional
         Explicit files (``train`` instead of ``path``; ``vali`` and ``test``
         also with a training file as ``path``).
-    vali_fraction, random_state, n_features
+    vali_fraction, random_state, n_features, cache
         As in :func:`load_splits`.
 
     Returns
@@ -863,7 +923,7 @@ def resolve_training_data(path=None, *, train=None, vali=None, test=None, vali_f
         raise ValueError("a vali or test file needs a training file (a directory brings its own)")
     if single is not None:
         fold = load_splits(single, vali, test, vali_fraction=vali_fraction,
-                           random_state=random_state, n_features=n_features)
+                           random_state=random_state, n_features=n_features, cache=cache)
         return [fold], str(single), [p for p in fold.paths.values() if p is not None]
     root = Path(path) if path is not None else bundled_data_path()
     if not root.exists():
@@ -872,7 +932,7 @@ def resolve_training_data(path=None, *, train=None, vali=None, test=None, vali_f
         splits = find_splits(root)
         fold = load_splits(splits["train"], splits["vali"], splits["test"],
                            vali_fraction=vali_fraction, random_state=random_state,
-                           n_features=n_features)
+                           n_features=n_features, cache=cache)
         return [fold], str(root), [root]
     if vali_fraction is not None:
         raise ValueError(f"a validation fraction applies to training data without vali files, "

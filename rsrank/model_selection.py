@@ -281,24 +281,24 @@ def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, feature
                       model, scores, tried, seconds, evaluated_on)
 
 
-def _streamed_fold(root, fold, n_features, queries_per_chunk):
+def _streamed_fold(root, fold, n_features, queries_per_chunk, cache=None):
     """A fold whose train split stays on disk: vali and test in memory."""
     from .datasets import _split_file, _with_columns, iter_letor_chunks, load_letor
 
-    vali = load_letor(_split_file(root, fold, "vali"), n_features)
-    test = load_letor(_split_file(root, fold, "test"), n_features)
+    vali = load_letor(_split_file(root, fold, "vali"), n_features, cache=cache)
+    test = load_letor(_split_file(root, fold, "test"), n_features, cache=cache)
     width = n_features or max(vali[0].shape[1], test[0].shape[1])
     train_path = _split_file(root, fold, "train")
     return Bunch(fold=fold, train=None, n_features=width,
                  vali=(_with_columns(vali[0], width),) + vali[1:],
                  test=(_with_columns(test[0], width),) + test[1:],
                  train_chunks=lambda: iter_letor_chunks(train_path, queries_per_chunk,
-                                                        n_features=width))
+                                                        n_features=width, cache=cache))
 
 
 def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10",
                     convention="letor", n_jobs=1, progress=False, n_features=None,
-                    stream_queries=None, within=0.0, feature_names=None):
+                    stream_queries=None, within=0.0, feature_names=None, cache=None):
     """LETOR's protocol: per fold, train every grid point on train (keeping the
     best validation epoch), select on vali, evaluate the selection on test.
 
@@ -325,6 +325,10 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
         :func:`select_sparsest`.
     feature_names : list of str, optional
         Names given to the selected models' features.
+    cache : True or path-like, optional
+        Read the folds through the binary cache (see
+        :func:`rsrank.load_letor`); streamed training splits are sliced
+        from it when it holds them.
     n_jobs : int
         Folds run in parallel through joblib.
     n_features : int, optional
@@ -356,13 +360,13 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
                              "folds already loaded")
         fold_data = list(root)  # folds already loaded
     elif stream_queries is None:
-        fold_data = iter_letor_folds(root, folds, n_features=n_features)
+        fold_data = iter_letor_folds(root, folds, n_features=n_features, cache=cache)
     else:
         folds = find_folds(root) if folds is None else folds
         missing = sorted(set(folds) - set(find_folds(root)))
         if missing:
             raise FileNotFoundError(f"{root}: fold {missing[0]} does not exist")
-        fold_data = (_streamed_fold(root, k, n_features, stream_queries) for k in folds)
+        fold_data = (_streamed_fold(root, k, n_features, stream_queries, cache) for k in folds)
     jobs = (delayed(_fit_one_fold)(estimator, grid, data, select, convention, within,
                                    feature_names)
             for data in fold_data)
