@@ -28,7 +28,7 @@ from numba import njit, prange
 
 from ._kernels import twins
 
-__all__ = ["parse_buffer", "line_aligned_starts"]
+__all__ = ["parse_buffer", "parse_chunks", "line_aligned_starts"]
 
 OK, BAD = 0, 1
 _POW10 = np.array([10.0 ** k for k in range(23)])
@@ -335,48 +335,71 @@ def line_aligned_starts(buf, n_blocks):
 
 
 def parse_buffer(buf, n_blocks):
-    """Parse LETOR text ``buf`` (a uint8 array).
+    """Parse LETOR text ``buf`` (a uint8 array); see :func:`parse_chunks`."""
+    return parse_chunks(lambda: iter([buf]), n_blocks)
 
-    Returns ``(labels, qids or None, indptr, indices, data, max index)`` with
-    ``data`` float64 and exact, or ``None`` when any line strays from the
-    grammar (the caller then reads the file line by line).
-    """
+
+def _chunk_blocks(buf, n_blocks):
     starts = line_aligned_starts(buf, n_blocks)
     parallel = len(starts) > 2
     count = count_blocks_parallel if parallel else count_blocks_serial
     fill = fill_blocks_parallel if parallel else fill_blocks_serial
-    bounds = count(buf, starts)
+    return starts, count, fill
+
+
+def parse_chunks(chunks, n_blocks):
+    """Parse LETOR text given as consecutive chunks that end at line ends.
+
+    ``chunks()`` is called twice and must give the same chunks both times:
+    a first pass bounds the rows and values of every block, the output
+    arrays are allocated once, and a second pass fills them, so memory holds
+    the arrays and one chunk of text.
+
+    Returns ``(labels, qids or None, indptr, indices, data, max index)`` with
+    ``indices`` int32 and ``data`` float64 and exact, or ``None`` when any
+    line strays from the grammar (the caller then reads the file line by
+    line).
+    """
+    bounds = []
+    for buf in chunks():
+        starts, count, _ = _chunk_blocks(buf, n_blocks)
+        bounds.append(count(buf, starts))
+    bounds = np.concatenate(bounds) if bounds else np.zeros((0, 2), dtype=np.int64)
     row_starts = np.r_[0, np.cumsum(bounds[:, 0])].astype(np.int64)
     nnz_starts = np.r_[0, np.cumsum(bounds[:, 1])].astype(np.int64)
-    labels = np.empty(row_starts[-1], dtype=np.int64)
-    qids = np.empty(row_starts[-1], dtype=np.int64)
-    has_qid = np.empty(row_starts[-1], dtype=np.bool_)
-    row_nnz = np.empty(row_starts[-1], dtype=np.int64)
-    indices = np.empty(nnz_starts[-1], dtype=np.int64)
-    data = np.empty(nnz_starts[-1], dtype=np.float64)
-    inexact = np.empty(nnz_starts[-1], dtype=np.bool_)
-    counts = np.zeros((len(starts) - 1, 5), dtype=np.int64)
-    fill(buf, starts, row_starts, nnz_starts, _POW10, labels, qids, has_qid, row_nnz, indices,
-         data, inexact, counts)
-    if np.any(counts[:, 4] != OK):
+    rows, nnz = int(row_starts[-1]), int(nnz_starts[-1])
+    labels = np.empty(rows, dtype=np.int64)
+    qids = np.empty(rows, dtype=np.int64)
+    has_qid = np.empty(rows, dtype=np.bool_)
+    row_nnz = np.empty(rows, dtype=np.int64)
+    indices = np.empty(nnz, dtype=np.int32)
+    data = np.empty(nnz, dtype=np.float64)
+    inexact = np.empty(nnz, dtype=np.bool_)
+    counts = np.zeros((len(bounds), 5), dtype=np.int64)
+    block = 0
+    for buf in chunks():
+        starts, _, fill = _chunk_blocks(buf, n_blocks)
+        n = len(starts) - 1
+        if block + n > len(bounds):
+            return None  # the chunks changed between the passes
+        fill(buf, starts, row_starts[block:block + n], nnz_starts[block:block + n], _POW10,
+             labels, qids, has_qid, row_nnz, indices, data, inexact, counts[block:block + n])
+        if np.any(counts[block:block + n, 4] != OK):
+            return None
+        lo, hi = nnz_starts[block], nnz_starts[block + n]
+        for position in lo + np.flatnonzero(inexact[lo:hi]):
+            start = int(data[position])  # the value's byte offset in this chunk
+            end = start
+            while end < len(buf) and buf[end] not in (32, 9, 10, 13):
+                end += 1
+            data[position] = float(bytes(buf[start:end]))
+        block += n
+    # a valid line has as many values as colons: anything else is malformed
+    if block != len(bounds) or np.any(counts[:, :2] != bounds):
         return None
-    rows, nnz, with_qid = (int(v) for v in counts[:, :3].sum(axis=0))
+    with_qid = int(counts[:, 2].sum())
     if 0 < with_qid < rows:
         return None  # some lines with qid, some without
-    if np.any(counts[:, 0] != bounds[:, 0]) or np.any(counts[:, 1] != bounds[:, 1]):
-        # the bounds overcounted (qid colons): close the gaps between the slices
-        keep_rows = np.concatenate([np.arange(row_starts[b], row_starts[b] + counts[b, 0])
-                                    for b in range(len(counts))])
-        keep_values = np.concatenate([np.arange(nnz_starts[b], nnz_starts[b] + counts[b, 1])
-                                      for b in range(len(counts))])
-        labels, qids, row_nnz = labels[keep_rows], qids[keep_rows], row_nnz[keep_rows]
-        indices, data, inexact = indices[keep_values], data[keep_values], inexact[keep_values]
-    for position in np.flatnonzero(inexact):
-        start = int(data[position])
-        end = start
-        while end < len(buf) and buf[end] not in (32, 9, 10, 13):
-            end += 1
-        data[position] = float(bytes(buf[start:end]))
     indptr = np.zeros(rows + 1, dtype=np.int64)
     np.cumsum(row_nnz, out=indptr[1:])
     max_index = int(counts[:, 3].max()) if len(counts) else 0

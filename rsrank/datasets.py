@@ -325,6 +325,10 @@ def _grouped_by_query_file(X, y, path, lines, n_features, dtype, query_file, cle
 _PARALLEL_BYTES = 8 << 20
 
 
+#: Plain files are parsed in chunks of this many bytes (cut at line ends).
+_CHUNK_BYTES = 64 << 20
+
+
 def _read_bytes(source, path):
     """The file's bytes as a uint8 array (decompressed for .gz; a file is
     read once, a buffer given as a file object is used as it is)."""
@@ -337,6 +341,35 @@ def _read_bytes(source, path):
         return np.fromfile(path, dtype=np.uint8)
 
 
+def _text_chunks(source, path):
+    """``(size, chunks)``: a callable giving the text in chunks that end at
+    line ends. A plain file is read ``_CHUNK_BYTES`` at a time, so memory
+    holds one chunk; gzip data and in-memory blocks come as one chunk."""
+    if hasattr(source, "getbuffer") or Path(path).suffix == ".gz":
+        buf = _read_bytes(source, path)
+        return len(buf), lambda: iter([buf])
+    size = Path(path).stat().st_size
+
+    def chunks():
+        carry = b""
+        with _reading(path), open(path, "rb") as handle:
+            while True:
+                block = handle.read(_CHUNK_BYTES)
+                if not block:
+                    break
+                text = carry + block
+                cut = text.rfind(b"\n") + 1
+                if cut == 0:
+                    carry = text
+                    continue
+                carry = text[cut:]
+                yield np.frombuffer(text[:cut], dtype=np.uint8)
+        if carry:
+            yield np.frombuffer(carry, dtype=np.uint8)
+
+    return size, chunks
+
+
 def _fast_parse(source, path, n_features, dtype):
     """``(X, y, qid or None)`` from the compiled parser, or None when the
     file needs the line-by-line reader (any line off the strict grammar, a
@@ -344,11 +377,11 @@ def _fast_parse(source, path, n_features, dtype):
     from . import _parser
     from .estimator import _threads
 
-    buf = _read_bytes(source, path)
-    if len(buf) == 0:
+    size, chunks = _text_chunks(source, path)
+    if size == 0:
         return None
-    blocks = 1 if len(buf) < _PARALLEL_BYTES else 4 * _threads(-1)
-    parsed = _parser.parse_buffer(buf, blocks)
+    blocks = 1 if size < _PARALLEL_BYTES else 4 * _threads(-1)
+    parsed = _parser.parse_chunks(chunks, blocks)
     if parsed is None:
         return None
     labels, qid, indptr, indices, data, max_index = parsed

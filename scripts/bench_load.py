@@ -23,7 +23,8 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-METHODS = ["rsrank", "rsrank-gz", "rsrank-line-reader", "xgboost", "lightgbm", "sklearn"]
+METHODS = ["rsrank", "rsrank-gz", "rsrank-cache", "rsrank-line-reader", "xgboost", "lightgbm",
+           "sklearn"]
 
 
 def write_files(directory, rows, seed=0):
@@ -61,6 +62,9 @@ def child(method, directory, repeats):
         if method == "rsrank-line-reader":
             datasets._fast_parse = lambda *args: None
         path = directory / ("data.txt.gz" if method == "rsrank-gz" else "data.txt")
+        cache = directory / "cache" if method == "rsrank-cache" else None
+        if cache is not None:
+            load_letor(path, cache=cache)  # parse once and write the cache
         # load the compiled kernels (serial and parallel) before measuring
         warm = REPO / "rsrank" / "data" / "synthetic" / "Fold1" / "vali.txt.gz"
         load_letor(warm)
@@ -69,7 +73,9 @@ def child(method, directory, repeats):
         parse_buffer(datasets._read_bytes(str(warm), warm), 2)
 
         def run():
-            X, y, qid = load_letor(path)
+            X, y, qid = load_letor(path, cache=cache)
+            if cache is not None:  # memory-mapped: touch every page, as a fit would
+                float(X.data.sum() + X.indices.sum() + y.sum() + qid.sum())
             return X.data.nbytes + X.indices.nbytes + X.indptr.nbytes + y.nbytes + qid.nbytes
     elif method == "xgboost":
         import xgboost
@@ -138,6 +144,7 @@ def main():
               "results": results}
     names = {"rsrank": "RSRank `load_letor` (compiled parser, all cores)",
              "rsrank-gz": "RSRank `load_letor`, the same file gzipped",
+             "rsrank-cache": "RSRank `load_letor(cache=...)`, reading its cache (every page read)",
              "rsrank-line-reader": "RSRank's line reader (scikit-learn's parser plus checks)",
              "xgboost": "XGBoost `DMatrix(file?format=libsvm)`, 2 threads",
              "lightgbm": "LightGBM `Dataset(file).construct()` (.query file), 2 threads",

@@ -128,3 +128,18 @@ def test_parallel_blocks_equal_one_block():
     for a, b in zip(one[:5], many[:5]):
         np.testing.assert_array_equal(a, b)
     assert one[5] == many[5] == 5
+
+
+def test_small_chunks_equal_one_chunk(tmp_path, monkeypatch):
+    rng = np.random.default_rng(2)
+    rows = [f"{r % 4} qid:{r // 9} " + " ".join(
+        f"{j}:{v:.7g}" for j, v in enumerate(rng.normal(size=rng.integers(1, 60)), start=1))
+        + f" #docid = x{r}\n" for r in range(2000)]
+    path = tmp_path / "plain.txt"
+    path.write_text("".join(rows))
+    whole = load_letor(path)
+    monkeypatch.setattr(datasets, "_CHUNK_BYTES", 333)  # shorter than many lines
+    monkeypatch.setattr(datasets, "_PARALLEL_BYTES", 0)  # and parallel blocks in each
+    assert_same(load_letor(path), whole)
+    monkeypatch.setattr(datasets, "_fast_parse", lambda *args: None)
+    assert_same(load_letor(path), whole)
