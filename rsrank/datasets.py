@@ -8,6 +8,7 @@ to report the first offending line: file, line number and problem.
 
 import contextlib
 import gzip
+import mmap
 import os
 import re
 import warnings
@@ -343,29 +344,35 @@ def _read_bytes(source, path):
 
 def _text_chunks(source, path):
     """``(size, chunks)``: a callable giving the text in chunks that end at
-    line ends. A plain file is read ``_CHUNK_BYTES`` at a time, so memory
-    holds one chunk; gzip data and in-memory blocks come as one chunk."""
+    line ends. A plain file is memory-mapped and given ``_CHUNK_BYTES`` at a
+    time; gzip data and in-memory blocks come as one chunk."""
     if hasattr(source, "getbuffer") or Path(path).suffix == ".gz":
         buf = _read_bytes(source, path)
         return len(buf), lambda: iter([buf])
     size = Path(path).stat().st_size
+    if size == 0:
+        return 0, lambda: iter([])
 
     def chunks():
-        carry = b""
+        # the file is mapped, not copied; each chunk's pages are dropped from
+        # this process once parsed, so memory holds about one chunk of text
         with _reading(path), open(path, "rb") as handle:
-            while True:
-                block = handle.read(_CHUNK_BYTES)
-                if not block:
-                    break
-                text = carry + block
-                cut = text.rfind(b"\n") + 1
-                if cut == 0:
-                    carry = text
-                    continue
-                carry = text[cut:]
-                yield np.frombuffer(text[:cut], dtype=np.uint8)
-        if carry:
-            yield np.frombuffer(carry, dtype=np.uint8)
+            mapping = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        buf = np.frombuffer(mapping, dtype=np.uint8)
+        lo = 0
+        while lo < size:
+            hi = min(size, lo + _CHUNK_BYTES)
+            if hi < size:
+                newline = buf[hi:min(size, hi + (1 << 20))]
+                found = np.flatnonzero(newline == 10)
+                while len(found) == 0 and hi < size:
+                    hi = min(size, hi + (1 << 20))
+                    found = np.flatnonzero(buf[hi:min(size, hi + (1 << 20))] == 10)
+                hi = size if len(found) == 0 else hi + int(found[0]) + 1
+            yield buf[lo:hi]
+            start = lo - lo % mmap.PAGESIZE
+            mapping.madvise(mmap.MADV_DONTNEED, start, hi - start)
+            lo = hi
 
     return size, chunks
 
