@@ -41,6 +41,10 @@ def twins(function):
 
 
 MODIFIED_HUBER, HINGE, LOGISTIC = 0, 1, 2
+#: Below this many ranked places a query keeps the pair loop.
+PREFIX_MIN_TOP = 32
+#: Pair-loop partners per label level that one prefix-sum pass costs.
+PREFIX_COST_PER_LEVEL = 12
 PAIR_LOSSES = {"modified_huber": MODIFIED_HUBER, "hinge": HINGE, "logistic": LOGISTIC}
 
 
@@ -160,17 +164,215 @@ def pair_loss_and_derivative(v, loss):
 
 
 @njit(cache=True)
+def _window(P, level, lo, hi):
+    """Sums of the monomials 1, s, s^2, d, d s, d s^2 over the documents of
+    ``level`` at positions ``lo:hi``."""
+    if hi <= lo:
+        return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    return (P[level, hi, 0] - P[level, lo, 0], P[level, hi, 1] - P[level, lo, 1],
+            P[level, hi, 2] - P[level, lo, 2], P[level, hi, 3] - P[level, lo, 3],
+            P[level, hi, 4] - P[level, lo, 4], P[level, hi, 5] - P[level, lo, 5])
+
+
+@njit(cache=True)
+def _below(P, level, lo, hi, d_a, unit, c0, c1, c2):
+    """Sum over the partners below a document (positions ``lo:hi`` of
+    ``level``) of ``(d_a - d_b) (c0 + c1 s_b + c2 s_b^2)``, or of the
+    polynomial alone with unit weights."""
+    n, s1, s2, d0, d1, d2 = _window(P, level, lo, hi)
+    plain = c0 * n + c1 * s1 + c2 * s2
+    if unit:
+        return plain
+    return d_a * plain - (c0 * d0 + c1 * d1 + c2 * d2)
+
+
+@njit(cache=True)
+def _above(P, level, lo, hi, d_b, unit, c0, c1, c2):
+    """Sum over the partners above a document of
+    ``(d_a - d_b) (c0 + c1 s_a + c2 s_a^2)`` (or the polynomial alone)."""
+    n, s1, s2, d0, d1, d2 = _window(P, level, lo, hi)
+    plain = c0 * n + c1 * s1 + c2 * s2
+    if unit:
+        return plain
+    return (c0 * d0 + c1 * d1 + c2 * d2) - d_b * plain
+
+
+@njit(cache=True)
+def sorted_query_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, loss, unit_weights,
+                         lam):
+    """:func:`query_lambdas` for the modified Huber and hinge losses in
+    O(n log n + n L) instead of O(n * cutoff), L the number of labels.
+
+    In rank order a pair (a above b) with labels on two levels steps by
+    ``Z (g_a - g_b)(d_a - d_b) phi'(sigma (s_a - s_b))``, sigma the sign of
+    ``y_a - y_b``; both losses are polynomials in the score difference on
+    score windows (|s_a - s_b| below 1, at most 1, or beyond), and those
+    windows are contiguous in rank order. So each document's sum over its
+    partners of one level is a few prefix sums of 1, s, s^2, d, d s, d s^2
+    over that level: the partners below it from one side, the partners above
+    from the other. The window tests are the pair loop's own (a difference
+    against 1), so pairs fall on the same side of every boundary.
+
+    Requires gains non-decreasing in the label and a non-increasing
+    discount (the caller checks); returns the query's loss.
+    """
+    n = scores.shape[0]
+    order = ranked_order(scores)
+    s = scores[order]
+    y = labels[order]
+    g = gains[order]
+    d = np.zeros(n)
+    if not unit_weights:
+        for p in range(min(n, cutoff)):
+            d[p] = discount[p]
+    levels = np.unique(y)
+    L = levels.shape[0]
+    level = np.searchsorted(levels, y)
+    level_gain = np.zeros(L)
+    for p in range(n):
+        level_gain[level[p]] = g[p]
+    P = np.zeros((L, n + 1, 6))
+    for p in range(n):
+        for q in range(L):
+            for m in range(6):
+                P[q, p + 1, m] = P[q, p, m]
+        q = level[p]
+        P[q, p + 1, 0] += 1.0
+        P[q, p + 1, 1] += s[p]
+        P[q, p + 1, 2] += s[p] * s[p]
+        P[q, p + 1, 3] += d[p]
+        P[q, p + 1, 4] += d[p] * s[p]
+        P[q, p + 1, 5] += d[p] * s[p] * s[p]
+    huber = loss == MODIFIED_HUBER
+    acc = np.zeros(n)
+    total = 0.0
+    e1 = 0  # first position below a with s_a - s_b >= 1
+    e2 = 0  # first position below a with s_a - s_b > 1
+    f1 = 0  # first position above b with s_a - s_b < 1
+    f2 = 0  # first position above b with s_a - s_b <= 1
+    for p in range(n):
+        sp, dp, lp = s[p], d[p], level[p]
+        e1 = max(e1, p + 1)
+        while e1 < n and sp - s[e1] < 1.0:
+            e1 += 1
+        e2 = max(e2, e1)
+        while e2 < n and sp - s[e2] <= 1.0:
+            e2 += 1
+        while f1 < p and s[f1] - sp >= 1.0:
+            f1 += 1
+        while f2 < p and s[f2] - sp > 1.0:
+            f2 += 1
+        for q in range(L):
+            if q == lp:
+                continue
+            # partners below p on level q: p is the upper document a
+            if unit_weights:
+                factor = 1.0 if lp > q else -1.0
+                size = 1.0
+            else:
+                factor = inv_ideal * (level_gain[lp] - level_gain[q])
+                size = abs(factor)
+            if lp > q:  # correctly ordered: only margins below 1 count
+                c = 1.0 - sp
+                if huber:
+                    acc[p] += factor * _below(P, q, p + 1, e1, dp, unit_weights, -2.0 * c, -2.0,
+                                              0.0)
+                    total += size * _below(P, q, p + 1, e1, dp, unit_weights, c * c, 2.0 * c,
+                                           1.0)
+                else:
+                    acc[p] += factor * _below(P, q, p + 1, e1, dp, unit_weights, -1.0, 0.0, 0.0)
+                    total += size * _below(P, q, p + 1, e1, dp, unit_weights, c, 1.0, 0.0)
+            else:  # misordered: every partner below counts
+                c = 1.0 + sp
+                if huber:
+                    acc[p] += factor * (
+                        _below(P, q, p + 1, e2, dp, unit_weights, -2.0 * c, 2.0, 0.0)
+                        + _below(P, q, e2, n, dp, unit_weights, -4.0, 0.0, 0.0))
+                    total += size * (
+                        _below(P, q, p + 1, e2, dp, unit_weights, c * c, -2.0 * c, 1.0)
+                        + _below(P, q, e2, n, dp, unit_weights, 4.0 * sp, -4.0, 0.0))
+                else:
+                    acc[p] += factor * _below(P, q, p + 1, n, dp, unit_weights, -1.0, 0.0, 0.0)
+                    total += size * _below(P, q, p + 1, n, dp, unit_weights, c, -1.0, 0.0)
+            # partners above p on level q: p is the lower document b
+            if unit_weights:
+                factor = 1.0 if q > lp else -1.0
+            else:
+                factor = inv_ideal * (level_gain[q] - level_gain[lp])
+            if q > lp:  # correctly ordered
+                if huber:
+                    acc[p] -= factor * _above(P, q, f1, p, dp, unit_weights, -2.0 * (1.0 + sp),
+                                              2.0, 0.0)
+                else:
+                    acc[p] -= factor * _above(P, q, f1, p, dp, unit_weights, -1.0, 0.0, 0.0)
+            else:  # misordered
+                if huber:
+                    acc[p] -= factor * (
+                        _above(P, q, f2, p, dp, unit_weights, -2.0 * (1.0 - sp), -2.0, 0.0)
+                        + _above(P, q, 0, f2, dp, unit_weights, -4.0, 0.0, 0.0))
+                else:
+                    acc[p] -= factor * _above(P, q, 0, p, dp, unit_weights, -1.0, 0.0, 0.0)
+    for p in range(n):
+        lam[order[p]] = acc[p]
+    return total
+
+
+@njit(cache=True)
+def prefix_sums_apply(gains, labels, discount, n, loss):
+    """Whether :func:`sorted_query_lambdas` gives this query's lambdas: a
+    loss it handles, gains non-decreasing in the label, a non-increasing
+    discount."""
+    if loss == LOGISTIC:
+        return False
+    for p in range(1, min(n, discount.shape[0])):
+        if discount[p] > discount[p - 1]:
+            return False
+    order = np.argsort(labels)
+    for p in range(1, n):
+        a, b = order[p - 1], order[p]
+        if labels[b] > labels[a] and gains[b] < gains[a]:
+            return False
+    return True
+
+
+@njit(cache=True)
 def query_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, loss, unit_weights, lam):
     """Pair loss of one query and its derivative per document.
 
     Every pair with ``labels[i] > labels[j]`` costs
     ``W_ij * pair_loss(scores[i] - scores[j])`` with ``W_ij`` the swap weight
     in the current ranking (or 1 with ``unit_weights``). ``lam[i]`` receives
-    ``sum_j dL/ds_i``. Pairs with both documents at or beyond ``cutoff`` have
-    weight 0 and are skipped, so the work is O(n * cutoff).
+    ``sum_j dL/ds_i``. The work goes to whichever of two algorithms is
+    cheaper for the query: the pair loop over the top ``cutoff`` places
+    (O(n * cutoff), :func:`pair_loop_lambdas`) or prefix sums over the whole
+    ranking (O(n log n + n L), :func:`sorted_query_lambdas`; modified Huber
+    and hinge losses only). Both give the same result to rounding.
 
     Returns the query's loss; ``lam`` is overwritten.
     """
+    n = scores.shape[0]
+    for r in range(n):
+        lam[r] = 0.0
+    if n < 2 or (inv_ideal == 0.0 and not unit_weights):
+        return 0.0
+    top = n if unit_weights else min(n, cutoff)
+    if top > PREFIX_MIN_TOP and loss != LOGISTIC:
+        n_levels = np.unique(labels).shape[0]
+        # the pair loop costs about top * n, the prefix sums n log n + n L
+        if top > PREFIX_COST_PER_LEVEL * n_levels + np.log2(n) and \
+                prefix_sums_apply(gains, labels, discount, n, loss):
+            return sorted_query_lambdas(scores, gains, labels, discount, cutoff, inv_ideal,
+                                        loss, unit_weights, lam)
+    return pair_loop_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, loss,
+                             unit_weights, lam)
+
+
+@njit(cache=True)
+def pair_loop_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, loss, unit_weights,
+                      lam):
+    """:func:`query_lambdas` by a loop over the pairs. Pairs with both
+    documents at or beyond ``cutoff`` have weight 0 and are skipped, so the
+    work is O(n * cutoff)."""
     n = scores.shape[0]
     for r in range(n):
         lam[r] = 0.0

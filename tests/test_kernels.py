@@ -196,3 +196,53 @@ def test_top_order_is_a_stable_partial_ranking(values, k):
     np.testing.assert_array_equal(np.sort(partial[top:]), np.sort(full[top:]))
     # the rest keeps row order
     assert np.all(np.diff(partial[top:]) > 0)
+
+
+# -- whole-list lambdas by prefix sums -------------------------------------------------
+
+@pytest.mark.parametrize("seed", range(6))
+def test_prefix_sum_lambdas_equal_the_pair_loop(seed):
+    from rsrank import _kernels as K
+    from rsrank.metrics import discount_values, gain_values
+
+    rng = np.random.default_rng(seed)
+    for trial in range(50):
+        n = int(rng.integers(2, 150))
+        y = rng.integers(0, int(rng.integers(2, 6)), n)
+        kind = trial % 3
+        if kind == 0:
+            s = rng.normal(size=n) * 2
+        elif kind == 1:  # ties, and differences of exactly 1 (the loss boundaries)
+            s = rng.integers(-3, 4, n).astype(float)
+        else:
+            s = rng.integers(-6, 7, n) * 0.5
+        g = gain_values(y, "exp2" if trial % 4 else "linear")
+        cutoff = int(rng.integers(1, n + 1)) if trial % 2 else n
+        discount = np.zeros(n)
+        discount[:cutoff] = discount_values(np.arange(1, cutoff + 1),
+                                            ["log2", "letor", "zipf", 0.5][trial % 4])
+        ideal = np.sort(g)[::-1][:cutoff] @ discount[:cutoff]
+        Z = 1 / ideal if ideal > 0 else 0.0
+        for loss in (K.MODIFIED_HUBER, K.HINGE):
+            for unit in (False, True):
+                pairs, sums = np.zeros(n), np.zeros(n)
+                expected = K.pair_loop_lambdas(s, g, y, discount, cutoff, Z, loss, unit, pairs)
+                got = K.sorted_query_lambdas(s, g, y, discount, cutoff, Z, loss, unit, sums)
+                scale = max(1.0, np.abs(pairs).max())
+                assert got == pytest.approx(expected, rel=1e-11, abs=1e-11)
+                np.testing.assert_allclose(sums, pairs, rtol=0, atol=1e-11 * scale)
+                dispatched = np.zeros(n)
+                K.query_lambdas(s, g, y, discount, cutoff, Z, loss, unit, dispatched)
+                np.testing.assert_allclose(dispatched, pairs, rtol=0, atol=1e-11 * scale)
+
+
+def test_prefix_sums_are_refused_where_they_do_not_apply():
+    from rsrank import _kernels as K
+
+    y = np.array([0, 1, 2, 1])
+    rising = np.array([1.0, 0.5, 0.8, 0.1])  # a discount that goes up again
+    falling = np.array([1.0, 0.6, 0.5, 0.1])
+    assert K.prefix_sums_apply(np.exp2(y) - 1, y, falling, 4, K.MODIFIED_HUBER)
+    assert not K.prefix_sums_apply(np.exp2(y) - 1, y, rising, 4, K.MODIFIED_HUBER)
+    assert not K.prefix_sums_apply(np.exp2(y) - 1, y, falling, 4, K.LOGISTIC)
+    assert not K.prefix_sums_apply(np.array([3.0, 2.0, 1.0, 2.0]), y, falling, 4, K.HINGE)

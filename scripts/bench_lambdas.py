@@ -1,0 +1,112 @@
+"""Whole-list lambdas: the epoch over every ranked place against the
+``ndcg_k=10`` epoch and the X@w + X^T lambda roofline, and the cost per
+document as queries grow.
+
+    python scripts/bench_lambdas.py [--documents 1000000] [--out results]
+
+1. MSLR-WEB30K shape (``make_mslr_like``, 136 float32 features, labels 0-4,
+   long-tailed query sizes): median time of one epoch of online updates
+   (``batch_size=1``, no scaling, as ``results/scale.md``) with
+   ``ndcg_k=None`` (whole list: prefix sums where they are cheaper than the
+   pair loop) and ``ndcg_k=10`` (pair loop over the top 10), against one
+   ``X @ w`` plus one ``X.T @ lambda`` with NumPy.
+2. 200,000 documents in queries of equal size (100, 1,000, 10,000): the
+   whole-list epoch per document, relative to 100-document queries.
+
+Writes ``lambdas.md`` and ``lambdas.json`` into ``--out``.
+"""
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bench_scale import time_epoch
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def roofline(X, repeats=5):
+    """As ``scripts/bench_scale.py``: vectors in X's dtype, after a warm-up."""
+    w = np.random.default_rng(0).normal(size=X.shape[1]).astype(X.dtype)
+    lam = np.random.default_rng(1).normal(size=X.shape[0]).astype(X.dtype)
+    X @ w, X.T @ lam
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        X @ w
+        X.T @ lam
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def equal_queries(size, total=200_000, n_features=136, seed=0):
+    rng = np.random.default_rng(seed)
+    n_queries = total // size
+    X = rng.normal(size=(n_queries * size, n_features)).astype(np.float32)
+    y = rng.integers(0, 5, size=len(X))
+    qid = np.repeat(np.arange(n_queries), size)
+    return X, y, qid
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--documents", type=int, default=1_000_000)
+    parser.add_argument("--out", default=str(REPO / "results"))
+    args = parser.parse_args()
+    from rsrank.synthetic import make_mslr_like
+
+    n_queries = max(1, round(args.documents * 31_531 / 3_771_125))
+    data = make_mslr_like(n_documents=args.documents, n_queries=n_queries, random_state=0)
+    X, y, qid = data.X, data.y, data.qid
+    whole = time_epoch(X, y, qid, None)
+    top10 = time_epoch(X, y, qid, 10)
+    roof = roofline(X)
+    shape = {"documents": len(y), "queries": int(len(np.unique(qid))),
+             "max_query": int(np.bincount(np.unique(qid, return_inverse=True)[1]).max()),
+             "whole_list_s": whole, "ndcg10_s": top10, "roofline_s": roof}
+    sizes = []
+    for size in (100, 1000, 10000):
+        Xs, ys, qs = equal_queries(size)
+        seconds = time_epoch(Xs, ys, qs, None)
+        sizes.append({"docs_per_query": size, "epoch_s": seconds,
+                      "us_per_document": seconds / len(ys) * 1e6})
+    import numba
+
+    from rsrank import __version__
+
+    report = {"command": "python scripts/bench_lambdas.py " + " ".join(sys.argv[1:]),
+              "machine": f"{platform.machine()}, {numba.config.NUMBA_NUM_THREADS} cores",
+              "rsrank_version": __version__, "mslr_shape": shape, "query_sizes": sizes}
+    base = sizes[0]["us_per_document"]
+    lines = ["# Whole-list lambdas", "", f"Command: `{report['command'].strip()}`", "",
+             f"{report['machine']}; rsrank {__version__}, numba {numba.__version__}. One "
+             "thread, online updates (`batch_size=1`), no scaling; median of 3 epochs after a "
+             "warm-up.", "",
+             f"## MSLR-WEB30K shape: {shape['documents']:,} documents, {shape['queries']:,} "
+             f"queries (longest {shape['max_query']:,}), 136 float32 features", "",
+             "| epoch | seconds | / ndcg_k=10 epoch | / roofline (X@w + X.T@λ) |",
+             "|---|---|---|---|",
+             f"| whole list (`ndcg_k=None`) | {whole:.3f} | {whole / top10:.2f} | "
+             f"{whole / roof:.2f} |",
+             f"| `ndcg_k=10` | {top10:.3f} | 1.00 | {top10 / roof:.2f} |",
+             f"| roofline | {roof:.3f} | | 1.00 |", "",
+             "## Cost per document as queries grow (whole list, 200,000 documents)", "",
+             "| documents per query | epoch seconds | µs per document | vs 100 |",
+             "|---|---|---|---|"]
+    for row in sizes:
+        lines.append(f"| {row['docs_per_query']:,} | {row['epoch_s']:.3f} | "
+                     f"{row['us_per_document']:.2f} | {row['us_per_document'] / base:.2f} |")
+    text = "\n".join(lines) + "\n"
+    out = Path(args.out)
+    (out / "lambdas.md").write_text(text)
+    (out / "lambdas.json").write_text(json.dumps(report, indent=2) + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
