@@ -169,9 +169,9 @@ def _window(P, level, lo, hi):
     ``level`` at positions ``lo:hi``."""
     if hi <= lo:
         return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
-    return (P[level, hi, 0] - P[level, lo, 0], P[level, hi, 1] - P[level, lo, 1],
-            P[level, hi, 2] - P[level, lo, 2], P[level, hi, 3] - P[level, lo, 3],
-            P[level, hi, 4] - P[level, lo, 4], P[level, hi, 5] - P[level, lo, 5])
+    return (P[hi, level, 0] - P[lo, level, 0], P[hi, level, 1] - P[lo, level, 1],
+            P[hi, level, 2] - P[lo, level, 2], P[hi, level, 3] - P[lo, level, 3],
+            P[hi, level, 4] - P[lo, level, 4], P[hi, level, 5] - P[lo, level, 5])
 
 
 @njit(cache=True)
@@ -225,24 +225,35 @@ def sorted_query_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, los
     if not unit_weights:
         for p in range(min(n, cutoff)):
             d[p] = discount[p]
-    levels = np.unique(y)
-    L = levels.shape[0]
-    level = np.searchsorted(levels, y)
+    # label levels, numbered in increasing label order (labels are small
+    # non-negative integers: a table instead of a second sort)
+    low, high = y.min(), y.max()
+    slot = np.full(high - low + 1, -1, dtype=np.int64)
+    for p in range(n):
+        slot[y[p] - low] = 0
+    L = 0
+    for v in range(high - low + 1):
+        if slot[v] == 0:
+            slot[v] = L
+            L += 1
+    level = np.empty(n, dtype=np.int64)
     level_gain = np.zeros(L)
     for p in range(n):
+        level[p] = slot[y[p] - low]
         level_gain[level[p]] = g[p]
-    P = np.zeros((L, n + 1, 6))
+    # P[p, q, m]: sum over the documents of level q at positions before p of
+    # the monomial m in (1, s, s^2, d, d s, d s^2)
+    P = np.empty((n + 1, L, 6))
+    P[0, :, :] = 0.0
     for p in range(n):
-        for q in range(L):
-            for m in range(6):
-                P[q, p + 1, m] = P[q, p, m]
+        P[p + 1, :, :] = P[p, :, :]
         q = level[p]
-        P[q, p + 1, 0] += 1.0
-        P[q, p + 1, 1] += s[p]
-        P[q, p + 1, 2] += s[p] * s[p]
-        P[q, p + 1, 3] += d[p]
-        P[q, p + 1, 4] += d[p] * s[p]
-        P[q, p + 1, 5] += d[p] * s[p] * s[p]
+        P[p + 1, q, 0] += 1.0
+        P[p + 1, q, 1] += s[p]
+        P[p + 1, q, 2] += s[p] * s[p]
+        P[p + 1, q, 3] += d[p]
+        P[p + 1, q, 4] += d[p] * s[p]
+        P[p + 1, q, 5] += d[p] * s[p] * s[p]
     huber = loss == MODIFIED_HUBER
     acc = np.zeros(n)
     total = 0.0
@@ -327,11 +338,22 @@ def prefix_sums_apply(gains, labels, discount, n, loss):
     for p in range(1, min(n, discount.shape[0])):
         if discount[p] > discount[p - 1]:
             return False
-    order = np.argsort(labels)
-    for p in range(1, n):
-        a, b = order[p - 1], order[p]
-        if labels[b] > labels[a] and gains[b] < gains[a]:
+    # the smallest and largest gain of each label, then in label order
+    low = labels.min()
+    size = labels.max() - low + 1
+    smallest = np.full(size, np.inf)
+    largest = np.full(size, -np.inf)
+    for r in range(n):
+        v = labels[r] - low
+        smallest[v] = min(smallest[v], gains[r])
+        largest[v] = max(largest[v], gains[r])
+    previous = -np.inf
+    for v in range(size):
+        if smallest[v] == np.inf:
+            continue  # no document with this label
+        if smallest[v] < previous:
             return False
+        previous = largest[v]
     return True
 
 
@@ -357,7 +379,11 @@ def query_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, loss, unit
         return 0.0
     top = n if unit_weights else min(n, cutoff)
     if top > PREFIX_MIN_TOP and loss != LOGISTIC:
-        n_levels = np.unique(labels).shape[0]
+        low = labels.min()
+        present = np.zeros(labels.max() - low + 1, dtype=np.bool_)
+        for r in range(n):
+            present[labels[r] - low] = True
+        n_levels = present.sum()
         # the pair loop costs about top * n, the prefix sums n log n + n L
         if top > PREFIX_COST_PER_LEVEL * n_levels + np.log2(n) and \
                 prefix_sums_apply(gains, labels, discount, n, loss):
