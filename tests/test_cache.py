@@ -4,7 +4,6 @@ a change of the source, never written beside a read-only input."""
 import os
 import shutil
 import time
-import warnings
 
 import numpy as np
 import pytest
