@@ -1,9 +1,12 @@
 """LETOR files and folds in, predictions out.
 
-The happy path is scikit-learn's compiled SVMlight parser. When it fails, or
-when its output breaks a LETOR rule it does not check (NaN values, fractional
-or negative labels, a line without ``qid:``), the file is scanned line by line
-to report the first offending line: file, line number and problem.
+The happy path is RSRank's compiled parser (:mod:`rsrank._parser`), which
+accepts only well-formed lines. Anything else goes to the line reader:
+scikit-learn's SVMlight parser, then a scan line by line for what it does not
+check (NaN values, fractional or negative labels, a line without ``qid:``,
+underscores and non-ASCII digits, a glued ``#``, bare carriage returns), to
+report the first offending line: file, line number and problem. Parsed files
+can be kept in a binary cache (:mod:`rsrank._cache`).
 """
 
 import contextlib
