@@ -43,6 +43,7 @@ class _Queries:
     discount: np.ndarray
     cutoff: int
     qids: np.ndarray = None  # the qid value of each query, increasing
+    groups: object = None  # the QueryGroups of the rows, for the NDCG bookkeeping
 
     @property
     def n_queries(self):
@@ -359,7 +360,7 @@ class RSRank(BaseEstimator):
         ideal = _kernels.ideal_dcg(gains, groups.offsets, discount)
         inv_ideal = np.divide(1.0, ideal, out=np.zeros_like(ideal), where=ideal > 0)
         return _Queries(*_kernel_arrays(X), gains, y, groups.offsets, inv_ideal, discount,
-                        cutoff, groups.qids)
+                        cutoff, groups.qids, groups)
 
     def _validation_data(self, X, y, qid, eval_set, rng):
         """(train X, y, qid), (validation X, y, qid) or None."""
@@ -369,8 +370,8 @@ class RSRank(BaseEstimator):
             X_val, y_val, qid_val = eval_set
             X_val = self._validate_X(X_val, reset=False)
             y_val = _check_labels(y_val, X_val.shape[0])
-            group_queries(qid_val, n_rows=X_val.shape[0])
-            return (X, y, qid), (X_val, y_val, qid_val)
+            # grouped once here; everything downstream takes the QueryGroups as it is
+            return (X, y, qid), (X_val, y_val, group_queries(qid_val, n_rows=X_val.shape[0]))
         if not self.early_stopping:
             return (X, y, qid), None
         groups = group_queries(qid, n_rows=X.shape[0])
@@ -458,7 +459,7 @@ class RSRank(BaseEstimator):
         data = self._prepare(*train)
         self._reference_loss = self._zero_model_loss(data)
         # group once: the NDCG bookkeeping runs every epoch
-        train = (train[0], train[1], group_queries(train[2], n_rows=train[0].shape[0]))
+        train = (train[0], train[1], data.groups)  # grouped once, by _prepare
 
         def epoch(w):
             query_order = (rng.permutation(data.n_queries) if self.shuffle
