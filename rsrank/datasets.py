@@ -348,10 +348,31 @@ def _read_bytes(source, path):
 def _text_chunks(source, path):
     """``(size, chunks)``: a callable giving the text in chunks that end at
     line ends. A plain file is memory-mapped and given ``_CHUNK_BYTES`` at a
-    time; gzip data and in-memory blocks come as one chunk."""
-    if hasattr(source, "getbuffer") or Path(path).suffix == ".gz":
+    time; a large gzip file is decompressed ``_CHUNK_BYTES`` at a time (once
+    per pass: memory for one chunk, at the price of decompressing twice); a
+    small one and in-memory blocks come as one chunk."""
+    gzipped = not hasattr(source, "getbuffer") and Path(path).suffix == ".gz"
+    if hasattr(source, "getbuffer") or (gzipped and
+                                        Path(path).stat().st_size < _CHUNK_BYTES // 4):
         buf = _read_bytes(source, path)
         return len(buf), lambda: iter([buf])
+    if gzipped:
+        def decompressed():
+            carry = b""
+            with _reading(path), gzip.open(path, "rb") as handle:
+                while True:
+                    block = handle.read(_CHUNK_BYTES)
+                    if not block:
+                        break
+                    text = carry + block if carry else block
+                    cut = text.rfind(b"\n") + 1
+                    carry = text[cut:]
+                    if cut:
+                        yield np.frombuffer(text[:cut], dtype=np.uint8)
+            if carry:
+                yield np.frombuffer(carry, dtype=np.uint8)
+
+        return Path(path).stat().st_size, decompressed
     size = Path(path).stat().st_size
     if size == 0:
         return 0, lambda: iter([])

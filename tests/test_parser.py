@@ -141,5 +141,8 @@ def test_small_chunks_equal_one_chunk(tmp_path, monkeypatch):
     monkeypatch.setattr(datasets, "_CHUNK_BYTES", 333)  # shorter than many lines
     monkeypatch.setattr(datasets, "_PARALLEL_BYTES", 0)  # and parallel blocks in each
     assert_same(load_letor(path), whole)
+    gzipped = tmp_path / "plain.txt.gz"
+    gzipped.write_bytes(gzip.compress(path.read_bytes()))
+    assert_same(load_letor(gzipped), whole)  # decompressed chunk by chunk, twice
     monkeypatch.setattr(datasets, "_fast_parse", lambda *args: None)
     assert_same(load_letor(path), whole)
