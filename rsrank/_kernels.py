@@ -164,37 +164,30 @@ def pair_loss_and_derivative(v, loss):
 
 
 @njit(cache=True)
-def _window(P, level, lo, hi):
-    """Sums of the monomials 1, s, s^2, d, d s, d s^2 over the documents of
-    ``level`` at positions ``lo:hi``."""
+def _partner_sums(P, level, lo, hi, d, upper, unit, g0, g1, l0, l1, l2):
+    """Sums over the partners of a document at positions ``lo:hi`` of
+    ``level``: of ``(d_a - d_b) (g0 + g1 s)`` for the derivative and of
+    ``(d_a - d_b) (l0 + l1 s + l2 s^2)`` for the loss, ``s`` the partner's
+    score and ``d`` the document's own discount (the upper one, ``d_a``,
+    when ``upper``). With ``unit`` weights the polynomials alone. One read
+    of the prefix sums serves both."""
     if hi <= lo:
-        return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
-    return (P[hi, level, 0] - P[lo, level, 0], P[hi, level, 1] - P[lo, level, 1],
-            P[hi, level, 2] - P[lo, level, 2], P[hi, level, 3] - P[lo, level, 3],
-            P[hi, level, 4] - P[lo, level, 4], P[hi, level, 5] - P[lo, level, 5])
-
-
-@njit(cache=True)
-def _below(P, level, lo, hi, d_a, unit, c0, c1, c2):
-    """Sum over the partners below a document (positions ``lo:hi`` of
-    ``level``) of ``(d_a - d_b) (c0 + c1 s_b + c2 s_b^2)``, or of the
-    polynomial alone with unit weights."""
-    n, s1, s2, d0, d1, d2 = _window(P, level, lo, hi)
-    plain = c0 * n + c1 * s1 + c2 * s2
+        return 0.0, 0.0
+    n = P[hi, level, 0] - P[lo, level, 0]
+    s1 = P[hi, level, 1] - P[lo, level, 1]
+    s2 = P[hi, level, 2] - P[lo, level, 2] if l2 != 0.0 else 0.0
+    derivative = g0 * n + g1 * s1
+    value = l0 * n + l1 * s1 + l2 * s2
     if unit:
-        return plain
-    return d_a * plain - (c0 * d0 + c1 * d1 + c2 * d2)
-
-
-@njit(cache=True)
-def _above(P, level, lo, hi, d_b, unit, c0, c1, c2):
-    """Sum over the partners above a document of
-    ``(d_a - d_b) (c0 + c1 s_a + c2 s_a^2)`` (or the polynomial alone)."""
-    n, s1, s2, d0, d1, d2 = _window(P, level, lo, hi)
-    plain = c0 * n + c1 * s1 + c2 * s2
-    if unit:
-        return plain
-    return (c0 * d0 + c1 * d1 + c2 * d2) - d_b * plain
+        return derivative, value
+    d0 = P[hi, level, 3] - P[lo, level, 3]
+    d1 = P[hi, level, 4] - P[lo, level, 4]
+    d2 = P[hi, level, 5] - P[lo, level, 5] if l2 != 0.0 else 0.0
+    derivative_d = g0 * d0 + g1 * d1
+    value_d = l0 * d0 + l1 * d1 + l2 * d2
+    if upper:
+        return d * derivative - derivative_d, d * value - value_d
+    return derivative_d - d * derivative, value_d - d * value
 
 
 @njit(cache=True)
@@ -276,53 +269,56 @@ def sorted_query_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, los
         for q in range(L):
             if q == lp:
                 continue
-            # partners below p on level q: p is the upper document a
+            # the pairs of p with level q; weight Z |g_p - g_q| (or 1), and
+            # sign +1 where p has the higher label
             if unit_weights:
-                factor = 1.0 if lp > q else -1.0
-                size = 1.0
+                weight = 1.0
             else:
-                factor = inv_ideal * (level_gain[lp] - level_gain[q])
-                size = abs(factor)
+                weight = inv_ideal * abs(level_gain[lp] - level_gain[q])
+            sign = 1.0 if lp > q else -1.0
+            # partners below p: p is the upper document a, delta = sp - s_b
             if lp > q:  # correctly ordered: only margins below 1 count
                 c = 1.0 - sp
                 if huber:
-                    acc[p] += factor * _below(P, q, p + 1, e1, dp, unit_weights, -2.0 * c, -2.0,
-                                              0.0)
-                    total += size * _below(P, q, p + 1, e1, dp, unit_weights, c * c, 2.0 * c,
-                                           1.0)
+                    step, value = _partner_sums(P, q, p + 1, e1, dp, True, unit_weights,
+                                                -2.0 * c, -2.0, c * c, 2.0 * c, 1.0)
                 else:
-                    acc[p] += factor * _below(P, q, p + 1, e1, dp, unit_weights, -1.0, 0.0, 0.0)
-                    total += size * _below(P, q, p + 1, e1, dp, unit_weights, c, 1.0, 0.0)
+                    step, value = _partner_sums(P, q, p + 1, e1, dp, True, unit_weights,
+                                                -1.0, 0.0, c, 1.0, 0.0)
             else:  # misordered: every partner below counts
                 c = 1.0 + sp
                 if huber:
-                    acc[p] += factor * (
-                        _below(P, q, p + 1, e2, dp, unit_weights, -2.0 * c, 2.0, 0.0)
-                        + _below(P, q, e2, n, dp, unit_weights, -4.0, 0.0, 0.0))
-                    total += size * (
-                        _below(P, q, p + 1, e2, dp, unit_weights, c * c, -2.0 * c, 1.0)
-                        + _below(P, q, e2, n, dp, unit_weights, 4.0 * sp, -4.0, 0.0))
+                    step, value = _partner_sums(P, q, p + 1, e2, dp, True, unit_weights,
+                                                -2.0 * c, 2.0, c * c, -2.0 * c, 1.0)
+                    far_step, far_value = _partner_sums(P, q, e2, n, dp, True, unit_weights,
+                                                        -4.0, 0.0, 4.0 * sp, -4.0, 0.0)
+                    step += far_step
+                    value += far_value
                 else:
-                    acc[p] += factor * _below(P, q, p + 1, n, dp, unit_weights, -1.0, 0.0, 0.0)
-                    total += size * _below(P, q, p + 1, n, dp, unit_weights, c, -1.0, 0.0)
-            # partners above p on level q: p is the lower document b
-            if unit_weights:
-                factor = 1.0 if q > lp else -1.0
-            else:
-                factor = inv_ideal * (level_gain[q] - level_gain[lp])
+                    step, value = _partner_sums(P, q, p + 1, n, dp, True, unit_weights,
+                                                -1.0, 0.0, c, -1.0, 0.0)
+            acc[p] += sign * weight * step
+            total += weight * value
+            # partners above p: p is the lower document b, delta = s_a - sp;
+            # their own loops counted these pairs' loss
             if q > lp:  # correctly ordered
                 if huber:
-                    acc[p] -= factor * _above(P, q, f1, p, dp, unit_weights, -2.0 * (1.0 + sp),
-                                              2.0, 0.0)
+                    step, _ = _partner_sums(P, q, f1, p, dp, False, unit_weights,
+                                            -2.0 * (1.0 + sp), 2.0, 0.0, 0.0, 0.0)
                 else:
-                    acc[p] -= factor * _above(P, q, f1, p, dp, unit_weights, -1.0, 0.0, 0.0)
+                    step, _ = _partner_sums(P, q, f1, p, dp, False, unit_weights,
+                                            -1.0, 0.0, 0.0, 0.0, 0.0)
             else:  # misordered
                 if huber:
-                    acc[p] -= factor * (
-                        _above(P, q, f2, p, dp, unit_weights, -2.0 * (1.0 - sp), -2.0, 0.0)
-                        + _above(P, q, 0, f2, dp, unit_weights, -4.0, 0.0, 0.0))
+                    step, _ = _partner_sums(P, q, f2, p, dp, False, unit_weights,
+                                            -2.0 * (1.0 - sp), -2.0, 0.0, 0.0, 0.0)
+                    far_step, _ = _partner_sums(P, q, 0, f2, dp, False, unit_weights,
+                                                -4.0, 0.0, 0.0, 0.0, 0.0)
+                    step += far_step
                 else:
-                    acc[p] -= factor * _above(P, q, 0, p, dp, unit_weights, -1.0, 0.0, 0.0)
+                    step, _ = _partner_sums(P, q, 0, p, dp, False, unit_weights,
+                                            -1.0, 0.0, 0.0, 0.0, 0.0)
+            acc[p] += sign * weight * step
     for p in range(n):
         lam[order[p]] = acc[p]
     return total
