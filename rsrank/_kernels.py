@@ -450,6 +450,33 @@ def ideal_dcg(gains, offsets, discount):
     return out
 
 
+def _ndcg_at(scores, gains, offsets, discount, k, ideal, empty, short_zero, out):
+    """NDCG@``k`` of every query into ``out``, rows laid out query after
+    query: the top ``k`` by :func:`top_order` (ties in row order), ``gains``
+    and ``discount`` (one value per place) of the evaluation's convention,
+    ``ideal`` each query's ideal DCG@k. A query with ideal DCG 0 scores
+    ``empty``; with ``short_zero`` a query of fewer than ``k`` documents
+    scores 0 (LETOR's rule). Queries in parallel in the parallel build."""
+    n_queries = offsets.shape[0] - 1
+    for q in prange(n_queries):
+        lo, hi = offsets[q], offsets[q + 1]
+        if short_zero and hi - lo < k:
+            out[q] = 0.0
+        elif ideal[q] <= 0.0:
+            out[q] = empty
+        else:
+            top = min(k, hi - lo)
+            order = top_order(scores[lo:hi], top)
+            total = 0.0
+            for p in range(top):
+                total += gains[lo + order[p]] * discount[p]
+            out[q] = total / ideal[q]
+    return out
+
+
+ndcg_at_serial, ndcg_at_parallel = twins(_ndcg_at)
+
+
 @njit(cache=True)
 def truncate(w, alpha, theta):
     """Truncated-gradient shrinkage T1 (Langford, Li and Zhang 2009), in place.

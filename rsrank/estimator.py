@@ -54,6 +54,26 @@ class _Queries:
         return int(self.offsets[-1])
 
 
+@dataclass
+class _Evaluation:
+    """What the NDCG@eval_k of one set of queries needs every epoch, built
+    once per fit: the rows' order into query order (None when already so),
+    the convention's gains in that order, each query's ideal DCG, and the
+    discount of each place. Conventions that do not break ties by row order
+    keep ``labels`` and ``groups`` for :func:`rsrank.metrics.mean_ndcg`."""
+
+    arrays: tuple  # the rows as the kernels take them (see _kernel_arrays)
+    order: np.ndarray = None
+    gains: np.ndarray = None
+    offsets: np.ndarray = None
+    ideal: np.ndarray = None
+    discount: np.ndarray = None
+    empty: float = 0.0
+    short_zero: bool = False
+    labels: np.ndarray = None
+    groups: object = None
+
+
 def _check_labels(y, n_rows):
     y = np.asarray(y)
     if y.dtype.kind not in "iubf":
@@ -458,8 +478,10 @@ class RSRank(BaseEstimator):
                           + tuple(validation[1:]))
         data = self._prepare(*train)
         self._reference_loss = self._zero_model_loss(data)
-        # group once: the NDCG bookkeeping runs every epoch
-        train = (train[0], train[1], data.groups)  # grouped once, by _prepare
+        # the NDCG bookkeeping runs every epoch on the rows _prepare laid out
+        train_evaluation = (self._evaluation(
+            (data.data, data.indices, data.indptr, data.dense), data.labels, data.groups,
+            grouped=True) if self.eval_train else None)
 
         def epoch(w):
             query_order = (rng.permutation(data.n_queries) if self.shuffle
@@ -467,7 +489,7 @@ class RSRank(BaseEstimator):
             return self._run_epoch(data, query_order, w)
 
         def train_ndcg(w):
-            return self._ndcg(*train, w) if self.eval_train else float("nan")
+            return self._ndcg(train_evaluation, w) if self.eval_train else float("nan")
 
         self._train(epoch, train_ndcg, validation, self._init_coef(X.shape[1], coef_init), reset)
         self._n_fit_queries = data.n_queries
@@ -540,8 +562,9 @@ class RSRank(BaseEstimator):
         """The epoch loop shared by :meth:`fit` and :meth:`fit_chunks`:
         history, early stopping and keeping the best validation epoch."""
         if validation is not None:
-            validation = (validation[0], validation[1],
-                          group_queries(validation[2], n_rows=validation[0].shape[0]))
+            X_val, y_val, qid_val = validation
+            validation = self._evaluation(_kernel_arrays(X_val), y_val,
+                                          group_queries(qid_val, n_rows=X_val.shape[0]))
         if reset or not hasattr(self, "t_"):
             self.t_ = 0
         self._warned_divergence = False
@@ -562,7 +585,7 @@ class RSRank(BaseEstimator):
             if not np.isnan(train_value):  # off with eval_train=False: shown, never as nan
                 status[f"ndcg@{self.eval_k}"] = f"{train_value:.4f}"
             if validation is not None:
-                val_ndcg = self._ndcg(*validation, w)
+                val_ndcg = self._ndcg(validation, w)
                 self.history_["val_ndcg"].append(val_ndcg)
                 status[f"val@{self.eval_k}"] = f"{val_ndcg:.4f}"
                 stale = 0 if val_ndcg > best_score + self.tol else stale + 1
@@ -638,18 +661,54 @@ class RSRank(BaseEstimator):
 
     # -- prediction --------------------------------------------------------------
 
-    def _ndcg(self, X, y, qid, w):
-        return mean_ndcg(y, self._scores(X, w), qid, self.eval_k,
-                         convention=self.eval_convention)
+    def _evaluation(self, arrays, y, groups, *, grouped=False):
+        """The :class:`_Evaluation` of rows ``arrays`` (kernel arrays) with
+        labels ``y`` and their :class:`QueryGroups`; ``grouped``: the rows
+        are already in query order."""
+        settings = CONVENTIONS[self.eval_convention]
+        if settings["ties"] != "stable" or not isinstance(settings["empty"], (int, float)):
+            if grouped:  # the groups name rows in their input order
+                sizes = np.diff(groups.offsets)
+                groups = group_queries(np.repeat(np.arange(len(sizes)), sizes))
+            return _Evaluation(arrays, labels=y, groups=groups)
+        order = groups.order
+        if grouped or np.array_equal(order, np.arange(len(order))):
+            order = None
+        gains = gain_values(y if order is None else y[order], settings["gain"])
+        discount = discount_values(np.arange(1, self.eval_k + 1), settings["discount"])
+        ideal = _kernels.ideal_dcg(gains, groups.offsets, discount)
+        return _Evaluation(arrays, order, gains, groups.offsets, ideal, discount,
+                           float(settings["empty"]), settings["short_list"] == "zero")
+
+    def _ndcg(self, evaluation, w):
+        """Mean NDCG@eval_k of the weights ``w`` on an :class:`_Evaluation`."""
+        scores = self._scores(evaluation.arrays, w)
+        if evaluation.gains is None:
+            return mean_ndcg(evaluation.labels, scores, evaluation.groups, self.eval_k,
+                             convention=self.eval_convention)
+        if evaluation.order is not None:
+            scores = scores[evaluation.order]
+        out = np.empty(len(evaluation.offsets) - 1)
+        if len(out) == 0:
+            return float("nan")
+        threads = _threads(self.n_jobs)
+        kernel = _kernels.ndcg_at_parallel if threads > 1 else _kernels.ndcg_at_serial
+        with _numba_threads(threads):
+            kernel(scores, evaluation.gains, evaluation.offsets, evaluation.discount,
+                   self.eval_k, evaluation.ideal, evaluation.empty, evaluation.short_zero, out)
+        return float(out.mean())
 
     def _scores(self, X, w):
-        """``X @ w`` in float64 without a float64 copy of a float32 ``X``."""
-        out = np.empty(X.shape[0])
+        """``X @ w`` in float64 without a float64 copy of a float32 ``X``;
+        ``X`` may be given as its kernel arrays."""
+        arrays = X if isinstance(X, tuple) else _kernel_arrays(X)
+        dense = arrays[2].shape[0] == 0
+        out = np.empty(arrays[3].shape[0] if dense else arrays[2].shape[0] - 1)
         threads = _threads(self.n_jobs)
         kernel = (_kernels.linear_scores_parallel if threads > 1
                   else _kernels.linear_scores_serial)
         with _numba_threads(threads):
-            kernel(*_kernel_arrays(X), np.ascontiguousarray(w, dtype=np.float64), out)
+            kernel(*arrays, np.ascontiguousarray(w, dtype=np.float64), out)
         return out
 
     def predict(self, X, *, qid=None):

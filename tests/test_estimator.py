@@ -185,6 +185,40 @@ def test_learns_and_keeps_best_validation_epoch():
     assert model.score(X[val], y[val], qid=qid[val]) > M.mean_ndcg(y[val], random_scores, qid[val], 10) + 0.2
 
 
+@pytest.mark.parametrize("convention", sorted(M.CONVENTIONS))
+@pytest.mark.parametrize("sparse", [False, True])
+def test_epoch_ndcg_bookkeeping_equals_metrics(convention, sparse):
+    """The per-epoch NDCG (kernel over data grouped once) against
+    rsrank.metrics on shuffled rows with tied scores, queries shorter than
+    eval_k and queries without a relevant document."""
+    rng = np.random.default_rng(7)
+    sizes = rng.integers(1, 25, size=60)
+    qid = rng.permutation(np.repeat(rng.permutation(1000)[:60], sizes))
+    X = rng.integers(0, 3, size=(len(qid), 4)).astype(float)  # few values: many ties
+    y = rng.integers(0, 4, size=len(qid))
+    y[np.isin(qid, np.unique(qid)[:8])] = 0
+    if sparse:
+        X = sp.csr_matrix(X)
+    model = RSRank(eval_convention=convention, eval_k=7, normalize="none")
+    model._validate_X(X, reset=True)
+    from rsrank._queries import group_queries
+    from rsrank.estimator import _kernel_arrays
+    evaluation = model._evaluation(_kernel_arrays(X), y, group_queries(qid, n_rows=len(qid)))
+    for _ in range(5):
+        w = rng.integers(-2, 3, size=4).astype(float)
+        expected = M.mean_ndcg(y, X @ w, qid, 7, convention=convention)
+        assert model._ndcg(evaluation, w) == pytest.approx(expected, rel=1e-12, abs=1e-15)
+    # the same numbers in a fit's history: train (grouped by _prepare) and validation
+    train, val = qid < 500, qid >= 500
+    model = RSRank(eval_convention=convention, eval_k=7, normalize="none", max_iter=3,
+                   restore_best=False, random_state=0)
+    model.fit(X[train], y[train], qid=qid[train], eval_set=(X[val], y[val], qid[val]))
+    assert model.history_["train_ndcg"][-1] == pytest.approx(
+        model.score(X[train], y[train], qid=qid[train]), rel=1e-12)
+    assert model.history_["val_ndcg"][-1] == pytest.approx(
+        model.score(X[val], y[val], qid=qid[val]), rel=1e-12)
+
+
 def test_early_stopping_stops():
     X, y, qid = toy_queries(n_queries=40)
     model = RSRank(learning_rate=0.05, max_iter=500, early_stopping=True, n_iter_no_change=3,
