@@ -58,6 +58,7 @@ __all__ = [
     "misordered_pair_loss",
     "LetorReport",
     "letor_report",
+    "letor_per_query",
 ]
 
 CONVENTIONS = {
@@ -553,6 +554,33 @@ class LetorReport:
         return "\n".join(lines)
 
 
+def letor_per_query(y_true, y_score, qid, *, max_k=10, convention="letor"):
+    """Each query's NDCG@1..max_k, P@1..max_k and AP, the values behind
+    :func:`letor_report` (its numbers are their means over queries) and the
+    unit of a paired significance test (:mod:`rsrank.stats`).
+
+    Returns
+    -------
+    dict
+        ``"qid"``: the queries' ids in increasing order; ``"NDCG@k"``,
+        ``"P@k"`` and ``"MAP"``: one float array each, aligned with
+        ``"qid"`` (NaN for a query that a convention with ``empty="skip"``
+        leaves out).
+    """
+    s = _settings(convention)
+    ranking = _rank(y_true, y_score, qid, s["ties"])
+    out = {"qid": ranking.qids}
+    ks = range(1, max_k + 1)
+    for k in ks:
+        out[f"NDCG@{k}"] = _ndcg_from_ranking(ranking, k, s)
+    short = precision_short_list(convention)
+    for k in ks:
+        out[f"P@{k}"] = _precision_from_ranking(ranking, k, 1, s["ties"], short)
+    ap_ties = "stable" if s["ties"] == "average" else s["ties"]
+    out["MAP"] = average_precision_per_query(y_true, y_score, qid, ties=ap_ties)
+    return out
+
+
 def letor_report(y_true, y_score, qid, *, max_k=10, convention="letor"):
     """The table LETOR's Eval-Score prints: NDCG@1..max_k, P@1..max_k and MAP.
 
@@ -563,13 +591,8 @@ def letor_report(y_true, y_score, qid, *, max_k=10, convention="letor"):
     MAP. Other conventions change NDCG's keywords; precision then divides by
     ``k`` for short lists (trec_eval) instead of scoring them 0.
     """
-    s = _settings(convention)
-    ranking = _rank(y_true, y_score, qid, s["ties"])
+    values = letor_per_query(y_true, y_score, qid, max_k=max_k, convention=convention)
     ks = range(1, max_k + 1)
-    ndcgs = np.array([_nanmean(_ndcg_from_ranking(ranking, k, s)) for k in ks])
-    short = precision_short_list(convention)
-    precisions = np.array([_nanmean(_precision_from_ranking(ranking, k, 1, s["ties"], short))
-                           for k in ks])
-    ap_ties = "stable" if s["ties"] == "average" else s["ties"]
-    mean_ap = mean_average_precision(y_true, y_score, qid, ties=ap_ties)
-    return LetorReport(ndcgs, precisions, mean_ap, len(ranking.sizes))
+    return LetorReport(np.array([_nanmean(values[f"NDCG@{k}"]) for k in ks]),
+                       np.array([_nanmean(values[f"P@{k}"]) for k in ks]),
+                       _nanmean(values["MAP"]), len(values["qid"]))
