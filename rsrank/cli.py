@@ -19,13 +19,14 @@ from .datasets import (LetorFormatError, bundled_data_path, dataset_summary, fin
                        find_splits, letor_summary, load_letor, load_letor_fold,
                        read_feature_names, read_scores, resolve_training_data, write_run,
                        write_scores)
-from ._files import ResultsDirectory, atomic_write_text, check_not_input
+from ._files import ResultsDirectory, atomic_write_text, check_not_input, read_bounded_text
 from .estimator import RSRank
 from .export import FORMATS, engine_features, export_model, upload_hint
-from .metrics import letor_report
+from .metrics import letor_per_query, letor_report
 from .model_selection import (experiment_markdown, parse_metric, regularization_path,
                               run_letor_folds, write_experiment)
 from .preprocessing import NORMALIZERS
+from .stats import compare, per_query_from_results
 
 DEFAULTS = RSRank().get_params()
 #: The default grid of L1 strengths of ``rsrank train``, with ``--within``:
@@ -199,7 +200,8 @@ def _check_file_output(out, inputs):
 def _fold_line(result):
     """One line per finished fold, on a terminal only."""
     name = "test" if result.evaluated_on == "test" else "vali (no test split)"
-    print(f"fold {result.fold}: {name} NDCG@10 {result.test['NDCG@10']:.4f}, "
+    seed = "" if result.seed is None else f" seed {result.seed}"
+    print(f"fold {result.fold}{seed}: {name} NDCG@10 {result.test['NDCG@10']:.4f}, "
           f"{result.n_nonzero} non-zero weights, {result.fit_seconds:.1f} s", file=sys.stderr)
 
 
@@ -220,6 +222,8 @@ def _cmd_train(args):
         options = dict(folds=args.folds, select=args.select, convention=args.convention,
                        n_jobs=args.jobs, n_features=args.n_features, stream_queries=args.stream,
                        within=args.within, feature_names=features, cache=args.cache,
+                       seeds=(None if args.seeds is None else
+                              list(range(args.seed, args.seed + args.seeds))),
                        progress=_fold_line if not args.quiet and _on_terminal() else None)
         if args.scheduler:
             options["progress"] = None
@@ -268,10 +272,108 @@ def _cmd_evaluate(args):
         model = RSRank.load(args.model)
         X = _fit_width(X, model, args.file)
         scores = model.predict(X, qid=qid)
+    if args.per_query:
+        values = letor_per_query(y, scores, qid, convention=args.convention)
+        names = [name for name in values if name != "qid"]
+        print("\t".join(["qid"] + names))
+        for i, query in enumerate(values["qid"]):
+            print("\t".join([str(query)] + [f"{values[name][i]:.6f}" for name in names]))
+        return 0
     report = letor_report(y, scores, qid, convention=args.convention)
     print(f"{args.file}: metrics with the {args.convention!r} convention "
           f"({len(set(qid.tolist()))} queries)")
     _print_report(report, sys.stdout)
+    return 0
+
+
+# -- compare -------------------------------------------------------------------------------
+
+
+def _is_results(path):
+    path = Path(path)
+    return path.is_dir() or path.name == "results.json"
+
+
+def _results_values(path):
+    """Per-query values of a results directory (or its results.json) written
+    by ``rsrank train``: ``(values, convention, number of seeds)``."""
+    path = Path(path)
+    document_path = path / "results.json" if path.is_dir() else path
+    if not document_path.is_file():
+        raise UsageError(f"{path}: no results.json (give a directory written by rsrank train, "
+                         "or a score file with --data)")
+    try:
+        document = json.loads(read_bounded_text(document_path, 2**30, "results.json"))
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{document_path}: not valid JSON ({error})") from None
+    if not isinstance(document, dict):
+        raise ValueError(f"{document_path}: not a results.json written by rsrank train")
+    values = per_query_from_results(document, source=str(document_path))
+    return values, document.get("convention"), len(document.get("seeds") or [None])
+
+
+def _cmd_compare(args):
+    if len(args.runs) < 2:
+        raise UsageError("compare needs at least two runs")
+    if len(set(args.runs)) != len(args.runs):
+        raise UsageError("a run is named twice")
+    if args.resamples < 1:
+        raise UsageError(f"--resamples must be at least 1, got {args.resamples}")
+    for path in args.runs:
+        if not Path(path).exists():
+            raise UsageError(f"{path}: no such file or directory")
+    runs, seeds, conventions = {}, {}, {}
+    for path in filter(_is_results, args.runs):
+        runs[path], conventions[path], seeds[path] = _results_values(path)
+    wanted = args.convention or next(iter(conventions.values()), "letor")
+    for path, convention in conventions.items():
+        if convention != wanted:
+            raise UsageError(f"{path} was evaluated with the {convention!r} convention, not "
+                             f"{wanted!r}: compare runs under one convention")
+    score_files = [path for path in args.runs if not _is_results(path)]
+    if score_files:
+        if args.data is None:
+            raise UsageError(f"{score_files[0]}: a score file needs --data FILE (the LETOR "
+                             "file it scores)")
+        _, y, qid = load_letor(args.data)
+        for path in score_files:  # evaluated under the directories' convention
+            scores = read_scores(path, n_rows=len(y))
+            runs[path] = letor_per_query(y, scores, qid, convention=wanted)
+            seeds[path] = 1
+    runs = {path: runs[path] for path in args.runs}  # in the order given
+    metrics = [name.strip() for name in args.metrics.split(",") if name.strip()]
+    known = set.intersection(*(set(values) - {"qid"} for values in runs.values()))
+    for name in metrics:
+        if name not in known:
+            raise UsageError(f"unknown metric {name!r}; the runs have {', '.join(sorted(known))}")
+    baseline = args.runs[0] if args.baseline is None else args.baseline
+    if baseline not in runs:
+        raise UsageError(f"--baseline {baseline} is not one of the runs")
+    rows = compare(runs, metrics, baseline=baseline, n_resamples=args.resamples,
+                   random_state=args.seed)
+    if args.json:
+        print(json.dumps({"convention": wanted, "baseline": baseline, "seeds": seeds,
+                          "n_resamples": args.resamples, "tests": rows}, indent=2))
+        return 0
+    n_queries = rows[0]["n_queries"] if rows else 0
+    averaged = [path for path, n in seeds.items() if n > 1]
+    note = (f"; per-query values averaged over the seeds of {', '.join(averaged)}"
+            if averaged else "")
+    print(f"Paired over {n_queries} queries ({wanted!r} convention){note}. p-values of the "
+          f"paired t-test and the paired randomization test ({args.resamples:,} resamples, "
+          f"exact when 2^queries is fewer), Holm-corrected over the {len(rows)} tests; "
+          "* marks Holm-corrected p < 0.05 in both.")
+    print()
+    print("| metric | system | baseline mean | system mean | difference [95% CI] | t-test p "
+          "| Holm | randomization p | Holm | |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for row in rows:
+        mark = "*" if max(row["t_pvalue_holm"], row["permutation_pvalue_holm"]) < 0.05 else ""
+        print(f"| {row['metric']} | {row['system']} | {row['mean_a']:.4f} | "
+              f"{row['mean_b']:.4f} | {row['difference']:+.4f} [{row['ci_low']:+.4f}, "
+              f"{row['ci_high']:+.4f}] | {row['t_pvalue']:.3g} | {row['t_pvalue_holm']:.3g} | "
+              f"{row['permutation_pvalue']:.3g} | {row['permutation_pvalue_holm']:.3g} | "
+              f"{mark} |")
     return 0
 
 
@@ -459,6 +561,9 @@ def build_parser():
                        help="run the folds on a Dask cluster (tcp://host:8786)")
     train.add_argument("--out", help="directory for results.json/.md, models, predictions")
     train.add_argument("--force", action="store_true", help="replace an existing --out")
+    train.add_argument("--seeds", type=_positive(int), default=None, metavar="N",
+                       help="run every fold with N seeds (--seed, --seed + 1, ...): mean ± "
+                       "std over folds and seeds, per-seed per-query values in results.json")
     train.add_argument("--quiet", action="store_true", help="no progress bars")
     train.set_defaults(run=_cmd_train)
 
@@ -468,7 +573,32 @@ def build_parser():
     evaluate.add_argument("--scores", help="one score per line instead of a model")
     evaluate.add_argument("--convention", choices=["letor", "standard", "lightgbm", "sklearn"],
                           default="letor")
+    evaluate.add_argument("--per-query", action="store_true",
+                          help="one TSV line per query (qid, NDCG@1..10, P@1..10, AP) instead "
+                          "of the means")
     evaluate.set_defaults(run=_cmd_evaluate)
+
+    compare_ = commands.add_parser(
+        "compare", help="paired significance tests between runs on the same queries",
+        description="Each run against the first (or --baseline), per metric: the paired "
+        "t-test and the paired randomization test over queries, Holm-corrected across "
+        "metrics and runs. A run is a directory written by rsrank train (its per-query test "
+        "values, averaged over its seeds) or a score file (one score per line) with --data.")
+    compare_.add_argument("runs", nargs="+", metavar="RUN")
+    compare_.add_argument("--data", help="LETOR file that the score files score")
+    compare_.add_argument("--metrics", default="NDCG@1,NDCG@3,NDCG@5,NDCG@10,MAP",
+                          help="comma-separated (default NDCG@1,NDCG@3,NDCG@5,NDCG@10,MAP)")
+    compare_.add_argument("--convention", choices=["letor", "standard", "lightgbm", "sklearn"],
+                          default=None, help="for score files (default: the directories', "
+                          "else letor); directories must have been evaluated with it")
+    compare_.add_argument("--baseline", help="the run the others are compared with "
+                          "(default: the first)")
+    compare_.add_argument("--resamples", type=int, default=100_000,
+                          help="randomization-test resamples (default 100000)")
+    compare_.add_argument("--seed", type=int, default=0,
+                          help="seed of the randomization test (default 0)")
+    compare_.add_argument("--json", action="store_true", help="print the tests as JSON")
+    compare_.set_defaults(run=_cmd_compare)
 
     predict = commands.add_parser("predict", help="scores of a LETOR file: one per line, a "
                                   "TSV or a TREC run")

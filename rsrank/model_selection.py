@@ -200,6 +200,13 @@ class FoldResult:
     grid: list = field(default_factory=list)
     fit_seconds: float = 0.0
     evaluated_on: str = "test"
+    seed: int = None  # the estimator's random_state when run_letor_folds set it
+    per_query: dict = None  # metrics.letor_per_query of the evaluated split
+
+    @property
+    def name(self):
+        """``Fold3``, or ``Fold3.seed1`` for one seed of several."""
+        return f"Fold{self.fold}" + ("" if self.seed is None else f".seed{self.seed}")
 
 
 @dataclass
@@ -214,32 +221,69 @@ class LetorExperiment:
     def metric_names(self):
         return list(self.folds[0].test)
 
+    def seeds(self):
+        """The seeds run, in order (``[None]`` for the estimator's own)."""
+        return list(dict.fromkeys(f.seed for f in self.folds))
+
+    def _value(self, result, name):
+        return result.n_nonzero if name == "n_nonzero" else result.test[name]
+
     def summary(self):
-        """``{metric: (mean, std)}`` over folds, plus ``n_nonzero``."""
+        """``{metric: (mean, std)}`` over every fold and seed, plus
+        ``n_nonzero``."""
         out = {}
         for name in self.metric_names() + ["n_nonzero"]:
-            values = np.array([f.n_nonzero if name == "n_nonzero" else f.test[name]
-                               for f in self.folds], dtype=float)
+            values = np.array([self._value(f, name) for f in self.folds], dtype=float)
             out[name] = (float(values.mean()), float(values.std()))
         return out
 
+    def seed_summary(self):
+        """``{metric: (mean, std)}`` of each seed's mean over folds: how far
+        the headline number moves with the seed."""
+        out = {}
+        for name in self.metric_names() + ["n_nonzero"]:
+            means = np.array([np.mean([self._value(f, name) for f in self.folds
+                                       if f.seed == seed]) for seed in self.seeds()])
+            out[name] = (float(means.mean()), float(means.std()))
+        return out
+
     def to_dict(self):
-        return {
+        document = {
             "select": self.select,
             "within": self.within,
             "convention": self.convention,
+            "seeds": self.seeds(),
             "folds": [
-                {"fold": f.fold, "params": f.params, "vali_score": f.vali_score,
-                 "evaluated_on": f.evaluated_on,
+                {"fold": f.fold, "seed": f.seed, "params": f.params,
+                 "vali_score": f.vali_score, "evaluated_on": f.evaluated_on,
                  "test": f.test, "n_nonzero": f.n_nonzero, "fit_seconds": f.fit_seconds,
                  "selected_features": [[name, weight]
                                        for name, weight in f.model.selected_features()],
-                 "grid": f.grid, "best_iteration": getattr(f.model, "best_iteration_", None)}
+                 "grid": f.grid, "best_iteration": getattr(f.model, "best_iteration_", None),
+                 "per_query": _json_per_query(f.per_query)}
                 for f in self.folds
             ],
             "mean": {name: mean for name, (mean, _) in self.summary().items()},
             "std": {name: std for name, (_, std) in self.summary().items()},
         }
+        if len(self.seeds()) > 1:
+            document["seed_std"] = {name: std for name, (_, std)
+                                    in self.seed_summary().items()}
+        return document
+
+
+def _json_per_query(values):
+    """Per-query arrays as JSON lists (NaN, a query a convention skips, as null)."""
+    if values is None:
+        return None
+    out = {}
+    for name, array in values.items():
+        array = np.asarray(array)
+        if array.dtype.kind == "f":
+            out[name] = [None if np.isnan(v) else float(v) for v in array]
+        else:
+            out[name] = array.tolist()
+    return out
 
 
 def select_sparsest(tried, within=0.0):
@@ -252,7 +296,16 @@ def select_sparsest(tried, within=0.0):
     return min(keep, key=lambda i: (tried[i]["n_nonzero"], -tried[i]["vali_score"], i))
 
 
-def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, features=None):
+def _fit_fold_seeds(estimator, grid, data, select, convention, within, features, seeds):
+    """:func:`_fit_one_fold` once per seed (the fold's data loaded once)."""
+    return [_fit_one_fold(estimator if seed is None else
+                          clone(estimator).set_params(random_state=seed),
+                          grid, data, select, convention, within, features, seed)
+            for seed in seeds]
+
+
+def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, features=None,
+                  seed=None):
     Xv, yv, qv = data.vali[:3]
     tried, models = [], []
     start = time.perf_counter()
@@ -276,9 +329,11 @@ def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, feature
     evaluated_on = "test" if data.get("test") is not None else "vali"
     Xt, yt, qt = (data.test if evaluated_on == "test" else data.vali)[:3]
     scores = model.predict(Xt, qid=qt)
-    report = metrics.letor_report(yt, scores, qt, convention=convention).as_dict()
+    per_query = metrics.letor_per_query(yt, scores, qt, convention=convention)
+    report = {name: metrics._nanmean(values) for name, values in per_query.items()
+              if name != "qid"}
     return FoldResult(data.fold, params, vali, report, int(np.count_nonzero(model.coef_)),
-                      model, scores, tried, seconds, evaluated_on)
+                      model, scores, tried, seconds, evaluated_on, seed, per_query)
 
 
 def _streamed_fold(root, fold, n_features, queries_per_chunk, cache=None):
@@ -298,7 +353,8 @@ def _streamed_fold(root, fold, n_features, queries_per_chunk, cache=None):
 
 def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10",
                     convention="letor", n_jobs=1, progress=False, n_features=None,
-                    stream_queries=None, within=0.0, feature_names=None, cache=None):
+                    stream_queries=None, within=0.0, feature_names=None, cache=None,
+                    seeds=None):
     """LETOR's protocol: per fold, train every grid point on train (keeping the
     best validation epoch), select on vali, evaluate the selection on test.
 
@@ -340,6 +396,15 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
         every epoch (:meth:`RSRank.fit_chunks`) instead of loading it; vali
         and test are loaded. ``n_features`` then defaults to the largest
         index in vali and test.
+    seeds : int or list of int, optional
+        Run every fold once per seed (``random_state`` of the estimator: the
+        query order of the epochs and any held-out split), selection and
+        test included: an int ``n`` means seeds ``0 .. n-1``. Each run's
+        per-query test values are kept (``FoldResult.per_query``) for paired
+        tests over queries (:mod:`rsrank.stats`). Default: one run with the
+        estimator's own ``random_state``. Full-batch steps
+        (``batch_size=None``, the default) visit no query order, so their
+        seeds give one and the same model.
 
     Returns
     -------
@@ -351,6 +416,7 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
     if not 0 <= within < 1:
         raise ValueError(f"within must be in [0, 1), got {within}")
     grid = list(ParameterGrid(param_grid))
+    seeds = _seed_list(seeds)
     folds = None if folds is None else list(folds)
     if folds is not None and len(set(folds)) != len(folds):
         raise ValueError(f"fold numbers repeat in {folds}: each fold counts once")
@@ -367,16 +433,32 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
         if missing:
             raise FileNotFoundError(f"{root}: fold {missing[0]} does not exist")
         fold_data = (_streamed_fold(root, k, n_features, stream_queries, cache) for k in folds)
-    jobs = (delayed(_fit_one_fold)(estimator, grid, data, select, convention, within,
-                                   feature_names)
+    jobs = (delayed(_fit_fold_seeds)(estimator, grid, data, select, convention, within,
+                                     feature_names, seeds)
             for data in fold_data)
     runner = Parallel(n_jobs=n_jobs, return_as="generator")
     results = []
-    for result in runner(jobs):
-        results.append(result)
-        if progress:
-            progress(result)
-    return LetorExperiment(sorted(results, key=lambda r: r.fold), select, convention, within)
+    for fold_results in runner(jobs):
+        for result in fold_results:
+            results.append(result)
+            if progress:
+                progress(result)
+    order = {seed: i for i, seed in enumerate(seeds)}
+    return LetorExperiment(sorted(results, key=lambda r: (r.fold, order[r.seed])), select,
+                           convention, within)
+
+
+def _seed_list(seeds):
+    if seeds is None:
+        return [None]
+    if isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool):
+        if seeds < 1:
+            raise ValueError(f"seeds must be at least 1, got {seeds}")
+        return list(range(int(seeds)))
+    listed = [int(s) for s in seeds]
+    if not listed or len(set(listed)) != len(listed):
+        raise ValueError(f"seeds must be distinct and at least one, got {listed}")
+    return listed
 
 
 # -- regularization path ------------------------------------------------------------
@@ -458,23 +540,36 @@ def experiment_markdown(experiment, title="RSRank on LETOR folds", command=None)
     if any(f.evaluated_on == "vali" for f in experiment.folds):
         lines += ["**No test split: the table reports the validation data used for "
                   "selection.**", ""]
+    seeded = len(experiment.seeds()) > 1
+    if seeded:
+        head = head.replace("| fold |", "| fold | seed |")
+        rule += "---|"
     lines += [head, rule]
     for fold in experiment.folds:
         values = " | ".join(f"{fold.test[name]:.4f}" for name in REPORT_COLUMNS)
         chosen = ", ".join(f"{k}={v}" for k, v in fold.params.items()) or "defaults"
-        lines.append(f"| {fold.fold} | {values} | {fold.n_nonzero} | {chosen} |")
-    summary = experiment.summary()
-    values = " | ".join(f"{summary[name][0]:.4f} ± {summary[name][1]:.4f}"
-                        for name in REPORT_COLUMNS)
-    nnz = summary["n_nonzero"]
-    lines.append(f"| mean ± std | {values} | {nnz[0]:.1f} ± {nnz[1]:.1f} | |")
+        seed = f" {fold.seed} |" if seeded else ""
+        lines.append(f"| {fold.fold} |{seed} {values} | {fold.n_nonzero} | {chosen} |")
+    rows = [("mean ± std", experiment.summary())]
+    if seeded:
+        rows = [("mean ± std over folds and seeds", rows[0][1]),
+                (f"mean over folds ± std over {len(experiment.seeds())} seeds",
+                 experiment.seed_summary())]
+    for label, summary in rows:
+        values = " | ".join(f"{summary[name][0]:.4f} ± {summary[name][1]:.4f}"
+                            for name in REPORT_COLUMNS)
+        nnz = summary["n_nonzero"]
+        blank = " |" if seeded else ""
+        lines.append(f"| {label} |{blank} {values} | {nnz[0]:.1f} ± {nnz[1]:.1f} | |")
     return "\n".join(lines) + "\n"
 
 
 def write_experiment(experiment, directory, *, command=None, extra=None):
     """Write ``results.json``, ``results.md``, ``models/Fold{k}.json`` and
     ``predictions/Fold{k}.test.txt`` (one score per line, LETOR's Eval-Score
-    input) into the existing, empty ``directory``."""
+    input; ``Fold{k}.seed{s}`` for each of several seeds) into the existing,
+    empty ``directory``. ``results.json`` holds every fold's per-query test
+    values (``per_query``), which ``rsrank compare`` tests."""
     import json
     from pathlib import Path
 
@@ -484,8 +579,8 @@ def write_experiment(experiment, directory, *, command=None, extra=None):
     (directory / "models").mkdir()
     (directory / "predictions").mkdir()
     for fold in experiment.folds:
-        fold.model.save(directory / "models" / f"Fold{fold.fold}.json")
-        write_scores(directory / "predictions" / f"Fold{fold.fold}.test.txt", fold.test_scores)
+        fold.model.save(directory / "models" / f"{fold.name}.json")
+        write_scores(directory / "predictions" / f"{fold.name}.test.txt", fold.test_scores)
     document = experiment.to_dict()
     document["command"] = command
     document.update(extra or {})
