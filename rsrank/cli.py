@@ -160,8 +160,18 @@ def _estimator(args):
     stopping = {}
     if args.patience is not None:
         stopping = dict(early_stopping=True, n_iter_no_change=args.patience, tol=0.0)
+    # every core for one fold at a time; folds in parallel processes (or on a
+    # cluster) share the cores out instead of oversubscribing them
+    jobs = getattr(args, "jobs", 1)
+    if getattr(args, "scheduler", None) or jobs < 1:
+        threads = 1
+    elif jobs == 1:
+        threads = -1
+    else:
+        threads = max(1, (os.cpu_count() or 1) // jobs)
     return RSRank(max_iter=args.max_iter, normalize=args.normalize, random_state=args.seed,
-                  eval_convention=args.convention, eval_train=False, verbose=verbose, **stopping)
+                  eval_convention=args.convention, eval_train=False, verbose=verbose,
+                  n_jobs=threads, **stopping)
 
 
 def _grid(args):

@@ -40,6 +40,7 @@ from joblib import Parallel, delayed
 import rsrank
 from rsrank import RSRank, load_letor_fold
 from rsrank import metrics as M
+from rsrank import stats
 from rsrank.datasets import find_folds
 from rsrank.model_selection import regularization_path
 
@@ -137,37 +138,82 @@ def fit_sgd_pairs(data, params, seed=0):
     return model, data.vali[0] @ w, data.test[0] @ w, np.count_nonzero(w)
 
 
-def select_on_vali(fit, data, configs):
+PER_QUERY = ("NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", "MAP")
+
+
+def per_query_values(data, test_scores):
+    """The test queries' values that the paired tests use."""
+    values = M.letor_per_query(data.test[1], test_scores, data.test[2], convention=CONVENTION)
+    return {"qid": [f"{data.fold}:{q}" for q in values["qid"]],
+            **{name: values[name].tolist() for name in PER_QUERY}}
+
+
+def linear_weights(model):
+    """A linear model's weights on the raw features (None for trees)."""
+    if isinstance(model, RSRank):
+        return model.linear_function()[0]
+    coef = getattr(model, "coef_", None)
+    try:
+        return None if coef is None else np.asarray(coef, dtype=float).ravel()
+    except Exception:  # tree boosters have no coef_
+        return None
+
+
+def select_on_vali(fit, data, configs, seed=0):
     """Fit every config on train, keep the best vali NDCG@10, report its test."""
     start = time.perf_counter()
     best, tried = None, []
     for params in configs:
-        model, vali_scores, test_scores, nnz = fit(data, params)
+        model, vali_scores, test_scores, nnz = fit(data, params, seed)
         vali = ndcg10(data.vali[1], vali_scores, data.vali[2])
         tried.append({"params": params, "vali_ndcg10": vali,
                       "n_nonzero": None if nnz is None else int(nnz)})
         if best is None or vali > best[0]:
-            best = (vali, params, test_scores, nnz)
-    vali, params, test_scores, nnz = best
+            best = (vali, params, test_scores, nnz, model)
+    vali, params, test_scores, nnz, model = best
     report = M.letor_report(data.test[1], test_scores, data.test[2], convention=CONVENTION)
-    return {"fold": data.fold, "params": params, "vali_ndcg10": vali,
+    weights = linear_weights(model)
+    return {"fold": data.fold, "seed": seed, "params": params, "vali_ndcg10": vali,
             "test": report.as_dict(), "n_nonzero": None if nnz is None else int(nnz),
             "fit_seconds": time.perf_counter() - start, "tried": tried,
+            "per_query": per_query_values(data, test_scores),
+            "weights": None if weights is None else weights.tolist(),
             "test_scores": np.asarray(test_scores, dtype=float)}
 
 
 def method_table(name, per_fold):
+    """Mean over folds for each seed, then mean and std over seeds (``std``);
+    ``fold_std`` is the spread over folds of the seeds' average."""
     names = list(per_fold[0]["test"])
-    values = np.array([[f["test"][n] for n in names] for f in per_fold])
+    seeds = sorted({f["seed"] for f in per_fold})
+    by_seed = np.array([[np.mean([f["test"][n] for f in per_fold if f["seed"] == s])
+                         for n in names] for s in seeds])
+    folds = sorted({f["fold"] for f in per_fold})
+    by_fold = np.array([[np.mean([f["test"][n] for f in per_fold if f["fold"] == k])
+                         for n in names] for k in folds])
     nnz = [f["n_nonzero"] for f in per_fold]
     return {
-        "method": name,
-        "mean": dict(zip(names, values.mean(axis=0).tolist())),
-        "std": dict(zip(names, values.std(axis=0).tolist())),
+        "method": name, "seeds": seeds,
+        "mean": dict(zip(names, by_seed.mean(axis=0).tolist())),
+        "std": dict(zip(names, by_seed.std(axis=0).tolist())),
+        "fold_std": dict(zip(names, by_fold.std(axis=0).tolist())),
         "fit_seconds_per_fold": float(np.mean([f["fit_seconds"] for f in per_fold])),
         "n_nonzero_mean": None if any(v is None for v in nnz) else float(np.mean(nnz)),
         "folds": [{k: v for k, v in f.items() if k != "test_scores"} for f in per_fold],
     }
+
+
+def seed_averaged(per_fold):
+    """Per-query values averaged over seeds, keyed by "fold:qid"."""
+    return stats.per_query_from_results(
+        {"folds": [{"fold": f["fold"], "per_query": f["per_query"]} for f in per_fold]})
+
+
+def significance(raw, reference, names):
+    """Each method against ``reference``, paired over the test queries (each
+    query's value averaged over seeds), Holm-corrected over all rows."""
+    runs = {name: seed_averaged(raw[name]) for name in [reference] + names}
+    return stats.compare(runs, list(PER_QUERY), baseline=reference, n_resamples=100_000)
 
 
 # -- experiment 1 ---------------------------------------------------------------------------
@@ -199,15 +245,15 @@ def peer_grids(quick):
     return {name: (fit, configs[:size]) for name, (fit, configs) in grids.items()}
 
 
-def run_methods(folds, quick, jobs):
+def run_methods(folds, quick, jobs, seeds):
     methods = {"RSRank (g = 0)": (fit_rsrank, rsrank_grid(quick))}
     methods.update(peer_grids(quick))
     out = {}
     for name, (fit, configs) in methods.items():
-        print(f"  {name}: {len(configs)} grid points x {len(folds)} folds", flush=True)
-        per_fold = Parallel(n_jobs=jobs)(delayed(select_on_vali)(fit, data, configs)
-                                         for data in folds)
-        out[name] = per_fold
+        print(f"  {name}: {len(configs)} grid points x {len(folds)} folds x {len(seeds)} seeds",
+              flush=True)
+        out[name] = Parallel(n_jobs=jobs)(delayed(select_on_vali)(fit, data, configs, seed)
+                                          for data in folds for seed in seeds)
     return out
 
 
@@ -280,10 +326,185 @@ def run_sparsity(folds, selected, quick, jobs):
             "table1": table, "n_features": int(folds[0].n_features)}
 
 
+# -- experiment 5: the sparse frontier over seeds ------------------------------------------------
+
+BUDGETS = (3, 5, 8, 12, 16, 20, 45)
+FRONTIER_L1 = [0.0, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0]
+
+
+def fit_logistic_l1_pairs(data, params, seed=0):
+    from sklearn.linear_model import LogisticRegression
+
+    D, t = cached_pairs(*data.train[:3])
+    model = LogisticRegression(l1_ratio=1.0, solver="liblinear", fit_intercept=False,
+                               random_state=seed, **params).fit(D, t)
+    w = model.coef_.ravel()
+    return model, data.vali[0] @ w, data.test[0] @ w, np.count_nonzero(w)
+
+
+def _point(data, vali_scores, test_scores, n_nonzero, **extra):
+    return {"n_nonzero": int(n_nonzero), **extra,
+            "vali_ndcg10": ndcg10(data.vali[1], vali_scores, data.vali[2]),
+            "per_query": per_query_values(data, test_scores)}
+
+
+def rsrank_frontier_fold(data, params, seed, l1_values):
+    """The RSRank path of one fold and seed (zero start per g, best vali epoch)
+    and, for every sparse point, the relaxed model: the same settings
+    refitted without L1 on the point's support only."""
+    plain, relaxed = [], []
+    n_features = data.train[0].shape[1]
+    for g in l1_values:
+        model, vali_scores, test_scores, nnz = fit_rsrank(data, {**params, "l1": g}, seed)
+        plain.append(_point(data, vali_scores, test_scores, nnz, l1=g))
+        support = np.flatnonzero(model.coef_)
+        if not 0 < len(support) < n_features:
+            continue
+        sub = type(data)(**{**data, **{split: (data[split][0][:, support],) + data[split][1:]
+                                       for split in ("train", "vali", "test")}})
+        refit, vali_scores, test_scores, nnz = fit_rsrank(sub, params, seed)
+        relaxed.append(_point(data, vali_scores, test_scores, nnz, l1=g))
+    return plain, relaxed
+
+
+def peer_frontier_fold(data, fit, configs, key, seed):
+    points = []
+    for params in configs:
+        _, vali_scores, test_scores, nnz = fit(data, params, seed)
+        points.append(_point(data, vali_scores, test_scores, nnz, **{key: params[key]}))
+    return points
+
+
+def frontier_configs(quick):
+    sgd = grid(penalty=["l1"], alpha=[1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1])
+    xgb = grid(booster=["gblinear"], updater=["coord_descent"], n_estimators=[300],
+               learning_rate=[0.3], reg_lambda=[0.0],
+               reg_alpha=[0.0, 1e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0, 3.0, 10.0])
+    logistic = grid(C=[1e-4, 3e-4, 1e-3, 3e-3, 1e-2])
+    if quick:
+        sgd, xgb, logistic = sgd[::3], xgb[::3], logistic[::2]
+    return sgd, xgb, logistic
+
+
+def run_frontier(folds, raw, seeds, quick, jobs):
+    """Per fold and seed, every method with an L1 knob along its grid; the
+    logistic baseline (liblinear, slow as the penalty weakens) on the first
+    seed only."""
+    selected = {(f["fold"], f["seed"]): f["params"] for f in raw["RSRank (g = 0)"]}
+    l1_values = FRONTIER_L1[::3] if quick else FRONTIER_L1
+    sgd, xgb, logistic = frontier_configs(quick)
+    runs = [(data, seed) for data in folds for seed in seeds]
+    paths = Parallel(n_jobs=jobs)(
+        delayed(rsrank_frontier_fold)(data, selected[(data.fold, seed)], seed, l1_values)
+        for data, seed in runs)
+    out = {"RSRank": [], "RSRank relaxed (refit on the support)": []}
+    for (data, seed), (plain, relaxed) in zip(runs, paths):
+        out["RSRank"].append({"fold": data.fold, "seed": seed, "points": plain})
+        out["RSRank relaxed (refit on the support)"].append(
+            {"fold": data.fold, "seed": seed, "points": [plain[0]] + relaxed})
+    peers = {"SGDClassifier L1 pairs": (fit_sgd_pairs, sgd, "alpha", seeds),
+             "XGBoost gblinear alpha": (fit_xgb, xgb, "reg_alpha", seeds),
+             "LogisticRegression L1 pairs (one seed)": (fit_logistic_l1_pairs, logistic, "C",
+                                                        seeds[:1])}
+    for name, (fit, configs, key, its_seeds) in peers.items():
+        print(f"  frontier: {name}", flush=True)
+        todo = [(data, seed) for data in folds for seed in its_seeds]
+        points = Parallel(n_jobs=jobs)(delayed(peer_frontier_fold)(data, fit, configs, key, seed)
+                                       for data, seed in todo)
+        out[name] = [{"fold": data.fold, "seed": seed, "points": p}
+                     for (data, seed), p in zip(todo, points)]
+    return out
+
+
+def best_within_budget(points, budget):
+    fitting = [p for p in points if 0 < p["n_nonzero"] <= budget]
+    return max(fitting, key=lambda p: p["vali_ndcg10"]) if fitting else None
+
+
+def summarize_frontier(frontier, n_folds, reference="RSRank"):
+    """At each feature budget: each method's vali-selected model per fold and
+    seed; mean test NDCG@10 (over folds, then mean ± std over seeds) and the
+    paired tests of RSRank against each method over the test queries."""
+    rows, runs_by_budget = [], {}
+    for budget in BUDGETS:
+        runs = {}
+        for name, entries in frontier.items():
+            chosen = [(e, best_within_budget(e["points"], budget)) for e in entries]
+            complete = all(p is not None for _, p in chosen)
+            row = {"budget": budget, "method": name,
+                   "runs": sum(p is not None for _, p in chosen), "of": len(chosen)}
+            if complete:
+                seeds = sorted({e["seed"] for e, _ in chosen})
+                by_seed = [np.mean([np.mean(p["per_query"]["NDCG@10"]) for e, p in chosen
+                                    if e["seed"] == s]) for s in seeds]
+                row.update(mean=float(np.mean(by_seed)), std=float(np.std(by_seed)),
+                           n_nonzero=float(np.mean([p["n_nonzero"] for _, p in chosen])))
+                runs[name] = stats.per_query_from_results(
+                    {"folds": [{"fold": e["fold"], "per_query": p["per_query"]}
+                               for e, p in chosen]})
+            rows.append(row)
+        runs_by_budget[budget] = runs
+    tests = []
+    for budget, runs in runs_by_budget.items():
+        for variant in [name for name in runs if name.startswith(reference)]:
+            others = [name for name in runs if name != variant and not
+                      (name.startswith(reference) and variant != reference)]
+            if not others:
+                continue
+            subset = {variant: runs[variant], **{name: runs[name] for name in others}}
+            for row in stats.compare(subset, ["NDCG@10"], baseline=variant,
+                                     n_resamples=100_000):
+                tests.append({"budget": budget, **row})
+    if tests:  # Holm over every budget and pair at once
+        for key in ("t_pvalue", "permutation_pvalue"):
+            for row, value in zip(tests, stats.holm([t[key] for t in tests])):
+                row[f"{key}_holm"] = float(value)
+    return {"rows": rows, "tests": tests}
+
+
+def sparsest_within_dense(frontier, name, n_features, tolerance=0.03):
+    """Per fold and seed: the sparsest point whose vali NDCG@10 is within
+    ``tolerance`` of the dense (g = 0) point's; mean fraction of features
+    and test NDCG@10, next to the dense test NDCG@10."""
+    fractions, tests, dense = [], [], []
+    for entry in frontier[name]:
+        points = entry["points"]
+        reference = points[0]["vali_ndcg10"]
+        keep = [p for p in points if p["vali_ndcg10"] >= (1 - tolerance) * reference]
+        chosen = min(keep, key=lambda p: (p["n_nonzero"], -p["vali_ndcg10"]))
+        fractions.append(chosen["n_nonzero"] / n_features)
+        tests.append(np.mean(chosen["per_query"]["NDCG@10"]))
+        dense.append(np.mean(points[0]["per_query"]["NDCG@10"]))
+    return {"fraction": float(np.mean(fractions)), "test_ndcg10": float(np.mean(tests)),
+            "dense_test_ndcg10": float(np.mean(dense)), "runs": len(fractions)}
+
+
+def seed_averaged_dense(folds, raw, name="RSRank (g = 0)"):
+    """Per fold, the mean of the seeds' selected weight vectors as one linear
+    model (no selection on test: every seed's model was chosen on vali)."""
+    per_query = []
+    for data in folds:
+        weights = [np.asarray(f["weights"]) for f in raw[name] if f["fold"] == data.fold]
+        w = np.mean(weights, axis=0)
+        per_query.append(per_query_values(data, data.test[0] @ w))
+    document = {"folds": [{"fold": data.fold, "per_query": values}
+                          for data, values in zip(folds, per_query)]}
+    averaged = stats.per_query_from_results(document)
+    runs = {"RSRank, one seed (mean over seeds)": seed_averaged(raw[name]),
+            "RSRank, weights averaged over seeds": averaged,
+            "XGBoost gblinear rank:ndcg (mean over seeds)": seed_averaged(
+                raw["XGBoost gblinear rank:ndcg"])}
+    means = {key: {metric: float(np.mean(values[metric])) for metric in PER_QUERY}
+             for key, values in runs.items()}
+    tests = stats.compare(runs, ["NDCG@10", "NDCG@1", "MAP"],
+                          baseline="RSRank, weights averaged over seeds", n_resamples=100_000)
+    return {"means": means, "tests": tests}
+
+
 # -- experiment 3: ablation ----------------------------------------------------------------
 
 
-def run_ablation(folds, quick, jobs):
+def run_ablation(folds, quick, jobs, seeds):
     base = grid(learning_rate=[1e-2] if quick else [1e-3, 1e-2])
     variants = {
         "RSRank: \\|dNDCG\\| weights, modified Huber, full list": {},
@@ -295,8 +516,8 @@ def run_ablation(folds, quick, jobs):
     out = {}
     for name, change in variants.items():
         configs = [{**params, **change} for params in base]
-        out[name] = Parallel(n_jobs=jobs)(delayed(select_on_vali)(fit_rsrank, d, configs)
-                                          for d in folds)
+        out[name] = Parallel(n_jobs=jobs)(delayed(select_on_vali)(fit_rsrank, d, configs, seed)
+                                          for d in folds for seed in seeds)
     return out
 
 
@@ -308,10 +529,14 @@ DISCOUNTS = {"log2": "log2", "r^-1/2": 0.5, "1/r (Zipf)": "zipf", "r^-2": 2.0}
 def run_discounts_ohsumed(folds, method_results, seed=0):
     y = np.concatenate([d.test[1] for d in folds])
     qid = np.concatenate([d.test[2] for d in folds])
+
+    def first_seed(name):  # one model per fold: the first seed's
+        runs = method_results[name]
+        return np.concatenate([f["test_scores"] for f in runs if f["seed"] == runs[0]["seed"]])
+
     scorers = {
-        "RSRank": np.concatenate([f["test_scores"] for f in method_results["RSRank (g = 0)"]]),
-        "XGBoost gblinear": np.concatenate(
-            [f["test_scores"] for f in method_results["XGBoost gblinear rank:ndcg"]]),
+        "RSRank": first_seed("RSRank (g = 0)"),
+        "XGBoost gblinear": first_seed("XGBoost gblinear rank:ndcg"),
         "random": np.random.default_rng(seed).normal(size=len(y)),
     }
     out = {}
@@ -355,25 +580,56 @@ def fmt(mean, std=None):
     return f"{mean:.4f}" if std is None else f"{mean:.4f} ± {std:.4f}"
 
 
+def significant(row):
+    """Both tests, Holm-corrected, below 0.05."""
+    return max(row["t_pvalue_holm"], row["permutation_pvalue_holm"]) < 0.05
+
+
+def marked(tests, system, metric, text):
+    """``text`` with ▲ (above the baseline) or ▼ (below) when significant."""
+    for row in tests:
+        if row["system"] == system and row["metric"] == metric and significant(row):
+            return text + (" ▲" if row["difference"] > 0 else " ▼")
+    return text
+
+
+def test_cell(tests, system, metric="NDCG@10"):
+    for row in tests:
+        if row["system"] == system and row["metric"] == metric:
+            return (f"{row['difference']:+.4f}, p = {row['t_pvalue_holm']:.2g} / "
+                    f"{row['permutation_pvalue_holm']:.2g}")
+    return ""
+
+
 def markdown(report):
     lines = ["# RSRank on LETOR 3.0 OHSUMED", "", f"Command: `{report['command']}`", "",
              f"rsrank {report['versions']['rsrank']}; {report['machine']}. "
              "LETOR protocol: train on train, every hyper-parameter and the number of "
              "epochs/rounds chosen on vali by NDCG@10, mean ± std over the 5 test folds, "
              "metrics by LETOR's Eval-Score rules. Every measured method had the same number "
-             f"of grid points ({report['grid_points']}).", ""]
+             f"of grid points ({report['grid_points']}) and ran with {len(report['seeds'])} "
+             "seeds (query order, shuffles, sampling): each cell is the mean over seeds of the "
+             "mean over the 5 folds, ± the standard deviation over seeds.", ""]
+    n_tests = len(report["method_tests"])
     lines += ["## 1. Dense RSRank against published baselines and peers", "",
-              "| method | NDCG@1 | NDCG@3 | NDCG@5 | NDCG@10 | MAP | fit s/fold (grid) | non-zeros |",
-              "|---|---|---|---|---|---|---|---|"]
+              "▲ / ▼: above / below RSRank (g = 0), paired over the 106 test queries (each "
+              "query's value averaged over the seeds), p < 0.05 in both the paired t-test and "
+              f"the paired randomization test (100,000 resamples) after Holm's correction over "
+              f"the {n_tests} comparisons of the table. Last column: the NDCG@10 difference "
+              "from RSRank and its Holm-corrected p-values (t / randomization).", "",
+              "| method | NDCG@1 | NDCG@3 | NDCG@5 | NDCG@10 | MAP | fit s/fold (grid) | non-zeros "
+              "| NDCG@10 vs RSRank |", "|---|---|---|---|---|---|---|---|---|"]
     for name, values in PUBLISHED.items():
         lines.append(f"| {name} (published) | " + " | ".join(f"{v:.4f}" for v in values)
-                     + " | | |")
+                     + " | | | |")
     for row in report["methods"]:
         m, s = row["mean"], row["std"]
-        cells = [fmt(m[k], s[k]) for k in ("NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", "MAP")]
+        cells = [marked(report["method_tests"], row["method"], k, fmt(m[k], s[k]))
+                 for k in ("NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", "MAP")]
         nnz = "" if row["n_nonzero_mean"] is None else f"{row['n_nonzero_mean']:.1f}"
         lines.append(f"| {row['method']} | " + " | ".join(cells)
-                     + f" | {row['fit_seconds_per_fold']:.2f} | {nnz} |")
+                     + f" | {row['fit_seconds_per_fold']:.2f} | {nnz} | "
+                     f"{test_cell(report['method_tests'], row['method'])} |")
     lines += ["", "Full tables (NDCG@1..10, P@1..10, MAP per fold) are in `ohsumed.json`. The "
               "dense RSRank row comes out the same from the command line: `rsrank train "
               f"{report['data']} --learning-rate 0.001,0.01 --discount log2,letor --ndcg-k "
@@ -420,12 +676,16 @@ def markdown(report):
               "a test-selected figure shown for comparison only.", "",
               f"![sparsity]({report['name']}_sparsity.png)", ""]
     lines += ["## 3. Ablation of the reduction", "",
-              "Same folds and selection; grid over the learning rate only.", "",
-              "| variant | NDCG@1 | NDCG@3 | NDCG@10 | MAP |", "|---|---|---|---|---|"]
+              "Same folds, seeds and selection; grid over the learning rate only. ▲ / ▼ as in "
+              "section 1, against the first row (Holm over this table's comparisons).", "",
+              "| variant | NDCG@1 | NDCG@3 | NDCG@10 | MAP | NDCG@10 vs the first row |",
+              "|---|---|---|---|---|---|"]
     for row in report["ablation"]:
         m, s = row["mean"], row["std"]
         lines.append(f"| {row['method']} | " + " | ".join(
-            fmt(m[k], s[k]) for k in ("NDCG@1", "NDCG@3", "NDCG@10", "MAP")) + " |")
+            marked(report["ablation_tests"], row["method"], k, fmt(m[k], s[k]))
+            for k in ("NDCG@1", "NDCG@3", "NDCG@10", "MAP"))
+            + f" | {test_cell(report['ablation_tests'], row['method'])} |")
     lines += ["", "## 4. NDCG discounts", "",
               "OHSUMED test queries (all 106, full lists), mean NDCG per scorer and the paired "
               "t statistic of the per-query differences:", "",
@@ -444,8 +704,89 @@ def markdown(report):
             lines.append(f"| {row['n']:,} | {label} | "
                          + " | ".join(f"{row[f'{label}: {name}']:.3f}" for name in scorers) + " |")
     lines += ["", f"![discounts]({report['name']}_discounts.png)", ""]
+    lines += frontier_markdown(report)
     lines += ["## Targets", ""] + [f"- {t}" for t in report["targets"]] + [""]
     return "\n".join(lines)
+
+
+def frontier_markdown(report):
+    fr = report["frontier"]
+    rows = fr["summary"]["rows"]
+    methods = list(dict.fromkeys(r["method"] for r in rows))
+    lines = ["## 5. The sparse frontier", "",
+             "Every method with an L1 knob, along its grid, per fold and seed: RSRank (g in "
+             f"{fr['l1_values']}, each from the zero start with the seed's selected dense "
+             "settings, best vali epoch kept), RSRank relaxed (each sparse RSRank model's "
+             "support refitted without L1, same settings and seed), scikit-learn's "
+             "SGDClassifier (modified Huber, L1) and LogisticRegression (L1, liblinear) on "
+             "pairwise differences, XGBoost gblinear rank:ndcg with alpha. At each budget, the "
+             "model with the best vali NDCG@10 among those with at most that many non-zero "
+             "weights; test NDCG@10, mean over seeds of the mean over folds ± std over seeds "
+             "(mean non-zeros used in brackets; n/a: some fold had no model that sparse).", "",
+             "| features ≤ | " + " | ".join(methods) + " |", "|---" * (len(methods) + 1) + "|"]
+    for budget in fr["budgets"]:
+        cells = []
+        for name in methods:
+            row = next(r for r in rows if r["budget"] == budget and r["method"] == name)
+            cells.append(f"{row['mean']:.4f} ± {row['std']:.4f} ({row['n_nonzero']:.1f})"
+                         if "mean" in row else f"n/a ({row['runs']}/{row['of']})")
+        lines.append(f"| {budget} | " + " | ".join(cells) + " |")
+    tests = fr["summary"]["tests"]
+    lines += ["", "Paired over the 106 test queries (each query's NDCG@10 averaged over seeds); "
+              f"p-values Holm-corrected over all {len(tests)} comparisons of this section "
+              "(t / randomization); **bold**: significant in both.", "",
+              "| features ≤ | RSRank variant | against | difference | p (t / randomization) |",
+              "|---|---|---|---|---|"]
+    for row in tests:
+        text = (f"{row['difference']:+.4f} [{row['ci_low']:+.4f}, {row['ci_high']:+.4f}]")
+        p = f"{row['t_pvalue_holm']:.2g} / {row['permutation_pvalue_holm']:.2g}"
+        if significant(row):
+            text, p = f"**{text}**", f"**{p}**"
+        lines.append(f"| {row['budget']} | {row['baseline']} | {row['system']} | {text} | {p} |")
+    lines += ["", "The sparsest model whose vali NDCG@10 is within 3% of the dense (g = 0) "
+              "model's, per fold and seed:", "",
+              "| variant | fraction of the 45 features | test NDCG@10 | dense test NDCG@10 |",
+              "|---|---|---|---|"]
+    for name, row in fr["within3"].items():
+        lines.append(f"| {name} | {row['fraction']:.3f} | {row['test_ndcg10']:.4f} | "
+                     f"{row['dense_test_ndcg10']:.4f} |")
+    lines += ["", f"![frontier]({report['name']}_frontier.png)", ""]
+    lift = report["dense_lift"]
+    lines += ["## 6. Averaging the seeds' weights", "",
+              "Per fold, the mean of the seeds' selected dense RSRank weight vectors as one "
+              "linear model, against the average single-seed model and XGBoost gblinear "
+              "(per-query values averaged over seeds); paired over the 106 test queries, Holm "
+              "over the table.", "",
+              "| model | NDCG@1 | NDCG@10 | MAP |", "|---|---|---|---|"]
+    for name, means in lift["means"].items():
+        lines.append(f"| {name} | {means['NDCG@1']:.4f} | {means['NDCG@10']:.4f} | "
+                     f"{means['MAP']:.4f} |")
+    lines += ["", "| metric | averaged weights against | difference | p (t / randomization, "
+              "Holm) |", "|---|---|---|---|"]
+    for row in lift["tests"]:
+        lines.append(f"| {row['metric']} | {row['system']} | {-row['difference']:+.4f} | "
+                     f"{row['t_pvalue_holm']:.2g} / {row['permutation_pvalue_holm']:.2g} |")
+    lines.append("")
+    return lines
+
+
+def frontier_plot(report, out, name, plt):
+    fr = report["frontier"]
+    rows = fr["summary"]["rows"]
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for method in dict.fromkeys(r["method"] for r in rows):
+        points = [r for r in rows if r["method"] == method and "mean" in r]
+        if not points:
+            continue
+        ax.errorbar([r["n_nonzero"] for r in points], [r["mean"] for r in points],
+                    yerr=[r["std"] for r in points], marker="o", capsize=3, label=method)
+    ax.set_xlabel("non-zero weights (mean over folds and seeds of the vali-selected model)")
+    ax.set_ylabel("test NDCG@10 (LETOR rules)")
+    ax.set_title("OHSUMED sparse frontier: vali-selected model per feature budget")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out / f"{name}_frontier.png", dpi=110)
+    plt.close(fig)
 
 
 def plots(report, out, name):
@@ -490,6 +831,7 @@ def plots(report, out, name):
     fig.tight_layout()
     fig.savefig(out / f"{name}_discounts.png", dpi=110)
     plt.close(fig)
+    frontier_plot(report, out, name, plt)
 
 
 def versions():
@@ -503,7 +845,7 @@ def versions():
     return out
 
 
-def targets(methods, sparsity):
+def targets(methods, sparsity, frontier=None):
     rs = methods[0]["mean"]
     peers = methods[1:]
     lines = []
@@ -526,6 +868,27 @@ def targets(methods, sparsity):
             lines.append(f"RSRank at matched sparsity vs {name}: "
                          f"{s['ndcg10_within3_vali_matched_' + name]:.4f} vs {peer:.4f}: "
                          f"{'met' if ok else 'MISSED'}")
+    xgb = next(r for r in methods if r["method"].startswith("XGBoost gblinear"))
+    ok = rs["NDCG@10"] >= xgb["mean"]["NDCG@10"]
+    lines.append(f"dense RSRank mean test NDCG@10 over seeds {rs['NDCG@10']:.4f} vs XGBoost "
+                 f"gblinear {xgb['mean']['NDCG@10']:.4f} (target: at or above): "
+                 f"{'met' if ok else 'MISSED'}")
+    if frontier is not None:
+        rows = frontier["summary"]["rows"]
+        for variant in ("RSRank", "RSRank relaxed (refit on the support)"):
+            behind = []
+            for budget in frontier["budgets"]:
+                mine = next(r for r in rows if r["budget"] == budget and r["method"] == variant)
+                for r in rows:
+                    if (r["budget"] == budget and not r["method"].startswith("RSRank")
+                            and "mean" in r and ("mean" not in mine or r["mean"] > mine["mean"])):
+                        behind.append(f"{budget} ({r['method']})")
+            lines.append(f"{variant} at or above every sparse peer at every feature budget: "
+                         + ("met" if not behind else "MISSED at " + ", ".join(behind)))
+        for name, row in frontier["within3"].items():
+            lines.append(f"{name}: sparsest within 3% of the dense vali NDCG@10 keeps "
+                         f"{row['fraction']:.3f} of the features (target ≤ 0.12): "
+                         f"{'met' if row['fraction'] <= 0.12 else 'MISSED'}")
     rs_time = methods[0]["fit_seconds_per_fold"]
     xgb_time = next(r for r in methods if r["method"].startswith("XGBoost gblinear"))
     ok = rs_time <= xgb_time["fit_seconds_per_fold"]
@@ -560,22 +923,39 @@ def main():
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--quick", action="store_true", help="tiny grids, for a smoke test")
     parser.add_argument("--name", default="ohsumed", help="prefix of the output files")
+    parser.add_argument("--seeds", type=int, default=5,
+                        help="seeds of every method (default 5): query order, shuffles")
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     folds = [load_letor_fold(args.root, k) for k in find_folds(args.root)]
 
+    seeds = list(range(args.seeds))
     print("1. methods", flush=True)
-    raw = run_methods(folds, args.quick, args.jobs)
+    raw = run_methods(folds, args.quick, args.jobs, seeds)
     methods = [method_table(name, per_fold) for name, per_fold in raw.items()]
-    selected = {f["fold"]: f["params"] for f in raw["RSRank (g = 0)"]}
+    method_tests = significance(raw, "RSRank (g = 0)", [n for n in raw if n != "RSRank (g = 0)"])
+    # experiment 2 reproduces the paper's Table 1 with the first seed's settings
+    selected = {f["fold"]: f["params"] for f in raw["RSRank (g = 0)"] if f["seed"] == seeds[0]}
     print("2. sparsity", flush=True)
     sparsity = run_sparsity(folds, selected, args.quick, args.jobs)
     sparsity["summary"] = summarize_sparsity(sparsity)
     print("3. ablation", flush=True)
-    ablation = [method_table(name, per_fold)
-                for name, per_fold in run_ablation(folds, args.quick, args.jobs).items()]
+    ablation_raw = run_ablation(folds, args.quick, args.jobs, seeds)
+    ablation = [method_table(name, per_fold) for name, per_fold in ablation_raw.items()]
+    full = next(iter(ablation_raw))
+    ablation_tests = significance(ablation_raw, full, [n for n in ablation_raw if n != full])
+    print("5. sparse frontier", flush=True)
+    frontier = run_frontier(folds, raw, seeds, args.quick, args.jobs)
+    n_features = int(folds[0].n_features)
+    frontier_report = {
+        "budgets": BUDGETS, "l1_values": FRONTIER_L1,
+        "summary": summarize_frontier(frontier, len(folds)),
+        "within3": {name: sparsest_within_dense(frontier, name, n_features)
+                    for name in ("RSRank", "RSRank relaxed (refit on the support)")},
+        "runs": frontier}
+    dense_lift = seed_averaged_dense(folds, raw)
     print("4. discounts", flush=True)
     sizes = [100, 1_000, 10_000] if args.quick else [100, 1_000, 10_000, 100_000]
     discounts = {"ohsumed": run_discounts_ohsumed(folds, raw),
@@ -589,10 +969,12 @@ def main():
         "grid_points": len(rsrank_grid(args.quick)),
         "published_letor3": {k: dict(zip(("NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", "MAP"), v))
                              for k, v in PUBLISHED.items()},
-        "methods": methods, "sparsity": sparsity, "ablation": ablation,
+        "seeds": seeds, "methods": methods, "method_tests": method_tests,
+        "sparsity": sparsity, "ablation": ablation, "ablation_tests": ablation_tests,
+        "frontier": frontier_report, "dense_lift": dense_lift,
         "discounts": discounts, "seconds": None, "name": args.name,
     }
-    report["targets"] = targets(methods, sparsity)
+    report["targets"] = targets(methods, sparsity, frontier_report)
     report["seconds"] = time.perf_counter() - started
     (out / f"{args.name}.json").write_text(json.dumps(report, indent=1, default=float) + "\n")
     (out / f"{args.name}.md").write_text(markdown(report))
