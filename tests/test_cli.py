@@ -195,3 +195,17 @@ def test_malformed_grid_options(argv, message, capsys):
     with pytest.raises(SystemExit):
         main(argv)
     assert message in capsys.readouterr().err
+
+
+def test_train_uses_every_core_for_one_fold_and_shares_them_between_folds():
+    import os
+
+    from rsrank.cli import _estimator, build_parser
+
+    def threads(*argv):
+        return _estimator(build_parser().parse_args(["train", *argv])).n_jobs
+
+    assert threads() == -1
+    assert threads("--jobs", "2") == max(1, (os.cpu_count() or 1) // 2)
+    assert threads("--jobs", "-1") == 1  # joblib's "all cores" for folds
+    assert threads("--scheduler", "tcp://nowhere:1") == 1
