@@ -478,6 +478,51 @@ ndcg_at_serial, ndcg_at_parallel = twins(_ndcg_at)
 
 
 @njit(cache=True)
+def stored_column_moments(data, indices, width):
+    """Per column, over the stored values of a CSR (or of a dense matrix's
+    rows, flattened with ``indices`` repeating ``0 .. width-1``): count, sum
+    and sum of squares in float64, min and max. One pass, no copy of the
+    values (scipy and NumPy would make float64 copies of ``data`` and of its
+    squares)."""
+    count = np.zeros(width, dtype=np.int64)
+    total = np.zeros(width)
+    squares = np.zeros(width)
+    low = np.full(width, np.inf)
+    high = np.full(width, -np.inf)
+    for t in range(data.shape[0]):
+        j = indices[t]
+        v = np.float64(data[t])
+        count[j] += 1
+        total[j] += v
+        squares[j] += v * v
+        if v < low[j]:
+            low[j] = v
+        if v > high[j]:
+            high[j] = v
+    return count, total, squares, low, high
+
+
+@njit(cache=True)
+def dense_column_moments(X):
+    """:func:`stored_column_moments` of every entry of a dense ``X``."""
+    n, width = X.shape
+    total = np.zeros(width)
+    squares = np.zeros(width)
+    low = np.full(width, np.inf)
+    high = np.full(width, -np.inf)
+    for r in range(n):
+        for j in range(width):
+            v = np.float64(X[r, j])
+            total[j] += v
+            squares[j] += v * v
+            if v < low[j]:
+                low[j] = v
+            if v > high[j]:
+                high[j] = v
+    return total, squares, low, high
+
+
+@njit(cache=True)
 def truncate(w, alpha, theta):
     """Truncated-gradient shrinkage T1 (Langford, Li and Zhang 2009), in place.
 

@@ -52,27 +52,21 @@ def column_moments(X):
     ``X``, counting the implicit zeros of a sparse matrix. Moments of
     several blocks add up (min and max combine), which is how a stream of
     query blocks is summarised without loading it."""
+    from . import _kernels
+
     n_rows = X.shape[0]
     if sp.issparse(X):
         X = sp.csr_matrix(X)
-        data = X.data.astype(np.float64, copy=False)
-        width = X.shape[1]
-        total = np.bincount(X.indices, weights=data, minlength=width)
-        squares = np.bincount(X.indices, weights=data * data, minlength=width)
-        stored = np.bincount(X.indices, minlength=width)
-        low = np.full(width, np.inf)
-        high = np.full(width, -np.inf)
-        np.minimum.at(low, X.indices, data)
-        np.maximum.at(high, X.indices, data)
+        stored, total, squares, low, high = _kernels.stored_column_moments(
+            X.data, X.indices, X.shape[1])
         has_zero = stored < n_rows  # an implicit zero somewhere in the column
         low[has_zero] = np.minimum(low[has_zero], 0.0)
         high[has_zero] = np.maximum(high[has_zero], 0.0)
         return n_rows, total, squares, low, high
-    X = np.asarray(X, dtype=np.float64)
-    if n_rows == 0:
-        width = X.shape[1]
-        return 0, np.zeros(width), np.zeros(width), np.full(width, np.inf), np.full(width, -np.inf)
-    return n_rows, X.sum(axis=0), np.einsum("ij,ij->j", X, X), X.min(axis=0), X.max(axis=0)
+    X = np.asarray(X)
+    if X.dtype.kind not in "fiub":
+        X = X.astype(np.float64)
+    return (n_rows,) + _kernels.dense_column_moments(np.ascontiguousarray(X))
 
 
 def combine_moments(a, b):

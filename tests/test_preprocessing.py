@@ -137,3 +137,25 @@ def test_raw_features_diverge_with_a_warning_and_default_scaling_fixes_them():
         warnings.simplefilter("error", DivergenceWarning)
         model = RSRank(random_state=0, max_iter=30).fit(train.X, train.y, qid=train.qid)
     assert model.score(test.X, test.y, qid=test.qid) > single + 0.03
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_column_moments_match_numpy_on_dense_and_csr(dtype):
+    from rsrank.preprocessing import column_moments, combine_moments
+
+    rng = np.random.default_rng(4)
+    X = (rng.normal(scale=50, size=(300, 6)) * (rng.uniform(size=(300, 6)) < 0.4)).astype(dtype)
+    X[:, 2] = 0  # an all-zero column
+    X[:, 3] = np.abs(X[:, 3]) + 1  # a column without zeros
+    reference = X.astype(np.float64)
+    expected = (300, reference.sum(0), (reference ** 2).sum(0), reference.min(0),
+                reference.max(0))
+    for matrix in (X, sp.csr_matrix(X)):
+        got = column_moments(matrix)
+        assert got[0] == 300
+        for a, b in zip(got[1:], expected[1:]):
+            np.testing.assert_allclose(a, b, rtol=1e-12)
+    # blocks of rows combine to the whole
+    halves = combine_moments(column_moments(sp.csr_matrix(X[:120])), column_moments(X[120:]))
+    for a, b in zip(halves[1:], expected[1:]):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
