@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-SYSTEMS = ["rsrank", "lightgbm", "xgboost"]
+SYSTEMS = ["rsrank", "rsrank-patience", "lightgbm", "xgboost"]
 #: MSLR-WEB30K Fold1: rows of train, vali and test, and its queries per row
 ROWS = {"train": 2_270_296, "vali": 747_218, "test": 753_611}
 QUERIES_PER_ROW = 31_531 / 3_771_125
@@ -106,13 +106,14 @@ def child(system, directory, rounds, scratch):
     directory, scratch = Path(directory), Path(scratch)
     phases = {}
     start = time.perf_counter()
-    if system == "rsrank":
+    if system.startswith("rsrank"):
         from rsrank.cli import main
 
-        out = scratch / "rsrank-out"
+        out = scratch / f"{system}-out"
+        stopping = ["--patience", "20"] if system == "rsrank-patience" else []
         code = main(["train", "--train", str(directory / "train.txt"),
                      "--vali", str(directory / "vali.txt"), "--test",
-                     str(directory / "test.txt"), "--out", str(out), "--quiet"])
+                     str(directory / "test.txt"), "--out", str(out), "--quiet", *stopping])
         if code:
             raise SystemExit(f"rsrank train exited with {code}")
         result = json.loads((out / "results.json").read_text())
@@ -165,6 +166,8 @@ def main():
     parser.add_argument("--data", help="directory for the text files (kept and reused)")
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--out", default=str(REPO / "results"))
+    parser.add_argument("--append", action="store_true",
+                        help="keep the other systems' rows of --out/end_to_end.json (same data)")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -199,6 +202,17 @@ def main():
             print(row, flush=True)
     if keep is not None:
         keep.cleanup()
+    commands = {r["system"]: "python scripts/bench_end_to_end.py " + " ".join(sys.argv[1:])
+                for r in results}
+    if args.append:
+        previous = json.loads((Path(args.out) / "end_to_end.json").read_text())
+        if previous["shape"] != shape:
+            raise SystemExit("--append: the data differ from the recorded run's")
+        commands = {**previous.get("commands", {r["system"]: previous["command"]
+                                                 for r in previous["results"]}), **commands}
+        ran = {r["system"] for r in results}
+        results = sorted([r for r in previous["results"] if r["system"] not in ran] + results,
+                         key=lambda r: SYSTEMS.index(r["system"]))
     import lightgbm
     import numba
     import xgboost
@@ -209,13 +223,18 @@ def main():
               "machine": f"{platform.machine()}, {numba.config.NUMBA_NUM_THREADS} cores",
               "versions": {"rsrank": __version__, "lightgbm": lightgbm.__version__,
                            "xgboost": xgboost.__version__},
-              "scale": args.scale, "rounds": args.rounds, "shape": shape, "results": results}
+              "scale": args.scale, "rounds": args.rounds, "shape": shape, "results": results,
+              "commands": commands}
     by = {r["system"]: r for r in results}
     base = by.get("lightgbm", results[0])
     names = {"rsrank": "RSRank `rsrank train` (defaults)",
+             "rsrank-patience": "RSRank `rsrank train --patience 20`",
              "lightgbm": "LightGBM lambdarank", "xgboost": "XGBoost rank:ndcg (hist)"}
+    command_text = "; ".join(
+        f"`{c.strip()}` ({', '.join(s for s, cc in commands.items() if cc == c)})"
+        for c in dict.fromkeys(commands.values()))
     lines = ["# Time to a tested model at MSLR-WEB30K shape", "",
-             f"Command: `{report['command'].strip()}`", "",
+             f"Commands: {command_text}", "",
              f"{report['machine']}; rsrank {__version__}, LightGBM {lightgbm.__version__}, "
              f"XGBoost {xgboost.__version__}. Data: `make_mslr_like` written as LETOR text "
              "(136 features, 6 significant digits); "
@@ -233,12 +252,14 @@ def main():
         lines.append(f"| {names[r['system']]} | {r['wall_s']:.0f} | "
                      f"{r['wall_s'] / base['wall_s']:.2f}x | {load} | {train} | {best} | "
                      f"{r['test_ndcg10']:.4f} | {r['peak_rss_bytes'] / 2**30:.1f} GiB |")
-    if "rsrank" in by:
-        r = by["rsrank"]
-        lines += ["", f"RSRank kept {r['n_nonzero']} of 136 features (L1 {r['selected_l1']:g}, "
-                  f"chosen on vali); its fits took {r['fit_s']:.0f} s of the wall time. The "
-                  "data come from a linear teacher, which favours a linear model: compare the "
-                  "times, not the NDCG, across systems."]
+    for system in ("rsrank", "rsrank-patience"):
+        if system in by:
+            r = by[system]
+            lines += ["", f"{names[system]} kept {r['n_nonzero']} of 136 features (L1 "
+                      f"{r['selected_l1']:g}, chosen on vali; its grid has 4 points); its fits "
+                      f"took {r['fit_s']:.0f} s of the wall time."]
+    lines += ["", "The data come from a linear teacher, which favours a linear model: compare "
+              "the times, not the NDCG, across systems."]
     text = "\n".join(lines) + "\n"
     out = Path(args.out)
     (out / "end_to_end.md").write_text(text)
