@@ -543,6 +543,34 @@ def truncate(w, alpha, theta):
     return nonzero
 
 
+@njit(cache=True)
+def cumulative_penalty(w, state):
+    """Cumulative L1 penalty (Tsuruoka, Tsujii and Ananiadou 2009), in place.
+
+    ``state[-1]`` is ``u``, the total L1 penalty each weight could have
+    received so far (the sum of ``learning_rate * l1`` over the steps);
+    ``state[j]`` is what weight ``j`` actually received (negative for a
+    weight shrunk from above). Each weight moves toward 0 by what it is
+    still owed, ``u + state[j]`` from above or ``u - state[j]`` from below,
+    without crossing it. Weights that a noisy step pushes off zero pay the
+    penalty they missed, so stochastic steps still end at exact zeros.
+    Returns the number of non-zero weights afterwards.
+    """
+    u = state[state.shape[0] - 1]
+    nonzero = 0
+    for j in range(w.shape[0]):
+        value = w[j]
+        if value > 0.0:
+            value = max(0.0, value - (u + state[j]))
+        elif value < 0.0:
+            value = min(0.0, value + (u - state[j]))
+        state[j] += value - w[j]
+        w[j] = value
+        if value != 0.0:
+            nonzero += 1
+    return nonzero
+
+
 # -- scores and gradients ------------------------------------------------------
 #
 # These loops only read X and accumulate; "reassoc" lets LLVM vectorise the
@@ -611,13 +639,15 @@ linear_scores_serial, linear_scores_parallel = twins(_linear_scores)
 
 def _epoch(data, indices, indptr, X, gains, labels, offsets, inv_ideal, discount, cutoff,
            loss, unit_weights, query_order, batch_size, w, learning_rate, l1, period, theta,
-           step, scores, lam, partial):
+           cumulative, l1_state, step, scores, lam, partial):
     """One pass over ``query_order`` in batches; updates ``w`` in place.
 
     Each step averages the gradient over the batch's queries, takes
     ``w -= learning_rate * grad`` and, every ``period`` steps (counted by the
     global ``step``), applies :func:`truncate` with
-    ``alpha = learning_rate * period * l1``. ``X`` is used when ``indptr`` is
+    ``alpha = learning_rate * period * l1``, or with ``cumulative`` the
+    :func:`cumulative_penalty` of the ``l1_state`` (which every step adds
+    ``learning_rate * l1`` to). ``X`` is used when ``indptr`` is
     empty (dense input), otherwise the CSR triplet. ``partial`` has one row
     per gradient accumulator: the queries of a batch are dealt to its rows
     (one row per thread in the parallel build), then the rows are added up.
@@ -660,8 +690,13 @@ def _epoch(data, indices, indptr, X, gains, labels, offsets, inv_ideal, discount
                 g += partial[c, j]
             w[j] -= learning_rate * g
         step += 1
-        if l1 > 0.0 and step % period == 0:
-            truncate(w, learning_rate * period * l1, theta)
+        if l1 > 0.0:
+            if cumulative:
+                l1_state[n_features] += learning_rate * l1
+                if step % period == 0:
+                    cumulative_penalty(w, l1_state)
+            elif step % period == 0:
+                truncate(w, learning_rate * period * l1, theta)
     return total, step
 
 

@@ -20,7 +20,7 @@ from .datasets import (LetorFormatError, bundled_data_path, dataset_summary, fin
                        read_feature_names, read_scores, resolve_training_data, write_run,
                        write_scores)
 from ._files import ResultsDirectory, atomic_write_text, check_not_input, read_bounded_text
-from .estimator import RSRank
+from .estimator import L1_METHODS, RSRank
 from .export import FORMATS, engine_features, export_model, upload_hint
 from .metrics import letor_per_query, letor_report
 from .model_selection import (experiment_markdown, parse_metric, regularization_path,
@@ -171,7 +171,7 @@ def _estimator(args):
         threads = max(1, (os.cpu_count() or 1) // jobs)
     return RSRank(max_iter=args.max_iter, normalize=args.normalize, random_state=args.seed,
                   eval_convention=args.convention, eval_train=False, verbose=verbose,
-                  n_jobs=threads, **stopping)
+                  n_jobs=threads, l1_method=args.l1_method, **stopping)
 
 
 def _grid(args):
@@ -452,7 +452,8 @@ def _run_path(args, root, results):
     data = load_letor_fold(root, args.fold)
     estimator = RSRank(learning_rate=args.learning_rate, max_iter=args.max_iter,
                        normalize=args.normalize, batch_size=args.batch_size,
-                       ndcg_k=args.ndcg_k, random_state=args.seed)
+                       ndcg_k=args.ndcg_k, random_state=args.seed,
+                       l1_method=args.l1_method)
     path = regularization_path(*data.train[:3], args.l1, estimator=estimator,
                                eval_set=data.vali[:3], test_set=data.test[:3], k=10,
                                convention=args.convention)
@@ -509,6 +510,9 @@ def _add_training_options(parser, grid):
     else:
         parser.add_argument("--ndcg-k", type=int, default=None,
                             help="NDCG cut-off in the pair weights (default: whole list)")
+    parser.add_argument("--l1-method", choices=L1_METHODS, default=DEFAULTS["l1_method"],
+                        help="how L1 is applied: truncated gradient (default) or Tsuruoka's "
+                        "cumulative penalty")
     parser.add_argument("--convention", choices=["letor", "standard", "lightgbm", "sklearn"],
                         default="letor", help="metric convention (default letor)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")

@@ -22,6 +22,8 @@ from .preprocessing import (GLOBAL_NORMALIZERS, NORMALIZERS, QUERY_NORMALIZERS, 
 
 __all__ = ["RSRank", "DivergenceWarning"]
 
+L1_METHODS = ("truncated", "cumulative")
+
 
 class DivergenceWarning(ConvergenceWarning):
     """The training loss keeps rising: features on very different scales, or
@@ -127,7 +129,16 @@ class RSRank(BaseEstimator):
         K: truncate every K steps (the paper's K = 1).
     truncation_threshold : float, default=inf
         theta: only weights with ``|w_j| <= theta`` are shrunk. ``inf`` with
-        ``K = 1`` is soft-thresholding.
+        ``K = 1`` is soft-thresholding. Applies to ``l1_method="truncated"``.
+    l1_method : {"truncated", "cumulative"}, default="truncated"
+        How the L1 penalty is applied. ``"truncated"``: the truncated
+        gradient above. ``"cumulative"``: the cumulative penalty of
+        Tsuruoka, Tsujii and Ananiadou (2009), scikit-learn's L1 for
+        ``SGDClassifier``: every ``truncation_period`` steps each weight
+        moves toward 0 by the penalty it is still owed, the running total
+        ``learning_rate * l1`` per step minus what it has already paid, so a
+        weight that noisy steps keep pushing off zero is charged what it
+        missed. Its state carries over ``warm_start`` and ``partial_fit``.
     max_iter : int, default=100
         Number of epochs (passes over the training queries).
     batch_size : int or None, default=None
@@ -209,8 +220,8 @@ class RSRank(BaseEstimator):
     __metadata_request__predict = {"qid": True}
 
     def __init__(self, learning_rate=1e-2, normalize="zscore", l1=0.0, truncation_period=1,
-                 truncation_threshold=np.inf, max_iter=100, batch_size=None, shuffle=True,
-                 ndcg_k=None, gain="exp2", discount="log2", pair_loss="modified_huber",
+                 truncation_threshold=np.inf, l1_method="truncated", max_iter=100,
+                 batch_size=None, shuffle=True, ndcg_k=None, gain="exp2", discount="log2", pair_loss="modified_huber",
                  pair_weight="delta_ndcg", eval_k=10, eval_convention="standard",
                  early_stopping=False, validation_fraction=0.1, n_iter_no_change=10, tol=1e-4,
                  restore_best=True, eval_train=True, random_state=None, warm_start=False,
@@ -220,6 +231,7 @@ class RSRank(BaseEstimator):
         self.l1 = l1
         self.truncation_period = truncation_period
         self.truncation_threshold = truncation_threshold
+        self.l1_method = l1_method
         self.max_iter = max_iter
         self.batch_size = batch_size
         self.shuffle = shuffle
@@ -272,10 +284,14 @@ class RSRank(BaseEstimator):
             if np.isnan(getattr(self, name)):
                 raise ValueError(f"{name} must be a number, got nan")
         options = {"pair_loss": tuple(_kernels.PAIR_LOSSES), "pair_weight": ("delta_ndcg", "unit"),
+                   "l1_method": L1_METHODS,
                    "eval_convention": tuple(CONVENTIONS), "normalize": NORMALIZERS}
         for name, allowed in options.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
+        if self.l1_method == "cumulative" and self.truncation_threshold != np.inf:
+            raise ValueError("truncation_threshold applies to l1_method='truncated' only; the "
+                             "cumulative penalty shrinks every weight (leave it at inf)")
         gain_values(np.array([0.0, 1.0]), self.gain)  # raises on an unknown gain
         discount_values(np.array([1.0, 2.0]), self.discount)  # raises on an unknown discount
         if self.n_jobs is not None and (not isinstance(self.n_jobs, numbers.Integral)
@@ -415,6 +431,8 @@ class RSRank(BaseEstimator):
         threads = _threads(self.n_jobs)
         partial = np.zeros((threads, w.shape[0]))
         kernel = _kernels.epoch_parallel if threads > 1 else _kernels.epoch_serial
+        if getattr(self, "_l1_state", np.empty(0)).shape != (w.shape[0] + 1,):
+            self._l1_state = np.zeros(w.shape[0] + 1)
         with _numba_threads(threads):
             total, self.t_ = kernel(
                 data.data, data.indices, data.indptr, data.dense, data.gains, data.labels,
@@ -422,7 +440,8 @@ class RSRank(BaseEstimator):
                 _kernels.PAIR_LOSSES[self.pair_loss], self.pair_weight == "unit",
                 query_order.astype(np.int64), batch, w, float(self.learning_rate),
                 float(self.l1), int(self.truncation_period), float(self.truncation_threshold),
-                int(self.t_), scores, lam, partial)
+                self.l1_method == "cumulative", self._l1_state, int(self.t_), scores, lam,
+                partial)
         if not np.all(np.isfinite(w)):
             raise ValueError(f"the weights became non-finite (NaN or inf) at step {self.t_}: "
                              f"training diverged{self._scale_advice()}")
@@ -567,6 +586,7 @@ class RSRank(BaseEstimator):
                                           group_queries(qid_val, n_rows=X_val.shape[0]))
         if reset or not hasattr(self, "t_"):
             self.t_ = 0
+            self._l1_state = np.zeros(w.shape[0] + 1)
         self._warned_divergence = False
         self.history_ = {"loss": [], "train_ndcg": [], "val_ndcg": [], "n_nonzero": [],
                          "seconds": []}
@@ -648,6 +668,7 @@ class RSRank(BaseEstimator):
         if first:
             self.coef_ = np.zeros(X.shape[1])
             self.t_ = 0
+            self._l1_state = np.zeros(X.shape[1] + 1)
             self.n_iter_ = 0
             self._fit_scaling(column_moments(X))  # the first block fixes the scaling
         if not hasattr(self, "_partial_rng"):

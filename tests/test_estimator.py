@@ -36,11 +36,13 @@ def test_sklearn_compatible(estimator, check):
 
 # -- the update rule against an independent NumPy implementation ---------------
 
-def reference_epoch(X, y, qid, w, lr, l1, period, theta, batch_size):
+def reference_epoch(X, y, qid, w, lr, l1, period, theta, batch_size, cumulative=False):
     """RSRank in plain NumPy: swap weights by actually swapping two documents
-    and recomputing NDCG with rsrank.metrics, queries in qid order."""
+    and recomputing NDCG with rsrank.metrics, queries in qid order. With
+    ``cumulative``, L1 as written in Tsuruoka et al. (2009), Figure 2."""
     w = w.copy()
     step = 0
+    u, paid = 0.0, np.zeros_like(w)
     queries = np.unique(qid)
     for start in range(0, len(queries), batch_size):
         grad = np.zeros_like(w)
@@ -64,7 +66,16 @@ def reference_epoch(X, y, qid, w, lr, l1, period, theta, batch_size):
             grad += Xq.T @ lam
         w -= lr * grad / len(batch)
         step += 1
-        if l1 > 0 and step % period == 0:
+        if cumulative:
+            u += lr * l1
+            if step % period == 0:
+                for j, z in enumerate(w.copy()):
+                    if z > 0:
+                        w[j] = max(0.0, z - (u + paid[j]))
+                    elif z < 0:
+                        w[j] = min(0.0, z + (u - paid[j]))
+                    paid[j] += w[j] - z
+        elif l1 > 0 and step % period == 0:
             small = np.abs(w) <= theta
             w[small] = np.sign(w[small]) * np.maximum(np.abs(w[small]) - lr * period * l1, 0)
     return w
@@ -83,6 +94,67 @@ def test_epoch_matches_numpy_reference(l1, period, theta, batch_size):
                    shuffle=False).fit(X, y, qid=qid, coef_init=w0)
     expected = reference_epoch(X, y, qid, w0, 0.05, l1, period, theta, batch_size)
     np.testing.assert_allclose(model.coef_, expected, rtol=1e-10, atol=1e-14)
+
+
+# (the reference's swap-by-recomputing gives tied scores zero weight, so the
+# cases keep at least one weight non-zero at every step)
+@pytest.mark.parametrize("l1, period, batch_size, n_zero", [(0.5, 1, 1, 1), (1.5, 2, 3, 0),
+                                                            (1.0, 1, 2, 3)])
+def test_cumulative_penalty_matches_numpy_reference(l1, period, batch_size, n_zero):
+    X, y, qid = toy_queries(n_queries=7, n_docs=9, n_features=5, seed=1)
+    w0 = np.random.default_rng(2).normal(scale=0.1, size=5)
+    model = RSRank(learning_rate=0.05, normalize="none", l1=l1, l1_method="cumulative",
+                   truncation_period=period, batch_size=batch_size, max_iter=1,
+                   shuffle=False).fit(X, y, qid=qid, coef_init=w0)
+    expected = reference_epoch(X, y, qid, w0, 0.05, l1, period, np.inf, batch_size,
+                               cumulative=True)
+    np.testing.assert_allclose(model.coef_, expected, rtol=1e-10, atol=1e-14)
+    assert np.count_nonzero(model.coef_ == 0) == n_zero  # exact zeros
+
+
+def test_cumulative_penalty_equals_scikit_learn_sgd():
+    # two-document queries with unit pair weights are pairwise classification
+    # of x_a - x_b: scikit-learn's SGDClassifier with L1 (its cumulative
+    # penalty), a constant step and no intercept takes the same steps
+    from sklearn.linear_model import SGDClassifier
+
+    rng = np.random.default_rng(5)
+    n_pairs, n_features = 60, 6
+    A, B = rng.normal(size=(n_pairs, n_features)), rng.normal(size=(n_pairs, n_features))
+    flip = (A - B) @ [2.0, -1.0, 0, 0, 0, 0] < 0  # the preferred document first
+    A[flip], B[flip] = B[flip].copy(), A[flip].copy()
+    X = np.stack([A, B], axis=1).reshape(-1, n_features)
+    y = np.tile([1, 0], n_pairs)
+    qid = np.repeat(np.arange(n_pairs), 2)
+    sign = np.where(np.arange(n_pairs) % 2 == 0, 1.0, -1.0)  # both classes for scikit-learn
+    D = (A - B) * sign[:, None]
+    ours = RSRank(learning_rate=0.01, normalize="none", l1=0.2, l1_method="cumulative",
+                  pair_weight="unit", batch_size=1, max_iter=3, shuffle=False).fit(X, y, qid=qid)
+    theirs = SGDClassifier(loss="modified_huber", penalty="l1", alpha=0.2, fit_intercept=False,
+                           learning_rate="constant", eta0=0.01, max_iter=3, tol=None,
+                           shuffle=False, average=False).fit(D, sign)
+    np.testing.assert_allclose(ours.coef_, theirs.coef_.ravel(), rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(ours.coef_ == 0, theirs.coef_.ravel() == 0)
+    assert 0 < np.count_nonzero(ours.coef_) < n_features
+
+
+def test_cumulative_penalty_carries_over_warm_start_and_partial_fit():
+    X, y, qid = toy_queries()
+    params = dict(learning_rate=0.05, normalize="none", batch_size=1, l1=0.3,
+                  l1_method="cumulative", shuffle=False)
+    two = RSRank(max_iter=2, **params).fit(X, y, qid=qid)
+    warm = RSRank(max_iter=1, warm_start=True, **params)
+    warm.fit(X, y, qid=qid).fit(X, y, qid=qid)
+    np.testing.assert_allclose(warm.coef_, two.coef_, rtol=1e-12)
+    blocks = RSRank(**params)
+    for _ in range(2):
+        for block in np.array_split(np.unique(qid), 3):
+            rows = np.isin(qid, block)
+            blocks.partial_fit(X[rows], y[rows], qid=qid[rows])
+    np.testing.assert_allclose(blocks.coef_, two.coef_, rtol=1e-12)
+    # a fresh fit starts the penalty over
+    again = RSRank(max_iter=2, **params).fit(X, y, qid=qid).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(again.coef_, two.coef_)
 
 
 def test_truncation_schedule_with_zero_gradient():
@@ -309,7 +381,9 @@ def test_queries_without_pairs_are_fine():
                                     dict(pair_loss="squared"), dict(discount="log10"),
                                     dict(n_jobs=0), dict(ndcg_k=0), dict(l1=np.nan),
                                     dict(learning_rate=np.nan), dict(tol=np.nan),
-                                    dict(truncation_threshold=np.nan), dict(normalize="l2")])
+                                    dict(truncation_threshold=np.nan), dict(normalize="l2"),
+                                    dict(l1_method="tsuruoka"),
+                                    dict(l1_method="cumulative", truncation_threshold=1.0)])
 def test_bad_parameters(params):
     X, y, qid = toy_queries(2, 4, 2)
     with pytest.raises(ValueError):
