@@ -329,7 +329,10 @@ def run_sparsity(folds, selected, quick, jobs):
 # -- experiment 5: the sparse frontier over seeds ------------------------------------------------
 
 BUDGETS = (3, 5, 8, 12, 16, 20, 45)
-FRONTIER_L1 = [0.0, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0]
+# eleven points per method, each spread over the range where that method's
+# models go from dense to empty on OHSUMED (first the dense point, g = 0)
+FRONTIER_L1 = [0.0, 3.0, 10.0, 20.0, 30.0, 40.0, 50.0, 70.0, 100.0, 150.0, 200.0]
+FRONTIER_L1_CUMULATIVE = [0.0, 0.3, 0.5, 1.0, 2.0, 3.0, 5.0, 7.0, 10.0, 14.0, 20.0]
 
 
 def fit_logistic_l1_pairs(data, params, seed=0):
@@ -348,17 +351,18 @@ def _point(data, vali_scores, test_scores, n_nonzero, **extra):
             "per_query": per_query_values(data, test_scores)}
 
 
-def rsrank_frontier_fold(data, params, seed, l1_values):
+def rsrank_frontier_fold(data, params, seed, l1_values, l1_method="truncated", relax=True):
     """The RSRank path of one fold and seed (zero start per g, best vali epoch)
-    and, for every sparse point, the relaxed model: the same settings
-    refitted without L1 on the point's support only."""
+    and, with ``relax``, for every sparse point the relaxed model: the same
+    settings refitted without L1 on the point's support only."""
     plain, relaxed = [], []
     n_features = data.train[0].shape[1]
     for g in l1_values:
-        model, vali_scores, test_scores, nnz = fit_rsrank(data, {**params, "l1": g}, seed)
+        model, vali_scores, test_scores, nnz = fit_rsrank(
+            data, {**params, "l1": g, "l1_method": l1_method}, seed)
         plain.append(_point(data, vali_scores, test_scores, nnz, l1=g))
         support = np.flatnonzero(model.coef_)
-        if not 0 < len(support) < n_features:
+        if not relax or not 0 < len(support) < n_features:
             continue
         sub = type(data)(**{**data, **{split: (data[split][0][:, support],) + data[split][1:]
                                        for split in ("train", "vali", "test")}})
@@ -376,14 +380,18 @@ def peer_frontier_fold(data, fit, configs, key, seed):
 
 
 def frontier_configs(quick):
-    sgd = grid(penalty=["l1"], alpha=[1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1])
+    sgd = grid(penalty=["l1"], alpha=[1e-4, 3e-4, 1e-3, 2e-3, 3e-3, 5e-3, 1e-2, 2e-2, 3e-2,
+                                      0.1, 0.2])
     xgb = grid(booster=["gblinear"], updater=["coord_descent"], n_estimators=[300],
                learning_rate=[0.3], reg_lambda=[0.0],
-               reg_alpha=[0.0, 1e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0, 3.0, 10.0])
+               reg_alpha=[0.0, 1e-4, 3e-4, 1e-3, 2e-3, 3e-3, 4e-3, 5e-3, 6e-3, 8e-3, 1e-2])
     logistic = grid(C=[1e-4, 3e-4, 1e-3, 3e-3, 1e-2])
     if quick:
         sgd, xgb, logistic = sgd[::3], xgb[::3], logistic[::2]
     return sgd, xgb, logistic
+
+
+CUMULATIVE = "RSRank, cumulative L1 (l1_method='cumulative')"
 
 
 def run_frontier(folds, raw, seeds, quick, jobs):
@@ -392,16 +400,25 @@ def run_frontier(folds, raw, seeds, quick, jobs):
     seed only."""
     selected = {(f["fold"], f["seed"]): f["params"] for f in raw["RSRank (g = 0)"]}
     l1_values = FRONTIER_L1[::3] if quick else FRONTIER_L1
+    cumulative = FRONTIER_L1_CUMULATIVE[::3] if quick else FRONTIER_L1_CUMULATIVE
     sgd, xgb, logistic = frontier_configs(quick)
     runs = [(data, seed) for data in folds for seed in seeds]
     paths = Parallel(n_jobs=jobs)(
         delayed(rsrank_frontier_fold)(data, selected[(data.fold, seed)], seed, l1_values)
         for data, seed in runs)
-    out = {"RSRank": [], "RSRank relaxed (refit on the support)": []}
+    out = {"RSRank": [], "RSRank relaxed (refit on the support)": [],
+           CUMULATIVE: []}
     for (data, seed), (plain, relaxed) in zip(runs, paths):
         out["RSRank"].append({"fold": data.fold, "seed": seed, "points": plain})
         out["RSRank relaxed (refit on the support)"].append(
             {"fold": data.fold, "seed": seed, "points": [plain[0]] + relaxed})
+    print(f"  frontier: {CUMULATIVE}", flush=True)
+    paths = Parallel(n_jobs=jobs)(
+        delayed(rsrank_frontier_fold)(data, selected[(data.fold, seed)], seed, cumulative,
+                                      "cumulative", relax=False)
+        for data, seed in runs)
+    for (data, seed), (plain, _) in zip(runs, paths):
+        out[CUMULATIVE].append({"fold": data.fold, "seed": seed, "points": plain})
     peers = {"SGDClassifier L1 pairs": (fit_sgd_pairs, sgd, "alpha", seeds),
              "XGBoost gblinear alpha": (fit_xgb, xgb, "reg_alpha", seeds),
              "LogisticRegression L1 pairs (one seed)": (fit_logistic_l1_pairs, logistic, "C",
@@ -717,12 +734,15 @@ def frontier_markdown(report):
              "Every method with an L1 knob, along its grid, per fold and seed: RSRank (g in "
              f"{fr['l1_values']}, each from the zero start with the seed's selected dense "
              "settings, best vali epoch kept), RSRank relaxed (each sparse RSRank model's "
-             "support refitted without L1, same settings and seed), scikit-learn's "
+             "support refitted without L1, same settings and seed), RSRank with the "
+             f"cumulative L1 penalty (g in {fr['l1_values_cumulative']}), scikit-learn's "
              "SGDClassifier (modified Huber, L1) and LogisticRegression (L1, liblinear) on "
              "pairwise differences, XGBoost gblinear rank:ndcg with alpha. At each budget, the "
              "model with the best vali NDCG@10 among those with at most that many non-zero "
              "weights; test NDCG@10, mean over seeds of the mean over folds ± std over seeds "
-             "(mean non-zeros used in brackets; n/a: some fold had no model that sparse).", "",
+             "(mean non-zeros used in brackets; n/a: some fold had no model that sparse). "
+             "Each method has 11 grid points (the logistic baseline 5), spread over the range "
+             "where its models go from dense to empty.", "",
              "| features ≤ | " + " | ".join(methods) + " |", "|---" * (len(methods) + 1) + "|"]
     for budget in fr["budgets"]:
         cells = []
@@ -735,10 +755,12 @@ def frontier_markdown(report):
     lines += ["", "Paired over the 106 test queries (each query's NDCG@10 averaged over seeds); "
               f"p-values Holm-corrected over all {len(tests)} comparisons of this section "
               "(t / randomization); **bold**: significant in both.", "",
-              "| features ≤ | RSRank variant | against | difference | p (t / randomization) |",
+              "| features ≤ | RSRank variant | against | difference (variant - other) [95% CI] "
+              "| p (t / randomization) |",
               "|---|---|---|---|---|"]
     for row in tests:
-        text = (f"{row['difference']:+.4f} [{row['ci_low']:+.4f}, {row['ci_high']:+.4f}]")
+        # compare() reports other - variant; the table reads variant - other
+        text = (f"{-row['difference']:+.4f} [{-row['ci_high']:+.4f}, {-row['ci_low']:+.4f}]")
         p = f"{row['t_pvalue_holm']:.2g} / {row['permutation_pvalue_holm']:.2g}"
         if significant(row):
             text, p = f"**{text}**", f"**{p}**"
@@ -875,7 +897,7 @@ def targets(methods, sparsity, frontier=None):
                  f"{'met' if ok else 'MISSED'}")
     if frontier is not None:
         rows = frontier["summary"]["rows"]
-        for variant in ("RSRank", "RSRank relaxed (refit on the support)"):
+        for variant in ("RSRank", "RSRank relaxed (refit on the support)", CUMULATIVE):
             behind = []
             for budget in frontier["budgets"]:
                 mine = next(r for r in rows if r["budget"] == budget and r["method"] == variant)
@@ -951,9 +973,11 @@ def main():
     n_features = int(folds[0].n_features)
     frontier_report = {
         "budgets": BUDGETS, "l1_values": FRONTIER_L1,
+        "l1_values_cumulative": FRONTIER_L1_CUMULATIVE,
         "summary": summarize_frontier(frontier, len(folds)),
         "within3": {name: sparsest_within_dense(frontier, name, n_features)
-                    for name in ("RSRank", "RSRank relaxed (refit on the support)")},
+                    for name in ("RSRank", "RSRank relaxed (refit on the support)",
+                                 CUMULATIVE)},
         "runs": frontier}
     dense_lift = seed_averaged_dense(folds, raw)
     print("4. discounts", flush=True)
