@@ -345,6 +345,54 @@ def _read_bytes(source, path):
         return np.fromfile(path, dtype=np.uint8)
 
 
+_PIECE_BYTES = 4 << 20
+
+
+def _after_last_newline(buffer, end, window=1 << 20):
+    """Index after the last newline in ``buffer[:end]`` (0 if none),
+    searched backwards a window at a time."""
+    hi = end
+    while hi > 0:
+        lo = max(0, hi - window)
+        found = np.flatnonzero(buffer[lo:hi] == 10)
+        if len(found):
+            return lo + int(found[-1]) + 1
+        hi = lo
+    return 0
+
+
+def _line_chunks(handle, size=None):
+    """Views of one reused buffer holding about ``size`` bytes of the
+    stream ``handle`` each, cut after a newline (the last may lack one).
+
+    The stream is read ``_PIECE_BYTES`` at a time straight into the buffer
+    and the unfinished line moves to its front, so memory holds one chunk
+    (plus one piece in the decompressor) instead of copies of it. Each view
+    is valid until the next one is asked for; a line longer than the buffer
+    grows it."""
+    buffer = np.empty(size or _CHUNK_BYTES, dtype=np.uint8)
+    filled = 0
+    while True:
+        if filled == len(buffer):  # one line fills the whole buffer
+            buffer = np.concatenate([buffer, np.empty(len(buffer), dtype=np.uint8)])
+        view = memoryview(buffer)
+        read = handle.readinto(view[filled:min(len(buffer), filled + _PIECE_BYTES)])
+        if read:
+            filled += read
+            if filled < len(buffer):
+                continue
+        if not read:  # end of the stream
+            if filled:
+                yield buffer[:filled]
+            return
+        cut = _after_last_newline(buffer, filled)
+        if cut == 0:
+            continue
+        yield buffer[:cut]
+        buffer[:filled - cut] = buffer[cut:filled]
+        filled -= cut
+
+
 def _text_chunks(source, path):
     """``(size, chunks)``: a callable giving the text in chunks that end at
     line ends. A plain file is memory-mapped and given ``_CHUNK_BYTES`` at a
@@ -358,19 +406,8 @@ def _text_chunks(source, path):
         return len(buf), lambda: iter([buf])
     if gzipped:
         def decompressed():
-            carry = b""
             with _reading(path), gzip.open(path, "rb") as handle:
-                while True:
-                    block = handle.read(_CHUNK_BYTES)
-                    if not block:
-                        break
-                    text = carry + block if carry else block
-                    cut = text.rfind(b"\n") + 1
-                    carry = text[cut:]
-                    if cut:
-                        yield np.frombuffer(text[:cut], dtype=np.uint8)
-            if carry:
-                yield np.frombuffer(carry, dtype=np.uint8)
+                yield from _line_chunks(handle)
 
         return Path(path).stat().st_size, decompressed
     size = Path(path).stat().st_size

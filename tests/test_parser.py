@@ -3,6 +3,7 @@ reader) and Python's float(): bit-identical arrays on real files and on
 random text, serial or in parallel blocks."""
 
 import gzip
+import io
 from pathlib import Path
 
 import numpy as np
@@ -128,6 +129,19 @@ def test_parallel_blocks_equal_one_block():
     for a, b in zip(one[:5], many[:5]):
         np.testing.assert_array_equal(a, b)
     assert one[5] == many[5] == 5
+
+
+def test_line_chunks_cover_the_stream_and_cut_after_newlines(monkeypatch):
+    # random texts, buffer sizes and read sizes, lines longer than the buffer
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        lines = [b"x" * int(rng.integers(0, 40)) for _ in range(rng.integers(0, 60))]
+        text = b"\n".join(lines) + (b"\n" if rng.random() < 0.5 else b"")
+        monkeypatch.setattr(datasets, "_PIECE_BYTES", int(rng.integers(1, 20)))
+        chunks = [bytes(c) for c in datasets._line_chunks(io.BytesIO(text),
+                                                          int(rng.integers(1, 50)))]
+        assert b"".join(chunks) == text
+        assert all(c.endswith(b"\n") for c in chunks[:-1]) and all(chunks)
 
 
 def test_small_chunks_equal_one_chunk(tmp_path, monkeypatch):
