@@ -92,6 +92,47 @@ def ranked_order(scores):
 
 
 @njit(cache=True)
+def ranked_order_from(scores, hint):
+    """:func:`ranked_order`, starting from ``hint``, the ranking of the
+    query's previous scores (or ``-1`` everywhere: none yet), which it
+    overwrites with the new one and returns.
+
+    Between two epochs a query's scores move little, so its last ranking is
+    nearly sorted: an insertion sort finishes in O(n + inversions). Past
+    ``4 n`` moves, or on a NaN, it hands over to the merge sort. Either way
+    the result is the one order by decreasing score, ties by row, that
+    :func:`ranked_order` gives."""
+    n = scores.shape[0]
+    usable = n > 0 and hint[0] >= 0
+    for i in range(n):
+        if scores[i] != scores[i]:
+            usable = False
+    if usable:
+        budget = 4 * n
+        for p in range(1, n):
+            x = hint[p]
+            value = scores[x]
+            j = p
+            while j > 0:
+                other = hint[j - 1]
+                if value > scores[other] or (value == scores[other] and x < other):
+                    hint[j] = other
+                    j -= 1
+                    budget -= 1
+                else:
+                    break
+            hint[j] = x
+            if budget < 0:
+                usable = False
+                break
+    if not usable:
+        order = ranked_order(scores)
+        for i in range(n):
+            hint[i] = order[i]
+    return hint
+
+
+@njit(cache=True)
 def top_order(scores, k):
     """Positions of the ``k`` highest scores in ranked order (ties by row
     order, as :func:`ranked_order`), followed by the other positions in row
@@ -164,30 +205,39 @@ def pair_loss_and_derivative(v, loss):
 
 
 @njit(cache=True)
-def _partner_sums(P, level, lo, hi, d, upper, unit, g0, g1, l0, l1, l2):
-    """Sums over the partners of a document at positions ``lo:hi`` of
-    ``level``: of ``(d_a - d_b) (g0 + g1 s)`` for the derivative and of
+def _partner_sums(H, B, level, d, upper, unit, g0, g1, l0, l1, l2):
+    """Sums over the partners of a document on ``level`` between two places
+    of the ranking, from the running sums ``H`` (up to the far place) and
+    ``B`` (up to the near one) of the monomials 1, s, s^2, d, d s, d s^2 per
+    level: of ``(d_a - d_b) (g0 + g1 s)`` for the derivative and of
     ``(d_a - d_b) (l0 + l1 s + l2 s^2)`` for the loss, ``s`` the partner's
     score and ``d`` the document's own discount (the upper one, ``d_a``,
-    when ``upper``). With ``unit`` weights the polynomials alone. One read
-    of the prefix sums serves both."""
-    if hi <= lo:
-        return 0.0, 0.0
-    n = P[hi, level, 0] - P[lo, level, 0]
-    s1 = P[hi, level, 1] - P[lo, level, 1]
-    s2 = P[hi, level, 2] - P[lo, level, 2] if l2 != 0.0 else 0.0
+    when ``upper``). With ``unit`` weights the polynomials alone."""
+    n = H[level, 0] - B[level, 0]
+    s1 = H[level, 1] - B[level, 1]
+    s2 = H[level, 2] - B[level, 2] if l2 != 0.0 else 0.0
     derivative = g0 * n + g1 * s1
     value = l0 * n + l1 * s1 + l2 * s2
     if unit:
         return derivative, value
-    d0 = P[hi, level, 3] - P[lo, level, 3]
-    d1 = P[hi, level, 4] - P[lo, level, 4]
-    d2 = P[hi, level, 5] - P[lo, level, 5] if l2 != 0.0 else 0.0
+    d0 = H[level, 3] - B[level, 3]
+    d1 = H[level, 4] - B[level, 4]
+    d2 = H[level, 5] - B[level, 5] if l2 != 0.0 else 0.0
     derivative_d = g0 * d0 + g1 * d1
     value_d = l0 * d0 + l1 * d1 + l2 * d2
     if upper:
         return d * derivative - derivative_d, d * value - value_d
     return derivative_d - d * derivative, value_d - d * value
+
+
+@njit(cache=True)
+def _add_monomials(A, q, s, d):
+    A[q, 0] += 1.0
+    A[q, 1] += s
+    A[q, 2] += s * s
+    A[q, 3] += d
+    A[q, 4] += d * s
+    A[q, 5] += d * s * s
 
 
 @njit(cache=True)
@@ -201,16 +251,25 @@ def sorted_query_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, los
     ``y_a - y_b``; both losses are polynomials in the score difference on
     score windows (|s_a - s_b| below 1, at most 1, or beyond), and those
     windows are contiguous in rank order. So each document's sum over its
-    partners of one level is a few prefix sums of 1, s, s^2, d, d s, d s^2
-    over that level: the partners below it from one side, the partners above
-    from the other. The window tests are the pair loop's own (a difference
-    against 1), so pairs fall on the same side of every boundary.
+    partners of one level is a difference of running sums of 1, s, s^2, d,
+    d s, d s^2 over that level, kept at the few places that bound the
+    windows; those places only move down the ranking as the document does,
+    so every running sum passes each place once. The window tests are the
+    pair loop's own (a difference against 1), so pairs fall on the same
+    side of every boundary.
 
     Requires gains non-decreasing in the label and a non-increasing
     discount (the caller checks); returns the query's loss.
     """
+    return _sorted_lambdas(ranked_order(scores), scores, gains, labels, discount, cutoff,
+                           inv_ideal, loss, unit_weights, lam)
+
+
+@njit(cache=True)
+def _sorted_lambdas(order, scores, gains, labels, discount, cutoff, inv_ideal, loss,
+                    unit_weights, lam):
+    """:func:`sorted_query_lambdas` given the ranking ``order``."""
     n = scores.shape[0]
-    order = ranked_order(scores)
     s = scores[order]
     y = labels[order]
     g = gains[order]
@@ -234,19 +293,15 @@ def sorted_query_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, los
     for p in range(n):
         level[p] = slot[y[p] - low]
         level_gain[level[p]] = g[p]
-    # P[p, q, m]: sum over the documents of level q at positions before p of
-    # the monomial m in (1, s, s^2, d, d s, d s^2)
-    P = np.empty((n + 1, L, 6))
-    P[0, :, :] = 0.0
+    # running sums per level of the monomials over the places before each
+    # boundary: the document itself (its own level is never a partner's, so
+    # before p and before p + 1 agree on the others), e1, e2, f1, f2, and
+    # the whole query
+    before_p, before_e1, before_e2 = np.zeros((L, 6)), np.zeros((L, 6)), np.zeros((L, 6))
+    before_f1, before_f2, everything = np.zeros((L, 6)), np.zeros((L, 6)), np.zeros((L, 6))
     for p in range(n):
-        P[p + 1, :, :] = P[p, :, :]
-        q = level[p]
-        P[p + 1, q, 0] += 1.0
-        P[p + 1, q, 1] += s[p]
-        P[p + 1, q, 2] += s[p] * s[p]
-        P[p + 1, q, 3] += d[p]
-        P[p + 1, q, 4] += d[p] * s[p]
-        P[p + 1, q, 5] += d[p] * s[p] * s[p]
+        _add_monomials(everything, level[p], s[p], d[p])
+    nothing = np.zeros((L, 6))
     huber = loss == MODIFIED_HUBER
     acc = np.zeros(n)
     total = 0.0
@@ -256,15 +311,19 @@ def sorted_query_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, los
     f2 = 0  # first position above b with s_a - s_b <= 1
     for p in range(n):
         sp, dp, lp = s[p], d[p], level[p]
-        e1 = max(e1, p + 1)
-        while e1 < n and sp - s[e1] < 1.0:
+        if p > 0:
+            _add_monomials(before_p, level[p - 1], s[p - 1], d[p - 1])
+        while e1 < p + 1 or (e1 < n and sp - s[e1] < 1.0):
+            _add_monomials(before_e1, level[e1], s[e1], d[e1])
             e1 += 1
-        e2 = max(e2, e1)
-        while e2 < n and sp - s[e2] <= 1.0:
+        while e2 < e1 or (e2 < n and sp - s[e2] <= 1.0):
+            _add_monomials(before_e2, level[e2], s[e2], d[e2])
             e2 += 1
         while f1 < p and s[f1] - sp >= 1.0:
+            _add_monomials(before_f1, level[f1], s[f1], d[f1])
             f1 += 1
         while f2 < p and s[f2] - sp > 1.0:
+            _add_monomials(before_f2, level[f2], s[f2], d[f2])
             f2 += 1
         for q in range(L):
             if q == lp:
@@ -280,22 +339,23 @@ def sorted_query_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, los
             if lp > q:  # correctly ordered: only margins below 1 count
                 c = 1.0 - sp
                 if huber:
-                    step, value = _partner_sums(P, q, p + 1, e1, dp, True, unit_weights,
+                    step, value = _partner_sums(before_e1, before_p, q, dp, True, unit_weights,
                                                 -2.0 * c, -2.0, c * c, 2.0 * c, 1.0)
                 else:
-                    step, value = _partner_sums(P, q, p + 1, e1, dp, True, unit_weights,
+                    step, value = _partner_sums(before_e1, before_p, q, dp, True, unit_weights,
                                                 -1.0, 0.0, c, 1.0, 0.0)
             else:  # misordered: every partner below counts
                 c = 1.0 + sp
                 if huber:
-                    step, value = _partner_sums(P, q, p + 1, e2, dp, True, unit_weights,
+                    step, value = _partner_sums(before_e2, before_p, q, dp, True, unit_weights,
                                                 -2.0 * c, 2.0, c * c, -2.0 * c, 1.0)
-                    far_step, far_value = _partner_sums(P, q, e2, n, dp, True, unit_weights,
-                                                        -4.0, 0.0, 4.0 * sp, -4.0, 0.0)
+                    far_step, far_value = _partner_sums(everything, before_e2, q, dp, True,
+                                                        unit_weights, -4.0, 0.0, 4.0 * sp, -4.0,
+                                                        0.0)
                     step += far_step
                     value += far_value
                 else:
-                    step, value = _partner_sums(P, q, p + 1, n, dp, True, unit_weights,
+                    step, value = _partner_sums(everything, before_p, q, dp, True, unit_weights,
                                                 -1.0, 0.0, c, -1.0, 0.0)
             acc[p] += sign * weight * step
             total += weight * value
@@ -303,20 +363,20 @@ def sorted_query_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, los
             # their own loops counted these pairs' loss
             if q > lp:  # correctly ordered
                 if huber:
-                    step, _ = _partner_sums(P, q, f1, p, dp, False, unit_weights,
+                    step, _ = _partner_sums(before_p, before_f1, q, dp, False, unit_weights,
                                             -2.0 * (1.0 + sp), 2.0, 0.0, 0.0, 0.0)
                 else:
-                    step, _ = _partner_sums(P, q, f1, p, dp, False, unit_weights,
+                    step, _ = _partner_sums(before_p, before_f1, q, dp, False, unit_weights,
                                             -1.0, 0.0, 0.0, 0.0, 0.0)
             else:  # misordered
                 if huber:
-                    step, _ = _partner_sums(P, q, f2, p, dp, False, unit_weights,
+                    step, _ = _partner_sums(before_p, before_f2, q, dp, False, unit_weights,
                                             -2.0 * (1.0 - sp), -2.0, 0.0, 0.0, 0.0)
-                    far_step, _ = _partner_sums(P, q, 0, f2, dp, False, unit_weights,
+                    far_step, _ = _partner_sums(before_f2, nothing, q, dp, False, unit_weights,
                                                 -4.0, 0.0, 0.0, 0.0, 0.0)
                     step += far_step
                 else:
-                    step, _ = _partner_sums(P, q, 0, p, dp, False, unit_weights,
+                    step, _ = _partner_sums(before_p, nothing, q, dp, False, unit_weights,
                                             -1.0, 0.0, 0.0, 0.0, 0.0)
             acc[p] += sign * weight * step
     for p in range(n):
@@ -355,6 +415,14 @@ def prefix_sums_apply(gains, labels, discount, n, loss):
 
 @njit(cache=True)
 def query_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, loss, unit_weights, lam):
+    """:func:`query_lambdas_from` without a previous ranking."""
+    return query_lambdas_from(scores, gains, labels, discount, cutoff, inv_ideal, loss,
+                              unit_weights, lam, np.empty(0, dtype=np.int64))
+
+
+@njit(cache=True)
+def query_lambdas_from(scores, gains, labels, discount, cutoff, inv_ideal, loss, unit_weights,
+                       lam, hint):
     """Pair loss of one query and its derivative per document.
 
     Every pair with ``labels[i] > labels[j]`` costs
@@ -364,7 +432,10 @@ def query_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, loss, unit
     cheaper for the query: the pair loop over the top ``cutoff`` places
     (O(n * cutoff), :func:`pair_loop_lambdas`) or prefix sums over the whole
     ranking (O(n log n + n L), :func:`sorted_query_lambdas`; modified Huber
-    and hinge losses only). Both give the same result to rounding.
+    and hinge losses only). Both give the same result to rounding. The
+    prefix sums rank the query starting from ``hint``, its previous ranking
+    (see :func:`ranked_order_from`), when ``hint`` has one place per
+    document; it is updated.
 
     Returns the query's loss; ``lam`` is overwritten.
     """
@@ -383,8 +454,10 @@ def query_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, loss, unit
         # the pair loop costs about top * n, the prefix sums n log n + n L
         if top > PREFIX_COST_PER_LEVEL * n_levels + np.log2(n) and \
                 prefix_sums_apply(gains, labels, discount, n, loss):
-            return sorted_query_lambdas(scores, gains, labels, discount, cutoff, inv_ideal,
-                                        loss, unit_weights, lam)
+            order = (ranked_order_from(scores, hint) if hint.shape[0] == n
+                     else ranked_order(scores))
+            return _sorted_lambdas(order, scores, gains, labels, discount, cutoff, inv_ideal,
+                                   loss, unit_weights, lam)
     return pair_loop_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, loss,
                              unit_weights, lam)
 
@@ -639,7 +712,7 @@ linear_scores_serial, linear_scores_parallel = twins(_linear_scores)
 
 def _epoch(data, indices, indptr, X, gains, labels, offsets, inv_ideal, discount, cutoff,
            loss, unit_weights, query_order, batch_size, w, learning_rate, l1, period, theta,
-           cumulative, l1_state, step, scores, lam, partial):
+           cumulative, l1_state, step, scores, lam, partial, rankings):
     """One pass over ``query_order`` in batches; updates ``w`` in place.
 
     Each step averages the gradient over the batch's queries, takes
@@ -651,6 +724,8 @@ def _epoch(data, indices, indptr, X, gains, labels, offsets, inv_ideal, discount
     empty (dense input), otherwise the CSR triplet. ``partial`` has one row
     per gradient accumulator: the queries of a batch are dealt to its rows
     (one row per thread in the parallel build), then the rows are added up.
+    ``rankings`` holds each query's last ranking for the next epoch (see
+    :func:`ranked_order_from`; ``-1`` where there is none yet).
 
     Returns ``(summed query loss, new step count)``.
     """
@@ -676,8 +751,9 @@ def _epoch(data, indices, indptr, X, gains, labels, offsets, inv_ideal, discount
                     dense_scores(X, lo, hi, w, scores)
                 else:
                     csr_scores(data, indices, indptr, lo, hi, w, scores)
-                losses[t] = query_lambdas(scores[lo:hi], gains[lo:hi], labels[lo:hi], discount,
-                                          cutoff, inv_ideal[q], loss, unit_weights, lam[lo:hi])
+                losses[t] = query_lambdas_from(scores[lo:hi], gains[lo:hi], labels[lo:hi],
+                                               discount, cutoff, inv_ideal[q], loss,
+                                               unit_weights, lam[lo:hi], rankings[lo:hi])
                 if dense:
                     dense_add_gradient(X, lo, hi, lam, scale, grad)
                 else:

@@ -46,6 +46,7 @@ class _Queries:
     cutoff: int
     qids: np.ndarray = None  # the qid value of each query, increasing
     groups: object = None  # the QueryGroups of the rows, for the NDCG bookkeeping
+    rankings: np.ndarray = None  # each query's last ranking (see _kernels.ranked_order_from)
 
     @property
     def n_queries(self):
@@ -431,6 +432,8 @@ class RSRank(BaseEstimator):
         threads = _threads(self.n_jobs)
         partial = np.zeros((threads, w.shape[0]))
         kernel = _kernels.epoch_parallel if threads > 1 else _kernels.epoch_serial
+        if data.rankings is None:  # each query's ranking, kept from epoch to epoch
+            data.rankings = np.full(data.n_rows, -1, dtype=np.int64)
         if getattr(self, "_l1_state", np.empty(0)).shape != (w.shape[0] + 1,):
             self._l1_state = np.zeros(w.shape[0] + 1)
         with _numba_threads(threads):
@@ -441,7 +444,7 @@ class RSRank(BaseEstimator):
                 query_order.astype(np.int64), batch, w, float(self.learning_rate),
                 float(self.l1), int(self.truncation_period), float(self.truncation_threshold),
                 self.l1_method == "cumulative", self._l1_state, int(self.t_), scores, lam,
-                partial)
+                partial, data.rankings)
         if not np.all(np.isfinite(w)):
             raise ValueError(f"the weights became non-finite (NaN or inf) at step {self.t_}: "
                              f"training diverged{self._scale_advice()}")

@@ -246,3 +246,28 @@ def test_prefix_sums_are_refused_where_they_do_not_apply():
     assert not K.prefix_sums_apply(np.exp2(y) - 1, y, rising, 4, K.MODIFIED_HUBER)
     assert not K.prefix_sums_apply(np.exp2(y) - 1, y, falling, 4, K.LOGISTIC)
     assert not K.prefix_sums_apply(np.array([3.0, 2.0, 1.0, 2.0]), y, falling, 4, K.HINGE)
+
+
+def test_ranking_from_the_previous_ranking_equals_a_fresh_sort():
+    # whatever the hint (none, stale, shuffled, exact) the result is the
+    # stable ranking by decreasing score, ties by row, NaN last
+    from rsrank import _kernels as K
+
+    rng = np.random.default_rng(7)
+    for trial in range(2000):
+        n = int(rng.integers(1, 120))
+        s = rng.integers(-4, 5, n) * 0.5 if trial % 3 == 0 else rng.normal(size=n)
+        if trial % 11 == 0:
+            s[rng.integers(n)] = np.nan
+        kind = trial % 4
+        if kind == 0:
+            hint = np.full(n, -1, dtype=np.int64)
+        elif kind == 1:
+            hint = rng.permutation(n).astype(np.int64)
+        else:
+            noise = 0.01 if kind == 2 else 0.0
+            hint = K.ranked_order(s + noise * rng.normal(size=n))
+        expected = K.ranked_order(s)
+        got = K.ranked_order_from(s, hint)
+        np.testing.assert_array_equal(got, expected)
+        np.testing.assert_array_equal(hint, expected)  # kept for the next call
