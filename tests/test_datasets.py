@@ -256,3 +256,57 @@ def test_chunk_errors_name_the_line_in_the_whole_file(tmp_path):
     path = write(tmp_path, "1 qid:1 9:1\n")
     with pytest.raises(LetorFormatError, match=r"line 1: feature index 9 is beyond n_features=3"):
         list(iter_letor_chunks(path, 5, n_features=3))
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_compiled_stream_equals_the_line_reader_across_chunk_ends(tmp_path, monkeypatch,
+                                                                   gzipped):
+    # queries cut by chunk ends, comments and blank lines, several block sizes
+    import gzip
+
+    from rsrank import datasets, iter_letor_chunks
+
+    rng = np.random.default_rng(4)
+    lines = []
+    for q in range(40):
+        for _ in range(int(rng.integers(1, 9))):
+            values = " ".join(f"{j}:{v:.6g}" for j, v in
+                              zip(sorted(rng.choice(np.arange(1, 8), 4, replace=False)),
+                                  rng.normal(size=4)))
+            lines.append(f"{rng.integers(0, 3)} qid:{1000 + q} {values} #docid = d{q}\n")
+        if q % 7 == 0:
+            lines.append("# a comment\n\n")
+    text = "".join(lines).encode()
+    path = tmp_path / ("s.txt.gz" if gzipped else "s.txt")
+    path.write_bytes(gzip.compress(text) if gzipped else text)
+    monkeypatch.setattr(datasets, "_STREAM_CHUNK_BYTES", 97)  # shorter than most queries
+    for per_block in (1, 3, 40, 100):
+        fast = list(iter_letor_chunks(path, per_block, n_features=8))
+        slow = list(datasets._line_blocks(path, per_block, 8, np.float64))
+        assert len(fast) == len(slow)
+        for (Xa, ya, qa), (Xb, yb, qb) in zip(fast, slow):
+            assert Xa.shape == Xb.shape and (Xa != Xb).nnz == 0
+            np.testing.assert_array_equal(ya, yb)
+            np.testing.assert_array_equal(qa, qb)
+
+
+def test_compiled_stream_hands_a_late_problem_to_the_line_reader(tmp_path, monkeypatch):
+    from rsrank import datasets, iter_letor_chunks
+
+    good = "".join(f"{i % 3} qid:{i // 3} 1:0.5 2:{i}\n" for i in range(60))
+    monkeypatch.setattr(datasets, "_STREAM_CHUNK_BYTES", 64)
+    # as the line reader does: a block is given once the next query starts,
+    # unless that query's first line is already the problem
+    for bad, message, given in [
+            ("1 qid:20 1:1e999\n", r"line 61: feature 1 has a non-finite", 5),
+            ("1 qid:3 1:1\n", r"line 61: rows of query 3 are not contiguous", 4),
+            ("1 1:1\n", r"line 61: missing 'qid", 4),
+            ("1 qid:20 1:x\n", r"line 61", 5)]:
+        path = write(tmp_path, good + bad)
+        blocks = []
+        with pytest.raises(LetorFormatError, match=message):
+            for block in iter_letor_chunks(path, 4, n_features=3):
+                blocks.append(block)
+        assert len(blocks) == given
+        np.testing.assert_array_equal(np.concatenate([b[2] for b in blocks]),
+                                      np.arange(12 * given) // 3)
