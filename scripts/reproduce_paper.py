@@ -828,7 +828,7 @@ def frontier_markdown(report):
 def frontier_plot(report, out, name, plt):
     fr = report["frontier"]
     rows = fr["summary"]["rows"]
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = plt.subplots(figsize=(10.5, 4.8))
     for method in dict.fromkeys(r["method"] for r in rows):
         points = [r for r in rows if r["method"] == method and "mean" in r]
         if not points:
@@ -838,7 +838,7 @@ def frontier_plot(report, out, name, plt):
     ax.set_xlabel("non-zero weights (mean over folds and seeds of the vali-selected model)")
     ax.set_ylabel("test NDCG@10 (LETOR rules)")
     ax.set_title("OHSUMED sparse frontier: vali-selected model per feature budget")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     fig.savefig(out / f"{name}_frontier.png", dpi=110)
     plt.close(fig)
