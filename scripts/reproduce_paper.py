@@ -27,6 +27,7 @@ Experiments:
 """
 
 import argparse
+import copy
 import itertools
 import json
 import platform
@@ -972,6 +973,22 @@ def summarize_sparsity(sp):
     return summary
 
 
+def for_json(report):
+    """The report as ``<name>.json`` keeps it: each frontier point with its
+    test queries' NDCG@10 only (all its tables and tests use) to 6 decimals,
+    and its weights to 6 significant digits."""
+    out = copy.deepcopy(report)
+    for entries in out["frontier"]["runs"].values():
+        for entry in entries:
+            for point in entry["points"]:
+                values = point["per_query"]
+                point["per_query"] = {"qid": values["qid"],
+                                      "NDCG@10": [round(v, 6) for v in values["NDCG@10"]]}
+                if "weights" in point:
+                    point["weights"] = [float(f"{v:.6g}") for v in point["weights"]]
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", default=str(REPO.parent / "shared" / "data" / "OHSUMED"))
@@ -1033,7 +1050,8 @@ def main():
     }
     report["targets"] = targets(methods, sparsity, frontier_report)
     report["seconds"] = time.perf_counter() - started
-    (out / f"{args.name}.json").write_text(json.dumps(report, indent=1, default=float) + "\n")
+    (out / f"{args.name}.json").write_text(
+        json.dumps(for_json(report), indent=1, default=float) + "\n")
     (out / f"{args.name}.md").write_text(markdown(report))
     plots(report, out, args.name)
     print(markdown(report))
