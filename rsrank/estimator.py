@@ -671,7 +671,6 @@ class RSRank(BaseEstimator):
         if first:
             self.coef_ = np.zeros(X.shape[1])
             self.t_ = 0
-            self._l1_state = np.zeros(X.shape[1] + 1)
             self.n_iter_ = 0
             self._fit_scaling(column_moments(X))  # the first block fixes the scaling
         if not hasattr(self, "_partial_rng"):
