@@ -205,39 +205,45 @@ def pair_loss_and_derivative(v, loss):
 
 
 @njit(cache=True)
-def _partner_sums(H, B, level, d, upper, unit, g0, g1, l0, l1, l2):
-    """Sums over the partners of a document on ``level`` between two places
-    of the ranking, from the running sums ``H`` (up to the far place) and
-    ``B`` (up to the near one) of the monomials 1, s, s^2, d, d s, d s^2 per
-    level: of ``(d_a - d_b) (g0 + g1 s)`` for the derivative and of
-    ``(d_a - d_b) (l0 + l1 s + l2 s^2)`` for the loss, ``s`` the partner's
-    score and ``d`` the document's own discount (the upper one, ``d_a``,
-    when ``upper``). With ``unit`` weights the polynomials alone."""
-    n = H[level, 0] - B[level, 0]
-    s1 = H[level, 1] - B[level, 1]
-    s2 = H[level, 2] - B[level, 2] if l2 != 0.0 else 0.0
-    derivative = g0 * n + g1 * s1
-    value = l0 * n + l1 * s1 + l2 * s2
-    if unit:
-        return derivative, value
-    d0 = H[level, 3] - B[level, 3]
-    d1 = H[level, 4] - B[level, 4]
-    d2 = H[level, 5] - B[level, 5] if l2 != 0.0 else 0.0
-    derivative_d = g0 * d0 + g1 * d1
-    value_d = l0 * d0 + l1 * d1 + l2 * d2
-    if upper:
-        return d * derivative - derivative_d, d * value - value_d
-    return derivative_d - d * derivative, value_d - d * value
+def label_levels(labels, levels):
+    """Number the distinct labels of one query 0, 1, ... in increasing order
+    into ``levels`` (one per row) and return how many there are. Labels are
+    small non-negative integers, so a table replaces a sort."""
+    n = labels.shape[0]
+    if n == 0:
+        return 0
+    low, high = labels.min(), labels.max()
+    slot = np.zeros(high - low + 1, dtype=np.int64)
+    for r in range(n):
+        slot[labels[r] - low] = 1
+    count = 0
+    for v in range(high - low + 1):
+        present = slot[v]
+        slot[v] = count
+        count += present
+    for r in range(n):
+        levels[r] = slot[labels[r] - low]
+    return count
 
 
 @njit(cache=True)
-def _add_monomials(A, q, s, d):
-    A[q, 0] += 1.0
-    A[q, 1] += s
-    A[q, 2] += s * s
-    A[q, 3] += d
-    A[q, 4] += d * s
-    A[q, 5] += d * s * s
+def query_levels(gains, labels, discount, loss, levels):
+    """:func:`label_levels` where :func:`sorted_query_lambdas` gives the
+    query's lambdas (see :func:`prefix_sums_apply`); 0, with ``levels``
+    untouched, where it does not."""
+    n = labels.shape[0]
+    if n == 0 or not prefix_sums_apply(gains, labels, discount, n, loss):
+        return 0
+    return label_levels(labels, levels)
+
+
+@njit(cache=True)
+def all_query_levels(gains, labels, offsets, discount, loss, levels, n_levels):
+    """:func:`query_levels` of every query, into ``levels`` (one per row) and
+    ``n_levels`` (one per query)."""
+    for q in range(offsets.shape[0] - 1):
+        lo, hi = offsets[q], offsets[q + 1]
+        n_levels[q] = query_levels(gains[lo:hi], labels[lo:hi], discount, loss, levels[lo:hi])
 
 
 @njit(cache=True)
@@ -246,141 +252,147 @@ def sorted_query_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, los
     """:func:`query_lambdas` for the modified Huber and hinge losses in
     O(n log n + n L) instead of O(n * cutoff), L the number of labels.
 
-    In rank order a pair (a above b) with labels on two levels steps by
-    ``Z (g_a - g_b)(d_a - d_b) phi'(sigma (s_a - s_b))``, sigma the sign of
-    ``y_a - y_b``; both losses are polynomials in the score difference on
-    score windows (|s_a - s_b| below 1, at most 1, or beyond), and those
-    windows are contiguous in rank order. So each document's sum over its
-    partners of one level is a difference of running sums of 1, s, s^2, d,
-    d s, d s^2 over that level, kept at the few places that bound the
-    windows; those places only move down the ranking as the document does,
-    so every running sum passes each place once. The window tests are the
-    pair loop's own (a difference against 1), so pairs fall on the same
-    side of every boundary.
+    For ``delta = s_a - s_b >= 0`` between a document ``a`` ranked above
+    ``b``, and ``sigma`` the sign of ``y_a - y_b``, both losses are a
+    polynomial in ``delta`` over every pair plus a correction for the pairs
+    with ``delta >= 1`` only:
+
+    * modified Huber: ``sigma phi'(sigma delta) = -2 sigma + 2 delta - 2 h``
+      and ``phi(sigma delta) = 1 - 2 sigma delta + delta^2 - h^2``, with
+      ``h = delta - 1`` (0 at ``delta = 1``, so either side of the boundary
+      agrees);
+    * hinge: ``sigma phi'(sigma delta) = -sigma + [sigma > 0]`` and
+      ``phi(sigma delta) = 1 - sigma delta + [sigma > 0] h``.
+
+    A pair's step is that times ``Z |g_a - g_b| (d_a - d_b)`` (or 1 with
+    unit weights). So each document's sum over its partners on one label
+    level is a combination of sums of 1, s, s^2, d, d s, d s^2 over the
+    partners below it, above it, and those at least 1 away below and above.
+    Per level these are differences of running sums over the level's
+    documents in rank order, read at the place of the document and at two
+    pointers that only move down the ranking as the document does. The
+    boundary test is the pair loop's own (a difference against 1).
 
     Requires gains non-decreasing in the label and a non-increasing
     discount (the caller checks); returns the query's loss.
     """
-    return _sorted_lambdas(ranked_order(scores), scores, gains, labels, discount, cutoff,
-                           inv_ideal, loss, unit_weights, lam)
+    levels = np.empty(scores.shape[0], dtype=np.int64)
+    n_levels = label_levels(labels, levels)
+    return _sorted_lambdas(ranked_order(scores), scores, gains, levels, n_levels, discount,
+                           cutoff, inv_ideal, loss, unit_weights, lam)
 
 
 @njit(cache=True)
-def _sorted_lambdas(order, scores, gains, labels, discount, cutoff, inv_ideal, loss,
+def _sorted_lambdas(order, scores, gains, levels, n_levels, discount, cutoff, inv_ideal, loss,
                     unit_weights, lam):
-    """:func:`sorted_query_lambdas` given the ranking ``order``."""
+    """:func:`sorted_query_lambdas` given the ranking ``order`` and each
+    row's label level (:func:`label_levels`)."""
     n = scores.shape[0]
-    s = scores[order]
-    y = labels[order]
-    g = gains[order]
-    d = np.zeros(n)
-    if not unit_weights:
-        for p in range(min(n, cutoff)):
-            d[p] = discount[p]
-    # label levels, numbered in increasing label order (labels are small
-    # non-negative integers: a table instead of a second sort)
-    low, high = y.min(), y.max()
-    slot = np.full(high - low + 1, -1, dtype=np.int64)
-    for p in range(n):
-        slot[y[p] - low] = 0
-    L = 0
-    for v in range(high - low + 1):
-        if slot[v] == 0:
-            slot[v] = L
-            L += 1
-    level = np.empty(n, dtype=np.int64)
+    L = n_levels
+    # ints: each place's level (and a sentinel), then per level the first
+    # row of its running sums and the rows the places p, e and f point at
+    ints = np.zeros(n + 1 + 5 * L, dtype=np.int64)
+    level = ints[:n + 1]
+    first = ints[n + 1:n + 1 + L]
+    last = ints[n + 1 + L:n + 1 + 2 * L]
+    at_p = ints[n + 1 + 2 * L:n + 1 + 3 * L]
+    at_e = ints[n + 1 + 3 * L:n + 1 + 4 * L]
+    at_f = ints[n + 1 + 4 * L:]
+    for r in range(n):
+        last[levels[r]] += 1
+    row = 0
+    for q in range(L):
+        first[q] = row
+        row += last[q] + 1
+        last[q] = first[q]
+    # per level, over its documents in rank order: running sums of the
+    # monomials 1, s, s^2, d, d s, d s^2 (row first[q] + k: its first k)
+    S = np.empty((n + L, 6))
+    s = np.empty(n + 1)
     level_gain = np.zeros(L)
+    for q in range(L):
+        S[first[q], :] = 0.0
     for p in range(n):
-        level[p] = slot[y[p] - low]
-        level_gain[level[p]] = g[p]
-    # running sums per level of the monomials over the places before each
-    # boundary: the document itself (its own level is never a partner's, so
-    # before p and before p + 1 agree on the others), e1, e2, f1, f2, and
-    # the whole query
-    before_p, before_e1, before_e2 = np.zeros((L, 6)), np.zeros((L, 6)), np.zeros((L, 6))
-    before_f1, before_f2, everything = np.zeros((L, 6)), np.zeros((L, 6)), np.zeros((L, 6))
-    for p in range(n):
-        _add_monomials(everything, level[p], s[p], d[p])
-    nothing = np.zeros((L, 6))
+        r = order[p]
+        q = levels[r]
+        level[p] = q
+        level_gain[q] = gains[r]
+        sp = scores[r]
+        s[p] = sp
+        dp = 0.0 if unit_weights or p >= cutoff else discount[p]
+        k = last[q]
+        S[k + 1, 0] = S[k, 0] + 1.0
+        S[k + 1, 1] = S[k, 1] + sp
+        S[k + 1, 2] = S[k, 2] + sp * sp
+        S[k + 1, 3] = S[k, 3] + dp
+        S[k + 1, 4] = S[k, 4] + dp * sp
+        S[k + 1, 5] = S[k, 5] + dp * sp * sp
+        last[q] = k + 1
+    s[n] = -np.inf  # stops the pointer e at the end without a bounds test
+    for q in range(L):
+        at_p[q] = at_e[q] = at_f[q] = first[q]
     huber = loss == MODIFIED_HUBER
-    acc = np.zeros(n)
     total = 0.0
-    e1 = 0  # first position below a with s_a - s_b >= 1
-    e2 = 0  # first position below a with s_a - s_b > 1
-    f1 = 0  # first position above b with s_a - s_b < 1
-    f2 = 0  # first position above b with s_a - s_b <= 1
+    e = 0  # first place below p with s_p - s_e >= 1
+    f = 0  # first place above p with s_f - s_p < 1
     for p in range(n):
-        sp, dp, lp = s[p], d[p], level[p]
+        sp, lp = s[p], level[p]
+        dp = 0.0 if unit_weights or p >= cutoff else discount[p]
         if p > 0:
-            _add_monomials(before_p, level[p - 1], s[p - 1], d[p - 1])
-        while e1 < p + 1 or (e1 < n and sp - s[e1] < 1.0):
-            _add_monomials(before_e1, level[e1], s[e1], d[e1])
-            e1 += 1
-        while e2 < e1 or (e2 < n and sp - s[e2] <= 1.0):
-            _add_monomials(before_e2, level[e2], s[e2], d[e2])
-            e2 += 1
-        while f1 < p and s[f1] - sp >= 1.0:
-            _add_monomials(before_f1, level[f1], s[f1], d[f1])
-            f1 += 1
-        while f2 < p and s[f2] - sp > 1.0:
-            _add_monomials(before_f2, level[f2], s[f2], d[f2])
-            f2 += 1
+            at_p[level[p - 1]] += 1
+        # the pointers move about one place per document: two steps without
+        # a branch, then a loop for the rest
+        for _ in range(2):
+            move = np.int64(sp - s[e] < 1.0)
+            at_e[level[e]] += move
+            e += move
+            move = np.int64(s[f] - sp >= 1.0)
+            at_f[level[f]] += move
+            f += move
+        while e < n and sp - s[e] < 1.0:
+            at_e[level[e]] += 1
+            e += 1
+        while s[f] - sp >= 1.0:
+            at_f[level[f]] += 1
+            f += 1
+        acc = 0.0
         for q in range(L):
             if q == lp:
                 continue
-            # the pairs of p with level q; weight Z |g_p - g_q| (or 1), and
-            # sign +1 where p has the higher label
+            weight = 1.0 if unit_weights else inv_ideal * abs(level_gain[lp] - level_gain[q])
+            sigma = 1.0 if lp > q else -1.0
+            # sums of u s^k over the partners below (b), at least 1 below (c),
+            # above (a) and at least 1 above (f), with u = d_p - d_partner, or
+            # u = 1 below and -1 above with unit weights
+            end, P, Be, Bf = last[q], at_p[q], at_e[q], at_f[q]
             if unit_weights:
-                weight = 1.0
+                b0, b1, b2 = S[end, 0] - S[P, 0], S[end, 1] - S[P, 1], S[end, 2] - S[P, 2]
+                c0, c1, c2 = S[end, 0] - S[Be, 0], S[end, 1] - S[Be, 1], S[end, 2] - S[Be, 2]
+                a0, a1 = -S[P, 0], -S[P, 1]
+                f0, f1 = -S[Bf, 0], -S[Bf, 1]
             else:
-                weight = inv_ideal * abs(level_gain[lp] - level_gain[q])
-            sign = 1.0 if lp > q else -1.0
-            # partners below p: p is the upper document a, delta = sp - s_b
-            if lp > q:  # correctly ordered: only margins below 1 count
-                c = 1.0 - sp
-                if huber:
-                    step, value = _partner_sums(before_e1, before_p, q, dp, True, unit_weights,
-                                                -2.0 * c, -2.0, c * c, 2.0 * c, 1.0)
-                else:
-                    step, value = _partner_sums(before_e1, before_p, q, dp, True, unit_weights,
-                                                -1.0, 0.0, c, 1.0, 0.0)
-            else:  # misordered: every partner below counts
-                c = 1.0 + sp
-                if huber:
-                    step, value = _partner_sums(before_e2, before_p, q, dp, True, unit_weights,
-                                                -2.0 * c, 2.0, c * c, -2.0 * c, 1.0)
-                    far_step, far_value = _partner_sums(everything, before_e2, q, dp, True,
-                                                        unit_weights, -4.0, 0.0, 4.0 * sp, -4.0,
-                                                        0.0)
-                    step += far_step
-                    value += far_value
-                else:
-                    step, value = _partner_sums(everything, before_p, q, dp, True, unit_weights,
-                                                -1.0, 0.0, c, -1.0, 0.0)
-            acc[p] += sign * weight * step
+                b0 = dp * (S[end, 0] - S[P, 0]) - (S[end, 3] - S[P, 3])
+                b1 = dp * (S[end, 1] - S[P, 1]) - (S[end, 4] - S[P, 4])
+                b2 = dp * (S[end, 2] - S[P, 2]) - (S[end, 5] - S[P, 5])
+                c0 = dp * (S[end, 0] - S[Be, 0]) - (S[end, 3] - S[Be, 3])
+                c1 = dp * (S[end, 1] - S[Be, 1]) - (S[end, 4] - S[Be, 4])
+                c2 = dp * (S[end, 2] - S[Be, 2]) - (S[end, 5] - S[Be, 5])
+                a0, a1 = dp * S[P, 0] - S[P, 3], dp * S[P, 1] - S[P, 4]
+                f0, f1 = dp * S[Bf, 0] - S[Bf, 3], dp * S[Bf, 1] - S[Bf, 4]
+            # the partners above enter with the opposite sign of their step
+            if huber:
+                step = (2.0 * (sp - sigma) * (b0 - a0) - 2.0 * (b1 - a1)
+                        - 2.0 * ((sp - 1.0) * c0 - c1) + 2.0 * ((sp + 1.0) * f0 - f1))
+                value = (b0 - 2.0 * sigma * (sp * b0 - b1) + (sp * sp * b0 - 2.0 * sp * b1 + b2)
+                         - ((sp - 1.0) * (sp - 1.0) * c0 - 2.0 * (sp - 1.0) * c1 + c2))
+            else:
+                step = -sigma * (b0 - a0) + (c0 if sigma > 0.0 else f0)
+                value = b0 - sigma * (sp * b0 - b1)
+                if sigma > 0.0:
+                    value += (sp - 1.0) * c0 - c1
+            acc += weight * step
             total += weight * value
-            # partners above p: p is the lower document b, delta = s_a - sp;
-            # their own loops counted these pairs' loss
-            if q > lp:  # correctly ordered
-                if huber:
-                    step, _ = _partner_sums(before_p, before_f1, q, dp, False, unit_weights,
-                                            -2.0 * (1.0 + sp), 2.0, 0.0, 0.0, 0.0)
-                else:
-                    step, _ = _partner_sums(before_p, before_f1, q, dp, False, unit_weights,
-                                            -1.0, 0.0, 0.0, 0.0, 0.0)
-            else:  # misordered
-                if huber:
-                    step, _ = _partner_sums(before_p, before_f2, q, dp, False, unit_weights,
-                                            -2.0 * (1.0 - sp), -2.0, 0.0, 0.0, 0.0)
-                    far_step, _ = _partner_sums(before_f2, nothing, q, dp, False, unit_weights,
-                                                -4.0, 0.0, 0.0, 0.0, 0.0)
-                    step += far_step
-                else:
-                    step, _ = _partner_sums(before_p, nothing, q, dp, False, unit_weights,
-                                            -1.0, 0.0, 0.0, 0.0, 0.0)
-            acc[p] += sign * weight * step
-    for p in range(n):
-        lam[order[p]] = acc[p]
+        lam[order[p]] = acc
     return total
 
 
@@ -415,14 +427,15 @@ def prefix_sums_apply(gains, labels, discount, n, loss):
 
 @njit(cache=True)
 def query_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, loss, unit_weights, lam):
-    """:func:`query_lambdas_from` without a previous ranking."""
+    """:func:`query_lambdas_from` without a previous ranking or levels."""
+    empty = np.empty(0, dtype=np.int64)
     return query_lambdas_from(scores, gains, labels, discount, cutoff, inv_ideal, loss,
-                              unit_weights, lam, np.empty(0, dtype=np.int64))
+                              unit_weights, lam, empty, empty, -1)
 
 
 @njit(cache=True)
 def query_lambdas_from(scores, gains, labels, discount, cutoff, inv_ideal, loss, unit_weights,
-                       lam, hint):
+                       lam, hint, levels, n_levels):
     """Pair loss of one query and its derivative per document.
 
     Every pair with ``labels[i] > labels[j]`` costs
@@ -432,32 +445,33 @@ def query_lambdas_from(scores, gains, labels, discount, cutoff, inv_ideal, loss,
     cheaper for the query: the pair loop over the top ``cutoff`` places
     (O(n * cutoff), :func:`pair_loop_lambdas`) or prefix sums over the whole
     ranking (O(n log n + n L), :func:`sorted_query_lambdas`; modified Huber
-    and hinge losses only). Both give the same result to rounding. The
-    prefix sums rank the query starting from ``hint``, its previous ranking
-    (see :func:`ranked_order_from`), when ``hint`` has one place per
-    document; it is updated.
+    and hinge losses only). Both give the same result to rounding.
+
+    ``levels`` and ``n_levels`` are the query's :func:`query_levels`, which
+    do not change from epoch to epoch (``n_levels = -1``: not computed yet;
+    they are then computed here). The prefix sums rank the query starting
+    from ``hint``, its previous ranking (see :func:`ranked_order_from`),
+    when ``hint`` has one place per document; it is updated.
 
     Returns the query's loss; ``lam`` is overwritten.
     """
     n = scores.shape[0]
-    for r in range(n):
-        lam[r] = 0.0
     if n < 2 or (inv_ideal == 0.0 and not unit_weights):
+        for r in range(n):
+            lam[r] = 0.0
         return 0.0
+    # both algorithms write every lam[r]
     top = n if unit_weights else min(n, cutoff)
     if top > PREFIX_MIN_TOP and loss != LOGISTIC:
-        low = labels.min()
-        present = np.zeros(labels.max() - low + 1, dtype=np.bool_)
-        for r in range(n):
-            present[labels[r] - low] = True
-        n_levels = present.sum()
+        if n_levels < 0:
+            levels = np.empty(n, dtype=np.int64)
+            n_levels = query_levels(gains, labels, discount, loss, levels)
         # the pair loop costs about top * n, the prefix sums n log n + n L
-        if top > PREFIX_COST_PER_LEVEL * n_levels + np.log2(n) and \
-                prefix_sums_apply(gains, labels, discount, n, loss):
+        if n_levels > 0 and top > PREFIX_COST_PER_LEVEL * n_levels + np.log2(n):
             order = (ranked_order_from(scores, hint) if hint.shape[0] == n
                      else ranked_order(scores))
-            return _sorted_lambdas(order, scores, gains, labels, discount, cutoff, inv_ideal,
-                                   loss, unit_weights, lam)
+            return _sorted_lambdas(order, scores, gains, levels, n_levels, discount, cutoff,
+                                   inv_ideal, loss, unit_weights, lam)
     return pair_loop_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, loss,
                              unit_weights, lam)
 
@@ -712,7 +726,7 @@ linear_scores_serial, linear_scores_parallel = twins(_linear_scores)
 
 def _epoch(data, indices, indptr, X, gains, labels, offsets, inv_ideal, discount, cutoff,
            loss, unit_weights, query_order, batch_size, w, learning_rate, l1, period, theta,
-           cumulative, l1_state, step, scores, lam, partial, rankings):
+           cumulative, l1_state, step, scores, lam, partial, rankings, levels, n_levels):
     """One pass over ``query_order`` in batches; updates ``w`` in place.
 
     Each step averages the gradient over the batch's queries, takes
@@ -725,7 +739,8 @@ def _epoch(data, indices, indptr, X, gains, labels, offsets, inv_ideal, discount
     per gradient accumulator: the queries of a batch are dealt to its rows
     (one row per thread in the parallel build), then the rows are added up.
     ``rankings`` holds each query's last ranking for the next epoch (see
-    :func:`ranked_order_from`; ``-1`` where there is none yet).
+    :func:`ranked_order_from`; ``-1`` where there is none yet), ``levels``
+    and ``n_levels`` its :func:`query_levels` (:func:`all_query_levels`).
 
     Returns ``(summed query loss, new step count)``.
     """
@@ -753,7 +768,8 @@ def _epoch(data, indices, indptr, X, gains, labels, offsets, inv_ideal, discount
                     csr_scores(data, indices, indptr, lo, hi, w, scores)
                 losses[t] = query_lambdas_from(scores[lo:hi], gains[lo:hi], labels[lo:hi],
                                                discount, cutoff, inv_ideal[q], loss,
-                                               unit_weights, lam[lo:hi], rankings[lo:hi])
+                                               unit_weights, lam[lo:hi], rankings[lo:hi],
+                                               levels[lo:hi], n_levels[q])
                 if dense:
                     dense_add_gradient(X, lo, hi, lam, scale, grad)
                 else:

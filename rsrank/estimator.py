@@ -47,6 +47,9 @@ class _Queries:
     qids: np.ndarray = None  # the qid value of each query, increasing
     groups: object = None  # the QueryGroups of the rows, for the NDCG bookkeeping
     rankings: np.ndarray = None  # each query's last ranking (see _kernels.ranked_order_from)
+    levels: np.ndarray = None  # each row's label level (see _kernels.all_query_levels)
+    n_levels: np.ndarray = None  # per query; 0 where the prefix sums do not apply
+    levels_loss: int = -1  # the pair loss levels were computed for
 
     @property
     def n_queries(self):
@@ -434,17 +437,24 @@ class RSRank(BaseEstimator):
         kernel = _kernels.epoch_parallel if threads > 1 else _kernels.epoch_serial
         if data.rankings is None:  # each query's ranking, kept from epoch to epoch
             data.rankings = np.full(data.n_rows, -1, dtype=np.int64)
+        loss = _kernels.PAIR_LOSSES[self.pair_loss]
+        if data.levels is None or data.levels_loss != loss:  # labels do not change
+            data.levels = np.zeros(data.n_rows, dtype=np.int64)
+            data.n_levels = np.zeros(data.n_queries, dtype=np.int64)
+            _kernels.all_query_levels(data.gains, data.labels, data.offsets, data.discount,
+                                      loss, data.levels, data.n_levels)
+            data.levels_loss = loss
         if getattr(self, "_l1_state", np.empty(0)).shape != (w.shape[0] + 1,):
             self._l1_state = np.zeros(w.shape[0] + 1)
         with _numba_threads(threads):
             total, self.t_ = kernel(
                 data.data, data.indices, data.indptr, data.dense, data.gains, data.labels,
                 data.offsets, data.inv_ideal, data.discount, data.cutoff,
-                _kernels.PAIR_LOSSES[self.pair_loss], self.pair_weight == "unit",
+                loss, self.pair_weight == "unit",
                 query_order.astype(np.int64), batch, w, float(self.learning_rate),
                 float(self.l1), int(self.truncation_period), float(self.truncation_threshold),
                 self.l1_method == "cumulative", self._l1_state, int(self.t_), scores, lam,
-                partial, data.rankings)
+                partial, data.rankings, data.levels, data.n_levels)
         if not np.all(np.isfinite(w)):
             raise ValueError(f"the weights became non-finite (NaN or inf) at step {self.t_}: "
                              f"training diverged{self._scale_advice()}")

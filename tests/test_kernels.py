@@ -236,6 +236,65 @@ def test_prefix_sum_lambdas_equal_the_pair_loop(seed):
                 np.testing.assert_allclose(dispatched, pairs, rtol=0, atol=1e-11 * scale)
 
 
+def test_prefix_sum_lambdas_stay_in_bounds_on_any_scores():
+    # a bounds-checked build of the kernel: NaN, infinities, huge scores and
+    # ties must never move a pointer out of the query
+    from numba import njit
+
+    from rsrank import _kernels as K
+
+    checked = njit(boundscheck=True)(K._sorted_lambdas.py_func)
+    rng = np.random.default_rng(11)
+    specials = np.array([np.nan, np.inf, -np.inf, 1e300, -1e300, 0.0, 1.0, -1.0])
+    for trial in range(300):
+        n = int(rng.integers(1, 60))
+        s = rng.normal(size=n) * 3
+        mask = rng.random(n) < 0.3
+        s[mask] = rng.choice(specials, mask.sum())
+        y = rng.integers(0, 4, n)
+        g = np.exp2(y) - 1
+        levels = np.empty(n, dtype=np.int64)
+        n_levels = K.label_levels(y, levels)
+        discount = 1 / np.log2(np.arange(n) + 2)
+        for loss in (K.MODIFIED_HUBER, K.HINGE):
+            for unit in (False, True):
+                lam = np.full(n, -1.2345e-300)  # a value no lambda takes here
+                checked(K.ranked_order(s), s, g, levels, n_levels, discount, n, 0.1, loss, unit,
+                        lam)
+                assert not np.any(lam == -1.2345e-300)  # every document got its lambda
+
+
+def test_levels_kept_from_epoch_to_epoch_give_the_same_lambdas():
+    # query_lambdas_from with the levels computed once per fit (as the epoch
+    # passes them) equals query_lambdas, which computes them itself; a query
+    # whose discount rises again has no levels and keeps the pair loop
+    from rsrank import _kernels as K
+
+    rng = np.random.default_rng(5)
+    for trial in range(100):
+        n = int(rng.integers(40, 200))
+        s = rng.normal(size=n) * 2
+        y = rng.integers(0, 5, n)
+        g = np.exp2(y) - 1
+        discount = 1 / np.log2(np.arange(n) + 2)
+        if trial % 5 == 0:
+            discount[n // 2] = 2.0
+        levels = np.zeros(n, dtype=np.int64)
+        n_levels = K.query_levels(g, y, discount, K.MODIFIED_HUBER, levels)
+        assert (n_levels == 0) == (trial % 5 == 0)
+        if n_levels:
+            assert n_levels == len(np.unique(y))
+            np.testing.assert_array_equal(levels, np.searchsorted(np.unique(y), y))
+        expected, got = np.zeros(n), np.zeros(n)
+        loss_expected = K.query_lambdas(s, g, y, discount, n, 0.05, K.MODIFIED_HUBER, False,
+                                        expected)
+        hint = np.full(n, -1, dtype=np.int64)
+        loss_got = K.query_lambdas_from(s, g, y, discount, n, 0.05, K.MODIFIED_HUBER, False, got,
+                                        hint, levels, n_levels)
+        assert loss_got == loss_expected
+        np.testing.assert_array_equal(got, expected)
+
+
 def test_prefix_sums_are_refused_where_they_do_not_apply():
     from rsrank import _kernels as K
 
