@@ -724,17 +724,29 @@ linear_scores_serial, linear_scores_parallel = twins(_linear_scores)
 # -- one epoch -----------------------------------------------------------------
 
 
+@njit(cache=True)
+def step_size(learning_rate, power_t, step):
+    """The step size of gradient step number ``step`` (from 1):
+    ``learning_rate / step ** power_t`` (scikit-learn's ``"invscaling"``),
+    ``learning_rate`` itself when ``power_t`` is 0."""
+    if power_t == 0.0:
+        return learning_rate
+    return learning_rate / step ** power_t
+
+
 def _epoch(data, indices, indptr, X, gains, labels, offsets, inv_ideal, discount, cutoff,
-           loss, unit_weights, query_order, batch_size, w, learning_rate, l1, period, theta,
+           loss, unit_weights, query_order, batch_size, w, learning_rate, power_t, l1, period,
+           theta,
            cumulative, l1_state, step, scores, lam, partial, rankings, levels, n_levels):
     """One pass over ``query_order`` in batches; updates ``w`` in place.
 
     Each step averages the gradient over the batch's queries, takes
-    ``w -= learning_rate * grad`` and, every ``period`` steps (counted by the
-    global ``step``), applies :func:`truncate` with
-    ``alpha = learning_rate * period * l1``, or with ``cumulative`` the
-    :func:`cumulative_penalty` of the ``l1_state`` (which every step adds
-    ``learning_rate * l1`` to). ``X`` is used when ``indptr`` is
+    ``w -= eta * grad`` with ``eta = learning_rate / t ** power_t`` (``t``
+    the global step count from 1, :func:`step_size`) and, every ``period``
+    steps, applies :func:`truncate` with ``alpha = l1`` times the sum of the
+    period's ``eta`` (``learning_rate * period * l1`` at a constant rate), or
+    with ``cumulative`` the :func:`cumulative_penalty` of the ``l1_state``
+    (which every step adds ``eta * l1`` to). ``X`` is used when ``indptr`` is
     empty (dense input), otherwise the CSR triplet. ``partial`` has one row
     per gradient accumulator: the queries of a batch are dealt to its rows
     (one row per thread in the parallel build), then the rows are added up.
@@ -776,19 +788,27 @@ def _epoch(data, indices, indptr, X, gains, labels, offsets, inv_ideal, discount
                     csr_add_gradient(data, indices, indptr, lo, hi, lam, scale, grad)
         for t in range(start, stop):
             total += losses[t]
+        step += 1
+        eta = step_size(learning_rate, power_t, step)
         for j in range(n_features):
             g = 0.0
             for c in range(rows):
                 g += partial[c, j]
-            w[j] -= learning_rate * g
-        step += 1
+            w[j] -= eta * g
         if l1 > 0.0:
             if cumulative:
-                l1_state[n_features] += learning_rate * l1
+                l1_state[n_features] += eta * l1
                 if step % period == 0:
                     cumulative_penalty(w, l1_state)
             elif step % period == 0:
-                truncate(w, learning_rate * period * l1, theta)
+                if power_t == 0.0:
+                    alpha = learning_rate * period * l1
+                else:
+                    alpha = 0.0
+                    for t in range(step - period + 1, step + 1):
+                        alpha += step_size(learning_rate, power_t, t)
+                    alpha *= l1
+                truncate(w, alpha, theta)
     return total, step
 
 

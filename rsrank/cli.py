@@ -59,6 +59,17 @@ def _number_list(kind):
     return parse
 
 
+def _single(parse_list):
+    """One value of a list parser."""
+    def parse(text):
+        values = parse_list(text)
+        if len(values) != 1:
+            raise argparse.ArgumentTypeError(f"{text!r} must be one number")
+        return values[0]
+
+    return parse
+
+
 def _positive(kind):
     def parse(text):
         try:
@@ -179,6 +190,8 @@ def _grid(args):
     for name in ("ndcg_k", "discount"):
         if getattr(args, name) is not None:
             grid[name] = getattr(args, name)
+    if args.power_t is not None:
+        grid["power_t"] = args.power_t
     if args.batch_size is not None:
         grid["batch_size"] = args.batch_size
     if args.truncation_period is not None:
@@ -453,7 +466,7 @@ def _run_path(args, root, results):
     estimator = RSRank(learning_rate=args.learning_rate, max_iter=args.max_iter,
                        normalize=args.normalize, batch_size=args.batch_size,
                        ndcg_k=args.ndcg_k, random_state=args.seed,
-                       l1_method=args.l1_method)
+                       l1_method=args.l1_method, power_t=args.power_t or 0.0)
     path = regularization_path(*data.train[:3], args.l1, estimator=estimator,
                                eval_set=data.vali[:3], test_set=data.test[:3], k=10,
                                convention=args.convention)
@@ -484,9 +497,14 @@ def _run_path(args, root, results):
 
 def _add_training_options(parser, grid):
     many = _number_list(float) if grid else _positive(float)
+    many_or_zero = _number_list(float) if grid else _single(_number_list(float))
     rate = DEFAULTS["learning_rate"]
     parser.add_argument("--learning-rate", type=many, default=[rate] if grid else rate,
                         help=f"step size eta (default {rate:g})"
+                        + (", comma-separated grid" if grid else ""))
+    parser.add_argument("--power-t", type=many_or_zero, default=None,
+                        help="decay of the step size: gradient step t takes learning_rate / "
+                        "t^power_t (default 0, a constant step; 0.5 is 1/sqrt(t))"
                         + (", comma-separated grid" if grid else ""))
     parser.add_argument("--normalize", choices=NORMALIZERS, default=DEFAULTS["normalize"],
                         help="feature scaling fitted on train and stored in the model "
@@ -656,7 +674,7 @@ def main(argv=None):
     caught = []
 
     def one_line(message, category, *_args, **_kwargs):
-        caught.append(f"{category.__name__}: {message}")
+        caught.append((category.__name__, str(message)))
 
     try:
         with warnings.catch_warnings():
@@ -691,10 +709,15 @@ def main(argv=None):
         print(f"rsrank {args.command}: interrupted", file=sys.stderr)
         return 130
     finally:
-        for first in dict.fromkeys(caught):
-            repeats = caught.count(first)
-            more = f" ({repeats} times)" if repeats > 1 else ""
-            print(f"rsrank {args.command}: warning: {first}{more}", file=sys.stderr)
+        # one line per kind of warning: the first of its kind, and how many
+        # fits (folds, grid points) gave one like it
+        firsts = {}
+        for category, message in caught:
+            firsts.setdefault(category, message)
+        for category, first in firsts.items():
+            repeats = sum(kind == category for kind, _ in caught)
+            more = f" (and {repeats - 1} more like it)" if repeats > 1 else ""
+            print(f"rsrank {args.command}: warning: {category}: {first}{more}", file=sys.stderr)
 
 
 if __name__ == "__main__":

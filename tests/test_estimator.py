@@ -36,13 +36,17 @@ def test_sklearn_compatible(estimator, check):
 
 # -- the update rule against an independent NumPy implementation ---------------
 
-def reference_epoch(X, y, qid, w, lr, l1, period, theta, batch_size, cumulative=False):
+def reference_epoch(X, y, qid, w, lr, l1, period, theta, batch_size, cumulative=False,
+                    power_t=0.0):
     """RSRank in plain NumPy: swap weights by actually swapping two documents
     and recomputing NDCG with rsrank.metrics, queries in qid order. With
-    ``cumulative``, L1 as written in Tsuruoka et al. (2009), Figure 2."""
+    ``cumulative``, L1 as written in Tsuruoka et al. (2009), Figure 2. Step
+    ``t`` (from 1) has step size ``lr / t ** power_t``; a truncation shrinks
+    by ``l1`` times the step sizes of the steps since the last one."""
     w = w.copy()
     step = 0
     u, paid = 0.0, np.zeros_like(w)
+    owed = 0.0
     queries = np.unique(qid)
     for start in range(0, len(queries), batch_size):
         grad = np.zeros_like(w)
@@ -64,10 +68,12 @@ def reference_epoch(X, y, qid, w, lr, l1, period, theta, batch_size, cumulative=
                         lam[i] += weight * d
                         lam[j] -= weight * d
             grad += Xq.T @ lam
-        w -= lr * grad / len(batch)
         step += 1
+        eta = lr / step ** power_t
+        w -= eta * grad / len(batch)
+        owed += eta * l1
         if cumulative:
-            u += lr * l1
+            u += eta * l1
             if step % period == 0:
                 for j, z in enumerate(w.copy()):
                     if z > 0:
@@ -77,22 +83,27 @@ def reference_epoch(X, y, qid, w, lr, l1, period, theta, batch_size, cumulative=
                     paid[j] += w[j] - z
         elif l1 > 0 and step % period == 0:
             small = np.abs(w) <= theta
-            w[small] = np.sign(w[small]) * np.maximum(np.abs(w[small]) - lr * period * l1, 0)
+            w[small] = np.sign(w[small]) * np.maximum(np.abs(w[small]) - owed, 0)
+        if step % period == 0:
+            owed = 0.0
     return w
 
 
-@pytest.mark.parametrize("l1, period, theta, batch_size", [
-    (0.0, 1, np.inf, 1),      # plain SGD
-    (0.5, 1, np.inf, 1),      # soft-thresholding every step
-    (2.0, 2, 0.05, 3),        # truncation every 2 steps, only small weights
+@pytest.mark.parametrize("l1, period, theta, batch_size, power_t", [
+    (0.0, 1, np.inf, 1, 0.0),      # plain SGD
+    (0.5, 1, np.inf, 1, 0.0),      # soft-thresholding every step
+    (2.0, 2, 0.05, 3, 0.0),        # truncation every 2 steps, only small weights
+    (0.5, 1, np.inf, 1, 0.5),      # a 1/sqrt(t) step size, and penalty
+    (0.3, 3, np.inf, 1, 0.7),      # a period's penalty sums its steps' sizes
 ])
-def test_epoch_matches_numpy_reference(l1, period, theta, batch_size):
+def test_epoch_matches_numpy_reference(l1, period, theta, batch_size, power_t):
     X, y, qid = toy_queries(n_queries=7, n_docs=9, n_features=5, seed=1)
     w0 = np.random.default_rng(2).normal(scale=0.1, size=5)  # distinct scores
     model = RSRank(learning_rate=0.05, normalize="none", l1=l1, truncation_period=period,
                    truncation_threshold=theta, batch_size=batch_size, max_iter=1,
-                   shuffle=False).fit(X, y, qid=qid, coef_init=w0)
-    expected = reference_epoch(X, y, qid, w0, 0.05, l1, period, theta, batch_size)
+                   shuffle=False, power_t=power_t).fit(X, y, qid=qid, coef_init=w0)
+    expected = reference_epoch(X, y, qid, w0, 0.05, l1, period, theta, batch_size,
+                               power_t=power_t)
     np.testing.assert_allclose(model.coef_, expected, rtol=1e-10, atol=1e-14)
 
 
@@ -112,10 +123,12 @@ def test_cumulative_penalty_matches_numpy_reference(l1, period, batch_size, n_ze
     assert np.count_nonzero(model.coef_ == 0) == n_zero  # exact zeros
 
 
-def test_cumulative_penalty_equals_scikit_learn_sgd():
+@pytest.mark.parametrize("power_t", [0.0, 0.5])
+def test_cumulative_penalty_equals_scikit_learn_sgd(power_t):
     # two-document queries with unit pair weights are pairwise classification
     # of x_a - x_b: scikit-learn's SGDClassifier with L1 (its cumulative
-    # penalty), a constant step and no intercept takes the same steps
+    # penalty), no intercept and a constant step (or its "invscaling" one)
+    # takes the same steps
     from sklearn.linear_model import SGDClassifier
 
     rng = np.random.default_rng(5)
@@ -128,10 +141,13 @@ def test_cumulative_penalty_equals_scikit_learn_sgd():
     qid = np.repeat(np.arange(n_pairs), 2)
     sign = np.where(np.arange(n_pairs) % 2 == 0, 1.0, -1.0)  # both classes for scikit-learn
     D = (A - B) * sign[:, None]
-    ours = RSRank(learning_rate=0.01, normalize="none", l1=0.2, l1_method="cumulative",
-                  pair_weight="unit", batch_size=1, max_iter=3, shuffle=False).fit(X, y, qid=qid)
+    rate = 0.01 if power_t == 0 else 0.05
+    ours = RSRank(learning_rate=rate, power_t=power_t, normalize="none", l1=0.2,
+                  l1_method="cumulative", pair_weight="unit", batch_size=1, max_iter=3,
+                  shuffle=False).fit(X, y, qid=qid)
     theirs = SGDClassifier(loss="modified_huber", penalty="l1", alpha=0.2, fit_intercept=False,
-                           learning_rate="constant", eta0=0.01, max_iter=3, tol=None,
+                           learning_rate="constant" if power_t == 0 else "invscaling",
+                           eta0=rate, power_t=power_t, max_iter=3, tol=None,
                            shuffle=False, average=False).fit(D, sign)
     np.testing.assert_allclose(ours.coef_, theirs.coef_.ravel(), rtol=1e-9, atol=1e-12)
     np.testing.assert_array_equal(ours.coef_ == 0, theirs.coef_.ravel() == 0)
