@@ -182,7 +182,7 @@ def _estimator(args):
         threads = max(1, (os.cpu_count() or 1) // jobs)
     return RSRank(max_iter=args.max_iter, normalize=args.normalize, random_state=args.seed,
                   eval_convention=args.convention, eval_train=False, verbose=verbose,
-                  n_jobs=threads, l1_method=args.l1_method, **stopping)
+                  n_jobs=threads, l1_method=args.l1_method, average=args.average, **stopping)
 
 
 def _grid(args):
@@ -466,7 +466,8 @@ def _run_path(args, root, results):
     estimator = RSRank(learning_rate=args.learning_rate, max_iter=args.max_iter,
                        normalize=args.normalize, batch_size=args.batch_size,
                        ndcg_k=args.ndcg_k, random_state=args.seed,
-                       l1_method=args.l1_method, power_t=args.power_t or 0.0)
+                       l1_method=args.l1_method, power_t=args.power_t or 0.0,
+                       average=args.average)
     path = regularization_path(*data.train[:3], args.l1, estimator=estimator,
                                eval_set=data.vali[:3], test_set=data.test[:3], k=10,
                                convention=args.convention)
@@ -531,6 +532,9 @@ def _add_training_options(parser, grid):
     parser.add_argument("--l1-method", choices=L1_METHODS, default=DEFAULTS["l1_method"],
                         help="how L1 is applied: truncated gradient (default) or Tsuruoka's "
                         "cumulative penalty")
+    parser.add_argument("--average", action="store_true",
+                        help="make the model the mean of the epochs' weights (Polyak-Ruppert "
+                        "averaging); validation and the kept epoch use the mean")
     parser.add_argument("--convention", choices=["letor", "standard", "lightgbm", "sklearn"],
                         default="letor", help="metric convention (default letor)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")

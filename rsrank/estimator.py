@@ -154,6 +154,16 @@ class RSRank(BaseEstimator):
         ``learning_rate * l1`` per step minus what it has already paid, so a
         weight that noisy steps keep pushing off zero is charged what it
         missed. Its state carries over ``warm_start`` and ``partial_fit``.
+    average : bool, default=False
+        Make the model the running mean of the weights at the end of every
+        epoch (Polyak-Ruppert averaging of the iterates; per step with the
+        default full batch): validation, early stopping, the best epoch and
+        ``coef_`` all use the mean, while the steps go on from the last
+        iterate. The mean smooths the noise of the steps and of an epoch
+        choice on few validation queries. With ``l1``, a weight of the mean
+        is exactly 0 only where every averaged iterate was 0. With
+        ``warm_start`` the mean starts again from ``coef_``; ``partial_fit``
+        keeps the iterate and the mean across calls.
     max_iter : int, default=100
         Number of epochs (passes over the training queries).
     batch_size : int or None, default=None
@@ -236,7 +246,7 @@ class RSRank(BaseEstimator):
 
     def __init__(self, learning_rate=1e-2, power_t=0.0, normalize="zscore", l1=0.0,
                  truncation_period=1,
-                 truncation_threshold=np.inf, l1_method="truncated", max_iter=100,
+                 truncation_threshold=np.inf, l1_method="truncated", average=False, max_iter=100,
                  batch_size=None, shuffle=True, ndcg_k=None, gain="exp2", discount="log2", pair_loss="modified_huber",
                  pair_weight="delta_ndcg", eval_k=10, eval_convention="standard",
                  early_stopping=False, validation_fraction=0.1, n_iter_no_change=10, tol=1e-4,
@@ -249,6 +259,7 @@ class RSRank(BaseEstimator):
         self.truncation_period = truncation_period
         self.truncation_threshold = truncation_threshold
         self.l1_method = l1_method
+        self.average = average
         self.max_iter = max_iter
         self.batch_size = batch_size
         self.shuffle = shuffle
@@ -301,6 +312,8 @@ class RSRank(BaseEstimator):
         for name in ("learning_rate", "power_t", "l1", "truncation_threshold", "tol"):
             if np.isnan(getattr(self, name)):
                 raise ValueError(f"{name} must be a number, got nan")
+        if not isinstance(self.average, (bool, np.bool_)):
+            raise ValueError(f"average must be True or False, got {self.average!r}")
         options = {"pair_loss": tuple(_kernels.PAIR_LOSSES), "pair_weight": ("delta_ndcg", "unit"),
                    "l1_method": L1_METHODS,
                    "eval_convention": tuple(CONVENTIONS), "normalize": NORMALIZERS}
@@ -619,35 +632,40 @@ class RSRank(BaseEstimator):
         self.history_ = {"loss": [], "train_ndcg": [], "val_ndcg": [], "n_nonzero": [],
                          "seconds": []}
         best_score, best_w, best_epoch, stale = -np.inf, w.copy(), None, 0
+        # with average, the model is the mean of the epochs' iterates
+        model = w.copy() if self.average else w
         bar = _progress(range(1, self.max_iter + 1), self.verbose)
         for epoch in bar:
             start = time.perf_counter()
             loss = run_epoch(w)
+            if self.average:
+                model += (w - model) / epoch
             self.history_["seconds"].append(time.perf_counter() - start)
             self.history_["loss"].append(loss)
             self._watch_loss(self.history_["loss"])
-            self.history_["n_nonzero"].append(int(np.count_nonzero(w)))
-            train_value = train_ndcg(w)
+            self.history_["n_nonzero"].append(int(np.count_nonzero(model)))
+            train_value = train_ndcg(model)
             self.history_["train_ndcg"].append(train_value)
             status = {"loss": f"{loss:.4g}"}
             if not np.isnan(train_value):  # off with eval_train=False: shown, never as nan
                 status[f"ndcg@{self.eval_k}"] = f"{train_value:.4f}"
             if validation is not None:
-                val_ndcg = self._ndcg(validation, w)
+                val_ndcg = self._ndcg(validation, model)
                 self.history_["val_ndcg"].append(val_ndcg)
                 status[f"val@{self.eval_k}"] = f"{val_ndcg:.4f}"
                 stale = 0 if val_ndcg > best_score + self.tol else stale + 1
                 if val_ndcg > best_score:
-                    best_score, best_w, best_epoch = val_ndcg, w.copy(), epoch
+                    best_score, best_w, best_epoch = val_ndcg, model.copy(), epoch
                 if self.early_stopping and stale >= self.n_iter_no_change:
                     _set_postfix(bar, status)
                     break
             _set_postfix(bar, status)
         self.n_iter_ = epoch
         if validation is not None and self.restore_best:
-            w = best_w
+            model = best_w
         self.best_iteration_ = best_epoch
-        self.coef_ = w
+        self.coef_ = model
+        self._iterate, self._n_averaged = (w, epoch) if self.average else (None, 0)
 
     def _zero_model_loss(self, data):
         """Mean per-query loss of the all-zero weights (every pair at margin
@@ -708,7 +726,14 @@ class RSRank(BaseEstimator):
         data = self._prepare(self._training_space(X, qid), y, qid)
         query_order = (self._partial_rng.permutation(data.n_queries) if self.shuffle
                        else np.arange(data.n_queries))
-        self._run_epoch(data, query_order, self.coef_)
+        if not self.average:
+            self._run_epoch(data, query_order, self.coef_)
+        else:  # the steps go on from the last iterate; coef_ is their mean
+            if getattr(self, "_iterate", None) is None:
+                self._iterate, self._n_averaged = self.coef_.copy(), 0
+            self._run_epoch(data, query_order, self._iterate)
+            self._n_averaged += 1
+            self.coef_ = self.coef_ + (self._iterate - self.coef_) / self._n_averaged
         self.n_iter_ += 1
         return self
 

@@ -41,6 +41,10 @@ def methods():
     return {
         "RSRank, defaults (full batch)": (R.fit_rsrank, DEFAULTS),
         "RSRank, online (batch_size=1)": (R.fit_rsrank, ONLINE),
+        "RSRank, defaults, averaged iterates (average=True)": (
+            R.fit_rsrank, [{**c, "average": True} for c in DEFAULTS]),
+        "RSRank, online, averaged iterates (average=True)": (
+            R.fit_rsrank, [{**c, "average": True} for c in ONLINE]),
         "XGBoost gblinear rank:ndcg": peers["XGBoost gblinear rank:ndcg"],
         "LightGBM lambdarank trees": peers["LightGBM lambdarank trees"],
     }

@@ -246,8 +246,12 @@ def peer_grids(quick):
     return {name: (fit, configs[:size]) for name, (fit, configs) in grids.items()}
 
 
+AVERAGED = "RSRank (g = 0), averaged iterates (average=True)"
+
+
 def run_methods(folds, quick, jobs, seeds):
-    methods = {"RSRank (g = 0)": (fit_rsrank, rsrank_grid(quick))}
+    methods = {"RSRank (g = 0)": (fit_rsrank, rsrank_grid(quick)),
+               AVERAGED: (fit_rsrank, [{**c, "average": True} for c in rsrank_grid(quick)])}
     methods.update(peer_grids(quick))
     out = {}
     for name, (fit, configs) in methods.items():
@@ -394,6 +398,24 @@ def frontier_configs(quick):
 
 
 CUMULATIVE = "RSRank, cumulative L1 (l1_method='cumulative')"
+DECAYING = "RSRank, cumulative L1, step lr/sqrt(t) (power_t=0.5)"
+#: Step sizes at step 1 for the decaying step, chosen on the dense vali NDCG@10.
+DECAYING_RATES = [0.01, 0.03, 0.1]
+
+
+def decaying_params(data, params, seed):
+    """The seed's selected dense settings with ``power_t=0.5`` and the step
+    size of ``DECAYING_RATES`` whose dense model has the best vali NDCG@10."""
+    candidates = [{**params, "power_t": 0.5, "learning_rate": rate} for rate in DECAYING_RATES]
+    scores = [ndcg10(data.vali[1], fit_rsrank(data, c, seed)[1], data.vali[2])
+              for c in candidates]
+    return candidates[int(np.argmax(scores))]
+
+
+def decaying_frontier_fold(data, params, seed, l1_values):
+    chosen = decaying_params(data, params, seed)
+    plain, _ = rsrank_frontier_fold(data, chosen, seed, l1_values, "cumulative", relax=False)
+    return chosen, plain
 
 
 def run_frontier(folds, raw, seeds, quick, jobs):
@@ -421,7 +443,13 @@ def run_frontier(folds, raw, seeds, quick, jobs):
         for data, seed in runs)
     for (data, seed), (plain, _) in zip(runs, paths):
         out[CUMULATIVE].append({"fold": data.fold, "seed": seed, "points": plain})
-    for base in ("RSRank", CUMULATIVE):
+    print(f"  frontier: {DECAYING}", flush=True)
+    paths = Parallel(n_jobs=jobs)(
+        delayed(decaying_frontier_fold)(data, selected[(data.fold, seed)], seed, cumulative)
+        for data, seed in runs)
+    out[DECAYING] = [{"fold": data.fold, "seed": seed, "points": plain, "params": chosen}
+                     for (data, seed), (chosen, plain) in zip(runs, paths)]
+    for base in ("RSRank", CUMULATIVE, DECAYING):
         out[f"{base}, seeds' weights averaged, largest kept"] = averaged_then_truncated(
             folds, out[base])
     peers = {"SGDClassifier L1 pairs": (fit_sgd_pairs, sgd, "alpha", seeds),
@@ -764,7 +792,10 @@ def frontier_markdown(report):
              f"{fr['l1_values']}, each from the zero start with the seed's selected dense "
              "settings, best vali epoch kept), RSRank relaxed (each sparse RSRank model's "
              "support refitted without L1, same settings and seed), RSRank with the "
-             f"cumulative L1 penalty (g in {fr['l1_values_cumulative']}), each RSRank "
+             f"cumulative L1 penalty (g in {fr['l1_values_cumulative']}), the same with a "
+             "step size decaying as 1/sqrt(t) (power_t = 0.5, its rate at step 1 chosen "
+             f"among {fr.get('decaying_rates', DECAYING_RATES)} on the dense vali NDCG@10), "
+             "each RSRank "
              "path with the seeds' weight vectors averaged per fold and g and then only the "
              "largest B kept for each budget B (one model per fold), scikit-learn's "
              "SGDClassifier (modified Huber, L1) and LogisticRegression (L1, liblinear) on "
@@ -903,7 +934,7 @@ def versions():
 
 def targets(methods, sparsity, frontier=None):
     rs = methods[0]["mean"]
-    peers = methods[1:]
+    peers = [r for r in methods[1:] if not r["method"].startswith("RSRank")]
     lines = []
     for metric, goal in (("NDCG@10", 0.46), ("NDCG@1", 0.56)):
         best_peer = max(peers, key=lambda r: r["mean"][metric])
@@ -1024,7 +1055,7 @@ def main():
     n_features = int(folds[0].n_features)
     frontier_report = {
         "budgets": BUDGETS, "l1_values": FRONTIER_L1,
-        "l1_values_cumulative": FRONTIER_L1_CUMULATIVE,
+        "l1_values_cumulative": FRONTIER_L1_CUMULATIVE, "decaying_rates": DECAYING_RATES,
         "summary": summarize_frontier(frontier, len(folds)),
         "within3": {name: sparsest_within_dense(frontier, name, n_features)
                     for name in frontier if name.startswith("RSRank")},

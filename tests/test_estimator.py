@@ -258,6 +258,42 @@ def test_warm_start_continues():
     assert not np.allclose(cold.coef_, two.coef_)
 
 
+@pytest.mark.parametrize("l1", [0.0, 0.2])
+def test_average_is_the_mean_of_the_epochs_iterates(l1):
+    # the iterate after k epochs is a plain fit of k epochs (no shuffling);
+    # the averaged model is the mean of those, and the steps are unchanged
+    X, y, qid = toy_queries()
+    params = dict(learning_rate=0.05, batch_size=3, l1=l1, shuffle=False)
+    iterates = [RSRank(max_iter=k, **params).fit(X, y, qid=qid).coef_ for k in range(1, 6)]
+    model = RSRank(max_iter=5, average=True, **params).fit(X, y, qid=qid)
+    np.testing.assert_allclose(model.coef_, np.mean(iterates, axis=0), rtol=1e-12, atol=1e-15)
+    np.testing.assert_array_equal(model.history_["n_nonzero"],
+                                  [np.count_nonzero(np.mean(iterates[:k], axis=0))
+                                   for k in range(1, 6)])
+    assert model.t_ == 20
+    # partial_fit over the whole data, one call per epoch, averages the same way
+    stream = RSRank(average=True, normalize="none", **params)
+    plain = RSRank(max_iter=5, normalize="none", **params)
+    iterates = [RSRank(max_iter=k, normalize="none", **params).fit(X, y, qid=qid).coef_
+                for k in range(1, 6)]
+    for _ in range(5):
+        stream.partial_fit(X, y, qid=qid)
+    np.testing.assert_allclose(stream.coef_, np.mean(iterates, axis=0), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(stream._iterate, plain.fit(X, y, qid=qid).coef_, rtol=1e-12)
+
+
+def test_average_selects_the_best_epoch_of_the_mean():
+    X, y, qid = toy_queries(seed=3)
+    Xv, yv, qv = toy_queries(seed=4)
+    model = RSRank(learning_rate=0.05, batch_size=1, max_iter=8, average=True,
+                   random_state=0).fit(X, y, qid=qid, eval_set=(Xv, yv, qv))
+    best = int(np.argmax(model.history_["val_ndcg"]))
+    assert model.best_iteration_ == best + 1
+    assert model.score(Xv, yv, qid=qv) == pytest.approx(model.history_["val_ndcg"][best])
+    with pytest.raises(ValueError, match="average must be True or False"):
+        RSRank(average="yes").fit(X, y, qid=qid)
+
+
 # -- learning -----------------------------------------------------------------------
 
 def test_learns_and_keeps_best_validation_epoch():
