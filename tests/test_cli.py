@@ -185,11 +185,20 @@ def test_grid_options_reach_the_models(tmp_path, bundled_root):
     model = RSRank.load(out / "models" / "Fold1.json")
     assert model.early_stopping and model.n_iter_no_change == 1
     assert model.n_iter_ <= 4
+    # the step-size decay is a grid axis, averaging a switch
+    out = tmp_path / "decay"
+    assert main(["train", str(bundled_root), "--folds", "1", "--max-iter", "4", "--quiet",
+                 "--l1", "0", "--power-t", "0,0.5", "--average", "--out", str(out)]) == 0
+    fold = json.loads((out / "results.json").read_text())["folds"][0]
+    assert sorted(t["params"]["power_t"] for t in fold["grid"]) == [0.0, 0.5]
+    assert RSRank.load(out / "models" / "Fold1.json").average is True
 
 
 @pytest.mark.parametrize("argv, message", [
     (["train", "--ndcg-k", "0"], "'0' is not a positive integer or 'all'"),
     (["train", "--discount", "cosine"], "'cosine' is not log2, letor, zipf"),
+    (["train", "--power-t", "0.5,-1"], "'-1' must be a finite number >= 0"),
+    (["path", "--power-t", "0.5,1"], "'0.5,1' must be one number"),
 ])
 def test_malformed_grid_options(argv, message, capsys):
     with pytest.raises(SystemExit):
