@@ -231,7 +231,9 @@ def _fold_line(result):
 def _cmd_train(args):
     data, name, inputs = _training_data(args)
     if isinstance(data, list) and (args.stream is not None or args.folds is not None):
-        raise UsageError(f"--stream and --folds need a directory of Fold<k>; {name} is not one")
+        raise UsageError(f"--stream and --folds need a directory of Fold<k>; {name} is not one: "
+                         "put its files in Fold1/ as train.txt, vali.txt and test.txt (LETOR "
+                         "lines with qid:, plain or .gz), or leave the option out")
     # claim --out before training: a taken, existing or unwritable output fails now
     claim = (ResultsDirectory(args.out, overwrite=args.force, inputs=inputs)
              if args.out is not None else contextlib.nullcontext())
