@@ -245,9 +245,9 @@ class RSRank(BaseEstimator):
     __metadata_request__predict = {"qid": True}
 
     def __init__(self, learning_rate=1e-2, power_t=0.0, normalize="zscore", l1=0.0,
-                 truncation_period=1,
-                 truncation_threshold=np.inf, l1_method="truncated", average=False, max_iter=100,
-                 batch_size=None, shuffle=True, ndcg_k=None, gain="exp2", discount="log2", pair_loss="modified_huber",
+                 truncation_period=1, truncation_threshold=np.inf, l1_method="truncated",
+                 average=False, max_iter=100, batch_size=None, shuffle=True, ndcg_k=None,
+                 gain="exp2", discount="log2", pair_loss="modified_huber",
                  pair_weight="delta_ndcg", eval_k=10, eval_convention="standard",
                  early_stopping=False, validation_fraction=0.1, n_iter_no_change=10, tol=1e-4,
                  restore_best=True, eval_train=True, random_state=None, warm_start=False,
