@@ -401,19 +401,26 @@ CUMULATIVE = "RSRank, cumulative L1 (l1_method='cumulative')"
 DECAYING = "RSRank, cumulative L1, step lr/sqrt(t) (power_t=0.5)"
 #: Step sizes at step 1 for the decaying step, chosen on the dense vali NDCG@10.
 DECAYING_RATES = [0.01, 0.03, 0.1]
+# the ablation of the pair weights on the sparse path: unit weights make the
+# gradient tens of times larger (no 1/ideal DCG, every pair counts), so the
+# step sizes are smaller and the penalties 30 times stronger
+UNIT = "RSRank, unit pair weights, cumulative L1, step lr/sqrt(t)"
+UNIT_RATES = [0.001, 0.003, 0.01]
+UNIT_L1_SCALE = 30
 
 
-def decaying_params(data, params, seed):
-    """The seed's selected dense settings with ``power_t=0.5`` and the step
-    size of ``DECAYING_RATES`` whose dense model has the best vali NDCG@10."""
-    candidates = [{**params, "power_t": 0.5, "learning_rate": rate} for rate in DECAYING_RATES]
+def decaying_params(data, params, seed, rates=DECAYING_RATES, **extra):
+    """The seed's selected dense settings with ``power_t=0.5`` (and
+    ``extra``) and the step size of ``rates`` whose dense model has the best
+    vali NDCG@10."""
+    candidates = [{**params, **extra, "power_t": 0.5, "learning_rate": rate} for rate in rates]
     scores = [ndcg10(data.vali[1], fit_rsrank(data, c, seed)[1], data.vali[2])
               for c in candidates]
     return candidates[int(np.argmax(scores))]
 
 
-def decaying_frontier_fold(data, params, seed, l1_values):
-    chosen = decaying_params(data, params, seed)
+def decaying_frontier_fold(data, params, seed, l1_values, rates=DECAYING_RATES, **extra):
+    chosen = decaying_params(data, params, seed, rates, **extra)
     plain, _ = rsrank_frontier_fold(data, chosen, seed, l1_values, "cumulative", relax=False)
     return chosen, plain
 
@@ -449,7 +456,15 @@ def run_frontier(folds, raw, seeds, quick, jobs):
         for data, seed in runs)
     out[DECAYING] = [{"fold": data.fold, "seed": seed, "points": plain, "params": chosen}
                      for (data, seed), (chosen, plain) in zip(runs, paths)]
-    for base in ("RSRank", CUMULATIVE, DECAYING):
+    print(f"  frontier: {UNIT}", flush=True)
+    paths = Parallel(n_jobs=jobs)(
+        delayed(decaying_frontier_fold)(data, selected[(data.fold, seed)], seed,
+                                        [UNIT_L1_SCALE * g for g in cumulative], UNIT_RATES,
+                                        pair_weight="unit")
+        for data, seed in runs)
+    out[UNIT] = [{"fold": data.fold, "seed": seed, "points": plain, "params": chosen}
+                 for (data, seed), (chosen, plain) in zip(runs, paths)]
+    for base in ("RSRank", CUMULATIVE, DECAYING, UNIT):
         out[f"{base}, seeds' weights averaged, largest kept"] = averaged_then_truncated(
             folds, out[base])
     peers = {"SGDClassifier L1 pairs": (fit_sgd_pairs, sgd, "alpha", seeds),
@@ -795,6 +810,9 @@ def frontier_markdown(report):
              f"cumulative L1 penalty (g in {fr['l1_values_cumulative']}), the same with a "
              "step size decaying as 1/sqrt(t) (power_t = 0.5, its rate at step 1 chosen "
              f"among {fr.get('decaying_rates', DECAYING_RATES)} on the dense vali NDCG@10), "
+             "the same with unit pair weights instead of |dNDCG| (rate among "
+             f"{fr.get('unit_rates', UNIT_RATES)}, g {UNIT_L1_SCALE} times the cumulative "
+             "grid), "
              "each RSRank "
              "path with the seeds' weight vectors averaged per fold and g and then only the "
              "largest B kept for each budget B (one model per fold), scikit-learn's "
@@ -1056,6 +1074,7 @@ def main():
     frontier_report = {
         "budgets": BUDGETS, "l1_values": FRONTIER_L1,
         "l1_values_cumulative": FRONTIER_L1_CUMULATIVE, "decaying_rates": DECAYING_RATES,
+        "unit_rates": UNIT_RATES,
         "summary": summarize_frontier(frontier, len(folds)),
         "within3": {name: sparsest_within_dense(frontier, name, n_features)
                     for name in frontier if name.startswith("RSRank")},
