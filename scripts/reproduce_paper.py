@@ -1101,7 +1101,7 @@ def main():
     report["targets"] = targets(methods, sparsity, frontier_report)
     report["seconds"] = time.perf_counter() - started
     (out / f"{args.name}.json").write_text(
-        json.dumps(for_json(report), indent=1, default=float) + "\n")
+        json.dumps(for_json(report), separators=(",", ":"), default=float) + "\n")
     (out / f"{args.name}.md").write_text(markdown(report))
     plots(report, out, args.name)
     print(markdown(report))
