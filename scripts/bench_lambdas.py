@@ -28,29 +28,9 @@ from pathlib import Path
 
 import numpy as np
 
-from bench_scale import time_epoch
+from bench_scale import epoch_timer, time_epoch
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def epoch_timer(X, y, qid, ndcg_k):
-    """A function that runs (and times) one more epoch of a model prepared
-    as ``bench_scale.time_epoch`` prepares it, after one warm-up epoch."""
-    from rsrank import RSRank
-
-    model = RSRank(ndcg_k=ndcg_k, normalize="none", batch_size=1, random_state=0,
-                   eval_train=False)
-    prepared = model._prepare(model._validate_X(X, reset=True), y, qid)
-    model.t_ = 0
-    w = np.zeros(X.shape[1])
-    order = np.random.default_rng(0).permutation(prepared.n_queries)
-    model._run_epoch(prepared, order, w)
-
-    def run():
-        start = time.perf_counter()
-        model._run_epoch(prepared, order, w)
-        return time.perf_counter() - start
-    return run
 
 
 def interleaved(X, y, qid, rounds):
@@ -63,6 +43,7 @@ def interleaved(X, y, qid, rounds):
         times["top10"].append(top10())
         times["roof"].append(roofline(X, repeats=1))
     return {k: np.array(v) for k, v in times.items()}
+
 
 def roofline(X, repeats=5):
     """As ``scripts/bench_scale.py``: vectors in X's dtype, after a warm-up."""

@@ -57,8 +57,10 @@ def ndcg10(y, scores, qid):
     return mean_ndcg(y, scores, qid, 10)
 
 
-def time_epoch(X, y, qid, ndcg_k, repeats=3, **params):
-    """Median time of one kernel epoch (after one warm-up epoch)."""
+def epoch_timer(X, y, qid, ndcg_k, **params):
+    """A function that runs one more kernel epoch and returns its time, on
+    a model prepared once (online updates, no scaling by default), after one
+    warm-up epoch."""
     from rsrank import RSRank
 
     params = {"normalize": "none", "batch_size": 1, **params}
@@ -68,12 +70,18 @@ def time_epoch(X, y, qid, ndcg_k, repeats=3, **params):
     w = np.zeros(X.shape[1])
     order = np.random.default_rng(0).permutation(prepared.n_queries)
     model._run_epoch(prepared, order, w)
-    times = []
-    for _ in range(repeats):
+
+    def run():
         start = time.perf_counter()
         model._run_epoch(prepared, order, w)
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
+        return time.perf_counter() - start
+    return run
+
+
+def time_epoch(X, y, qid, ndcg_k, repeats=3, **params):
+    """Median time of one kernel epoch (after one warm-up epoch)."""
+    run = epoch_timer(X, y, qid, ndcg_k, **params)
+    return float(np.median([run() for _ in range(repeats)]))
 
 
 def measure_rsrank(directory, epochs):
