@@ -73,7 +73,7 @@ values = st.one_of(
 @st.composite
 def letor_text(draw):
     n_rows = draw(st.integers(1, 12))
-    lines, tokens = [], []
+    lines, tokens, labels = [], [], []
     qid = 0
     for _ in range(n_rows):
         qid += draw(st.integers(0, 1))
@@ -85,20 +85,26 @@ def letor_text(draw):
         indices = indices[:len(row_values)]
         tokens.extend(row_values)
         label = draw(st.integers(0, 4))
+        labels.append(label)
         features = space.join(f"{j}:{v}" for j, v in zip(indices, row_values))
-        comment = draw(st.sampled_from(["", " #docid = d1", "\t# é comment"]))
+        comment = draw(st.sampled_from(["", " #docid = d1", "\t# é comment",
+                                        " # url: http://a:8/qid:3 1:2"]))
         end = draw(st.sampled_from(["\n", "\r\n"]))
+        # lines that hold no row: the parser's bounds count them, then close up
+        lines.append(draw(st.sampled_from(["", "", "\n", "  \r\n", "# head: 1:2 3:4\n"])))
         lines.append(f"{label}{space}qid:{qid}{space if features else ''}{features}{comment}{end}")
-    return "".join(lines), tokens
+    return "".join(lines), tokens, labels
 
 
 @settings(max_examples=300, deadline=None)
 @given(letor_text())
 def test_random_text_matches_float_and_the_line_reader(case):
-    text, tokens = case
+    text, tokens, labels = case
     buf = np.frombuffer(text.encode(), dtype=np.uint8)
     parsed = parse_buffer(buf, 1)
     assert parsed is not None
+    np.testing.assert_array_equal(parsed[0], labels)
+    assert parsed[2][-1] == len(parsed[3]) == len(tokens)
     data = parsed[4]
     assert data.tobytes() == np.array([float(t) for t in tokens]).tobytes()
     for blocks in (2, 5):
