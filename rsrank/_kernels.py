@@ -282,6 +282,43 @@ def sorted_query_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, los
                            cutoff, inv_ideal, loss, unit_weights, lam)
 
 
+@njit(cache=True, inline="always")
+def _level_terms(S, end, P, Be, Bf, sp, dp, sigma, huber, unit_weights):
+    """One label level's share of a document's step and loss in
+    :func:`_sorted_lambdas`, before the pair weight: ``end``, ``P``, ``Be``
+    and ``Bf`` are the level's rows of running sums at its end and at the
+    places p, e and f."""
+    # sums of u s^k over the partners below (b), at least 1 below (c),
+    # above (a) and at least 1 above (f), with u = d_p - d_partner, or
+    # u = 1 below and -1 above with unit weights
+    if unit_weights:
+        b0, b1, b2 = S[end, 0] - S[P, 0], S[end, 1] - S[P, 1], S[end, 2] - S[P, 2]
+        c0, c1, c2 = S[end, 0] - S[Be, 0], S[end, 1] - S[Be, 1], S[end, 2] - S[Be, 2]
+        a0, a1 = -S[P, 0], -S[P, 1]
+        f0, f1 = -S[Bf, 0], -S[Bf, 1]
+    else:
+        b0 = dp * (S[end, 0] - S[P, 0]) - (S[end, 3] - S[P, 3])
+        b1 = dp * (S[end, 1] - S[P, 1]) - (S[end, 4] - S[P, 4])
+        b2 = dp * (S[end, 2] - S[P, 2]) - (S[end, 5] - S[P, 5])
+        c0 = dp * (S[end, 0] - S[Be, 0]) - (S[end, 3] - S[Be, 3])
+        c1 = dp * (S[end, 1] - S[Be, 1]) - (S[end, 4] - S[Be, 4])
+        c2 = dp * (S[end, 2] - S[Be, 2]) - (S[end, 5] - S[Be, 5])
+        a0, a1 = dp * S[P, 0] - S[P, 3], dp * S[P, 1] - S[P, 4]
+        f0, f1 = dp * S[Bf, 0] - S[Bf, 3], dp * S[Bf, 1] - S[Bf, 4]
+    # the partners above enter with the opposite sign of their step
+    if huber:
+        step = (2.0 * (sp - sigma) * (b0 - a0) - 2.0 * (b1 - a1)
+                - 2.0 * ((sp - 1.0) * c0 - c1) + 2.0 * ((sp + 1.0) * f0 - f1))
+        value = (b0 - 2.0 * sigma * (sp * b0 - b1) + (sp * sp * b0 - 2.0 * sp * b1 + b2)
+                 - ((sp - 1.0) * (sp - 1.0) * c0 - 2.0 * (sp - 1.0) * c1 + c2))
+    else:
+        step = -sigma * (b0 - a0) + (c0 if sigma > 0.0 else f0)
+        value = b0 - sigma * (sp * b0 - b1)
+        if sigma > 0.0:
+            value += (sp - 1.0) * c0 - c1
+    return step, value
+
+
 @njit(cache=True)
 def _sorted_lambdas(order, scores, gains, levels, n_levels, discount, cutoff, inv_ideal, loss,
                     unit_weights, lam):
@@ -356,40 +393,17 @@ def _sorted_lambdas(order, scores, gains, levels, n_levels, discount, cutoff, in
             at_f[level[f]] += 1
             f += 1
         acc = 0.0
-        for q in range(L):
-            if q == lp:
-                continue
-            weight = 1.0 if unit_weights else inv_ideal * abs(level_gain[lp] - level_gain[q])
-            sigma = 1.0 if lp > q else -1.0
-            # sums of u s^k over the partners below (b), at least 1 below (c),
-            # above (a) and at least 1 above (f), with u = d_p - d_partner, or
-            # u = 1 below and -1 above with unit weights
-            end, P, Be, Bf = last[q], at_p[q], at_e[q], at_f[q]
-            if unit_weights:
-                b0, b1, b2 = S[end, 0] - S[P, 0], S[end, 1] - S[P, 1], S[end, 2] - S[P, 2]
-                c0, c1, c2 = S[end, 0] - S[Be, 0], S[end, 1] - S[Be, 1], S[end, 2] - S[Be, 2]
-                a0, a1 = -S[P, 0], -S[P, 1]
-                f0, f1 = -S[Bf, 0], -S[Bf, 1]
-            else:
-                b0 = dp * (S[end, 0] - S[P, 0]) - (S[end, 3] - S[P, 3])
-                b1 = dp * (S[end, 1] - S[P, 1]) - (S[end, 4] - S[P, 4])
-                b2 = dp * (S[end, 2] - S[P, 2]) - (S[end, 5] - S[P, 5])
-                c0 = dp * (S[end, 0] - S[Be, 0]) - (S[end, 3] - S[Be, 3])
-                c1 = dp * (S[end, 1] - S[Be, 1]) - (S[end, 4] - S[Be, 4])
-                c2 = dp * (S[end, 2] - S[Be, 2]) - (S[end, 5] - S[Be, 5])
-                a0, a1 = dp * S[P, 0] - S[P, 3], dp * S[P, 1] - S[P, 4]
-                f0, f1 = dp * S[Bf, 0] - S[Bf, 3], dp * S[Bf, 1] - S[Bf, 4]
-            # the partners above enter with the opposite sign of their step
-            if huber:
-                step = (2.0 * (sp - sigma) * (b0 - a0) - 2.0 * (b1 - a1)
-                        - 2.0 * ((sp - 1.0) * c0 - c1) + 2.0 * ((sp + 1.0) * f0 - f1))
-                value = (b0 - 2.0 * sigma * (sp * b0 - b1) + (sp * sp * b0 - 2.0 * sp * b1 + b2)
-                         - ((sp - 1.0) * (sp - 1.0) * c0 - 2.0 * (sp - 1.0) * c1 + c2))
-            else:
-                step = -sigma * (b0 - a0) + (c0 if sigma > 0.0 else f0)
-                value = b0 - sigma * (sp * b0 - b1)
-                if sigma > 0.0:
-                    value += (sp - 1.0) * c0 - c1
+        # the levels below the document's own (sigma = +1), then those above
+        for q in range(lp):
+            weight = 1.0 if unit_weights else inv_ideal * (level_gain[lp] - level_gain[q])
+            step, value = _level_terms(S, last[q], at_p[q], at_e[q], at_f[q], sp, dp, 1.0,
+                                       huber, unit_weights)
+            acc += weight * step
+            total += weight * value
+        for q in range(lp + 1, L):
+            weight = 1.0 if unit_weights else inv_ideal * (level_gain[q] - level_gain[lp])
+            step, value = _level_terms(S, last[q], at_p[q], at_e[q], at_f[q], sp, dp, -1.0,
+                                       huber, unit_weights)
             acc += weight * step
             total += weight * value
         lam[order[p]] = acc
