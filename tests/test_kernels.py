@@ -185,6 +185,29 @@ def test_objective_gradient_is_x_transpose_lambda_and_matches_finite_differences
     np.testing.assert_allclose(parallel, grad, rtol=1e-12)
 
 
+SPECIAL_SCORES = [0.0, -0.0, np.nan, -np.nan, np.inf, -np.inf, 5e-324, -5e-324, 1.0, -1.0,
+                  1e308, -1e308, 2.0]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(st.floats(width=64), st.sampled_from(SPECIAL_SCORES),
+                          st.integers(-2, 2).map(float)), max_size=70))
+def test_ranked_order_is_numpys_stable_argsort_of_minus_scores(values):
+    # ties, signed zeros, NaNs, infinities and subnormals; lengths across the run size
+    scores = np.array(values, dtype=np.float64)
+    np.testing.assert_array_equal(K.ranked_order(scores), np.argsort(-scores, kind="stable"))
+    strided = np.repeat(scores, 2)[::2]  # not contiguous
+    np.testing.assert_array_equal(K.ranked_order(strided), np.argsort(-scores, kind="stable"))
+
+
+def test_ranked_order_on_long_random_queries():
+    rng = np.random.default_rng(11)
+    for n in (9, 16, 17, 100, 1000, 4097):
+        for scores in (rng.normal(size=n), rng.integers(0, 5, n).astype(float)):
+            np.testing.assert_array_equal(K.ranked_order(scores),
+                                          np.argsort(-scores, kind="stable"))
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.integers(-3, 3), min_size=1, max_size=40), st.integers(1, 45))
 def test_top_order_is_a_stable_partial_ranking(values, k):
