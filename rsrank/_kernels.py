@@ -98,8 +98,8 @@ def ranked_order(scores):
     A merge sort of integer keys whose ascending order is the scores'
     decreasing order, with the rows alongside: short runs by insertion,
     then merges without a branch on the comparison, which random scores
-    would mispredict half of the time. About 1.6 times as fast as NumPy's
-    stable argsort compiled by numba on queries of about 100 documents."""
+    would mispredict half of the time (``scripts/bench_lambdas.py`` times
+    it against NumPy's stable argsort compiled by numba)."""
     n = scores.shape[0]
     values = np.empty(n)
     values[:] = scores
@@ -168,9 +168,7 @@ def ranked_order_from(scores, hint):
 
     Between two epochs a query's scores move little, so its last ranking is
     nearly sorted: an insertion sort finishes in O(n + inversions). Past
-    ``8 n`` moves, or on a NaN, it hands over to the merge sort (which
-    costs about as much as 25 n moves; on MSLR-shaped queries one epoch
-    apart, a budget of 8 n ranked 1.2 times as fast as 4 n). Either way
+    ``8 n`` moves, or on a NaN, it hands over to the merge sort. Either way
     the result is the one order by decreasing score, ties by row, that
     :func:`ranked_order` gives."""
     n = scores.shape[0]

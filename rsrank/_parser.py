@@ -376,6 +376,7 @@ def parse_chunks(chunks, n_blocks):
     for buf in chunks():
         starts, count, _ = _chunk_blocks(buf, n_blocks)
         bounds.append(count(buf, starts))
+    buf = None  # the first pass's chunk goes before the second pass reads its own
     bounds = np.concatenate(bounds) if bounds else np.zeros((0, 2), dtype=np.int64)
     row_starts = np.r_[0, np.cumsum(bounds[:, 0])].astype(np.int64)
     nnz_starts = np.r_[0, np.cumsum(bounds[:, 1])].astype(np.int64)

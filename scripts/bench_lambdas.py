@@ -13,6 +13,8 @@ document as queries grow.
    ``--rounds`` rounds, so that a slow spell of a shared machine hits all
    three; the table gives the median time of each and the median of the
    rounds' ratios.
+   Then every query ranked by ``ranked_order`` and by the stable argsort it
+   replaced, back to back in each round.
 2. 200,000 documents in queries of equal size (100, 1,000, 10,000): the
    whole-list epoch per document, relative to 100-document queries.
 
@@ -59,6 +61,37 @@ def roofline(X, repeats=5):
     return float(np.median(times))
 
 
+def ranking_rounds(scores, offsets, rounds):
+    """Per round: every query ranked by :func:`rsrank._kernels.ranked_order`
+    and by ``np.argsort(-s, kind="mergesort")`` compiled by numba (the
+    stable sort it replaced), back to back; the two orders are checked
+    equal first."""
+    from numba import njit
+
+    from rsrank import _kernels as K
+
+    @njit
+    def rank_all(scores, offsets, ours):
+        check = 0
+        for q in range(offsets.shape[0] - 1):
+            s = scores[offsets[q]:offsets[q + 1]]
+            order = K.ranked_order(s) if ours else np.argsort(-s, kind="mergesort")
+            check += order[0]
+        return check
+
+    for q in range(len(offsets) - 1):
+        s = scores[offsets[q]:offsets[q + 1]]
+        assert np.array_equal(K.ranked_order(s), np.argsort(-s, kind="stable"))
+    rank_all(scores, offsets, True), rank_all(scores, offsets, False)
+    times = {"ranked_order": [], "argsort": []}
+    for _ in range(rounds):
+        for key, ours in (("ranked_order", True), ("argsort", False)):
+            start = time.perf_counter()
+            rank_all(scores, offsets, ours)
+            times[key].append(time.perf_counter() - start)
+    return {k: np.array(v) for k, v in times.items()}
+
+
 def equal_queries(size, total=200_000, n_features=136, seed=0):
     rng = np.random.default_rng(seed)
     n_queries = total // size
@@ -88,6 +121,15 @@ def main():
              "whole_over_roofline": float(np.median(times["whole"] / times["roof"])),
              "ndcg10_over_roofline": float(np.median(times["top10"] / times["roof"])),
              "times_s": {k: v.tolist() for k, v in times.items()}}
+    _, counts = np.unique(qid, return_counts=True)
+    offsets = np.r_[0, np.cumsum(counts)].astype(np.int64)
+    scores = X.astype(np.float64) @ np.random.default_rng(2).normal(size=X.shape[1])
+    ranking = ranking_rounds(scores, offsets, args.rounds)
+    shape["ranking"] = {"ranked_order_s": float(np.median(ranking["ranked_order"])),
+                        "argsort_s": float(np.median(ranking["argsort"])),
+                        "argsort_over_ranked_order": float(np.median(
+                            ranking["argsort"] / ranking["ranked_order"])),
+                        "times_s": {k: v.tolist() for k, v in ranking.items()}}
     sizes = []
     for size in (100, 1000, 10000):
         Xs, ys, qs = equal_queries(size)
@@ -116,6 +158,13 @@ def main():
              f"{shape['whole_over_roofline']:.2f} |",
              f"| `ndcg_k=10` | {top10:.3f} | 1.00 | {shape['ndcg10_over_roofline']:.2f} |",
              f"| roofline | {roof:.3f} | | 1.00 |", "",
+             "Ranking every query once (scores from a random w): `ranked_order` "
+             f"{shape['ranking']['ranked_order_s'] * 1e3:.1f} ms, numba's "
+             "`np.argsort(-s, kind=\"mergesort\")` "
+             f"{shape['ranking']['argsort_s'] * 1e3:.1f} ms, "
+             f"{shape['ranking']['argsort_over_ranked_order']:.2f} times as long (median of "
+             f"{args.rounds} rounds that time the two back to back; the orders are equal).",
+             "",
              "## Cost per document as queries grow (whole list, 200,000 documents)", "",
              "| documents per query | epoch seconds | µs per document | vs 100 |",
              "|---|---|---|---|"]
