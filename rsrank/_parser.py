@@ -19,9 +19,11 @@ token.
 The text is cut into line-aligned blocks; a first pass bounds the rows and
 stored values of each block by counting line ends and colons (branch-free,
 so about a tenth of the parse), a second parses each block into its slice
-of the output arrays, both over the blocks in parallel; where blank lines,
-comment lines or colons in comments left slack, the slices close up (the serial and parallel builds are separate cached kernels, see
-:func:`rsrank._kernels.twins`).
+of the output arrays, both over the blocks in parallel (the serial and
+parallel builds are separate cached kernels, see
+:func:`rsrank._kernels.twins`). Where blank lines, comment lines or colons
+in comments left slack, the slices close up afterwards; a block never
+writes past its bounds, even if the text changed between the passes.
 """
 
 import numpy as np
@@ -148,11 +150,13 @@ def _skip_line(buf, i, end):
 
 @njit(cache=True)
 def _parse_block(buf, lo, hi, fill, pow10, labels, qids, has_qid, row_nnz, indices, data,
-                 inexact, row0, nnz0):
+                 inexact, row0, nnz0, row_end, nnz_end):
     """Parse the lines of ``buf[lo:hi]`` (whole lines) into rows ``row0...``
     and values ``nnz0...`` of the output arrays (``fill``; False only
-    counts). The rows and values of a block never exceed the bounds that
-    :func:`_count_lines` gave for it, so the writes stay in its slice.
+    counts). Rows go to ``row0 ... row_end - 1`` and values to
+    ``nnz0 ... nnz_end - 1``, the bounds :func:`_count_lines` gave for the
+    block; a block that would need more (its text changed since that pass)
+    stops with ``BAD`` before it writes past them.
 
     Returns ``(rows, values, rows with qid, max index, status)``.
     """
@@ -192,6 +196,8 @@ def _parse_block(buf, lo, hi, fill, pow10, labels, qids, has_qid, row_nnz, indic
         if i < hi and not _token_end(buf[i]):
             return rows, nnz, with_qid, max_index, BAD
         row = row0 + rows
+        if row >= row_end:  # more rows than the first pass counted: the text changed
+            return rows, nnz, with_qid, max_index, BAD
         if fill:
             labels[row] = label
         # optional qid
@@ -240,8 +246,10 @@ def _parse_block(buf, lo, hi, fill, pow10, labels, qids, has_qid, row_nnz, indic
             value, after, exact, ok = _parse_value(buf, i + 1, hi, pow10)
             if not ok:
                 return rows, nnz, with_qid, max_index, BAD
+            position = nnz0 + nnz + count
+            if position >= nnz_end:
+                return rows, nnz, with_qid, max_index, BAD
             if fill:
-                position = nnz0 + nnz + count
                 indices[position] = index - 1
                 # an inexact value keeps its byte offset until float() reads it
                 data[position] = value if exact else float(i + 1)
@@ -297,7 +305,8 @@ def _fill_blocks(buf, starts, row_starts, nnz_starts, pow10, labels, qids, has_q
     for b in prange(n):
         rows, nnz, with_qid, max_index, status = _parse_block(
             buf, starts[b], starts[b + 1], True, pow10, labels, qids, has_qid, row_nnz,
-            indices, data, inexact, row_starts[b], nnz_starts[b])
+            indices, data, inexact, row_starts[b], nnz_starts[b], row_starts[b + 1],
+            nnz_starts[b + 1])
         result[b, 0] = rows
         result[b, 1] = nnz
         result[b, 2] = with_qid
@@ -395,7 +404,7 @@ def parse_chunks(chunks, n_blocks):
         n = len(starts) - 1
         if block + n > len(bounds):
             return None  # the chunks changed between the passes
-        fill(buf, starts, row_starts[block:block + n], nnz_starts[block:block + n], _POW10,
+        fill(buf, starts, row_starts[block:block + n + 1], nnz_starts[block:block + n + 1], _POW10,
              labels, qids, has_qid, row_nnz, indices, data, inexact, counts[block:block + n])
         if np.any(counts[block:block + n, 4] != OK):
             return None

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import rsrank.datasets as datasets
 from rsrank import load_letor
-from rsrank._parser import parse_buffer
+from rsrank._parser import parse_buffer, parse_chunks
 
 from conftest import SHARED_DATA
 
@@ -166,3 +166,21 @@ def test_small_chunks_equal_one_chunk(tmp_path, monkeypatch):
     assert_same(load_letor(gzipped), whole)  # decompressed chunk by chunk, twice
     monkeypatch.setattr(datasets, "_fast_parse", lambda *args: None)
     assert_same(load_letor(path), whole)
+
+
+@pytest.mark.parametrize("blocks", [1, 3])
+def test_text_that_changes_between_the_passes_is_refused_not_overrun(blocks):
+    # the second pass sees more lines and more values than the first counted
+    # (a file rewritten while it is read): the parser must stop within the
+    # bounds it allocated, and say so with None
+    short = b"1 qid:1 1:0.5\n0 qid:1 1:0.25\n" * 50
+    longer = b"1 qid:1 1:0.5 2:1 3:2 4:3\n" * 400
+    calls = []
+
+    def chunks():
+        calls.append(1)
+        text = short if len(calls) == 1 else longer
+        return iter([np.frombuffer(text, dtype=np.uint8)])
+
+    assert parse_chunks(chunks, blocks) is None
+    assert len(calls) == 2
