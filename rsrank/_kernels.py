@@ -44,7 +44,7 @@ MODIFIED_HUBER, HINGE, LOGISTIC = 0, 1, 2
 #: Below this many ranked places a query keeps the pair loop.
 PREFIX_MIN_TOP = 32
 #: Pair-loop partners per label level that one prefix-sum pass costs.
-PREFIX_COST_PER_LEVEL = 8
+PREFIX_COST_PER_LEVEL = 12
 PAIR_LOSSES = {"modified_huber": MODIFIED_HUBER, "hinge": HINGE, "logistic": LOGISTIC}
 
 
