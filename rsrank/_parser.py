@@ -26,6 +26,8 @@ in comments left slack, the slices close up afterwards; a block never
 writes past its bounds, even if the text changed between the passes.
 """
 
+import mmap
+
 import numpy as np
 from numba import njit, prange
 
@@ -355,6 +357,21 @@ def _compact(arrays, starts, used):
     return arrays
 
 
+def _fresh(n, dtype):
+    """A zero-filled array of ``n`` items in its own anonymous mapping.
+
+    NumPy asks for transparent huge pages for large arrays. Where the
+    kernel hands those out only on request (``madvise``), a huge page is
+    often guest memory the host has never backed, and faulting it in is
+    several times slower than reusing ordinary pages: the first touch of
+    the output, not the parse, then dominated a fresh process's load (see
+    ``scripts/bench_load.py``). A mapping of its own gets ordinary pages,
+    as a C++ parser's ``malloc`` does, and is returned to the system with
+    the last array that uses it."""
+    dtype = np.dtype(dtype)
+    return np.frombuffer(mmap.mmap(-1, max(n, 1) * dtype.itemsize), dtype=dtype)[:n]
+
+
 def parse_buffer(buf, n_blocks):
     """Parse LETOR text ``buf`` (a uint8 array); see :func:`parse_chunks`."""
     return parse_chunks(lambda: iter([buf]), n_blocks)
@@ -390,13 +407,13 @@ def parse_chunks(chunks, n_blocks):
     row_starts = np.r_[0, np.cumsum(bounds[:, 0])].astype(np.int64)
     nnz_starts = np.r_[0, np.cumsum(bounds[:, 1])].astype(np.int64)
     rows, nnz = int(row_starts[-1]), int(nnz_starts[-1])
-    labels = np.empty(rows, dtype=np.int64)
-    qids = np.empty(rows, dtype=np.int64)
-    has_qid = np.empty(rows, dtype=np.bool_)
-    row_nnz = np.empty(rows, dtype=np.int64)
-    indices = np.empty(nnz, dtype=np.int32)
-    data = np.empty(nnz, dtype=np.float64)
-    inexact = np.zeros(nnz, dtype=np.bool_)  # False in any slack between blocks
+    labels = _fresh(rows, np.int64)
+    qids = _fresh(rows, np.int64)
+    has_qid = _fresh(rows, np.bool_)
+    row_nnz = _fresh(rows, np.int64)
+    indices = _fresh(nnz, np.int32)
+    data = _fresh(nnz, np.float64)
+    inexact = _fresh(nnz, np.bool_)  # False in any slack between blocks
     counts = np.zeros((len(bounds), 5), dtype=np.int64)
     block = 0
     for buf in chunks():

@@ -330,7 +330,7 @@ _PARALLEL_BYTES = 8 << 20
 
 
 #: Plain files are parsed in chunks of this many bytes (cut at line ends).
-_CHUNK_BYTES = 64 << 20
+_CHUNK_BYTES = 32 << 20
 
 
 def _read_bytes(source, path):

@@ -55,6 +55,8 @@ def child(method, directory, repeats):
     from _bench import peak_rss_bytes
 
     directory = Path(directory)
+    if method.startswith("touch-"):  # directory holds the byte count here
+        return first_touch(method, int(directory.name))
     if method.startswith("rsrank"):
         import rsrank.datasets as datasets
         from rsrank import load_letor
@@ -105,6 +107,17 @@ def child(method, directory, repeats):
                       "array_bytes": nbytes, "peak_above_baseline": peak_rss_bytes() - baseline}))
 
 
+def first_touch(method, nbytes):
+    """Seconds to write one byte per page of ``nbytes`` of new memory, from
+    NumPy's allocator or from the parser's own mapping."""
+    from rsrank._parser import _fresh
+
+    start = time.perf_counter()
+    array = np.empty(nbytes, dtype=np.uint8) if method == "touch-numpy" else _fresh(nbytes, np.uint8)
+    array[::4096] = 1
+    print(json.dumps({"method": method, "seconds": time.perf_counter() - start}))
+
+
 def run_child(method, directory, repeats):
     done = subprocess.run([sys.executable, __file__, "--child", method, str(directory),
                            str(repeats)], capture_output=True, text=True, check=True)
@@ -144,6 +157,12 @@ def main():
             ours = run_child("rsrank", directory, 1)["seconds"]
             theirs = run_child("xgboost", directory, 1)["seconds"]
             rounds.append({"rsrank_s": ours, "xgboost_s": theirs, "ratio": ours / theirs})
+        # what a fresh process pays to touch memory the size of the arrays
+        touch = {"numpy": [], "mapping": []}
+        for _ in range(args.rounds):
+            for kind in touch:
+                touch[kind].append(run_child(f"touch-{kind}", directory / str(
+                    results[0]["array_bytes"]), 1)["seconds"])
     import numba
     import lightgbm
     import sklearn
@@ -158,7 +177,8 @@ def main():
               "versions": {"rsrank": __version__, "numba": numba.__version__,
                            "scikit-learn": sklearn.__version__, "xgboost": xgboost.__version__,
                            "lightgbm": lightgbm.__version__},
-              "results": results, "alternating_rounds": rounds}
+              "results": results, "alternating_rounds": rounds,
+              "first_touch_s": touch}
     names = {"rsrank": "RSRank `load_letor` (compiled parser, all cores)",
              "rsrank-gz": "RSRank `load_letor`, the same file gzipped",
              "rsrank-cache": "RSRank `load_letor(cache=...)`, reading its cache (every page read)",
@@ -187,6 +207,12 @@ def main():
                   "rounds (one run each, fresh processes): RSRank's time / XGBoost's, median "
                   f"{np.median(ratios):.2f}x, from {min(ratios):.2f}x to {max(ratios):.2f}x "
                   "(" + ", ".join(f"{r:.2f}" for r in ratios) + ")."]
+    if touch["numpy"]:
+        lines += ["", f"New memory the size of the arrays ({results[0]['array_bytes'] / 1e6:,.0f} "
+                  "MB), one byte written per page in a fresh process, median of "
+                  f"{len(touch['numpy'])} alternating rounds: NumPy's allocator (which asks for "
+                  f"huge pages) {np.median(touch['numpy']):.2f} s, the parser's anonymous "
+                  f"mapping {np.median(touch['mapping']):.2f} s."]
     text = "\n".join(lines) + "\n"
     out = Path(args.out)
     (out / "load.md").write_text(text)

@@ -184,3 +184,27 @@ def test_text_that_changes_between_the_passes_is_refused_not_overrun(blocks):
 
     assert parse_chunks(chunks, blocks) is None
     assert len(calls) == 2
+
+
+@pytest.mark.parametrize("comment_lines", [False, True])
+def test_parsed_arrays_are_writable_pickle_and_outlive_the_parse(comment_lines):
+    # the output arrays live in their own anonymous mappings; with comment
+    # lines the slices close up (a copy), without they are returned as made
+    import pickle
+
+    lines = [f"{r % 3} qid:{r // 4} 1:{r}.5 3:{-r}" for r in range(40)]
+    if comment_lines:
+        lines = [line + ("\n# note" if r % 5 == 0 else "") for r, line in enumerate(lines)]
+    buf = np.frombuffer(("\n".join(lines) + "\n").encode(), dtype=np.uint8)
+    labels, qids, indptr, indices, data, _ = parse_buffer(buf, 3)
+    expected = np.ravel([[r + 0.5, -r] for r in range(40)])
+    np.testing.assert_array_equal(data, expected)
+    for array in (labels, qids, indptr, indices, data):
+        assert array.flags.writeable
+    data *= 2.0
+    indices[:] = indices[::-1]
+    again = pickle.loads(pickle.dumps((labels, qids, indices, data)))
+    del buf, labels, qids, indptr
+    np.testing.assert_array_equal(again[3], 2.0 * expected)
+    np.testing.assert_array_equal(indices, np.tile([0, 2], 40)[::-1])
+    np.testing.assert_array_equal(again[1], np.arange(40) // 4)
