@@ -36,6 +36,7 @@ from ._kernels import twins
 __all__ = ["parse_buffer", "parse_chunks", "line_aligned_starts"]
 
 OK, BAD = 0, 1
+_OWN_MAPPING_BYTES = 4 << 20
 _POW10 = np.array([10.0 ** k for k in range(23)])
 _MANTISSA_LIMIT = 2 ** 53
 _INDEX_MAX = 2 ** 31 - 1
@@ -367,9 +368,13 @@ def _fresh(n, dtype):
     the output, not the parse, then dominated a fresh process's load (see
     ``scripts/bench_load.py``). A mapping of its own gets ordinary pages,
     as a C++ parser's ``malloc`` does, and is returned to the system with
-    the last array that uses it."""
+    the last array that uses it. Arrays below NumPy's huge-page size (4 MiB)
+    come from NumPy, so that many small files do not use up the process's
+    mappings."""
     dtype = np.dtype(dtype)
-    return np.frombuffer(mmap.mmap(-1, max(n, 1) * dtype.itemsize), dtype=dtype)[:n]
+    if n * dtype.itemsize < _OWN_MAPPING_BYTES:
+        return np.zeros(n, dtype=dtype)
+    return np.frombuffer(mmap.mmap(-1, n * dtype.itemsize), dtype=dtype)
 
 
 def parse_buffer(buf, n_blocks):

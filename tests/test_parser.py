@@ -186,11 +186,19 @@ def test_text_that_changes_between_the_passes_is_refused_not_overrun(blocks):
     assert len(calls) == 2
 
 
+@pytest.mark.parametrize("own_mapping", [True, False])
 @pytest.mark.parametrize("comment_lines", [False, True])
-def test_parsed_arrays_are_writable_pickle_and_outlive_the_parse(comment_lines):
-    # the output arrays live in their own anonymous mappings; with comment
-    # lines the slices close up (a copy), without they are returned as made
+def test_parsed_arrays_are_writable_pickle_and_outlive_the_parse(comment_lines, own_mapping,
+                                                                 monkeypatch):
+    # large output arrays live in their own anonymous mappings (here every
+    # array, with own_mapping); comment lines leave slack in the row arrays,
+    # which close up in a copy
+    import mmap
     import pickle
+
+    from rsrank import _parser
+
+    monkeypatch.setattr(_parser, "_OWN_MAPPING_BYTES", 0 if own_mapping else 1 << 40)
 
     lines = [f"{r % 3} qid:{r // 4} 1:{r}.5 3:{-r}" for r in range(40)]
     if comment_lines:
@@ -201,6 +209,8 @@ def test_parsed_arrays_are_writable_pickle_and_outlive_the_parse(comment_lines):
     np.testing.assert_array_equal(data, expected)
     for array in (labels, qids, indptr, indices, data):
         assert array.flags.writeable
+    if not comment_lines:  # (with them, the row arrays are copies)
+        assert isinstance(getattr(data.base, "obj", None), mmap.mmap) == own_mapping
     data *= 2.0
     indices[:] = indices[::-1]
     again = pickle.loads(pickle.dumps((labels, qids, indices, data)))
