@@ -1,5 +1,7 @@
 """Helpers shared by the benchmark scripts."""
 
+import time
+
 import numpy as np
 
 
@@ -33,3 +35,23 @@ def peak_rss_bytes():
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) * 1024
     raise RuntimeError("no VmHWM in /proc/self/status")
+
+
+def roofline(X, repeats=5, threads=None):
+    """Median seconds of one ``X @ w`` plus one ``X.T @ lambda`` with NumPy
+    (vectors in X's dtype, after a warm-up): the two passes over ``X`` an
+    epoch cannot avoid. ``threads`` caps BLAS's threads (None: all cores);
+    RSRank's online epoch runs on one."""
+    from threadpoolctl import threadpool_limits
+
+    w = np.random.default_rng(0).normal(size=X.shape[1]).astype(X.dtype)
+    lam = np.random.default_rng(1).normal(size=X.shape[0]).astype(X.dtype)
+    with threadpool_limits(limits=threads, user_api="blas"):
+        X @ w, X.T @ lam
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            X @ w
+            X.T @ lam
+            times.append(time.perf_counter() - start)
+    return float(np.median(times))

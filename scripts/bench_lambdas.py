@@ -9,10 +9,11 @@ document as queries grow.
    no scaling, as ``results/scale.md``) with ``ndcg_k=None`` (whole list:
    prefix sums where they are cheaper than the pair loop) and ``ndcg_k=10``
    (pair loop over the top 10), against one ``X @ w`` plus one
-   ``X.T @ lambda`` with NumPy. The three are timed back to back in each of
-   ``--rounds`` rounds, so that a slow spell of a shared machine hits all
-   three; the table gives the median time of each and the median of the
-   rounds' ratios.
+   ``X.T @ lambda`` with NumPy, with BLAS on one thread (as the epoch) and
+   on all cores. The four are timed back to back in each of ``--rounds``
+   rounds, so that a slow spell of a shared machine hits all four; the
+   table gives the median time of each and the median of the rounds'
+   ratios.
    Then every query ranked by ``ranked_order`` and by the stable argsort it
    replaced, back to back in each round.
 2. 200,000 documents in queries of equal size (100, 1,000, 10,000): the
@@ -30,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from _bench import roofline
 from bench_scale import epoch_timer, time_epoch
 
 REPO = Path(__file__).resolve().parents[1]
@@ -37,28 +39,15 @@ REPO = Path(__file__).resolve().parents[1]
 
 def interleaved(X, y, qid, rounds):
     """Per round: the whole-list epoch, the ``ndcg_k=10`` epoch and the
-    roofline, back to back."""
+    roofline on all cores and on one thread, back to back."""
     whole, top10 = epoch_timer(X, y, qid, None), epoch_timer(X, y, qid, 10)
-    times = {"whole": [], "top10": [], "roof": []}
+    times = {"whole": [], "top10": [], "roof": [], "roof1": []}
     for _ in range(rounds):
         times["whole"].append(whole())
         times["top10"].append(top10())
         times["roof"].append(roofline(X, repeats=1))
+        times["roof1"].append(roofline(X, repeats=1, threads=1))
     return {k: np.array(v) for k, v in times.items()}
-
-
-def roofline(X, repeats=5):
-    """As ``scripts/bench_scale.py``: vectors in X's dtype, after a warm-up."""
-    w = np.random.default_rng(0).normal(size=X.shape[1]).astype(X.dtype)
-    lam = np.random.default_rng(1).normal(size=X.shape[0]).astype(X.dtype)
-    X @ w, X.T @ lam
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        X @ w
-        X.T @ lam
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
 
 
 def ranking_rounds(scores, offsets, rounds):
@@ -113,13 +102,17 @@ def main():
     data = make_mslr_like(n_documents=args.documents, n_queries=n_queries, random_state=0)
     X, y, qid = data.X, data.y, data.qid
     times = interleaved(X, y, qid, args.rounds)
-    whole, top10, roof = (float(np.median(times[k])) for k in ("whole", "top10", "roof"))
+    whole, top10, roof, roof1 = (float(np.median(times[k]))
+                                 for k in ("whole", "top10", "roof", "roof1"))
     shape = {"documents": len(y), "queries": int(len(np.unique(qid))),
              "max_query": int(np.bincount(np.unique(qid, return_inverse=True)[1]).max()),
              "rounds": args.rounds, "whole_list_s": whole, "ndcg10_s": top10, "roofline_s": roof,
              "whole_over_ndcg10": float(np.median(times["whole"] / times["top10"])),
              "whole_over_roofline": float(np.median(times["whole"] / times["roof"])),
              "ndcg10_over_roofline": float(np.median(times["top10"] / times["roof"])),
+             "roofline_1thread_s": roof1,
+             "whole_over_roofline_1thread": float(np.median(times["whole"] / times["roof1"])),
+             "ndcg10_over_roofline_1thread": float(np.median(times["top10"] / times["roof1"])),
              "times_s": {k: v.tolist() for k, v in times.items()}}
     _, counts = np.unique(qid, return_counts=True)
     offsets = np.r_[0, np.cumsum(counts)].astype(np.int64)
@@ -147,17 +140,19 @@ def main():
     lines = ["# Whole-list lambdas", "", f"Command: `{report['command'].strip()}`", "",
              f"{report['machine']}; rsrank {__version__}, numba {numba.__version__}. One "
              "thread, online updates (`batch_size=1`), no scaling. Section 1: "
-             f"{args.rounds} rounds after a warm-up epoch, each timing the three back to back; "
+             f"{args.rounds} rounds after a warm-up epoch, each timing the four back to back; "
              "medians of the times and of the rounds' ratios. Section 2: median of 3 epochs "
              "after a warm-up.", "",
              f"## MSLR-WEB30K shape: {shape['documents']:,} documents, {shape['queries']:,} "
              f"queries (longest {shape['max_query']:,}), 136 float32 features", "",
-             "| epoch | seconds | / ndcg_k=10 epoch | / roofline (X@w + X.T@λ) |",
-             "|---|---|---|---|",
+             "| epoch | seconds | / ndcg_k=10 epoch | / roofline, 1 thread | "
+             "/ roofline, all cores |", "|---|---|---|---|---|",
              f"| whole list (`ndcg_k=None`) | {whole:.3f} | {shape['whole_over_ndcg10']:.2f} | "
-             f"{shape['whole_over_roofline']:.2f} |",
-             f"| `ndcg_k=10` | {top10:.3f} | 1.00 | {shape['ndcg10_over_roofline']:.2f} |",
-             f"| roofline | {roof:.3f} | | 1.00 |", "",
+             f"{shape['whole_over_roofline_1thread']:.2f} | {shape['whole_over_roofline']:.2f} |",
+             f"| `ndcg_k=10` | {top10:.3f} | 1.00 | {shape['ndcg10_over_roofline_1thread']:.2f} | "
+             f"{shape['ndcg10_over_roofline']:.2f} |",
+             f"| roofline (X@w + X.T@λ), 1 thread, as the epoch | {roof1:.3f} | | 1.00 | |",
+             f"| roofline, all cores | {roof:.3f} | | | 1.00 |", "",
              "Ranking every query once (scores from a random w): `ranked_order` "
              f"{shape['ranking']['ranked_order_s'] * 1e3:.1f} ms, numba's "
              "`np.argsort(-s, kind=\"mergesort\")` "
