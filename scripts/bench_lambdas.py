@@ -5,15 +5,16 @@ document as queries grow.
     python scripts/bench_lambdas.py [--documents 1000000] [--out results]
 
 1. MSLR-WEB30K shape (``make_mslr_like``, 136 float32 features, labels 0-4,
-   long-tailed query sizes): one epoch of online updates (``batch_size=1``,
-   no scaling, as ``results/scale.md``) with ``ndcg_k=None`` (whole list:
-   prefix sums where they are cheaper than the pair loop) and ``ndcg_k=10``
-   (pair loop over the top 10), against one ``X @ w`` plus one
-   ``X.T @ lambda`` with NumPy, with BLAS on one thread (as the epoch) and
-   on all cores. The four are timed back to back in each of ``--rounds``
-   rounds, so that a slow spell of a shared machine hits all four; the
-   table gives the median time of each and the median of the rounds'
-   ratios.
+   long-tailed query sizes), no scaling: one epoch with ``ndcg_k=None``
+   (whole list: prefix sums where they are cheaper than the pair loop) and
+   with ``ndcg_k=10`` (pair loop over the top 10), each with online updates
+   (``batch_size=1``, one thread, as ``results/scale.md``) and with one
+   full-batch step on all cores (``batch_size=None, n_jobs=-1``), against
+   one ``X @ w`` plus one ``X.T @ lambda`` with NumPy, BLAS on one thread
+   and on all cores. The six are timed back to back in each of
+   ``--rounds`` rounds, so that a slow spell of a shared machine hits them
+   all; the table gives the median time of each and the median of the
+   rounds' ratios.
    Then every query ranked by ``ranked_order`` and by the stable argsort it
    replaced, back to back in each round.
 2. 200,000 documents in queries of equal size (100, 1,000, 10,000): the
@@ -38,15 +39,18 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def interleaved(X, y, qid, rounds):
-    """Per round: the whole-list epoch, the ``ndcg_k=10`` epoch and the
-    roofline on all cores and on one thread, back to back."""
-    whole, top10 = epoch_timer(X, y, qid, None), epoch_timer(X, y, qid, 10)
-    times = {"whole": [], "top10": [], "roof": [], "roof1": []}
+    """Per round, back to back: the whole-list and the ``ndcg_k=10`` epoch
+    with online steps (one thread) and with one full-batch step on all
+    cores, and the roofline on one thread and on all cores."""
+    timers = {"whole": epoch_timer(X, y, qid, None), "top10": epoch_timer(X, y, qid, 10),
+              "whole_par": epoch_timer(X, y, qid, None, batch_size=None, n_jobs=-1),
+              "top10_par": epoch_timer(X, y, qid, 10, batch_size=None, n_jobs=-1),
+              "roof": lambda: roofline(X, repeats=1),
+              "roof1": lambda: roofline(X, repeats=1, threads=1)}
+    times = {k: [] for k in timers}
     for _ in range(rounds):
-        times["whole"].append(whole())
-        times["top10"].append(top10())
-        times["roof"].append(roofline(X, repeats=1))
-        times["roof1"].append(roofline(X, repeats=1, threads=1))
+        for k, timer in timers.items():
+            times[k].append(timer())
     return {k: np.array(v) for k, v in times.items()}
 
 
@@ -111,6 +115,13 @@ def main():
              "whole_over_roofline": float(np.median(times["whole"] / times["roof"])),
              "ndcg10_over_roofline": float(np.median(times["top10"] / times["roof"])),
              "roofline_1thread_s": roof1,
+             "parallel_whole_list_s": float(np.median(times["whole_par"])),
+             "parallel_ndcg10_s": float(np.median(times["top10_par"])),
+             "parallel_whole_over_ndcg10": float(np.median(times["whole_par"] /
+                                                           times["top10_par"])),
+             "parallel_whole_over_roofline": float(np.median(times["whole_par"] / times["roof"])),
+             "parallel_ndcg10_over_roofline": float(np.median(times["top10_par"] /
+                                                              times["roof"])),
              "whole_over_roofline_1thread": float(np.median(times["whole"] / times["roof1"])),
              "ndcg10_over_roofline_1thread": float(np.median(times["top10"] / times["roof1"])),
              "times_s": {k: v.tolist() for k, v in times.items()}}
@@ -138,20 +149,26 @@ def main():
               "rsrank_version": __version__, "mslr_shape": shape, "query_sizes": sizes}
     base = sizes[0]["us_per_document"]
     lines = ["# Whole-list lambdas", "", f"Command: `{report['command'].strip()}`", "",
-             f"{report['machine']}; rsrank {__version__}, numba {numba.__version__}. One "
-             "thread, online updates (`batch_size=1`), no scaling. Section 1: "
-             f"{args.rounds} rounds after a warm-up epoch, each timing the four back to back; "
-             "medians of the times and of the rounds' ratios. Section 2: median of 3 epochs "
-             "after a warm-up.", "",
+             f"{report['machine']}; rsrank {__version__}, numba {numba.__version__}. No "
+             "scaling. Section 1: "
+             f"{args.rounds} rounds after a warm-up epoch, each timing the six back to back; "
+             "medians of the times and of the rounds' ratios. Section 2: online updates, "
+             "median of 3 epochs after a warm-up.", "",
              f"## MSLR-WEB30K shape: {shape['documents']:,} documents, {shape['queries']:,} "
              f"queries (longest {shape['max_query']:,}), 136 float32 features", "",
-             "| epoch | seconds | / ndcg_k=10 epoch | / roofline, 1 thread | "
+             "| epoch | seconds | / its ndcg_k=10 epoch | / roofline, 1 thread | "
              "/ roofline, all cores |", "|---|---|---|---|---|",
-             f"| whole list (`ndcg_k=None`) | {whole:.3f} | {shape['whole_over_ndcg10']:.2f} | "
-             f"{shape['whole_over_roofline_1thread']:.2f} | {shape['whole_over_roofline']:.2f} |",
-             f"| `ndcg_k=10` | {top10:.3f} | 1.00 | {shape['ndcg10_over_roofline_1thread']:.2f} | "
-             f"{shape['ndcg10_over_roofline']:.2f} |",
-             f"| roofline (X@w + X.T@λ), 1 thread, as the epoch | {roof1:.3f} | | 1.00 | |",
+             f"| online (`batch_size=1`, one thread), whole list (`ndcg_k=None`) | {whole:.3f} | "
+             f"{shape['whole_over_ndcg10']:.2f} | {shape['whole_over_roofline_1thread']:.2f} | "
+             f"{shape['whole_over_roofline']:.2f} |",
+             f"| online, `ndcg_k=10` | {top10:.3f} | 1.00 | "
+             f"{shape['ndcg10_over_roofline_1thread']:.2f} | {shape['ndcg10_over_roofline']:.2f} |",
+             f"| full batch, all cores (`batch_size=None, n_jobs=-1`), whole list | "
+             f"{shape['parallel_whole_list_s']:.3f} | {shape['parallel_whole_over_ndcg10']:.2f} "
+             f"| | {shape['parallel_whole_over_roofline']:.2f} |",
+             f"| full batch, all cores, `ndcg_k=10` | {shape['parallel_ndcg10_s']:.3f} | 1.00 | | "
+             f"{shape['parallel_ndcg10_over_roofline']:.2f} |",
+             f"| roofline (X@w + X.T@λ), 1 thread | {roof1:.3f} | | 1.00 | |",
              f"| roofline, all cores | {roof:.3f} | | | 1.00 |", "",
              "Ranking every query once (scores from a random w): `ranked_order` "
              f"{shape['ranking']['ranked_order_s'] * 1e3:.1f} ms, numba's "

@@ -113,7 +113,8 @@ def first_touch(method, nbytes):
     from rsrank._parser import _fresh
 
     start = time.perf_counter()
-    array = np.empty(nbytes, dtype=np.uint8) if method == "touch-numpy" else _fresh(nbytes, np.uint8)
+    allocate = np.empty if method == "touch-numpy" else _fresh
+    array = allocate(nbytes, np.uint8)
     array[::4096] = 1
     print(json.dumps({"method": method, "seconds": time.perf_counter() - start}))
 
