@@ -329,7 +329,8 @@ def _grouped_by_query_file(X, y, path, lines, n_features, dtype, query_file, cle
 _PARALLEL_BYTES = 8 << 20
 
 
-#: Plain files are parsed in chunks of this many bytes (cut at line ends).
+#: Plain and large gzip files are parsed in chunks of this many bytes (cut at
+#: line ends).
 _CHUNK_BYTES = 32 << 20
 
 
