@@ -108,22 +108,23 @@ def main():
     times = interleaved(X, y, qid, args.rounds)
     whole, top10, roof, roof1 = (float(np.median(times[k]))
                                  for k in ("whole", "top10", "roof", "roof1"))
+    def ratio(a, b):
+        return float(np.median(times[a] / times[b]))
+
     shape = {"documents": len(y), "queries": int(len(np.unique(qid))),
              "max_query": int(np.bincount(np.unique(qid, return_inverse=True)[1]).max()),
              "rounds": args.rounds, "whole_list_s": whole, "ndcg10_s": top10, "roofline_s": roof,
-             "whole_over_ndcg10": float(np.median(times["whole"] / times["top10"])),
-             "whole_over_roofline": float(np.median(times["whole"] / times["roof"])),
-             "ndcg10_over_roofline": float(np.median(times["top10"] / times["roof"])),
+             "whole_over_ndcg10": ratio("whole", "top10"),
+             "whole_over_roofline": ratio("whole", "roof"),
+             "ndcg10_over_roofline": ratio("top10", "roof"),
              "roofline_1thread_s": roof1,
              "parallel_whole_list_s": float(np.median(times["whole_par"])),
              "parallel_ndcg10_s": float(np.median(times["top10_par"])),
-             "parallel_whole_over_ndcg10": float(np.median(times["whole_par"] /
-                                                           times["top10_par"])),
-             "parallel_whole_over_roofline": float(np.median(times["whole_par"] / times["roof"])),
-             "parallel_ndcg10_over_roofline": float(np.median(times["top10_par"] /
-                                                              times["roof"])),
-             "whole_over_roofline_1thread": float(np.median(times["whole"] / times["roof1"])),
-             "ndcg10_over_roofline_1thread": float(np.median(times["top10"] / times["roof1"])),
+             "parallel_whole_over_ndcg10": ratio("whole_par", "top10_par"),
+             "parallel_whole_over_roofline": ratio("whole_par", "roof"),
+             "parallel_ndcg10_over_roofline": ratio("top10_par", "roof"),
+             "whole_over_roofline_1thread": ratio("whole", "roof1"),
+             "ndcg10_over_roofline_1thread": ratio("top10", "roof1"),
              "times_s": {k: v.tolist() for k, v in times.items()}}
     _, counts = np.unique(qid, return_counts=True)
     offsets = np.r_[0, np.cumsum(counts)].astype(np.int64)

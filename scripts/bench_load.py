@@ -54,9 +54,9 @@ def child(method, directory, repeats):
     sys.path.insert(0, str(REPO / "scripts"))
     from _bench import peak_rss_bytes
 
+    if method.startswith("touch-"):  # the byte count in place of the directory
+        return first_touch(method, int(directory))
     directory = Path(directory)
-    if method.startswith("touch-"):  # directory holds the byte count here
-        return first_touch(method, int(directory.name))
     if method.startswith("rsrank"):
         import rsrank.datasets as datasets
         from rsrank import load_letor
@@ -162,8 +162,8 @@ def main():
         touch = {"numpy": [], "mapping": []}
         for _ in range(args.rounds):
             for kind in touch:
-                touch[kind].append(run_child(f"touch-{kind}", directory / str(
-                    results[0]["array_bytes"]), 1)["seconds"])
+                touch[kind].append(run_child(f"touch-{kind}", results[0]["array_bytes"],
+                                             1)["seconds"])
     import numba
     import lightgbm
     import sklearn

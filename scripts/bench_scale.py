@@ -244,14 +244,14 @@ def markdown(report):
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for row in report["sizes"]:
         r, roof = row["rsrank"], row["roofline"]
-        one, every = roof.get("roofline_1thread_s"), roof["roofline_s"]
+        one, every = roof["roofline_1thread_s"], roof["roofline_s"]
         epochs = (r["epoch_s_cutoff10"], r["epoch_s_full"])
-        per_one = ", ".join(f"{e / one:.1f}x" for e in epochs) if one else ""
+        per_one = ", ".join(f"{e / one:.1f}x" for e in epochs)
         per_every = ", ".join(f"{e / every:.1f}x" for e in epochs)
         used = r["peak_rss_bytes"] - r["rss_baseline_bytes"]
         lines.append(
             f"| {r['rows']:,} | {r['x_bytes'] / 1e6:,.0f} MB | {r['epoch_s_cutoff10']:.3f} s | "
-            f"{r['epoch_s_full']:.3f} s | {one or float('nan'):.3f} s / {every:.3f} s | "
+            f"{r['epoch_s_full']:.3f} s | {one:.3f} s / {every:.3f} s | "
             f"{per_one} | {per_every} | "
             f"{r['loaded_bytes'] / 1e6:,.0f} MB | {used / 1e6:,.0f} MB | "
             f"{used / r['loaded_bytes']:.2f} | "
@@ -306,9 +306,8 @@ def plot(report, out):
         axes[0].plot(rows, [row["rsrank"][key] for row in report["sizes"]], "o-", label=label)
     for key, label in (("roofline_1thread_s", "roofline X@w + X.T@λ, 1 thread"),
                        ("roofline_s", "roofline, all cores")):
-        if all(key in row["roofline"] for row in report["sizes"]):
-            axes[0].plot(rows, [row["roofline"][key] for row in report["sizes"]], "s--",
-                         label=label)
+        axes[0].plot(rows, [row["roofline"][key] for row in report["sizes"]], "s--",
+                     label=label)
     axes[0].set_xscale("log")
     axes[0].set_yscale("log")
     axes[0].set_xlabel("training documents")
