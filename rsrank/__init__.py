@@ -5,7 +5,9 @@ The method of Sun, Qin, Tao and Wang (SIGIR 2009): NDCG reduced to
 and an L1 penalty applied by truncated gradient (Langford, Li and Zhang 2009).
 """
 
+from ._version import __version__
 from .estimator import RSRank
+from .querydata import QueryData
 from .datasets import (
     LetorFormatError,
     NonContiguousQueryWarning,
@@ -18,10 +20,10 @@ from .datasets import (
     read_query_sizes,
 )
 
-__version__ = "0.1.0"
 
 __all__ = [
     "RSRank",
+    "QueryData",
     "LetorFormatError",
     "NonContiguousQueryWarning",
     "dataset_summary",

@@ -21,6 +21,7 @@ added up after the loop.
 """
 
 import types
+from collections import namedtuple
 
 import numpy as np
 from numba import njit, prange
@@ -805,6 +806,31 @@ linear_scores_serial, linear_scores_parallel = twins(_linear_scores)
 
 
 # -- one epoch -----------------------------------------------------------------
+#
+# An epoch's arguments travel in four small records (named tuples, which numba
+# compiles and caches like any tuple):
+#
+# * ``Rows``: the rows in query order: the CSR triplet, or empty CSR arrays and
+#   a C-ordered dense X, and the query ``offsets``;
+# * ``Pairs``: what the pair losses need per row and per query: ``gains``,
+#   ``labels``, ``inv_ideal``, the ``discount`` table and ``cutoff``, the
+#   ``loss`` code, ``unit_weights``, and the label ``levels``/``n_levels``
+#   (:func:`all_query_levels`);
+# * ``Steps``: the step schedule and the L1 penalty: ``learning_rate``,
+#   ``power_t``, ``l1``, ``period``, ``theta`` and ``cumulative``;
+# * ``Work``: per-fit scratch: ``scores`` and ``lam`` (one per row),
+#   ``partial`` (one gradient row per thread), ``rankings`` (each query's last
+#   ranking, -1 where none yet) and ``w_scaled`` (one per feature).
+#
+# A global feature scaling enters as ``scale``, one factor per feature (empty:
+# none): the model scores ``X @ (scale * w)`` and its gradient is
+# ``scale * (X.T @ lam)``, so no scaled copy of X exists.
+
+Rows = namedtuple("Rows", "data indices indptr dense offsets")
+Pairs = namedtuple("Pairs", "gains labels inv_ideal discount cutoff loss unit_weights levels "
+                            "n_levels")
+Steps = namedtuple("Steps", "learning_rate power_t l1 period theta cumulative")
+Work = namedtuple("Work", "scores lam partial rankings w_scaled")
 
 
 @njit(cache=True)
@@ -817,109 +843,153 @@ def step_size(learning_rate, power_t, step):
     return learning_rate / step ** power_t
 
 
-def _epoch(data, indices, indptr, X, gains, labels, offsets, inv_ideal, discount, cutoff,
-           loss, unit_weights, query_order, batch_size, w, learning_rate, power_t, l1, period,
-           theta,
-           cumulative, l1_state, step, scores, lam, partial, rankings, levels, n_levels):
-    """One pass over ``query_order`` in batches; updates ``w`` in place.
+@njit(cache=True)
+def scaled_weights(w, scale, out):
+    """``scale * w`` into ``out`` and return it; ``w`` itself when ``scale``
+    is empty (no scaling)."""
+    if scale.shape[0] == 0:
+        return w
+    for j in range(w.shape[0]):
+        out[j] = w[j] * scale[j]
+    return out
 
-    Each step averages the gradient over the batch's queries, takes
-    ``w -= eta * grad`` with ``eta = learning_rate / t ** power_t`` (``t``
-    the global step count from 1, :func:`step_size`) and, every ``period``
+
+@njit(cache=True)
+def take_step(w, partial, rows, scale, steps, l1_state, step):
+    """One gradient step and its L1 penalty, in place; returns the new step
+    count.
+
+    The gradient is the sum of the first ``rows`` rows of ``partial`` (on the
+    rows as stored; times ``scale`` per feature when it is not empty). The
+    step takes ``w -= eta * grad`` with ``eta = learning_rate / t ** power_t``
+    (``t`` the step count from 1, :func:`step_size`) and, every ``period``
     steps, applies :func:`truncate` with ``alpha = l1`` times the sum of the
     period's ``eta`` (``learning_rate * period * l1`` at a constant rate), or
-    with ``cumulative`` the :func:`cumulative_penalty` of the ``l1_state``
-    (which every step adds ``eta * l1`` to). ``X`` is used when ``indptr`` is
-    empty (dense input), otherwise the CSR triplet. ``partial`` has one row
-    per gradient accumulator: the queries of a batch are dealt to its rows
-    (one row per thread in the parallel build), then the rows are added up.
-    ``rankings`` holds each query's last ranking for the next epoch (see
-    :func:`ranked_order_from`; ``-1`` where there is none yet), ``levels``
-    and ``n_levels`` its :func:`query_levels` (:func:`all_query_levels`).
+    with ``cumulative`` the :func:`cumulative_penalty` of ``l1_state`` (which
+    every step adds ``eta * l1`` to)."""
+    n_features = w.shape[0]
+    scaled = scale.shape[0] > 0
+    step += 1
+    eta = step_size(steps.learning_rate, steps.power_t, step)
+    for j in range(n_features):
+        g = 0.0
+        for c in range(rows):
+            g += partial[c, j]
+        if scaled:
+            g *= scale[j]
+        w[j] -= eta * g
+    if steps.l1 > 0.0:
+        if steps.cumulative:
+            l1_state[n_features] += eta * steps.l1
+            if step % steps.period == 0:
+                cumulative_penalty(w, l1_state)
+        elif step % steps.period == 0:
+            if steps.power_t == 0.0:
+                alpha = steps.learning_rate * steps.period * steps.l1
+            else:
+                alpha = 0.0
+                for t in range(step - steps.period + 1, step + 1):
+                    alpha += step_size(steps.learning_rate, steps.power_t, t)
+                alpha *= steps.l1
+            truncate(w, alpha, steps.theta)
+    return step
+
+
+def _epoch(rows, pairs, steps, scale, query_order, batch_size, w, l1_state, step, work):
+    """One pass over ``query_order`` in batches; updates ``w`` in place.
+
+    Each step averages the gradient over the batch's queries and takes
+    :func:`take_step`. ``work.partial`` has one row per gradient
+    accumulator: the queries of a batch are dealt to its rows (one row per
+    thread in the parallel build), then the rows are added up.
 
     Returns ``(summed query loss, new step count)``.
     """
-    dense = indptr.shape[0] == 0
+    dense = rows.indptr.shape[0] == 0
     n_batch_queries = query_order.shape[0]
-    n_features = w.shape[0]
     total = 0.0
     losses = np.zeros(n_batch_queries)
+    scores, lam, partial = work.scores, work.lam, work.partial
     for start in range(0, n_batch_queries, batch_size):
         stop = min(start + batch_size, n_batch_queries)
-        scale = 1.0 / (stop - start)
-        rows = min(partial.shape[0], stop - start)
-        for c in prange(rows):
+        factor = 1.0 / (stop - start)
+        used = min(partial.shape[0], stop - start)
+        ws = scaled_weights(w, scale, work.w_scaled)
+        for c in prange(used):
             # scores, lambdas and gradient of one query back to back: its rows
             # of X are read from memory once and are still in cache for the
             # gradient
             grad = partial[c]
             grad[:] = 0.0
-            for t in range(start + c, stop, rows):
+            for t in range(start + c, stop, used):
                 q = query_order[t]
-                lo, hi = offsets[q], offsets[q + 1]
+                lo, hi = rows.offsets[q], rows.offsets[q + 1]
                 if dense:
-                    dense_scores(X, lo, hi, w, scores)
+                    dense_scores(rows.dense, lo, hi, ws, scores)
                 else:
-                    csr_scores(data, indices, indptr, lo, hi, w, scores)
-                losses[t] = query_lambdas_from(scores[lo:hi], gains[lo:hi], labels[lo:hi],
-                                               discount, cutoff, inv_ideal[q], loss,
-                                               unit_weights, lam[lo:hi], rankings[lo:hi],
-                                               levels[lo:hi], n_levels[q])
+                    csr_scores(rows.data, rows.indices, rows.indptr, lo, hi, ws, scores)
+                losses[t] = query_lambdas_from(
+                    scores[lo:hi], pairs.gains[lo:hi], pairs.labels[lo:hi], pairs.discount,
+                    pairs.cutoff, pairs.inv_ideal[q], pairs.loss, pairs.unit_weights,
+                    lam[lo:hi], work.rankings[lo:hi], pairs.levels[lo:hi], pairs.n_levels[q])
                 if dense:
-                    dense_add_gradient(X, lo, hi, lam, scale, grad)
+                    dense_add_gradient(rows.dense, lo, hi, lam, factor, grad)
                 else:
-                    csr_add_gradient(data, indices, indptr, lo, hi, lam, scale, grad)
+                    csr_add_gradient(rows.data, rows.indices, rows.indptr, lo, hi, lam, factor,
+                                     grad)
         for t in range(start, stop):
             total += losses[t]
-        step += 1
-        eta = step_size(learning_rate, power_t, step)
-        for j in range(n_features):
-            g = 0.0
-            for c in range(rows):
-                g += partial[c, j]
-            w[j] -= eta * g
-        if l1 > 0.0:
-            if cumulative:
-                l1_state[n_features] += eta * l1
-                if step % period == 0:
-                    cumulative_penalty(w, l1_state)
-            elif step % period == 0:
-                if power_t == 0.0:
-                    alpha = learning_rate * period * l1
-                else:
-                    alpha = 0.0
-                    for t in range(step - period + 1, step + 1):
-                        alpha += step_size(learning_rate, power_t, t)
-                    alpha *= l1
-                truncate(w, alpha, theta)
+        step = take_step(w, partial, used, scale, steps, l1_state, step)
     return total, step
 
 
 epoch_serial, epoch_parallel = twins(_epoch)
 
 
-def _objective(data, indices, indptr, X, gains, labels, offsets, inv_ideal, discount, cutoff,
-               loss, unit_weights, w, scores, lam, grad):
-    """Summed loss over all queries at ``w`` and its gradient (into ``grad``),
-    with the swap weights of the ranking at ``w`` held fixed."""
-    dense = indptr.shape[0] == 0
-    n_queries = offsets.shape[0] - 1
+def _objective(rows, pairs, scale, w, work, grad):
+    """Summed loss over all queries at ``w`` and its gradient (into ``grad``,
+    times ``scale`` per feature when it is not empty), with the swap weights
+    of the ranking at ``w`` held fixed."""
+    dense = rows.indptr.shape[0] == 0
+    n_queries = rows.offsets.shape[0] - 1
     losses = np.zeros(n_queries)
+    scores, lam = work.scores, work.lam
+    ws = scaled_weights(w, scale, work.w_scaled)
     for q in prange(n_queries):
-        lo, hi = offsets[q], offsets[q + 1]
+        lo, hi = rows.offsets[q], rows.offsets[q + 1]
         if dense:
-            dense_scores(X, lo, hi, w, scores)
+            dense_scores(rows.dense, lo, hi, ws, scores)
         else:
-            csr_scores(data, indices, indptr, lo, hi, w, scores)
-        losses[q] = query_lambdas(scores[lo:hi], gains[lo:hi], labels[lo:hi], discount, cutoff,
-                                  inv_ideal[q], loss, unit_weights, lam[lo:hi])
+            csr_scores(rows.data, rows.indices, rows.indptr, lo, hi, ws, scores)
+        losses[q] = query_lambdas(scores[lo:hi], pairs.gains[lo:hi], pairs.labels[lo:hi],
+                                  pairs.discount, pairs.cutoff, pairs.inv_ideal[q], pairs.loss,
+                                  pairs.unit_weights, lam[lo:hi])
     grad[:] = 0.0
     for q in range(n_queries):
+        lo, hi = rows.offsets[q], rows.offsets[q + 1]
         if dense:
-            dense_add_gradient(X, offsets[q], offsets[q + 1], lam, 1.0, grad)
+            dense_add_gradient(rows.dense, lo, hi, lam, 1.0, grad)
         else:
-            csr_add_gradient(data, indices, indptr, offsets[q], offsets[q + 1], lam, 1.0, grad)
+            csr_add_gradient(rows.data, rows.indices, rows.indptr, lo, hi, lam, 1.0, grad)
+    if scale.shape[0] > 0:
+        for j in range(grad.shape[0]):
+            grad[j] *= scale[j]
     return losses.sum()
 
 
 objective_serial, objective_parallel = twins(_objective)
+
+
+@njit(cache=True)
+def zero_model_loss(pairs, offsets):
+    """Summed pair loss of every query at all-zero scores (no X needed: every
+    pair has margin 0)."""
+    total = 0.0
+    for q in range(offsets.shape[0] - 1):
+        lo, hi = offsets[q], offsets[q + 1]
+        scores = np.zeros(hi - lo)
+        lam = np.empty(hi - lo)
+        total += query_lambdas(scores, pairs.gains[lo:hi], pairs.labels[lo:hi], pairs.discount,
+                               pairs.cutoff, pairs.inv_ideal[q], pairs.loss, pairs.unit_weights,
+                               lam)
+    return total

@@ -20,7 +20,8 @@ from .datasets import (LetorFormatError, bundled_data_path, dataset_summary, fin
                        read_feature_names, read_scores, resolve_training_data, write_run,
                        write_scores)
 from ._files import ResultsDirectory, atomic_write_text, check_not_input, read_bounded_text
-from .estimator import L1_METHODS, RSRank
+from .estimator import RSRank
+from .penalty import L1_METHODS
 from .export import FORMATS, engine_features, export_model, upload_hint
 from .metrics import letor_per_query, letor_report
 from .model_selection import (experiment_markdown, parse_metric, regularization_path,

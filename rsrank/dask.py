@@ -6,14 +6,17 @@ them in memory. Per epoch only weight vectors travel: the client sends ``w``
 and receives one vector (and a few numbers) per partition, so the traffic is
 O(partitions x features), never O(data).
 
-Two modes, both reusing the single-machine kernels on every partition:
+Each partition is a :class:`~rsrank.querydata.QueryData`, built once on its
+worker, and the training loop is the single-machine
+:class:`~rsrank.solver.Solver`'s; only the step comes from the cluster. Two
+modes:
 
 ``mode="gradient"``
     One full-batch step per epoch: every partition returns the summed pair
     gradient of its queries at the current ``w``; the client adds them,
-    divides by the number of queries, steps and applies truncated gradient.
-    This is single-machine training with ``batch_size=None``, up to the
-    order of floating-point additions.
+    divides by the number of queries and takes the solver's step (with its
+    penalty, step schedule and averaging). This is single-machine training
+    with ``batch_size=None``, up to the order of floating-point additions.
 ``mode="mixing"``
     Iterative parameter mixing: every partition runs one local epoch of
     RSRank SGD (``batch_size`` queries per step, truncation included) from
@@ -27,11 +30,15 @@ arrays at query boundaries and :func:`check_query_partitions` verifies it.
 ``DaskRSRank.fit_files`` reads LETOR files on the workers themselves.
 """
 
+import inspect
+
 import numpy as np
 
-from . import _kernels
 from .datasets import load_letor
-from .estimator import RSRank, _check_labels
+from .estimator import RSRank
+from .preprocessing import combine_moments
+from .querydata import QueryData
+from .solver import NDCGMonitor, SolverState
 
 __all__ = ["DaskRSRank", "repartition_by_query", "check_query_partitions"]
 
@@ -86,48 +93,35 @@ def check_query_partitions(qid):
 # -- worker side ----------------------------------------------------------------------
 
 
-def _prepare_partition(params, X, y, qid):
-    model = RSRank(**params)
-    X = model._validate_X(X, reset=True)
-    return model._prepare(X, y, qid)
+def _prepare_file(path, n_features):
+    return QueryData(*load_letor(path, n_features=n_features))
 
 
-def _prepare_file(params, path, n_features):
-    X, y, qid = load_letor(path, n_features=n_features)
-    model = RSRank(**params)
-    return model._prepare(model._validate_X(X, reset=True), y, qid)
+def _partition_facts(data):
+    """Rows, queries, column moments and qids of a partition."""
+    return data.n_rows, data.n_queries, data.moments, data.qids
 
 
-def _partition_gradient(prepared, w, loss, unit_weights):
+def _partition_gradient(data, objective, w, normalize, scale):
     """Summed loss and pair gradient of a partition's queries at ``w``."""
-    grad = np.zeros(w.shape[0])
-    value = _kernels.objective_serial(
-        prepared.data, prepared.indices, prepared.indptr, prepared.dense, prepared.gains,
-        prepared.labels, prepared.offsets, prepared.inv_ideal, prepared.discount,
-        prepared.cutoff, loss, unit_weights, w, np.zeros(prepared.n_rows),
-        np.zeros(prepared.n_rows), grad)
-    return value, grad, prepared.n_queries
+    value, grad = objective.loss_and_gradient(data, w, normalize=normalize, scale=scale)
+    return value, grad, data.n_queries
 
 
-def _partition_epoch(prepared, w, params, seed):
-    """One local epoch of RSRank SGD from ``w`` on a partition (its
-    truncation schedule counts the partition's own steps)."""
-    model = RSRank(**params)
-    model.t_ = 0
-    w = w.copy()
-    rng = np.random.default_rng(seed)
-    order = (rng.permutation(prepared.n_queries) if model.shuffle
-             else np.arange(prepared.n_queries))
-    loss = model._run_epoch(prepared, order, w)
-    return w, loss * prepared.n_queries, prepared.n_queries
+def _partition_epoch(data, solver, w, normalize, scale, seed):
+    """One local epoch of RSRank SGD from ``w`` on a partition (its penalty
+    schedule counts the partition's own steps)."""
+    state = SolverState(w.copy())
+    order = solver.query_order(data.n_queries, np.random.default_rng(seed))
+    loss = solver.epoch(data, state, order, normalize=normalize, scale=scale,
+                        work=solver.new_work(data))
+    return state.w, loss * data.n_queries, data.n_queries
 
 
-def _partition_rows(prepared):
-    return prepared.n_rows, prepared.n_queries
-
-
-def _partition_qids(prepared):
-    return prepared.qids
+def _partition_ndcg(data, w, k, convention, normalize, scale):
+    """Summed NDCG@k over a partition's queries at ``w``, and their number."""
+    value = NDCGMonitor(data, k, convention, normalize=normalize, scale=scale)(w)
+    return (0.0 if np.isnan(value) else value * data.n_queries), data.n_queries
 
 
 # -- client side -------------------------------------------------------------------------
@@ -136,38 +130,27 @@ def _partition_qids(prepared):
 class DaskRSRank(RSRank):
     """:class:`~rsrank.RSRank` trained on a Dask cluster.
 
-    Parameters are those of ``RSRank`` plus ``mode`` (``"gradient"`` or
-    ``"mixing"``, see the module docstring). The training NDCG is not
-    recorded (it would cost another pass over the cluster's data), so
-    ``eval_train`` has no effect and ``history_["train_ndcg"]`` holds NaN. The cluster is the current
-    ``distributed`` client (``distributed.Client(address)`` or a
-    ``LocalCluster``). :meth:`to_local` returns a plain ``RSRank`` with the
-    same weights for prediction and model files without a cluster.
+    Parameters are those of ``RSRank``, with the same defaults, plus
+    ``mode`` (``"gradient"`` or ``"mixing"``, see the module docstring). The
+    column moments of a global scaling come from the partitions as they are
+    built, so ``normalize`` costs no extra pass. The training NDCG
+    (``eval_train``) takes one more round over the partitions per epoch. The
+    cluster is the current ``distributed`` client
+    (``distributed.Client(address)`` or a ``LocalCluster``). :meth:`to_local`
+    returns a plain ``RSRank`` with the same model for prediction and model
+    files without a cluster.
     """
 
-    def __init__(self, mode="gradient", learning_rate=1e-2, normalize="none", l1=0.0,
-                 truncation_period=1, truncation_threshold=np.inf, max_iter=100,
-                 batch_size=None, shuffle=True,
-                 ndcg_k=None, gain="exp2", discount="log2", pair_loss="modified_huber",
-                 pair_weight="delta_ndcg", eval_k=10, eval_convention="standard",
-                 early_stopping=False, validation_fraction=0.1, n_iter_no_change=10, tol=1e-4,
-                 restore_best=True, eval_train=False, random_state=None, warm_start=False,
-                 n_jobs=None, verbose=0):
-        super().__init__(
-            learning_rate=learning_rate, normalize=normalize, l1=l1,
-            truncation_period=truncation_period,
-            truncation_threshold=truncation_threshold, max_iter=max_iter,
-            batch_size=batch_size, shuffle=shuffle, ndcg_k=ndcg_k, gain=gain,
-            discount=discount, pair_loss=pair_loss, pair_weight=pair_weight, eval_k=eval_k,
-            eval_convention=eval_convention, early_stopping=early_stopping,
-            validation_fraction=validation_fraction, n_iter_no_change=n_iter_no_change,
-            tol=tol, restore_best=restore_best, eval_train=eval_train,
-            random_state=random_state, warm_start=warm_start, n_jobs=n_jobs, verbose=verbose)
+    def __init__(self, mode="gradient", **params):
+        super().__init__(**params)
         self.mode = mode
 
-    def _local_params(self):
-        params = RSRank().get_params()
-        return {name: getattr(self, name) for name in params}
+    # RSRank's parameters and defaults, plus mode, from RSRank's one definition
+    __init__.__signature__ = inspect.signature(RSRank.__init__).replace(parameters=[
+        inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+        inspect.Parameter("mode", inspect.Parameter.POSITIONAL_OR_KEYWORD, default="gradient"),
+        *[parameter.replace(kind=inspect.Parameter.KEYWORD_ONLY) for name, parameter
+          in inspect.signature(RSRank.__init__).parameters.items() if name != "self"]])
 
     def _client(self):
         from distributed import default_client
@@ -182,7 +165,7 @@ class DaskRSRank(RSRank):
         ----------
         X : dask array of shape (n_rows, n_features) or dask DataFrame
         y, qid : dask arrays chunked like the rows of ``X``
-        eval_set : tuple (X_val, y_val, qid_val) of in-memory arrays, optional
+        eval_set : tuple (X_val, y_val, qid_val) of in-memory arrays or QueryData, optional
         coef_init : array-like, optional
         """
         if qid is None:
@@ -196,9 +179,8 @@ class DaskRSRank(RSRank):
             raise ValueError("X, y and qid must have the same row chunks")
         check_query_partitions(qid)
         client = self._client()
-        params = self._local_params()
         parts = zip(X.to_delayed().ravel(), y.to_delayed().ravel(), qid.to_delayed().ravel())
-        futures = [client.compute(_delayed(_prepare_partition)(params, *part)) for part in parts]
+        futures = [client.compute(_delayed(QueryData)(*part)) for part in parts]
         return self._fit_partitions(client, futures, X.shape[1], eval_set, coef_init)
 
     def fit_files(self, paths, *, n_features, eval_set=None, coef_init=None):
@@ -223,96 +205,90 @@ class DaskRSRank(RSRank):
                                  "partition")
             seen[key] = path
         client = self._client()
-        params = self._local_params()
-        futures = [client.submit(_prepare_file, params, str(path), n_features, pure=False)
+        futures = [client.submit(_prepare_file, str(path), n_features, pure=False)
                    for path in paths]
-        qids = client.gather([client.submit(_partition_qids, f) for f in futures])
-        owner = {}
-        for path, values in zip(paths, qids):
-            for value in values.tolist():
-                if value in owner:
-                    raise ValueError(f"query {value} is in both {owner[value]} and {path}; a "
-                                     "query must be in one file (one partition)")
-                owner[value] = path
-        return self._fit_partitions(client, futures, n_features, eval_set, coef_init)
+        return self._fit_partitions(client, futures, n_features, eval_set, coef_init, paths)
 
-    def _fit_partitions(self, client, prepared, n_features, eval_set, coef_init):
-        self._check_params()
-        if self.normalize != "none":
-            # the scaling statistics would take another pass over the cluster's data
-            raise ValueError(f"DaskRSRank supports normalize='none' only (got "
-                             f"{self.normalize!r}): scale the features before training")
-        self._fit_scaling((0, np.zeros(n_features), np.zeros(n_features),
-                           np.zeros(n_features), np.zeros(n_features)))
+    def _fit_partitions(self, client, parts, n_features, eval_set, coef_init, paths=None):
+        solver = self.solver()
         if self.mode not in ("gradient", "mixing"):
             raise ValueError(f"mode must be 'gradient' or 'mixing', got {self.mode!r}")
         if self.early_stopping and eval_set is None:
             raise ValueError("DaskRSRank with early_stopping needs an eval_set")
+        facts = client.gather([client.submit(_partition_facts, p) for p in parts])
+        if paths is not None:
+            owner = {}
+            for path, (_, _, _, qids) in zip(paths, facts):
+                for value in qids.tolist():
+                    if value in owner:
+                        raise ValueError(f"query {value} is in both {owner[value]} and {path}; "
+                                         "a query must be in one file (one partition)")
+                    owner[value] = path
+        reset = not (self.warm_start and hasattr(self, "model_"))
         self.n_features_in_ = n_features
-        counts = client.gather([client.submit(_partition_rows, p) for p in prepared])
-        n_queries = sum(q for _, q in counts)
+        moments = facts[0][2]
+        for fact in facts[1:]:
+            moments = combine_moments(moments, fact[2])
+        model = self._model(moments) if reset else self.model_
+        scale = model.training_scale()
+        n_queries = sum(fact[1] for fact in facts)
         validation = None
         if eval_set is not None:
-            X_val = self._validate_X(eval_set[0], reset=False)
-            validation = (X_val, _check_labels(eval_set[1], X_val.shape[0]), eval_set[2])
+            validation = self._split(None, eval_set, None)[1]
+        state = SolverState(self._start(n_features, coef_init))
+        if not reset:
+            state.t, state.l1_state = self.solver_state_.t, self.solver_state_.l1_state
         rng = np.random.default_rng(self.random_state if isinstance(self.random_state, int)
                                     else None)
-        loss_code = _kernels.PAIR_LOSSES[self.pair_loss]
-        unit = self.pair_weight == "unit"
-        params = self._local_params()
+        normalize = self.normalize
         self.bytes_per_epoch_ = 0
 
-        def gradient_epoch(w):
-            results = client.gather([client.submit(_partition_gradient, p, w, loss_code, unit,
-                                                   pure=False) for p in prepared])
-            grad = np.sum([g for _, g, _ in results], axis=0) / max(n_queries, 1)
-            w -= self.learning_rate * grad
-            self.t_ += 1
-            if self.l1 > 0 and self.t_ % self.truncation_period == 0:
-                _kernels.truncate(w, self.learning_rate * self.truncation_period * self.l1,
-                                  self.truncation_threshold)
-            self.bytes_per_epoch_ = 2 * len(prepared) * w.nbytes
-            _check_finite(w, self)
+        def gradient_epoch():
+            results = client.gather([client.submit(
+                _partition_gradient, p, solver.objective, state.w, normalize, scale,
+                pure=False) for p in parts])
+            solver.step(state, np.sum([g for _, g, _ in results], axis=0) / max(n_queries, 1),
+                        scale)
+            self.bytes_per_epoch_ = 2 * len(parts) * state.w.nbytes
             return sum(v for v, _, _ in results) / max(n_queries, 1)
 
-        def mixing_epoch(w):
-            seeds = rng.integers(0, 2**31, size=len(prepared))
-            results = client.gather([client.submit(_partition_epoch, p, w, params, int(s),
-                                                   pure=False)
-                                     for p, s in zip(prepared, seeds)])
+        def mixing_epoch():
+            seeds = rng.integers(0, 2**31, size=len(parts))
+            results = client.gather([client.submit(
+                _partition_epoch, p, solver, state.w, normalize, scale, int(seed), pure=False)
+                for p, seed in zip(parts, seeds)])
             total = sum(q for _, _, q in results)
-            w[:] = np.sum([local * q for local, _, q in results], axis=0) / max(total, 1)
-            self.t_ += 1
-            if self.l1 > 0:
-                _kernels.truncate(w, self.learning_rate * self.truncation_period * self.l1,
-                                  self.truncation_threshold)
-            self.bytes_per_epoch_ = 2 * len(prepared) * w.nbytes
-            _check_finite(w, self)
+            solver.mix(state, np.sum([local * q for local, _, q in results], axis=0)
+                       / max(total, 1))
+            self.bytes_per_epoch_ = 2 * len(parts) * state.w.nbytes
             return sum(loss for _, loss, _ in results) / max(total, 1)
 
-        reset = not (self.warm_start and hasattr(self, "coef_"))
-        self._reference_loss = None
-        epoch = gradient_epoch if self.mode == "gradient" else mixing_epoch
-        self._train(epoch, lambda w: float("nan"), validation,
-                    self._init_coef(n_features, coef_init), reset)
-        self._n_fit_queries = n_queries
-        self._fingerprint = None
+        def train_ndcg(w):
+            results = client.gather([client.submit(
+                _partition_ndcg, p, w, self.eval_k, self.eval_convention, normalize, scale,
+                pure=False) for p in parts])
+            self.bytes_per_epoch_ += len(parts) * w.nbytes
+            return sum(v for v, _ in results) / max(sum(q for _, q in results), 1)
+        train_ndcg.k = self.eval_k
+
+        monitor = None if validation is None else NDCGMonitor(
+            validation, self.eval_k, self.eval_convention, normalize=normalize, scale=scale,
+            n_jobs=self.n_jobs)
+        fit = solver.run(gradient_epoch if self.mode == "gradient" else mixing_epoch, state,
+                         train_ndcg=train_ndcg if self.eval_train else None, validation=monitor,
+                         watch=self._watch(None, None), check=self._check_finite(None))
+        self._fitted(model, fit, state, n_queries, None)
         return self
 
     def to_local(self):
-        """A plain :class:`~rsrank.RSRank` with this model's weights."""
-        local = RSRank(**self._local_params())
-        for name in ("coef_", "n_features_in_", "n_iter_", "t_", "best_iteration_",
-                     "history_", "_n_fit_queries", "feature_offset_", "feature_scale_"):
+        """A plain :class:`~rsrank.RSRank` with this model (and its fitted
+        attributes)."""
+        local = RSRank(**{name: getattr(self, name) for name in RSRank._get_param_names()})
+        for name in ("model_", "solver_state_", "n_features_in_", "feature_names_in_",
+                     "n_iter_", "best_iteration_", "history_"):
             if hasattr(self, name):
                 setattr(local, name, getattr(self, name))
         return local
-
-
-def _check_finite(w, model):
-    if not np.all(np.isfinite(w)):
-        raise ValueError(f"the weights became non-finite at step {model.t_}: training "
-                         f"diverged; use a smaller learning_rate (now {model.learning_rate})")
 
 
 def _delayed(function):

@@ -24,6 +24,7 @@ from sklearn.datasets import load_svmlight_file
 from sklearn.utils import Bunch
 
 from . import _cache
+from ._threads import threads
 from ._queries import group_queries, qid_from_group_sizes
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "find_splits",
     "load_splits",
     "resolve_training_data",
+    "streamed_fold",
     "bundled_data_path",
 ]
 
@@ -444,12 +446,11 @@ def _fast_parse(source, path, n_features, dtype):
     file needs the line-by-line reader (any line off the strict grammar, a
     non-finite value, an index beyond ``n_features`` or the sane width)."""
     from . import _parser
-    from .estimator import _threads
 
     size, chunks = _text_chunks(source, path)
     if size == 0:
         return None
-    blocks = 1 if size < _PARALLEL_BYTES else 4 * _threads(-1)
+    blocks = 1 if size < _PARALLEL_BYTES else 4 * threads(-1)
     parsed = _parser.parse_chunks(chunks, blocks)
     if parsed is None:
         return None
@@ -723,14 +724,13 @@ def _compiled_blocks(path, queries_per_chunk, n_features, dtype):
     (a grammar error, a line without qid, an index beyond ``n_features``, a
     non-finite value, a query whose rows come back later, no rows)."""
     from . import _parser
-    from .estimator import _threads
 
     opener = gzip.open if path.suffix == ".gz" else open
     finished = set()  # queries whose rows are all read
     pending = None  # (X, y, qid) read but not yet given, whole queries and the open one
     with _reading(path), opener(path, "rb") as handle:
         for buf in _line_chunks(handle, _STREAM_CHUNK_BYTES):
-            blocks = 1 if len(buf) < _PARALLEL_BYTES else 4 * _threads(-1)
+            blocks = 1 if len(buf) < _PARALLEL_BYTES else 4 * threads(-1)
             parsed = _parser.parse_chunks(lambda: iter([buf]), blocks)
             if parsed is None:
                 raise _NeedsLines
@@ -861,6 +861,22 @@ def _split_file(root, fold, split):
         if (directory / name).is_file():
             return directory / name
     raise FileNotFoundError(f"{directory}: no {split}.txt or {split}.txt.gz")
+
+
+def streamed_fold(root, fold, n_features, queries_per_chunk, cache=None):
+    """Fold ``fold`` of ``root`` with its train split left on disk: vali and
+    test loaded, and ``train_chunks()`` giving the training queries in blocks
+    of ``queries_per_chunk`` (see :func:`iter_letor_chunks`)."""
+
+    vali = load_letor(_split_file(root, fold, "vali"), n_features, cache=cache)
+    test = load_letor(_split_file(root, fold, "test"), n_features, cache=cache)
+    width = n_features or max(vali[0].shape[1], test[0].shape[1])
+    train_path = _split_file(root, fold, "train")
+    return Bunch(fold=fold, train=None, n_features=width,
+                 vali=(_with_columns(vali[0], width),) + vali[1:],
+                 test=(_with_columns(test[0], width),) + test[1:],
+                 train_chunks=lambda: iter_letor_chunks(train_path, queries_per_chunk,
+                                                        n_features=width, cache=cache))
 
 
 def load_letor_fold(root, fold, *, n_features=None, dtype=np.float64, return_docids=False,

@@ -33,6 +33,7 @@ import numpy as np
 from ._queries import group_queries
 
 __all__ = [
+    "nanmean",
     "CONVENTIONS",
     "gain_values",
     "discount_values",
@@ -295,7 +296,8 @@ def ndcg_per_query(y_true, y_score, qid=None, k=None, *, convention="standard", 
     return _ndcg_from_ranking(ranking, k, s)
 
 
-def _nanmean(values):
+def nanmean(values):
+    """The mean of the values that are not NaN (NaN when none is)."""
     values = np.asarray(values, dtype=np.float64)
     kept = values[~np.isnan(values)]
     return float(kept.mean()) if len(kept) else float("nan")
@@ -315,7 +317,7 @@ def ndcg(y_true, y_score, k=None, **conventions):
 def mean_ndcg(y_true, y_score, qid, k=None, **conventions):
     """Mean NDCG over queries; keywords as in :func:`ndcg_per_query`.
     Queries with ``empty="skip"`` are left out of the mean."""
-    return _nanmean(ndcg_per_query(y_true, y_score, qid, k, **conventions))
+    return nanmean(ndcg_per_query(y_true, y_score, qid, k, **conventions))
 
 
 def dcg(y_true, y_score, k=None, *, convention="standard", gain=None, discount=None,
@@ -388,7 +390,7 @@ def precision_at_k(y_true, y_score, k=10, **options):
 
 def mean_precision(y_true, y_score, qid, k=10, **options):
     """Mean precision at ``k`` over queries."""
-    return _nanmean(precision_per_query(y_true, y_score, qid, k, **options))
+    return nanmean(precision_per_query(y_true, y_score, qid, k, **options))
 
 
 def _first_hits(ranking, relevance_threshold):
@@ -429,7 +431,7 @@ def average_precision(y_true, y_score, **options):
 
 def mean_average_precision(y_true, y_score, qid, **options):
     """MAP: mean average precision over queries."""
-    return _nanmean(average_precision_per_query(y_true, y_score, qid, **options))
+    return nanmean(average_precision_per_query(y_true, y_score, qid, **options))
 
 
 def reciprocal_rank_per_query(y_true, y_score, qid=None, *, relevance_threshold=1,
@@ -450,7 +452,7 @@ def reciprocal_rank(y_true, y_score, **options):
 
 def mean_reciprocal_rank(y_true, y_score, qid, **options):
     """MRR over queries."""
-    return _nanmean(reciprocal_rank_per_query(y_true, y_score, qid, **options))
+    return nanmean(reciprocal_rank_per_query(y_true, y_score, qid, **options))
 
 
 def err_per_query(y_true, y_score, qid=None, k=None, *, max_label=None, ties="stable"):
@@ -484,7 +486,7 @@ def err_at_k(y_true, y_score, k=None, **options):
 
 def mean_err(y_true, y_score, qid, k=None, **options):
     """Mean ERR@k over queries."""
-    return _nanmean(err_per_query(y_true, y_score, qid, k, **options))
+    return nanmean(err_per_query(y_true, y_score, qid, k, **options))
 
 
 # -- linear NDCG (ECML/PKDD 2010 Discovery Challenge) ------------------------
@@ -593,6 +595,6 @@ def letor_report(y_true, y_score, qid, *, max_k=10, convention="letor"):
     """
     values = letor_per_query(y_true, y_score, qid, max_k=max_k, convention=convention)
     ks = range(1, max_k + 1)
-    return LetorReport(np.array([_nanmean(values[f"NDCG@{k}"]) for k in ks]),
-                       np.array([_nanmean(values[f"P@{k}"]) for k in ks]),
-                       _nanmean(values["MAP"]), len(values["qid"]))
+    return LetorReport(np.array([nanmean(values[f"NDCG@{k}"]) for k in ks]),
+                       np.array([nanmean(values[f"P@{k}"]) for k in ks]),
+                       nanmean(values["MAP"]), len(values["qid"]))

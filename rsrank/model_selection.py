@@ -29,7 +29,9 @@ from sklearn.model_selection import GroupKFold, ParameterGrid, PredefinedSplit, 
 from sklearn.utils import Bunch
 
 from . import metrics
-from .datasets import find_folds, iter_letor_folds
+from .datasets import find_folds, iter_letor_folds, streamed_fold
+from .estimator import RSRank
+from .querydata import QueryData
 
 __all__ = [
     "make_ndcg_scorer",
@@ -297,58 +299,55 @@ def select_sparsest(tried, within=0.0):
 
 
 def _fit_fold_seeds(estimator, grid, data, select, convention, within, features, seeds):
-    """:func:`_fit_one_fold` once per seed (the fold's data loaded once)."""
+    """:func:`_fit_one_fold` once per seed, on the fold's splits built once
+    as :class:`~rsrank.querydata.QueryData` (validated and grouped once, and
+    reused by every grid point and seed)."""
+    splits = Bunch(fold=data.fold, train_chunks=data.get("train_chunks"),
+                   train=None if data.train is None else QueryData(*data.train[:3],
+                                                                   feature_names=features),
+                   vali=QueryData(*data.vali[:3], feature_names=features),
+                   test=None if data.get("test") is None else QueryData(
+                       *data.test[:3], feature_names=features))
     return [_fit_one_fold(estimator if seed is None else
                           clone(estimator).set_params(random_state=seed),
-                          grid, data, select, convention, within, features, seed)
+                          grid, splits, select, convention, within, seed)
             for seed in seeds]
 
 
-def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, features=None,
-                  seed=None):
-    Xv, yv, qv = data.vali[:3]
+def _metric_on(name, data, model, convention):
+    """``name`` of ``model``'s scores on a :class:`QueryData` (the scores in
+    its input order and the per-query values come back too)."""
+    scores = model.predict(data)
+    return _metric_value(name, data.y, scores[data.order], data.groups, convention), scores
+
+
+def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, seed=None):
     tried, models = [], []
     start = time.perf_counter()
     for params in grid:
         model = clone(estimator).set_params(**params)
-        if features is not None:
-            model._feature_names = list(features)  # for messages during the fit
         if data.train is None:  # streamed from disk, one block of queries at a time
-            model.fit_chunks(data.train_chunks, eval_set=(Xv, yv, qv))
+            model.fit_chunks(data.train_chunks, eval_set=data.vali)
+            if data.vali.feature_names is not None:
+                model.set_feature_names(data.vali.feature_names)
         else:
-            model.fit(*data.train[:2], qid=data.train[2], eval_set=(Xv, yv, qv))
-        if features is not None:
-            model.set_feature_names(features)
-        vali = _metric_value(select, yv, model.predict(Xv, qid=qv), qv, convention)
+            model.fit(data.train, eval_set=data.vali)
+        vali = _metric_on(select, data.vali, model, convention)[0]
         tried.append({"params": params, "vali_score": vali,
                       "n_nonzero": int(np.count_nonzero(model.coef_))})
         models.append(model)
     seconds = time.perf_counter() - start
     chosen = select_sparsest(tried, within)
     model, params, vali = models[chosen], tried[chosen]["params"], tried[chosen]["vali_score"]
-    evaluated_on = "test" if data.get("test") is not None else "vali"
-    Xt, yt, qt = (data.test if evaluated_on == "test" else data.vali)[:3]
-    scores = model.predict(Xt, qid=qt)
-    per_query = metrics.letor_per_query(yt, scores, qt, convention=convention)
-    report = {name: metrics._nanmean(values) for name, values in per_query.items()
+    evaluated_on = "test" if data.test is not None else "vali"
+    evaluation = data.test if evaluated_on == "test" else data.vali
+    scores = model.predict(evaluation)
+    per_query = metrics.letor_per_query(evaluation.y, scores[evaluation.order],
+                                        evaluation.groups, convention=convention)
+    report = {name: metrics.nanmean(values) for name, values in per_query.items()
               if name != "qid"}
     return FoldResult(data.fold, params, vali, report, int(np.count_nonzero(model.coef_)),
                       model, scores, tried, seconds, evaluated_on, seed, per_query)
-
-
-def _streamed_fold(root, fold, n_features, queries_per_chunk, cache=None):
-    """A fold whose train split stays on disk: vali and test in memory."""
-    from .datasets import _split_file, _with_columns, iter_letor_chunks, load_letor
-
-    vali = load_letor(_split_file(root, fold, "vali"), n_features, cache=cache)
-    test = load_letor(_split_file(root, fold, "test"), n_features, cache=cache)
-    width = n_features or max(vali[0].shape[1], test[0].shape[1])
-    train_path = _split_file(root, fold, "train")
-    return Bunch(fold=fold, train=None, n_features=width,
-                 vali=(_with_columns(vali[0], width),) + vali[1:],
-                 test=(_with_columns(test[0], width),) + test[1:],
-                 train_chunks=lambda: iter_letor_chunks(train_path, queries_per_chunk,
-                                                        n_features=width, cache=cache))
 
 
 def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10",
@@ -432,7 +431,7 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
         missing = sorted(set(folds) - set(find_folds(root)))
         if missing:
             raise FileNotFoundError(f"{root}: fold {missing[0]} does not exist")
-        fold_data = (_streamed_fold(root, k, n_features, stream_queries, cache) for k in folds)
+        fold_data = (streamed_fold(root, k, n_features, stream_queries, cache) for k in folds)
     jobs = (delayed(_fit_fold_seeds)(estimator, grid, data, select, convention, within,
                                      feature_names, seeds)
             for data in fold_data)
@@ -488,8 +487,6 @@ def regularization_path(X, y, qid, l1_values, *, estimator=None, eval_set=None, 
         Per g: ``l1``, ``n_nonzero``, ``coef``, ``train_ndcg`` and, when given,
         ``val_ndcg`` and ``test_ndcg``.
     """
-    from .estimator import RSRank
-
     base = RSRank() if estimator is None else estimator
     path, coef = [], None
     for g in sorted(float(v) for v in l1_values):

@@ -8,24 +8,33 @@ of training, not part of the model.
 
 Loading never executes anything from the file (unlike pickle or joblib,
 which run arbitrary code when they load): it checks the size, the JSON
-types, the shapes and the parameters through the estimator's own checks,
-and every message names the file.
+types and the shapes here, the parameters through the estimator's own
+checks (:meth:`rsrank.RSRank.load`), and every message names the file.
 """
 
 import json
 import numbers
+from collections import namedtuple
 
 import numpy as np
 
 from ._files import atomic_write_text, read_bounded_text
+from ._version import __version__
+from .model import LinearModel
 
-__all__ = ["MODEL_FORMAT", "MODEL_FORMAT_VERSION", "MAX_MODEL_BYTES", "save_model", "load_model",
-           "model_document", "model_from_document", "read_bounded_text", "atomic_write_text"]
+__all__ = ["MODEL_FORMAT", "MODEL_FORMAT_VERSION", "MAX_MODEL_BYTES", "ModelFileError",
+           "SavedModel", "save_model", "load_model", "model_document", "model_from_document"]
 
 MODEL_FORMAT = "rsrank-model"
 MODEL_FORMAT_VERSION = 2
 #: Largest model file read (a million features take about 60 MB).
 MAX_MODEL_BYTES = 256 * 2**20
+
+
+#: What a model file holds: the model value, the estimator parameters it was
+#: trained with (checked by the estimator that takes them) and ``fitted``
+#: facts (``n_iter``, ``t``, ``best_iteration``).
+SavedModel = namedtuple("SavedModel", "model params fitted")
 
 
 class ModelFileError(ValueError):
@@ -53,51 +62,48 @@ def _from_json(value):
     return value
 
 
-def model_document(model):
-    """The JSON-ready dict of a fitted :class:`~rsrank.RSRank`."""
-    from sklearn.utils.validation import check_is_fitted
-
-    from . import __version__
-
-    check_is_fitted(model)
-    params = {}
-    for name, value in model.get_params().items():
+def model_document(model, params, fitted):
+    """The JSON-ready dict of a :class:`~rsrank.model.LinearModel` trained
+    with the estimator parameters ``params`` (``fitted``: ``n_iter``, ``t``
+    and ``best_iteration``)."""
+    values = {}
+    for name, value in params.items():
         if isinstance(value, np.random.RandomState):
             value = None  # seeds training only; predictions do not depend on it
         if callable(value):
             raise ValueError(f"cannot save parameter {name}={value!r}: a callable has no "
                              "JSON form; use pickle or joblib for this model")
-        params[name] = _to_json(value)
+        values[name] = _to_json(value)
     document = {
         "format": MODEL_FORMAT,
         "format_version": MODEL_FORMAT_VERSION,
         "rsrank_version": __version__,
-        "n_features": int(model.n_features_in_),
-        "feature_names": model.feature_names(),
+        "n_features": int(model.n_features),
+        "feature_names": model.names(),
         # names read from the training DataFrame's columns are checked against
         # the columns of a DataFrame given to predict
-        "feature_names_from_columns": hasattr(model, "feature_names_in_"),
+        "feature_names_from_columns": bool(model.names_from_columns),
         "normalize": model.normalize,
-        "coef": [float(v) for v in model.coef_],
-        "params": params,
+        "coef": [float(v) for v in model.coef],
+        "params": values,
         "fitted": {
-            "n_iter": int(getattr(model, "n_iter_", 0)),
-            "t": int(getattr(model, "t_", 0)),
-            "best_iteration": getattr(model, "best_iteration_", None),
-            "n_fit_queries": int(getattr(model, "_n_fit_queries", 1)),
-            "n_nonzero": int(np.count_nonzero(model.coef_)),
+            "n_iter": int(fitted.get("n_iter", 0)),
+            "t": int(fitted.get("t", 0)),
+            "best_iteration": fitted.get("best_iteration"),
+            "n_fit_queries": int(model.n_fit_queries),
+            "n_nonzero": int(np.count_nonzero(model.coef)),
         },
-        "training_data": getattr(model, "_fingerprint", None),
+        "training_data": model.fingerprint,
+        "feature_offset": [float(v) for v in model.offset],
+        "feature_scale": [float(v) for v in model.scale],
     }
-    if hasattr(model, "feature_scale_"):
-        document["feature_offset"] = [float(v) for v in model.feature_offset_]
-        document["feature_scale"] = [float(v) for v in model.feature_scale_]
     return document
 
 
-def save_model(model, path):
-    """Write a fitted model as JSON, atomically (see the module docstring)."""
-    text = json.dumps(model_document(model), indent=1, allow_nan=False) + "\n"
+def save_model(path, model, params, fitted):
+    """Write a model as JSON, atomically (see the module docstring and
+    :func:`model_document`)."""
+    text = json.dumps(model_document(model, params, fitted), indent=1, allow_nan=False) + "\n"
     atomic_write_text(path, text)
 
 
@@ -114,11 +120,10 @@ def _vector(document, key, n, path, *, positive=False):
 
 
 def model_from_document(document, path="<model>"):
-    """An :class:`~rsrank.RSRank` from :func:`model_document`'s dict; every
-    type, shape and parameter is checked and a problem raises
-    ``ModelFileError`` naming ``path``."""
-    from .estimator import RSRank
-
+    """A :class:`SavedModel` from :func:`model_document`'s dict; every type
+    and shape is checked and a problem raises ``ModelFileError`` naming
+    ``path``. The parameters are checked by the estimator that takes them
+    (:meth:`rsrank.RSRank.load`)."""
     if not isinstance(document, dict) or document.get("format") != MODEL_FORMAT:
         raise ModelFileError(path, f"not an RSRank model file (no format: {MODEL_FORMAT!r})")
     version = document.get("format_version")
@@ -134,38 +139,28 @@ def model_from_document(document, path="<model>"):
     params = document.get("params")
     if not isinstance(params, dict):
         raise ModelFileError(path, "'params' must be an object of parameter values")
-    known = RSRank().get_params()
-    unknown = sorted(set(params) - set(known))
-    if unknown:
-        raise ModelFileError(path, f"unknown parameters {unknown} (written by rsrank "
-                             f"{document.get('rsrank_version')})")
     for name, value in params.items():
         if value is not None and not isinstance(value, (str, numbers.Real)):
             raise ModelFileError(path, f"parameter {name} has a {type(value).__name__} value")
     params = {k: _from_json(v) for k, v in params.items()}
     if version == 1:
         params.setdefault("normalize", "none")  # version 1 predates feature scaling
-    model = RSRank(**params)
-    try:
-        model._check_params()
-    except ValueError as error:
-        raise ModelFileError(path, f"invalid parameter: {error}") from None
-    model.coef_ = coef
-    model.n_features_in_ = n
+    normalize = params.get("normalize", "zscore")
+    if not isinstance(normalize, str):
+        raise ModelFileError(path, f"invalid parameter: normalize={normalize!r}")
     names = document.get("feature_names")
+    from_columns = False
     if names is not None:
         if not isinstance(names, list) or len(names) != n or not all(
                 isinstance(name, str) for name in names):
             raise ModelFileError(path, f"'feature_names' must be a list of {n} strings")
-        if version == 1 or document.get("feature_names_from_columns") is True:
-            model.feature_names_in_ = np.asarray(names, dtype=object)
-        else:
-            model._feature_names = list(names)
+        from_columns = version == 1 or document.get("feature_names_from_columns") is True
+    offset = scale = None
     if "feature_scale" in document:
-        model.feature_offset_ = _vector(document, "feature_offset", n, path)
-        model.feature_scale_ = _vector(document, "feature_scale", n, path, positive=True)
-    elif model.normalize in ("zscore", "minmax"):
-        raise ModelFileError(path, f"normalize={model.normalize!r} but no feature_offset and "
+        offset = _vector(document, "feature_offset", n, path)
+        scale = _vector(document, "feature_scale", n, path, positive=True)
+    elif normalize in ("zscore", "minmax"):
+        raise ModelFileError(path, f"normalize={normalize!r} but no feature_offset and "
                              "feature_scale")
     fitted = document.get("fitted", {})
     if not isinstance(fitted, dict):
@@ -178,19 +173,17 @@ def model_from_document(document, path="<model>"):
             raise ModelFileError(path, f"fitted.{key} must be a non-negative integer")
         return value
 
-    model.n_iter_ = count("n_iter", 0)
-    model.t_ = count("t", 0)
-    model.best_iteration_ = count("best_iteration", None)
-    model._n_fit_queries = count("n_fit_queries", 1) or 1
-    model.history_ = {}
     fingerprint = document.get("training_data")
-    model._fingerprint = fingerprint if isinstance(fingerprint, dict) else None
-    return model
+    model = LinearModel(coef, normalize, offset, scale, names, from_columns,
+                        fingerprint if isinstance(fingerprint, dict) else None,
+                        count("n_fit_queries", 1) or 1)
+    return SavedModel(model, params, {"n_iter": count("n_iter", 0), "t": count("t", 0),
+                                      "best_iteration": count("best_iteration", None)})
 
 
 def load_model(path):
     """Read a model file written by :func:`save_model` (format versions 1
-    and 2). Raises ``ModelFileError`` (a ``ValueError``) with the path and
+    and 2) as a :class:`SavedModel`. Raises ``ModelFileError`` (a ``ValueError``) with the path and
     the problem, ``FileNotFoundError`` when there is no file."""
     text = read_bounded_text(path, MAX_MODEL_BYTES, "RSRank model file")
     try:

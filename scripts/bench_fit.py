@@ -31,7 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
-from rsrank import RSRank, __version__, load_letor_fold
+from rsrank import QueryData, RSRank, __version__, load_letor_fold
+from rsrank.solver import SolverState
 from rsrank.metrics import mean_ndcg
 
 from _bench import pairwise_differences
@@ -79,13 +80,14 @@ def main():
     model = RSRank(learning_rate=1e-2, normalize="none", batch_size=1, max_iter=args.epochs,
                    random_state=0)
     model.fit(X, y, qid=qid)  # compile and warm up
-    prepared = model._prepare(model._validate_X(X, reset=False), y, qid)
-    w = np.zeros(X.shape[1])
-    order = np.random.default_rng(0).permutation(prepared.n_queries)
+    data = QueryData(X, y, qid)
+    solver, state = model.solver(), SolverState(np.zeros(X.shape[1]))
+    order = np.random.default_rng(0).permutation(data.n_queries)
+    work = solver.new_work(data)
     epoch_times = []
     for _ in range(max(args.repeats, 5) * 4):
         start = time.perf_counter()
-        model._run_epoch(prepared, order, w)
+        solver.epoch(data, state, order, work=work)
         epoch_times.append(time.perf_counter() - start)
     fit_time, fitted = timed(lambda: RSRank(learning_rate=1e-2, normalize="none", batch_size=1,
                                             max_iter=args.epochs,

@@ -62,19 +62,20 @@ def epoch_timer(X, y, qid, ndcg_k, **params):
     """A function that runs one more kernel epoch and returns its time, on
     a model prepared once (online updates, no scaling by default), after one
     warm-up epoch."""
-    from rsrank import RSRank
+    from rsrank import QueryData, RSRank
+    from rsrank.solver import SolverState
 
     params = {"normalize": "none", "batch_size": 1, **params}
-    model = RSRank(ndcg_k=ndcg_k, random_state=0, eval_train=False, **params)
-    prepared = model._prepare(model._validate_X(X, reset=True), y, qid)
-    model.t_ = 0
-    w = np.zeros(X.shape[1])
-    order = np.random.default_rng(0).permutation(prepared.n_queries)
-    model._run_epoch(prepared, order, w)
+    solver = RSRank(ndcg_k=ndcg_k, random_state=0, eval_train=False, **params).solver()
+    data = QueryData(X, y, qid)
+    state = SolverState(np.zeros(X.shape[1]))
+    order = np.random.default_rng(0).permutation(data.n_queries)
+    work = solver.new_work(data)
+    solver.epoch(data, state, order, work=work)
 
     def run():
         start = time.perf_counter()
-        model._run_epoch(prepared, order, w)
+        solver.epoch(data, state, order, work=work)
         return time.perf_counter() - start
     return run
 

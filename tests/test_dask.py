@@ -49,7 +49,10 @@ def test_gradient_mode_equals_single_machine_full_batch(client, bundled_root):
     model = DaskRSRank(mode="gradient", **PARAMS).fit(X, y, qid=qid, eval_set=data.vali)
     np.testing.assert_allclose(model.coef_, local.coef_, rtol=1e-9, atol=1e-12)
     assert model.history_["val_ndcg"] == pytest.approx(local.history_["val_ndcg"])
-    assert model.bytes_per_epoch_ == 2 * len(X.chunks[0]) * 45 * 8  # weights only
+    # weights only: w to every partition and its gradient back, and w again for
+    # the training NDCG (eval_train, on by default as for RSRank)
+    assert model.eval_train
+    assert model.bytes_per_epoch_ == 3 * len(X.chunks[0]) * 45 * 8
 
 
 def test_files_on_workers(client, bundled_root, tmp_path):

@@ -279,7 +279,7 @@ def test_average_is_the_mean_of_the_epochs_iterates(l1):
     for _ in range(5):
         stream.partial_fit(X, y, qid=qid)
     np.testing.assert_allclose(stream.coef_, np.mean(iterates, axis=0), rtol=1e-12, atol=1e-15)
-    np.testing.assert_allclose(stream._iterate, plain.fit(X, y, qid=qid).coef_, rtol=1e-12)
+    np.testing.assert_allclose(stream.solver_state_.w, plain.fit(X, y, qid=qid).coef_, rtol=1e-12)
 
 
 def test_average_selects_the_best_epoch_of_the_mean():
@@ -323,15 +323,13 @@ def test_epoch_ndcg_bookkeeping_equals_metrics(convention, sparse):
     y[np.isin(qid, np.unique(qid)[:8])] = 0
     if sparse:
         X = sp.csr_matrix(X)
-    model = RSRank(eval_convention=convention, eval_k=7, normalize="none")
-    model._validate_X(X, reset=True)
-    from rsrank._queries import group_queries
-    from rsrank.estimator import _kernel_arrays
-    evaluation = model._evaluation(_kernel_arrays(X), y, group_queries(qid, n_rows=len(qid)))
+    from rsrank import QueryData
+    from rsrank.solver import NDCGMonitor
+    monitor = NDCGMonitor(QueryData(X, y, qid), 7, convention)
     for _ in range(5):
         w = rng.integers(-2, 3, size=4).astype(float)
         expected = M.mean_ndcg(y, X @ w, qid, 7, convention=convention)
-        assert model._ndcg(evaluation, w) == pytest.approx(expected, rel=1e-12, abs=1e-15)
+        assert monitor(w) == pytest.approx(expected, rel=1e-12, abs=1e-15)
     # the same numbers in a fit's history: train (grouped by _prepare) and validation
     train, val = qid < 500, qid >= 500
     model = RSRank(eval_convention=convention, eval_k=7, normalize="none", max_iter=3,

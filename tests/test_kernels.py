@@ -153,16 +153,21 @@ def test_objective_gradient_is_x_transpose_lambda_and_matches_finite_differences
     table, cut = discount_table(sizes.max(), "log2", 5)
     inv = 1.0 / K.ideal_dcg(gains, offsets, table)
     w = rng.normal(size=d)
-    csr = sp.csr_matrix(X)
-    if dense:
-        parts = (np.zeros(0), np.zeros(0, np.int32), np.zeros(0, np.int32), X)
-    else:
-        parts = (csr.data, csr.indices, csr.indptr, np.zeros((0, 0)))
+    levels = np.zeros(n, dtype=np.int64)
+    pairs = K.Pairs(gains, y, inv, table, cut, 0, False, levels, np.full(3, -1))
 
-    def objective(v):
+    def rows_of(X):
+        csr = sp.csr_matrix(X)
+        if dense:
+            return K.Rows(np.zeros(0), np.zeros(0, np.int32), np.zeros(0, np.int32), X, offsets)
+        return K.Rows(csr.data, csr.indices, csr.indptr, np.zeros((0, 0)), offsets)
+
+    def work():
+        return K.Work(np.zeros(n), np.zeros(n), np.zeros((1, d)), np.full(n, -1), np.zeros(d))
+
+    def objective(v, scale=np.zeros(0), X=X, kernel=K.objective_serial):
         grad = np.zeros(d)
-        value = K.objective_serial(*parts, gains, y, offsets, inv, table, cut, 0, False, v,
-                                   np.zeros(n), np.zeros(n), grad)
+        value = kernel(rows_of(X), pairs, scale, v, work(), grad)
         return value, grad
 
     value, grad = objective(w)
@@ -179,10 +184,14 @@ def test_objective_gradient_is_x_transpose_lambda_and_matches_finite_differences
         step[c] = h
         fd = (objective(w + step)[0] - objective(w - step)[0]) / (2 * h)
         assert grad[c] == pytest.approx(fd, rel=1e-5, abs=1e-8)
-    parallel = np.zeros(d)
-    K.objective_parallel(*parts, gains, y, offsets, inv, table, cut, 0, False, w, np.zeros(n),
-                         np.zeros(n), parallel)
+    parallel = objective(w, kernel=K.objective_parallel)[1]
     np.testing.assert_allclose(parallel, grad, rtol=1e-12)
+    # a per-feature scale is the objective of the scaled columns X * scale
+    scale = rng.uniform(0.1, 10, size=d)
+    value_scaled, grad_scaled = objective(w, scale)
+    value_copy, grad_copy = objective(w, X=np.ascontiguousarray(X * scale))
+    assert value_scaled == pytest.approx(value_copy, rel=1e-12)
+    np.testing.assert_allclose(grad_scaled, grad_copy, rtol=1e-11)
 
 
 SPECIAL_SCORES = [0.0, -0.0, np.nan, -np.nan, np.inf, -np.inf, 5e-324, -5e-324, 1.0, -1.0,

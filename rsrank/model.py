@@ -1,0 +1,118 @@
+"""The fitted model as a value: weights, scaling, names and where they came
+from. It is what :mod:`rsrank.persistence` saves and loads, what
+``predict`` scores with and what :mod:`rsrank.export` writes for the
+engines."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .preprocessing import GLOBAL_NORMALIZERS, QUERY_NORMALIZERS
+
+__all__ = ["LinearModel"]
+
+
+@dataclass(frozen=True)
+class LinearModel:
+    """A linear ranking function ``f(x) = <coef, (x - offset) / scale>``.
+
+    Attributes
+    ----------
+    coef : ndarray of shape (n_features,)
+        Weights of the scaled features (comparable across features).
+    normalize : str
+        The scaling (see :mod:`rsrank.preprocessing`): with ``"zscore"`` or
+        ``"minmax"``, ``offset`` and ``scale`` per feature; with a per-query
+        scaling the features are scaled within each query before ``coef``.
+    offset, scale : ndarray of shape (n_features,)
+        The global scaling (0 and 1 without one).
+    feature_names : list of str or None
+        The names given to the features (None: LETOR's ``f1, f2, ...``).
+    names_from_columns : bool
+        The names are a training DataFrame's columns (checked against the
+        columns of a DataFrame to score).
+    fingerprint : dict or None
+        A digest of the training data (see
+        :attr:`rsrank.querydata.QueryData.fingerprint`).
+    n_fit_queries : int
+        Queries of the training data.
+    """
+
+    coef: np.ndarray
+    normalize: str = "none"
+    offset: np.ndarray = None
+    scale: np.ndarray = None
+    feature_names: list = None
+    names_from_columns: bool = False
+    fingerprint: dict = None
+    n_fit_queries: int = 1
+
+    def __post_init__(self):
+        width = len(self.coef)
+        if self.offset is None:
+            object.__setattr__(self, "offset", np.zeros(width))
+        if self.scale is None:
+            object.__setattr__(self, "scale", np.ones(width))
+
+    @property
+    def n_features(self):
+        return len(self.coef)
+
+    @property
+    def deployable(self):
+        return self.normalize not in QUERY_NORMALIZERS
+
+    def names(self):
+        """The name of every feature: the given names, else LETOR's
+        1-based ``"f1", "f2", ...``."""
+        if self.feature_names is None:
+            return [f"f{j + 1}" for j in range(self.n_features)]
+        return [str(name) for name in self.feature_names]
+
+    def linear_function(self):
+        """``(weights, constant)`` on raw features: ``f(x) = x @ weights +
+        constant``. A per-query scaling has no such form and raises
+        ``ValueError``."""
+        if not self.deployable:
+            raise ValueError(f"normalize={self.normalize!r} scales each feature by statistics "
+                             "of the whole query, so the model is no function of one "
+                             "document's raw features; retrain with normalize='zscore' or "
+                             "'minmax' for a deployable model")
+        if self.normalize not in GLOBAL_NORMALIZERS:
+            return self.coef.copy(), 0.0
+        weights = self.coef / self.scale
+        return weights, float(-np.dot(weights, self.offset))
+
+    def training_scale(self):
+        """Per-feature factors the kernels apply during training (a
+        global scaling divides by ``scale``; the offset does not change a
+        query's ranking), or None."""
+        if self.normalize not in GLOBAL_NORMALIZERS:
+            return None
+        return 1.0 / self.scale
+
+    def selected_features(self):
+        """Non-zero weights as ``[(name, weight), ...]`` by decreasing
+        ``|weight|``."""
+        names = self.names()
+        nonzero = np.flatnonzero(self.coef)
+        nonzero = nonzero[np.argsort(-np.abs(self.coef[nonzero]), kind="stable")]
+        return [(str(names[j]), float(self.coef[j])) for j in nonzero]
+
+    def with_coef(self, coef):
+        """The same model with other weights."""
+        return LinearModel(np.asarray(coef, dtype=np.float64), self.normalize, self.offset,
+                           self.scale, self.feature_names, self.names_from_columns,
+                           self.fingerprint, self.n_fit_queries)
+
+    def with_names(self, names, *, from_columns=False):
+        """The same model with other feature names (checked: one per feature,
+        none repeated)."""
+        names = [str(name) for name in names]
+        if len(names) != self.n_features:
+            raise ValueError(f"{len(names)} feature names for {self.n_features} features")
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise ValueError(f"feature name {repeated[0]!r} is used twice")
+        return LinearModel(self.coef, self.normalize, self.offset, self.scale, names,
+                           from_columns, self.fingerprint, self.n_fit_queries)

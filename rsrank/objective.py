@@ -1,0 +1,142 @@
+"""The objective: |Delta NDCG|-weighted pair losses of a query data.
+
+Per query, the documents are ranked by the current scores; every pair with
+``y_i > y_j`` is weighted by the change in NDCG if the two swapped places
+(``pair_weight="delta_ndcg"``, or 1 with ``"unit"``) and pays
+``pair_loss(s_i - s_j)``. The objective is the mean of the queries' summed
+pair losses. :meth:`Objective.pairs` gives the arrays the kernels need for
+one :class:`~rsrank.querydata.QueryData`; they are made once per data and
+kept there, per (gain, discount, cut-off, loss).
+"""
+
+import numbers
+from collections import namedtuple
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _kernels
+from .metrics import discount_values, gain_values
+from .querydata import QueryData
+
+__all__ = ["Objective", "PAIR_LOSSES", "PAIR_WEIGHTS"]
+
+PAIR_LOSSES = tuple(_kernels.PAIR_LOSSES)
+PAIR_WEIGHTS = ("delta_ndcg", "unit")
+
+#: A query data's arrays for one objective, before the label levels.
+_Labels = namedtuple("_Labels", "gains inv_ideal discount cutoff")
+
+
+@dataclass(frozen=True)
+class Objective:
+    """Pair loss, pair weight, gain, discount and cut-off.
+
+    Parameters
+    ----------
+    pair_loss : {"modified_huber", "hinge", "logistic"}
+    pair_weight : {"delta_ndcg", "unit"}
+    gain : {"exp2", "linear"} or callable
+        Gain of a label (see :func:`rsrank.metrics.gain_values`).
+    discount : {"log2", "letor", "zipf"}, float or callable
+        Discount of a place (see :func:`rsrank.metrics.discount_values`).
+    ndcg_k : int or None
+        Cut-off of the NDCG in the swap weights: places from ``ndcg_k`` on
+        are not discounted, so pairs with both documents there weigh 0.
+    """
+
+    pair_loss: str = "modified_huber"
+    pair_weight: str = "delta_ndcg"
+    gain: object = "exp2"
+    discount: object = "log2"
+    ndcg_k: object = None
+
+    def __post_init__(self):
+        for name, allowed in (("pair_loss", PAIR_LOSSES), ("pair_weight", PAIR_WEIGHTS)):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
+        k = self.ndcg_k
+        if k is not None and (not isinstance(k, numbers.Integral) or isinstance(k, bool)
+                              or k < 1):
+            raise ValueError(f"ndcg_k must be an integer >= 1 or None, got {k!r}")
+        gain_values(np.array([0.0, 1.0]), self.gain)  # raises on an unknown gain
+        discount_values(np.array([1.0, 2.0]), self.discount)  # raises on an unknown discount
+
+    @property
+    def loss_code(self):
+        return _kernels.PAIR_LOSSES[self.pair_loss]
+
+    @property
+    def unit_weights(self):
+        return self.pair_weight == "unit"
+
+    def _labels(self, data):
+        """Gains, inverse ideal DCG, discount table and cut-off of ``data``."""
+        def make():
+            gains = data.memo(("gains", self.gain), lambda: gain_values(data.y, self.gain))
+            max_size = int(data.sizes.max()) if data.n_queries else 1
+            cutoff = max_size if self.ndcg_k is None else min(self.ndcg_k, max_size)
+            table = np.zeros(max(max_size, 1))
+            table[:cutoff] = discount_values(np.arange(1, cutoff + 1), self.discount)
+            ideal = _kernels.ideal_dcg(gains, data.offsets, table)
+            inv_ideal = np.divide(1.0, ideal, out=np.zeros_like(ideal), where=ideal > 0)
+            return _Labels(gains, inv_ideal, table, max(cutoff, 0))
+        return data.memo(("labels", self.gain, self.discount, self.ndcg_k), make)
+
+    def pairs(self, data):
+        """The :class:`~rsrank._kernels.Pairs` record of ``data`` (made once
+        per data and objective)."""
+        def make():
+            labels = self._labels(data)
+            levels = np.zeros(data.n_rows, dtype=np.int64)
+            n_levels = np.zeros(data.n_queries, dtype=np.int64)
+            _kernels.all_query_levels(labels.gains, data.y, data.offsets, labels.discount,
+                                      self.loss_code, levels, n_levels)
+            return _kernels.Pairs(labels.gains, data.y, labels.inv_ideal, labels.discount,
+                                  labels.cutoff, self.loss_code, self.unit_weights, levels,
+                                  n_levels)
+        return data.memo(("pairs", self.gain, self.discount, self.ndcg_k, self.pair_loss,
+                          self.pair_weight), make)
+
+    def loss_and_gradient(self, data, w, *, normalize="none", scale=None):
+        """Summed loss of ``data``'s queries at ``w`` and its gradient, with
+        the swap weights of the ranking at ``w`` held fixed. ``scale``: one
+        factor per feature of a global scaling (the model scores
+        ``X @ (scale * w)``); ``normalize``: a per-query scaling of the rows."""
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        grad = np.zeros(data.n_features)
+        work = workspace(data, 1)
+        total = _kernels.objective_serial(data.rows(normalize), self.pairs(data),
+                                          _scale_vector(scale), w, work, grad)
+        return total, grad
+
+    def zero_model_loss(self, data):
+        """Mean per-query loss of the all-zero weights (every pair at margin
+        0, whatever the features), kept with the data: a training loss far
+        above it means the steps overshoot."""
+        return data.memo(("zero_loss", self.gain, self.discount, self.ndcg_k, self.pair_loss,
+                          self.pair_weight),
+                         lambda: _kernels.zero_model_loss(self.pairs(data), data.offsets)
+                         / max(data.n_queries, 1))
+
+
+def workspace(data, threads):
+    """Fresh :class:`~rsrank._kernels.Work` for a fit on ``data`` with
+    ``threads`` gradient rows."""
+    return _kernels.Work(np.zeros(data.n_rows), np.zeros(data.n_rows),
+                         np.zeros((threads, data.n_features)),
+                         np.full(data.n_rows, -1, dtype=np.int64), np.zeros(data.n_features))
+
+
+def _scale_vector(scale):
+    if scale is None:
+        return np.zeros(0)
+    return np.ascontiguousarray(scale, dtype=np.float64)
+
+
+def as_query_data(X, y=None, qid=None):
+    """``X`` itself when it is a :class:`QueryData`, else one built from
+    ``(X, y, qid)``."""
+    if isinstance(X, QueryData):
+        return X
+    return QueryData(X, y, qid)

@@ -1,0 +1,256 @@
+"""Query data built once: validated, in query order, with what every fit needs.
+
+A :class:`QueryData` is to RSRank what ``Dataset`` is to LightGBM and
+``DMatrix`` to XGBoost: the rows ``(X, y, qid)`` checked once and laid out
+query after query once, with the order back to the input kept, the query
+groups, the labels, the column moments and the fingerprint of the data. What
+an objective derives from the labels (gains, ideal DCG, label levels, the
+loss of the all-zero model) is computed on first use and kept, per
+(gain, discount, cut-off), so a grid search or a set of seeds over the same
+data prepares it once.
+
+Dense ``X`` stays dense in its own dtype (float32 or float64) and sparse
+``X`` stays CSR; neither is copied when its rows are already grouped by
+query. The object is immutable: it has no setters, and nothing that trains
+on it writes into its arrays.
+"""
+
+import hashlib
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.validation import check_array
+
+from ._kernels import Rows
+from ._queries import QueryGroups, group_queries
+from .preprocessing import column_moments, query_normalize
+
+__all__ = ["QueryData", "Rows", "check_labels", "matrix_rows"]
+
+def check_labels(y, n_rows):
+    """``y`` as int64 relevance grades, one per row, or ``ValueError``."""
+    if y is None:
+        raise ValueError("RSRank requires y to be passed, but the target y is None: give one "
+                         "relevance grade (0, 1, 2, ...) per row")
+    y = np.asarray(y)
+    if y.dtype.kind not in "iubf":
+        try:
+            y = y.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"Unknown label type {y.dtype}: y must hold integer relevance "
+                             "grades (0, 1, 2, ...)") from None
+    if y.ndim != 1 or len(y) != n_rows:
+        raise ValueError(f"y must be one label per row ({n_rows}), got shape {y.shape}")
+    if y.dtype.kind not in "iub":
+        if y.dtype.kind != "f" or not np.all(np.isfinite(y)) or np.any(y != np.round(y)):
+            raise ValueError("y must hold integer relevance grades (0, 1, 2, ...); "
+                             "got non-integer values")
+    if len(y) and y.min() < 0:
+        raise ValueError(f"y must hold non-negative relevance grades; found {y.min()}")
+    return y.astype(np.int64)
+
+
+def column_names(X):
+    """A DataFrame's column names when they are all strings, else None
+    (scikit-learn's rule for ``feature_names_in_``)."""
+    columns = getattr(X, "columns", None)
+    if columns is None:
+        return None
+    names = list(columns)
+    if names and all(isinstance(name, str) for name in names):
+        return names
+    return None
+
+
+def matrix_rows(X):
+    """:class:`Rows` of a checked matrix as it is (one query, offsets
+    ``[0, n]``): the CSR triplet with an empty dense array, or empty CSR
+    arrays with a C-ordered dense ``X``. No copy of an already CSR or
+    C-contiguous ``X``, and ``X`` is never modified."""
+    offsets = np.array([0, X.shape[0]], dtype=np.int64)
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        return Rows(X.data, X.indices, X.indptr, np.zeros((0, 0), X.dtype), offsets)
+    X = np.ascontiguousarray(X)
+    return Rows(np.zeros(0, X.dtype), np.zeros(0, np.int32), np.zeros(0, np.int32), X, offsets)
+
+
+class QueryData:
+    """Rows of queries, validated and put in query order once.
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix, DataFrame} of shape (n_rows, n_features)
+        One row per query-document pair. float32 stays float32; CSR stays
+        sparse; anything else becomes float64. NaN and infinite values are
+        refused.
+    y : array-like of shape (n_rows,)
+        Non-negative integer relevance grades.
+    qid : array-like of shape (n_rows,), optional
+        Query id per row; rows of a query need not be adjacent. None: all
+        rows form one query.
+    feature_names : list of str, optional
+        Names of the columns; a DataFrame's string columns by default.
+
+    Attributes
+    ----------
+    X : ndarray or csr_matrix
+        The rows in query order (queries by increasing qid, rows of a query
+        in their input order).
+    y : ndarray of int64
+        The labels in that order.
+    order : ndarray of int64
+        ``X[i]`` is input row ``order[i]``.
+    offsets : ndarray of int64, shape (n_queries + 1,)
+        Query ``q`` owns rows ``offsets[q]:offsets[q + 1]``.
+    qids : ndarray, shape (n_queries,)
+        The qid of each query, increasing.
+    feature_names : list of str or None
+    names_from_columns : bool
+        The names came from a DataFrame's columns.
+    """
+
+    def __init__(self, X, y, qid=None, *, feature_names=None):
+        names_from_columns = False
+        if feature_names is None:
+            feature_names = column_names(X)
+            names_from_columns = feature_names is not None
+        X = check_array(X, accept_sparse="csr", dtype=[np.float64, np.float32], order="C")
+        y = check_labels(y, X.shape[0])
+        groups = group_queries(qid, n_rows=X.shape[0])
+        order = groups.order
+        if not np.array_equal(order, np.arange(len(order))):
+            X, y = X[order], y[order]
+        if sp.issparse(X):
+            X = sp.csr_matrix(X)
+            if X.indices.dtype != np.int32 or X.indptr.dtype != np.int32:
+                # one index dtype for the kernels (scipy picks int64 only past 2**31 values)
+                if X.nnz < 2**31:
+                    X.indices = X.indices.astype(np.int32)
+                    X.indptr = X.indptr.astype(np.int32)
+        self._build(X, y, order, groups.offsets, groups.qids, feature_names,
+                    names_from_columns)
+
+    def _build(self, X, y, order, offsets, qids, feature_names, names_from_columns):
+        if feature_names is not None:
+            feature_names = [str(name) for name in feature_names]
+            if len(feature_names) != X.shape[1]:
+                raise ValueError(f"{len(feature_names)} feature names for {X.shape[1]} features")
+        self._X, self._y, self._order = X, y, order
+        self._offsets, self._qids = offsets, qids
+        self._feature_names, self._names_from_columns = feature_names, names_from_columns
+        self._memo = {}
+
+    @classmethod
+    def _from_grouped(cls, X, y, order, offsets, qids, feature_names, names_from_columns):
+        self = cls.__new__(cls)
+        self._build(X, y, order, offsets, qids, feature_names, names_from_columns)
+        return self
+
+    # -- what it holds --------------------------------------------------------
+
+    X = property(lambda self: self._X)
+    y = property(lambda self: self._y)
+    order = property(lambda self: self._order)
+    offsets = property(lambda self: self._offsets)
+    qids = property(lambda self: self._qids)
+    feature_names = property(lambda self: self._feature_names)
+    names_from_columns = property(lambda self: self._names_from_columns)
+
+    @property
+    def n_rows(self):
+        return int(self._X.shape[0])
+
+    @property
+    def n_features(self):
+        return int(self._X.shape[1])
+
+    @property
+    def n_queries(self):
+        return len(self._offsets) - 1
+
+    @property
+    def sizes(self):
+        return np.diff(self._offsets)
+
+    @property
+    def groups(self):
+        """The :class:`~rsrank._queries.QueryGroups` of the rows as stored
+        (in query order), for :mod:`rsrank.metrics`."""
+        return self.memo("groups", lambda: QueryGroups(
+            np.arange(self.n_rows, dtype=np.int64), self._offsets, self._qids))
+
+    @property
+    def qid(self):
+        """The qid of every row as stored."""
+        return self.memo("qid", lambda: np.repeat(self._qids, self.sizes))
+
+    def __repr__(self):
+        kind = "CSR" if sp.issparse(self._X) else "dense"
+        return (f"QueryData({self.n_queries} queries, {self.n_rows} rows, {self.n_features} "
+                f"features, {kind} {self._X.dtype})")
+
+    def memo(self, key, make):
+        """The value kept under ``key``, made by ``make()`` on first use.
+        Everything kept is derived from the data and never changes."""
+        if key not in self._memo:
+            self._memo[key] = make()
+        return self._memo[key]
+
+    # -- derived once ---------------------------------------------------------
+
+    def rows(self, normalize="none"):
+        """The :class:`Rows` the kernels read: the stored rows, or for a
+        per-query scaling (``"query-zscore"``, ``"query-minmax"``) the rows
+        scaled within each query, made once."""
+        def make():
+            X = self._X
+            if normalize.startswith("query-"):
+                X = query_normalize(X, self.groups, normalize)
+            return matrix_rows(X)._replace(offsets=self._offsets)
+        return self.memo(("rows", normalize if normalize.startswith("query-") else "none"),
+                         make)
+
+    @property
+    def moments(self):
+        """Per-column ``(count, sum, sum of squares, min, max)`` of the rows
+        (see :func:`rsrank.preprocessing.column_moments`), one pass, once."""
+        return self.memo("moments", lambda: column_moments(self._X))
+
+    @property
+    def fingerprint(self):
+        """A cheap digest of the data: shapes, the sum of the feature values
+        (from :attr:`moments`) and a hash of the labels and query sizes in
+        query order."""
+        def make():
+            digest = hashlib.sha256()
+            digest.update(self._y.tobytes())
+            digest.update(self.sizes.astype(np.int64).tobytes())
+            return {"n_rows": self.n_rows, "n_features": self.n_features,
+                    "n_queries": self.n_queries,
+                    "feature_sum": float(np.sum(self.moments[1])),
+                    "labels_and_sizes_sha256": digest.hexdigest()}
+        return self.memo("fingerprint", make)
+
+    # -- parts ----------------------------------------------------------------
+
+    def subset(self, queries):
+        """The :class:`QueryData` of the queries at positions ``queries``
+        (indices into :attr:`qids`), in increasing position, without
+        grouping or validating again."""
+        queries = np.unique(np.asarray(queries, dtype=np.int64))
+        sizes = self.sizes[queries]
+        rows = (np.concatenate([np.arange(self._offsets[q], self._offsets[q + 1])
+                                for q in queries]) if len(queries)
+                else np.zeros(0, dtype=np.int64))
+        offsets = np.r_[0, np.cumsum(sizes)].astype(np.int64)
+        return QueryData._from_grouped(self._X[rows], self._y[rows], self._order[rows],
+                                       offsets, self._qids[queries], self._feature_names,
+                                       self._names_from_columns)
+
+    def in_input_order(self, values):
+        """``values`` given per stored row, put back in the input's row
+        order."""
+        out = np.empty_like(values)
+        out[self._order] = values
+        return out

@@ -1,0 +1,324 @@
+"""The solver: epochs of gradient steps with their schedule, averaging,
+early stopping, history and diagnostics.
+
+:class:`Solver` knows how to take one epoch over a
+:class:`~rsrank.querydata.QueryData` (:meth:`Solver.epoch`, the numba epoch
+kernel) and one step from a gradient summed elsewhere (:meth:`Solver.step`,
+the same kernel step, for Dask); :meth:`Solver.run` is the loop around any
+epoch: it keeps the per-epoch history, the running mean of the iterates,
+the best validation epoch and the early stopping, and warns once when the
+loss diverges.
+"""
+
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+from . import _kernels
+from ._threads import numba_threads, threads
+from .metrics import CONVENTIONS, discount_values, gain_values, mean_ndcg
+from .objective import Objective, workspace
+from .penalty import L1Penalty, check_number
+
+__all__ = ["Solver", "SolverState", "DivergenceWarning", "NDCGMonitor", "DIVERGED"]
+
+#: How many times the all-zero model's loss (or the lowest loss so far) the
+#: training loss must reach for the divergence warning.
+DIVERGED = 100
+
+
+class DivergenceWarning(ConvergenceWarning):
+    """The training loss keeps rising: features on very different scales, or
+    a learning rate too large for them."""
+
+
+@dataclass
+class SolverState:
+    """What carries from step to step and from fit to fit.
+
+    Attributes
+    ----------
+    w : ndarray
+        The iterate the steps go on from.
+    t : int
+        Gradient steps taken (drives the step size and the penalty period).
+    l1_state : ndarray
+        The cumulative penalty's record (see :class:`~rsrank.penalty.L1Penalty`).
+    n_averaged : int
+        Iterates in the running mean (``average=True``).
+    """
+
+    w: np.ndarray
+    t: int = 0
+    l1_state: np.ndarray = None
+    n_averaged: int = 0
+
+    def __post_init__(self):
+        if self.l1_state is None:
+            self.l1_state = L1Penalty.new_state(self.w.shape[0])
+
+
+@dataclass
+class Fit:
+    """What :meth:`Solver.run` returns: the model's weights, the epochs run,
+    the epoch kept (1-based, None without validation) and the history."""
+
+    coef: np.ndarray
+    n_iter: int
+    best_iteration: object
+    history: dict = field(default_factory=dict)
+
+
+class NDCGMonitor:
+    """Mean NDCG@k of weights on a :class:`~rsrank.querydata.QueryData`,
+    for the per-epoch bookkeeping: the convention's gains and ideal DCG are
+    made once per data, and the top ``k`` of each query is found by a
+    kernel (ties in row order). Conventions that break ties otherwise go
+    through :func:`rsrank.metrics.mean_ndcg`."""
+
+    def __init__(self, data, k, convention, *, normalize="none", scale=None, n_jobs=None):
+        self.data, self.k, self.convention, self.n_jobs = data, k, convention, n_jobs
+        self.rows = data.rows(normalize)
+        self.scale = np.zeros(0) if scale is None else np.asarray(scale, dtype=np.float64)
+        settings = CONVENTIONS[convention]
+        self.kernel_ready = (settings["ties"] == "stable"
+                             and isinstance(settings["empty"], (int, float)))
+        if self.kernel_ready:
+            def make():
+                gains = gain_values(data.y, settings["gain"])
+                discount = discount_values(np.arange(1, k + 1), settings["discount"])
+                return gains, discount, _kernels.ideal_dcg(gains, data.offsets, discount)
+            self.gains, self.discount, self.ideal = data.memo(("ndcg", convention, k), make)
+            self.empty = float(settings["empty"])
+            self.short_zero = settings["short_list"] == "zero"
+
+    def scores(self, w):
+        """Scores of the stored rows at ``w``."""
+        return linear_scores(self.rows, _kernels.scaled_weights(
+            np.ascontiguousarray(w, dtype=np.float64), self.scale,
+            np.zeros(len(w))), self.n_jobs)
+
+    def __call__(self, w):
+        scores = self.scores(w)
+        if not self.kernel_ready:
+            return mean_ndcg(self.data.y, scores, self.data.groups, self.k,
+                             convention=self.convention)
+        out = np.empty(self.data.n_queries)
+        if len(out) == 0:
+            return float("nan")
+        n = threads(self.n_jobs)
+        kernel = _kernels.ndcg_at_parallel if n > 1 else _kernels.ndcg_at_serial
+        with numba_threads(n):
+            kernel(scores, self.gains, self.data.offsets, self.discount, self.k, self.ideal,
+                   self.empty, self.short_zero, out)
+        return float(out.mean())
+
+
+def linear_scores(rows, w, n_jobs=None):
+    """``X @ w`` of :class:`~rsrank.querydata.Rows` in float64, without a
+    float64 copy of float32 rows."""
+    dense = rows.indptr.shape[0] == 0
+    out = np.empty(rows.dense.shape[0] if dense else rows.indptr.shape[0] - 1)
+    n = threads(n_jobs)
+    kernel = _kernels.linear_scores_parallel if n > 1 else _kernels.linear_scores_serial
+    with numba_threads(n):
+        kernel(rows.data, rows.indices, rows.indptr, rows.dense,
+               np.ascontiguousarray(w, dtype=np.float64), out)
+    return out
+
+
+class DivergenceWatch:
+    """Warn once when training diverges: the mean loss is a hundred times
+    that of the all-zero model (pairs misordered by margins of tens of
+    units), or, where that loss is unknown (``reference=None``), it rose for
+    three epochs in a row to a hundred times its lowest value. Gradient steps
+    then overshoot, almost always because the features' scales differ by
+    orders of magnitude, and the weights are on their way to overflow.
+
+    Lesser swings are left alone: with full-batch steps the loss of scaled
+    features can rise twenty-fold for a few epochs while the validation NDCG
+    still improves (OHSUMED with the defaults), and a smaller learning rate
+    there ranks worse. ``advice()`` gives the text that follows the cause."""
+
+    def __init__(self, reference, advice):
+        self.reference, self.advice, self.warned = reference, advice, False
+
+    def __call__(self, losses):
+        if self.warned or len(losses) < 2:
+            return
+        last = losses[-4:]
+        rising = len(last) == 4 and all(b > a for a, b in zip(last, last[1:]))
+        lowest = min(losses)
+        if self.reference and losses[-1] > DIVERGED * self.reference:
+            cause = (f"the training loss is {losses[-1]:.4g} after {len(losses)} epochs, "
+                     f"{losses[-1] / self.reference:.0f} times that of the all-zero model")
+        elif not self.reference and rising and losses[-1] > DIVERGED * lowest and losses[-1] > 0:
+            cause = (f"the training loss rose from {lowest:.4g} to {losses[-1]:.4g} over "
+                     f"{len(losses)} epochs")
+        else:
+            return
+        self.warned = True
+        warnings.warn(f"{cause}: training is diverging{self.advice()}", DivergenceWarning,
+                      stacklevel=5)
+
+
+@dataclass(frozen=True)
+class Solver:
+    """Gradient steps on an :class:`~rsrank.objective.Objective` with an
+    :class:`~rsrank.penalty.L1Penalty`.
+
+    The options are :class:`~rsrank.RSRank`'s of the same names:
+    ``learning_rate``, ``power_t``, ``batch_size`` (None: one step per epoch
+    on all queries), ``shuffle``, ``average``, ``max_iter``,
+    ``early_stopping``, ``n_iter_no_change``, ``tol``, ``restore_best``,
+    ``n_jobs`` and ``verbose``.
+    """
+
+    objective: Objective
+    penalty: L1Penalty
+    learning_rate: float = 1e-2
+    power_t: float = 0.0
+    batch_size: object = None
+    shuffle: bool = True
+    average: bool = False
+    max_iter: int = 100
+    early_stopping: bool = False
+    n_iter_no_change: int = 10
+    tol: float = 1e-4
+    restore_best: bool = True
+    n_jobs: object = None
+    verbose: int = 0
+
+    def __post_init__(self):
+        check_number("learning_rate", self.learning_rate, 0, strict=True)
+        check_number("power_t", self.power_t, 0)
+        check_number("max_iter", self.max_iter, 1, integer=True)
+        check_number("batch_size", self.batch_size, 1, integer=True, allow_none=True)
+        check_number("n_iter_no_change", self.n_iter_no_change, 1, integer=True)
+        check_number("tol", self.tol, -np.inf)
+        if not isinstance(self.average, (bool, np.bool_)):
+            raise ValueError(f"average must be True or False, got {self.average!r}")
+        if self.n_jobs is not None and (not isinstance(self.n_jobs, (int, np.integer))
+                                        or isinstance(self.n_jobs, bool) or self.n_jobs == 0):
+            raise ValueError(f"n_jobs must be a non-zero integer or None, got {self.n_jobs!r}")
+
+    @property
+    def steps(self):
+        """The :class:`~rsrank._kernels.Steps` record of the schedule and
+        penalty."""
+        return _kernels.Steps(float(self.learning_rate), float(self.power_t),
+                              float(self.penalty.l1), int(self.penalty.period),
+                              float(self.penalty.threshold), self.penalty.cumulative)
+
+    def new_work(self, data):
+        """Scratch arrays for the epochs of one fit on ``data`` (they keep
+        each query's last ranking from epoch to epoch)."""
+        return workspace(data, threads(self.n_jobs))
+
+    def query_order(self, n_queries, rng):
+        return rng.permutation(n_queries) if self.shuffle else np.arange(n_queries)
+
+    def epoch(self, data, state, query_order, *, normalize="none", scale=None, work=None):
+        """One pass over ``data``'s queries in ``query_order``, stepping
+        ``state``; returns the mean per-query loss. ``work``: the
+        :func:`~rsrank.objective.workspace` kept across the epochs of a fit
+        (it holds each query's last ranking)."""
+        n = threads(self.n_jobs)
+        if work is None:
+            work = workspace(data, n)
+        batch = data.n_queries if self.batch_size is None else self.batch_size
+        kernel = _kernels.epoch_parallel if n > 1 else _kernels.epoch_serial
+        scale = np.zeros(0) if scale is None else np.ascontiguousarray(scale, dtype=np.float64)
+        with numba_threads(n):
+            total, state.t = kernel(data.rows(normalize), self.objective.pairs(data),
+                                    self.steps, scale,
+                                    np.ascontiguousarray(query_order, dtype=np.int64),
+                                    max(batch, 1), state.w, state.l1_state, int(state.t), work)
+        return total / max(len(query_order), 1)
+
+    def step(self, state, grad, scale=None):
+        """One step from ``grad`` (the batch's mean gradient on the rows as
+        stored), with the penalty: the step of :meth:`epoch`, for a gradient
+        summed elsewhere."""
+        scale = np.zeros(0) if scale is None else np.ascontiguousarray(scale, dtype=np.float64)
+        state.t = _kernels.take_step(state.w, np.ascontiguousarray(grad, dtype=np.float64)[None],
+                                     1, scale, self.steps, state.l1_state, int(state.t))
+
+    def mix(self, state, w):
+        """The step of iterative parameter mixing: the mixed weights ``w``
+        become the iterate, and one period's truncation (``learning_rate *
+        truncation_period * l1``) makes them sparse again."""
+        state.w[:] = w
+        state.t += 1
+        if self.penalty.l1 > 0:
+            _kernels.truncate(state.w, self.learning_rate * self.penalty.period * self.penalty.l1,
+                              self.penalty.threshold)
+
+    def run(self, epoch, state, *, train_ndcg=None, validation=None, watch=None,
+            check=None):
+        """The epoch loop: ``epoch()`` steps ``state`` once over the training
+        queries and returns the mean loss; ``train_ndcg(w)`` and
+        ``validation(w)`` give NDCG of a model (None: not recorded);
+        ``watch(losses)`` looks for divergence; ``check(state)`` runs after
+        every epoch (the finiteness check).
+
+        With ``average`` the model is the running mean of the epochs'
+        iterates (validation, early stopping and the kept epoch use it) and
+        the steps go on from the last iterate. With validation, the epoch of
+        the best validation NDCG is kept (``restore_best``) and training
+        stops when it has not improved by ``tol`` for ``n_iter_no_change``
+        epochs (``early_stopping``)."""
+        history = {"loss": [], "train_ndcg": [], "val_ndcg": [], "n_nonzero": [],
+                   "seconds": []}
+        w = state.w
+        best_score, best_w, best_epoch, stale = -np.inf, w.copy(), None, 0
+        model = w.copy() if self.average else w
+        bar = _progress(range(1, self.max_iter + 1), self.verbose)
+        for n_epoch in bar:
+            start = time.perf_counter()
+            loss = epoch()
+            if check is not None:
+                check(state)
+            if self.average:
+                model += (w - model) / n_epoch
+            history["seconds"].append(time.perf_counter() - start)
+            history["loss"].append(loss)
+            if watch is not None:
+                watch(history["loss"])
+            history["n_nonzero"].append(int(np.count_nonzero(model)))
+            train_value = train_ndcg(model) if train_ndcg is not None else float("nan")
+            history["train_ndcg"].append(train_value)
+            status = {"loss": f"{loss:.4g}"}
+            if not np.isnan(train_value):
+                status[f"ndcg@{getattr(train_ndcg, 'k', '')}"] = f"{train_value:.4f}"
+            if validation is not None:
+                value = validation(model)
+                history["val_ndcg"].append(value)
+                status[f"val@{getattr(validation, 'k', '')}"] = f"{value:.4f}"
+                stale = 0 if value > best_score + self.tol else stale + 1
+                if value > best_score:
+                    best_score, best_w, best_epoch = value, model.copy(), n_epoch
+                if self.early_stopping and stale >= self.n_iter_no_change:
+                    _set_postfix(bar, status)
+                    break
+            _set_postfix(bar, status)
+        state.n_averaged = n_epoch if self.average else 0
+        if validation is not None and self.restore_best:
+            model = best_w
+        return Fit(model, n_epoch, best_epoch, history)
+
+
+def _progress(iterable, verbose):
+    if not verbose:
+        return iterable
+    from tqdm.auto import tqdm
+
+    return tqdm(iterable, desc="epochs", leave=False)
+
+
+def _set_postfix(bar, status):
+    if hasattr(bar, "set_postfix"):
+        bar.set_postfix(status)
