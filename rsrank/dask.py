@@ -247,8 +247,7 @@ class DaskRSRank(RSRank):
             results = client.gather([client.submit(
                 _partition_gradient, p, solver.objective, state.w, normalize, scale,
                 pure=False) for p in parts])
-            solver.step(state, np.sum([g for _, g, _ in results], axis=0) / max(n_queries, 1),
-                        scale)
+            solver.step(state, np.sum([g for _, g, _ in results], axis=0) / max(n_queries, 1))
             self.bytes_per_epoch_ = 2 * len(parts) * state.w.nbytes
             return sum(v for v, _, _ in results) / max(n_queries, 1)
 

@@ -239,13 +239,13 @@ class Solver:
                                     max(batch, 1), state.w, state.l1_state, int(state.t), work)
         return total / max(len(query_order), 1)
 
-    def step(self, state, grad, scale=None):
-        """One step from ``grad`` (the batch's mean gradient on the rows as
-        stored), with the penalty: the step of :meth:`epoch`, for a gradient
-        summed elsewhere."""
-        scale = np.zeros(0) if scale is None else np.ascontiguousarray(scale, dtype=np.float64)
+    def step(self, state, grad):
+        """One step from ``grad``, the batch's mean gradient with respect to
+        the weights (as :meth:`~rsrank.objective.Objective.loss_and_gradient`
+        gives it, scaling included), with the penalty: the step of
+        :meth:`epoch`, for a gradient summed elsewhere."""
         state.t = _kernels.take_step(state.w, np.ascontiguousarray(grad, dtype=np.float64)[None],
-                                     1, scale, self.steps, state.l1_state, int(state.t))
+                                     1, np.zeros(0), self.steps, state.l1_state, int(state.t))
 
     def mix(self, state, w):
         """The step of iterative parameter mixing: the mixed weights ``w``

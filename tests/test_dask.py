@@ -187,3 +187,38 @@ def test_fit_files_checks_what_fit_checks(client, bundled_root, tmp_path):
     (tmp_path / "cut.txt.gz").write_bytes(path.read_bytes()[:2000])
     with pytest.raises(Exception, match=r"cut\.txt\.gz.*truncated"):
         model.fit_files([tmp_path / "cut.txt.gz"], n_features=45)
+
+
+def test_parameters_are_rsranks_plus_mode():
+    # one definition: the same keys and defaults as RSRank, and mode
+    ours, theirs = DaskRSRank().get_params(), RSRank().get_params()
+    assert ours.pop("mode") == "gradient"
+    assert ours.keys() == theirs.keys()
+    for name, value in theirs.items():
+        assert ours[name] == value or (value != value and ours[name] != ours[name]), name
+    assert DaskRSRank(l1=0.5, mode="mixing").get_params()["l1"] == 0.5
+
+
+@pytest.mark.parametrize("options", [
+    dict(),                                                    # the defaults (z-score)
+    dict(normalize="minmax", l1=0.3),
+    dict(normalize="none", l1=0.3, l1_method="cumulative", truncation_period=2),
+    dict(l1=0.3, truncation_threshold=0.05, truncation_period=3),
+    dict(power_t=0.5, l1=0.2, average=True),
+    dict(normalize="query-zscore", average=True),
+    dict(early_stopping=True, n_iter_no_change=2, tol=0.0, restore_best=True),
+    dict(restore_best=False, pair_loss="hinge", pair_weight="unit", ndcg_k=5),
+    dict(gain="linear", discount="letor", eval_convention="letor", eval_k=5),
+])
+def test_gradient_mode_gives_the_local_full_batch_model(client, bundled_root, options):
+    X, y, qid = dask_fold(bundled_root)
+    data = load_letor_fold(bundled_root, 1)
+    params = dict(learning_rate=0.1, max_iter=6, shuffle=False, **options)
+    local = RSRank(**params).fit(*data.train[:2], qid=data.train[2], eval_set=data.vali)
+    model = DaskRSRank(mode="gradient", **params).fit(X, y, qid=qid, eval_set=data.vali)
+    np.testing.assert_allclose(model.coef_, local.coef_, rtol=1e-9, atol=1e-12)
+    assert model.n_iter_ == local.n_iter_ and model.best_iteration_ == local.best_iteration_
+    assert model.t_ == local.t_
+    for key in ("val_ndcg", "train_ndcg", "loss"):
+        np.testing.assert_allclose(model.history_[key], local.history_[key], rtol=1e-9)
+    np.testing.assert_allclose(model.feature_scale_, local.feature_scale_, rtol=1e-12)
