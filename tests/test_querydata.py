@@ -1,0 +1,134 @@
+"""The query data built once: its order, groups, moments and subsets, and
+that one fold of ``rsrank train`` parses, validates and groups each split
+once."""
+
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import rsrank
+from rsrank import QueryData, RSRank
+from rsrank import metrics as M
+from rsrank._queries import QueryGroups
+from rsrank.objective import Objective
+from rsrank.preprocessing import column_moments
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 4), min_size=1, max_size=40), st.integers(0, 2**31 - 1),
+       st.booleans())
+def test_rows_in_query_order_keep_their_input_order_and_map_back(qids, seed, sparse):
+    rng = np.random.default_rng(seed)
+    qid = np.asarray(qids)
+    X = rng.normal(size=(len(qid), 3))
+    X[X < 0] = 0.0
+    y = rng.integers(0, 3, len(qid))
+    data = QueryData(sp.csr_matrix(X) if sparse else X, y, qid)
+    stored = data.X.toarray() if sparse else data.X
+    # query by increasing qid, rows of a query in input order
+    expected = np.argsort(qid, kind="stable")
+    np.testing.assert_array_equal(data.order, expected)
+    np.testing.assert_array_equal(stored, X[expected])
+    np.testing.assert_array_equal(data.y, y[expected])
+    np.testing.assert_array_equal(data.qids, np.unique(qid))
+    np.testing.assert_array_equal(data.sizes, [np.sum(qid == q) for q in np.unique(qid)])
+    np.testing.assert_array_equal(data.in_input_order(np.arange(data.n_rows)[data.order]),
+                                  np.arange(data.n_rows)[expected][np.argsort(expected)])
+    np.testing.assert_array_equal(data.in_input_order(data.y), y)
+    # the moments are those of the input
+    for got, want in zip(data.moments[1:], column_moments(X)[1:]):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_dtypes_are_kept_and_bad_input_is_refused():
+    X = np.arange(12, dtype=np.float32).reshape(6, 2)
+    y, qid = np.array([0, 1, 2, 0, 1, 0]), np.array([3, 3, 1, 1, 2, 2])
+    assert QueryData(X, y, qid).X.dtype == np.float32
+    assert sp.issparse(QueryData(sp.csr_matrix(X), y, qid).X)
+    assert not sp.issparse(QueryData(X.astype(np.float64), y, qid).X)
+    bad = X.copy()
+    bad[2, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        QueryData(bad, y, qid)
+    with pytest.raises(ValueError, match="non-negative"):
+        QueryData(X, -y - 1, qid)
+    with pytest.raises(ValueError, match="one label per row"):
+        QueryData(X, y[:3], qid)
+    with pytest.raises(ValueError, match="qid has 2 entries"):
+        QueryData(X, y, qid[:2])
+    with pytest.raises(ValueError, match="3 feature names for 2 features"):
+        QueryData(X, y, qid, feature_names=["a", "b", "c"])
+
+
+def test_subset_equals_building_from_the_subset_rows():
+    rng = np.random.default_rng(1)
+    qid = rng.permutation(np.repeat(np.arange(10) * 7, 5))
+    X, y = rng.normal(size=(50, 3)), rng.integers(0, 3, 50)
+    data = QueryData(X, y, qid)
+    part = data.subset([7, 2, 4])
+    rows = np.isin(qid, data.qids[[2, 4, 7]])
+    direct = QueryData(X[rows], y[rows], qid[rows])
+    np.testing.assert_array_equal(part.X, direct.X)
+    np.testing.assert_array_equal(part.y, direct.y)
+    np.testing.assert_array_equal(part.offsets, direct.offsets)
+    np.testing.assert_array_equal(part.order, np.flatnonzero(rows)[direct.order])
+
+
+def test_fit_on_query_data_equals_fit_on_arrays_and_reuses_its_preparation():
+    rng = np.random.default_rng(2)
+    qid = rng.permutation(np.repeat(np.arange(12), 9))
+    X, y = rng.normal(size=(108, 4)) * [1, 50, 0.01, 3], rng.integers(0, 3, 108)
+    Xv, yv, qv = X[:30] + 0.1, y[:30], qid[:30]
+    data, vali = QueryData(X, y, qid), QueryData(Xv, yv, qv)
+    for params in (dict(), dict(batch_size=1, l1=0.2, random_state=0, normalize="minmax")):
+        plain = RSRank(max_iter=8, **params).fit(X, y, qid=qid, eval_set=(Xv, yv, qv))
+        built = RSRank(max_iter=8, **params).fit(data, eval_set=vali)
+        # (to rounding: the vectorised dot products may sum in another order
+        # in arrays aligned differently)
+        np.testing.assert_allclose(built.coef_, plain.coef_, rtol=1e-12, atol=1e-16)
+        np.testing.assert_allclose(built.history_["val_ndcg"], plain.history_["val_ndcg"],
+                                   rtol=1e-12)
+        np.testing.assert_allclose(built.predict(vali), plain.predict(Xv), rtol=1e-12,
+                                   atol=1e-15)
+        assert built.score(vali) == pytest.approx(plain.score(Xv, yv, qid=qv), abs=1e-12)
+    # the objective's arrays were made once per objective, and kept
+    kept = [key for key in data._memo if isinstance(key, tuple) and key[0] == "pairs"]
+    assert len(kept) == 1
+    assert Objective().pairs(data) is Objective().pairs(data)
+    # metrics take the data's groups as they are
+    scores = RSRank(max_iter=3).fit(data).predict(data)
+    assert M.mean_ndcg(data.y, scores[data.order], data.groups, 5) == pytest.approx(
+        M.mean_ndcg(y, scores, qid, 5), abs=1e-15)
+    assert isinstance(data.groups, QueryGroups)
+
+
+def test_one_fold_of_rsrank_train_parses_validates_and_groups_each_split_once(
+        bundled_root, monkeypatch, tmp_path):
+    from rsrank import datasets, querydata
+    from rsrank.cli import main
+
+    counts = {"parse": 0, "validate": 0, "group": 0}
+    parse, check, group = (datasets._parse_file, querydata.check_array,
+                           rsrank._queries.group_queries)
+
+    def counted(key, function, only=lambda *a, **k: True):
+        def wrapper(*args, **kwargs):
+            counts[key] += bool(only(*args, **kwargs))
+            return function(*args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(datasets, "_parse_file", counted("parse", parse))
+    monkeypatch.setattr(querydata, "check_array", counted("validate", check))
+    grouping = counted("group", group, lambda qid, *a, **k: not isinstance(qid, QueryGroups))
+    for module in list(sys.modules.values()):
+        if getattr(module, "__name__", "").startswith("rsrank") and \
+                getattr(module, "group_queries", None) is group:
+            monkeypatch.setattr(module, "group_queries", grouping)
+    assert main(["train", str(bundled_root), "--folds", "1", "--quiet", "--max-iter", "3",
+                 "--out", str(tmp_path / "run")]) == 0
+    # train, vali and test: one each, whatever the grid (4 points by default)
+    assert counts == {"parse": 3, "validate": 3, "group": 3}
