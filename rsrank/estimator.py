@@ -466,8 +466,9 @@ class RSRank(BaseEstimator):
         check_is_fitted(self)
         if isinstance(X, QueryData):
             data = self._data(X, None, None, reset=False)
-            scores = linear_scores(data.rows(self.normalize), self._raw_weights(), self.n_jobs)
-            return data.in_input_order(scores + self._constant())
+            weights, constant = self._weights_and_constant()
+            scores = linear_scores(data.rows(self.normalize), weights, self.n_jobs)
+            return data.in_input_order(scores + constant)
         X = validate_data(self, X, reset=False, accept_sparse="csr",
                           dtype=[np.float64, np.float32], order="C")
         if self.normalize in QUERY_NORMALIZERS:
@@ -475,13 +476,15 @@ class RSRank(BaseEstimator):
                 raise ValueError(f"normalize={self.normalize!r} scales features within each "
                                  "query: pass qid=... (the query of every row) to predict")
             X = query_normalize(X, qid, self.normalize)
-        return linear_scores(matrix_rows(X), self._raw_weights(), self.n_jobs) + self._constant()
+        weights, constant = self._weights_and_constant()
+        return linear_scores(matrix_rows(X), weights, self.n_jobs) + constant
 
-    def _raw_weights(self):
-        return self.coef_ if not self.model_.deployable else self.linear_function()[0]
-
-    def _constant(self):
-        return 0.0 if not self.model_.deployable else self.linear_function()[1]
+    def _weights_and_constant(self):
+        """What scores the rows as given: the raw-feature linear function,
+        or ``coef_`` on rows already scaled within their query."""
+        if not self.model_.deployable:
+            return self.coef_, 0.0
+        return self.model_.linear_function()
 
     def score(self, X, y=None, *, qid=None, sample_weight=None):
         """Mean NDCG@``eval_k`` over queries with ``eval_convention``.

@@ -17,7 +17,6 @@ import numpy as np
 
 from . import _kernels
 from .metrics import discount_values, gain_values
-from .querydata import QueryData
 
 __all__ = ["Objective", "PAIR_LOSSES", "PAIR_WEIGHTS"]
 
@@ -133,10 +132,3 @@ def _scale_vector(scale):
         return np.zeros(0)
     return np.ascontiguousarray(scale, dtype=np.float64)
 
-
-def as_query_data(X, y=None, qid=None):
-    """``X`` itself when it is a :class:`QueryData`, else one built from
-    ``(X, y, qid)``."""
-    if isinstance(X, QueryData):
-        return X
-    return QueryData(X, y, qid)

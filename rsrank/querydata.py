@@ -180,11 +180,6 @@ class QueryData:
         return self.memo("groups", lambda: QueryGroups(
             np.arange(self.n_rows, dtype=np.int64), self._offsets, self._qids))
 
-    @property
-    def qid(self):
-        """The qid of every row as stored."""
-        return self.memo("qid", lambda: np.repeat(self._qids, self.sizes))
-
     def __repr__(self):
         kind = "CSR" if sp.issparse(self._X) else "dense"
         return (f"QueryData({self.n_queries} queries, {self.n_rows} rows, {self.n_features} "
