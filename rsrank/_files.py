@@ -1,6 +1,6 @@
 """Outputs that never half-exist and never replace an input.
 
-* :func:`atomic_write_text` writes a file through a temporary sibling and one
+* :func:`atomic_write_bytes` and :func:`atomic_write_text` write a file through a temporary sibling and one
   rename: a reader sees the old file or the new one.
 * :class:`ResultsDirectory` claims an output directory before the work
   starts and publishes it in one step when the work is done. The claim is
@@ -24,8 +24,8 @@ import re
 import shutil
 from pathlib import Path
 
-__all__ = ["OutputError", "atomic_write_text", "read_bounded_text", "ResultsDirectory",
-           "check_not_input"]
+__all__ = ["OutputError", "atomic_write_text", "atomic_write_bytes", "read_bounded_text",
+           "ResultsDirectory", "check_not_input"]
 
 
 class OutputError(ValueError):
@@ -39,7 +39,12 @@ def _umask():
 
 
 def atomic_write_text(path, text):
-    """Write ``text`` to ``path`` through a temporary sibling and one rename;
+    """Write ``text`` as UTF-8 (see :func:`atomic_write_bytes`)."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_bytes(path, data):
+    """Write ``data`` to ``path`` through a temporary sibling and one rename;
     the temporary file is removed on every failure, and the file gets the
     permissions the user's umask gives a new file."""
     path = Path(path)
@@ -47,8 +52,8 @@ def atomic_write_text(path, text):
         raise IsADirectoryError(f"{path}: is a directory; give a file name")
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     try:
-        with open(tmp, "x", encoding="utf-8") as handle:
-            handle.write(text)
+        with open(tmp, "xb") as handle:
+            handle.write(data)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)

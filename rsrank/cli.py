@@ -16,18 +16,18 @@ from pathlib import Path
 
 from . import __version__
 from .datasets import (LetorFormatError, bundled_data_path, dataset_summary, find_folds,
-                       find_splits, letor_summary, load_letor, load_letor_fold,
-                       read_feature_names, read_scores, resolve_training_data, write_run,
-                       write_scores)
-from ._files import ResultsDirectory, atomic_write_text, check_not_input, read_bounded_text
+                       letor_summary, load_letor, load_letor_fold, read_scores)
+from .layouts import find_splits, read_feature_names, resolve_training_data
+from .writers import write_run, write_scores
+from ._files import ResultsDirectory, atomic_write_text, check_not_input
 from .estimator import RSRank
 from .penalty import L1_METHODS
 from .export import FORMATS, engine_features, export_model, upload_hint
 from .metrics import letor_per_query, letor_report
-from .model_selection import (experiment_markdown, parse_metric, regularization_path,
-                              run_letor_folds, write_experiment)
+from .experiments import (experiment_markdown, parse_metric, per_query_from_results,
+                          read_results, regularization_path, run_letor_folds, write_experiment)
 from .preprocessing import NORMALIZERS
-from .stats import compare, per_query_from_results
+from .stats import compare
 
 DEFAULTS = RSRank().get_params()
 #: The default grid of L1 strengths of ``rsrank train``, with ``--within``:
@@ -323,18 +323,11 @@ def _is_results(path):
 def _results_values(path):
     """Per-query values of a results directory (or its results.json) written
     by ``rsrank train``: ``(values, convention, number of seeds)``."""
-    path = Path(path)
-    document_path = path / "results.json" if path.is_dir() else path
-    if not document_path.is_file():
-        raise UsageError(f"{path}: no results.json (give a directory written by rsrank train, "
-                         "or a score file with --data)")
     try:
-        document = json.loads(read_bounded_text(document_path, 2**30, "results.json"))
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{document_path}: not valid JSON ({error})") from None
-    if not isinstance(document, dict):
-        raise ValueError(f"{document_path}: not a results.json written by rsrank train")
-    values = per_query_from_results(document, source=str(document_path))
+        document = read_results(path)
+    except FileNotFoundError as error:
+        raise UsageError(f"{error}, or a score file with --data") from None
+    values = per_query_from_results(document, source=str(path))
     return values, document.get("convention"), len(document.get("seeds") or [None])
 
 

@@ -12,7 +12,6 @@ can be kept in a binary cache (:mod:`rsrank._cache`).
 import contextlib
 import gzip
 import mmap
-import os
 import re
 import warnings
 import zlib
@@ -38,20 +37,13 @@ __all__ = [
     "read_query_sizes",
     "dataset_summary",
     "letor_summary",
-    "write_scores",
     "read_scores",
-    "read_feature_names",
     "parse_docid",
-    "write_run",
-    "write_letor",
-    "find_splits",
-    "load_splits",
-    "resolve_training_data",
     "streamed_fold",
     "bundled_data_path",
 ]
 
-_SPLITS = ("train", "vali", "test")
+SPLITS = ("train", "vali", "test")
 
 
 class LetorFormatError(ValueError):
@@ -100,7 +92,7 @@ def _reading(path):
         raise LetorFormatError(path, None, f"corrupt compressed data ({error})") from None
 
 
-def _read_lines(path, max_length=None, what="line"):
+def read_lines(path, max_length=None, what="line"):
     """``(line number, text)`` of a file, each line at most ``max_length``
     characters when given (a file without line breaks, such as /dev/zero,
     is refused instead of read into memory)."""
@@ -314,7 +306,7 @@ def _parse_checked(source, path, lines, n_features, dtype, query_file=None):
 
 def _grouped_by_query_file(X, y, path, lines, n_features, dtype, query_file, clean):
     """No line carries qid: group sizes must come from a query file."""
-    query_file = query_file if query_file is not None else _query_file_for(path)
+    query_file = query_file if query_file is not None else query_file_for(path)
     if query_file is None:
         raise LetorFormatError(path, 1, "missing 'qid:<integer>' after the label, and no "
                                ".query/.group file of query sizes beside the data")
@@ -480,13 +472,13 @@ def _first_line_with_qid_break(path, qid):
 def _data_line_numbers(path):
     """1-based file line number of every data row (comments and blanks skipped)."""
     numbers = []
-    for number, text in _read_lines(path):
+    for number, text in read_lines(path):
         if text.split("#", 1)[0].strip():
             numbers.append(number)
     return numbers
 
 
-def _query_file_for(path):
+def query_file_for(path):
     """The LightGBM/SVMrank query-size file beside ``path``, if any."""
     path = Path(path)
     stem = path.with_suffix("") if path.suffix == ".gz" else path
@@ -506,7 +498,7 @@ def read_query_sizes(path):
         The number of consecutive rows of each query.
     """
     sizes = []
-    for number, text in _read_lines(path, 1000, "query-size file"):
+    for number, text in read_lines(path, 1000, "query-size file"):
         token = text.strip()
         if not token:
             continue
@@ -535,7 +527,7 @@ def parse_docid(comment, row):
 def read_docids(path):
     """The document id of every data row (see :func:`parse_docid`)."""
     docids = []
-    for _, text in _read_lines(path):
+    for _, text in read_lines(path):
         body, sep, comment = text.partition("#")
         if body.strip():
             docids.append(parse_docid(comment, len(docids) + 1))
@@ -616,7 +608,7 @@ def _cache_entry(path, n_features, dtype, query_file, cache):
     """``(directory, key, description)`` of the cache entry, or None."""
     if cache is None or cache is False:
         return None
-    query_file = query_file if query_file is not None else _query_file_for(path)
+    query_file = query_file if query_file is not None else query_file_for(path)
     key, description = _cache.cache_key(path, n_features, dtype, query_file)
     return _cache.cache_directory(path, cache), key, description
 
@@ -828,7 +820,7 @@ def _cached_chunks(path, hit, queries_per_chunk):
         yield X[lo:hi], np.asarray(y[lo:hi]), np.asarray(qid[lo:hi])
 
 
-def _with_columns(X, n_features):
+def with_columns(X, n_features):
     return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
 
 
@@ -873,8 +865,8 @@ def streamed_fold(root, fold, n_features, queries_per_chunk, cache=None):
     width = n_features or max(vali[0].shape[1], test[0].shape[1])
     train_path = _split_file(root, fold, "train")
     return Bunch(fold=fold, train=None, n_features=width,
-                 vali=(_with_columns(vali[0], width),) + vali[1:],
-                 test=(_with_columns(test[0], width),) + test[1:],
+                 vali=(with_columns(vali[0], width),) + vali[1:],
+                 test=(with_columns(test[0], width),) + test[1:],
                  train_chunks=lambda: iter_letor_chunks(train_path, queries_per_chunk,
                                                         n_features=width, cache=cache))
 
@@ -904,11 +896,11 @@ def load_letor_fold(root, fold, *, n_features=None, dtype=np.float64, return_doc
     if fold not in find_folds(root):
         raise FileNotFoundError(f"{Path(root) / f'Fold{fold}'}: fold {fold} does not exist "
                                 f"(found folds {find_folds(root)})")
-    paths = {split: _split_file(root, fold, split) for split in _SPLITS}
+    paths = {split: _split_file(root, fold, split) for split in SPLITS}
     parts = {split: load_letor(paths[split], n_features, dtype=dtype,
-                               return_docids=return_docids, cache=cache) for split in _SPLITS}
+                               return_docids=return_docids, cache=cache) for split in SPLITS}
     width = n_features or max(part[0].shape[1] for part in parts.values())
-    parts = {split: (_with_columns(part[0], width),) + tuple(part[1:])
+    parts = {split: (with_columns(part[0], width),) + tuple(part[1:])
              for split, part in parts.items()}
     return Bunch(**parts, n_features=width, fold=fold, paths=paths)
 
@@ -961,22 +953,10 @@ def letor_summary(path):
         out = {}
         for fold in folds:
             data = load_letor_fold(path, fold)
-            for split in _SPLITS:
+            for split in SPLITS:
                 out[f"Fold{fold}/{split}"] = dataset_summary(*data[split][:3])
         return out
     return {str(path): dataset_summary(*load_letor(path))}
-
-
-def _atomic_write_text(path, text):
-    from .persistence import atomic_write_text
-
-    atomic_write_text(path, text)
-
-
-def write_scores(path, scores):
-    """Write one score per line, the input format of LETOR's Eval-Score."""
-    scores = np.asarray(scores, dtype=np.float64)
-    _atomic_write_text(path, "".join(f"{value:.10g}\n" for value in scores))
 
 
 def read_scores(path, n_rows=None):
@@ -984,7 +964,7 @@ def read_scores(path, n_rows=None):
     if Path(path).is_dir():
         raise LetorFormatError(path, None, "is a directory, not a score file")
     values = []
-    for number, text in _read_lines(path, 1000, "score file"):
+    for number, text in read_lines(path, 1000, "score file"):
         token = text.strip()
         if not token:
             continue
@@ -997,281 +977,3 @@ def read_scores(path, n_rows=None):
     if n_rows is not None and len(values) != n_rows:
         raise LetorFormatError(path, None, f"{len(values)} scores for {n_rows} rows")
     return np.asarray(values, dtype=np.float64)
-
-
-# -- layouts other than Fold<k> directories ----------------------------------------
-
-#: File names tried in a directory without Fold<k>, per split (LightGBM's
-#: examples, SVMrank and plain names), each also with ``.txt`` and ``.gz``.
-_SPLIT_NAMES = {"train": ("train", "rank.train"),
-                "vali": ("vali", "valid", "validation", "rank.vali", "rank.valid"),
-                "test": ("test", "rank.test")}
-
-
-def _find_split(directory, split):
-    for stem in _SPLIT_NAMES[split]:
-        for suffix in ("", ".txt", ".gz", ".txt.gz"):
-            candidate = directory / f"{stem}{suffix}"
-            if candidate.is_file():
-                return candidate
-    return None
-
-
-def find_splits(directory):
-    """``{"train": path, "vali": path or None, "test": path or None}`` for a
-    directory in LightGBM/SVMrank layout (``rank.train``, ``rank.test``,
-    optionally ``rank.vali``, with ``.query``/``.group`` files beside them)
-    or with ``train.txt``, ``vali.txt``, ``test.txt``; plain or ``.gz``.
-    Raises ``FileNotFoundError`` when no training file is there."""
-    directory = Path(directory)
-    found = {split: _find_split(directory, split) for split in _SPLITS}
-    if found["train"] is None:
-        names = ", ".join(f"{stem}[.txt][.gz]" for stem in _SPLIT_NAMES["train"])
-        raise FileNotFoundError(f"{directory}: no Fold<k> directories and no training file "
-                                f"({names}); give --train FILE")
-    return found
-
-
-def split_queries(data, fraction, random_state):
-    """Split ``(X, y, qid)`` into two parts by whole queries: a seeded random
-    ``fraction`` of the queries (at least one) goes to the second part."""
-    from sklearn.utils import check_random_state
-
-    X, y, qid = data[:3]
-    queries = np.unique(qid)
-    if not 0 < fraction < 1:
-        raise ValueError(f"the validation fraction must be in (0, 1), got {fraction}")
-    if len(queries) < 2:
-        raise ValueError("cannot hold out validation queries from a single query; give a "
-                         "validation file")
-    n_held = min(len(queries) - 1, max(1, int(round(fraction * len(queries)))))
-    held = check_random_state(random_state).choice(queries, n_held, replace=False)
-    is_held = np.isin(qid, held)
-    return (X[~is_held], y[~is_held], qid[~is_held]), (X[is_held], y[is_held], qid[is_held])
-
-
-def load_splits(train, vali=None, test=None, *, vali_fraction=None, random_state=0,
-                n_features=None, dtype=np.float64, cache=None):
-    """Load explicit train/vali/test files as one fold.
-
-    Parameters
-    ----------
-    train : path-like
-    vali, test : path-like, optional
-        Without ``vali``, a seeded ``vali_fraction`` of the training queries
-        (default 0.2) is held out for validation.
-    vali_fraction : float, optional
-        Share of training queries held out; an error together with ``vali``.
-    random_state : int
-        Seed of the held-out queries.
-    n_features : int, optional
-        Columns of every ``X`` (default: the largest index over the files).
-    dtype, cache
-        As in :func:`load_letor`.
-
-    Returns
-    -------
-    Bunch
-        As :func:`load_letor_fold`: ``train``, ``vali``, ``test`` (``None``
-        without a test file), ``n_features``, ``fold`` (1), ``paths`` and
-        ``vali_source`` (the vali file, or a description of the split).
-    """
-    if vali is not None and vali_fraction is not None:
-        raise ValueError("give either a validation file or a validation fraction, not both")
-    paths = {"train": Path(train), "vali": None if vali is None else Path(vali),
-             "test": None if test is None else Path(test)}
-    for split, path in paths.items():
-        if path is not None and not path.is_file():
-            raise FileNotFoundError(f"{path}: no such file ({split} split)")
-    parts = {split: load_letor(path, n_features, dtype=dtype, cache=cache)
-             for split, path in paths.items() if path is not None}
-    width = n_features or max(part[0].shape[1] for part in parts.values())
-    parts = {split: (_with_columns(part[0], width),) + tuple(part[1:])
-             for split, part in parts.items()}
-    if vali is None:
-        fraction = 0.2 if vali_fraction is None else vali_fraction
-        parts["train"], parts["vali"] = split_queries(parts["train"], fraction, random_state)
-        source = f"{fraction:g} of the training queries (seed {random_state})"
-    else:
-        source = str(paths["vali"])
-    for split in ("vali", "test"):
-        if split in parts:
-            _check_disjoint_queries(parts["train"][2], parts[split][2], paths["train"],
-                                    paths[split] or "the held-out queries")
-    return Bunch(train=parts["train"], vali=parts["vali"], test=parts.get("test"),
-                 n_features=width, fold=1, paths=paths, vali_source=source)
-
-
-def resolve_training_data(path=None, *, train=None, vali=None, test=None, vali_fraction=None,
-                          random_state=0, n_features=None, cache=None):
-    """Find the training data in any of the layouts ``rsrank train`` reads.
-
-    Parameters
-    ----------
-    path : path-like, optional
-        A directory of ``Fold<k>`` (LETOR), a directory in LightGBM/SVMrank
-        layout (see :func:`find_splits`), or one training file. Default: the
-        bundled dataset, unless ``train`` is given.
-    train, vali, test : path-like, optional
-        Explicit files (``train`` instead of ``path``; ``vali`` and ``test``
-        also with a training file as ``path``).
-    vali_fraction, random_state, n_features, cache
-        As in :func:`load_splits`.
-
-    Returns
-    -------
-    data : path or list of Bunch
-        The ``Fold<k>`` root, or a list with the one fold loaded from files,
-        as :func:`rsrank.model_selection.run_letor_folds` takes them.
-    name : str
-        What to call the data in tables.
-    inputs : list of Path
-        Every input file or directory (an output must never replace one).
-    """
-    if train is not None and path is not None:
-        raise ValueError("give either a PATH or a training file, not both")
-    single = train if train is not None else (
-        path if path is not None and Path(path).is_file() else None)
-    if single is None and (vali is not None or test is not None):
-        raise ValueError("a vali or test file needs a training file (a directory brings its own)")
-    if single is not None:
-        fold = load_splits(single, vali, test, vali_fraction=vali_fraction,
-                           random_state=random_state, n_features=n_features, cache=cache)
-        return [fold], str(single), [p for p in fold.paths.values() if p is not None]
-    root = Path(path) if path is not None else bundled_data_path()
-    if not root.exists():
-        raise FileNotFoundError(f"{root}: no such file or directory")
-    if not find_folds(root):
-        splits = find_splits(root)
-        fold = load_splits(splits["train"], splits["vali"], splits["test"],
-                           vali_fraction=vali_fraction, random_state=random_state,
-                           n_features=n_features, cache=cache)
-        return [fold], str(root), [root]
-    if vali_fraction is not None:
-        raise ValueError(f"a validation fraction applies to training data without vali files, "
-                         f"but {root} has Fold<k> directories with vali files")
-    return root, str(root), [root]
-
-
-def _check_disjoint_queries(train_qid, other_qid, train_path, other_path):
-    # qids invented from .query files (0, 1, 2, ...) restart in every file, so
-    # overlapping values are a problem only for files with real qid columns
-    if _query_file_for(train_path) is not None or _query_file_for(other_path) is not None:
-        return
-    shared = np.intersect1d(train_qid, other_qid)
-    if len(shared):
-        warnings.warn(f"{other_path} shares {len(shared)} query ids with {train_path} (for "
-                      f"example qid {shared[0]}): a query in both training and evaluation "
-                      "data inflates the evaluation", UserWarning, stacklevel=3)
-
-
-def read_feature_names(path, n_features=None):
-    """Feature names from a text file.
-
-    Two layouts are read: one name per line (feature 1 first), or
-    ``index name`` lines (``1 bm25_title``, ``1:bm25_title`` or tab
-    separated, 1-based indices in any order, as RankLib's and the
-    Elasticsearch LTR plugin's feature lists give them). Blank lines and
-    ``#`` comments are skipped. Features not listed are named ``f<index>``.
-
-    Returns
-    -------
-    list of str
-        ``n_features`` names (default: as many as the file lists, or its
-        largest index).
-    """
-    named, plain = {}, []
-    for number, text in _read_lines(path, 10_000, "feature-name file"):
-        text = text.split("#", 1)[0].strip()
-        if not text:
-            continue
-        match = re.fullmatch(r"([0-9]+)(?:[ \t]*:[ \t]*|[ \t]+)(\S.*)", text)
-        if match:
-            index = int(match.group(1))
-            if index < 1:
-                raise LetorFormatError(path, number, f"feature index {index}; indices "
-                                       "start at 1")
-            if index in named:
-                raise LetorFormatError(path, number, f"feature {index} is named twice")
-            named[index] = match.group(2).strip()
-        else:
-            plain.append((number, text))
-    if named and plain:
-        raise LetorFormatError(path, plain[0][0], "mixes 'index name' lines with bare names")
-    if not named and not plain:
-        raise LetorFormatError(path, None, "no feature names in the file")
-    if plain:
-        for number, name in plain:
-            if len(name.split()) != 1:
-                raise LetorFormatError(path, number, f"{name!r}: a feature name is one word "
-                                       "(or write 'index name')")
-        named = {i + 1: name for i, (_, name) in enumerate(plain)}
-    width = max(named) if n_features is None else n_features
-    beyond = [index for index in named if index > width]
-    if beyond:
-        raise LetorFormatError(path, None, f"names feature {max(beyond)} but the data has "
-                               f"{width} features")
-    names = [named.get(j, f"f{j}") for j in range(1, width + 1)]
-    repeated = sorted({name for name in names if names.count(name) > 1})
-    if repeated:
-        raise LetorFormatError(path, None, f"feature name {repeated[0]!r} is used twice")
-    return names
-
-
-def write_run(handle, qid, docids, scores, *, tag="rsrank", form="trec"):
-    """Write ranked scores to an open text ``handle``.
-
-    ``form="trec"``: a TREC run, ``qid Q0 docid rank score tag`` per line,
-    each query's documents by decreasing score (ties in file order), ranks
-    from 1, as trec_eval, pytrec_eval and ranx read it. ``form="tsv"``: a
-    header ``qid<TAB>docid<TAB>score`` and the rows in file order.
-    """
-    scores = np.asarray(scores, dtype=np.float64)
-    if form == "tsv":
-        handle.write("qid\tdocid\tscore\n")
-        for q, d, v in zip(qid, docids, scores):
-            handle.write(f"{q}\t{d}\t{v:.10g}\n")
-        return
-    if form != "trec":
-        raise ValueError(f"run format must be 'trec' or 'tsv', got {form!r}")
-    if any(" " in str(d) or not str(d) for d in docids):
-        raise ValueError("TREC runs need docids without spaces")
-    groups = group_queries(qid, n_rows=len(scores))
-    for q in range(groups.n_queries):
-        rows = groups.order[groups.offsets[q]:groups.offsets[q + 1]]
-        rows = rows[np.argsort(-scores[rows], kind="stable")]
-        query = groups.qids[q]
-        for rank, row in enumerate(rows, start=1):
-            handle.write(f"{query} Q0 {docids[row]} {rank} {scores[row]:.10g} {tag}\n")
-
-
-def write_letor(path, X, y, qid, *, docids=None):
-    """Write ``label qid:Q 1:v 2:v ... #docid = D`` lines (plain, or gzipped
-    for a ``.gz`` path). Values are written with 17 significant digits, so
-    :func:`load_letor` reads back exactly the same float64 numbers; zeros of
-    a sparse ``X`` are left out. The file appears atomically."""
-    import io
-
-    from .persistence import atomic_write_text
-
-    X = sp.csr_matrix(X)
-    y, qid = np.asarray(y), np.asarray(qid)
-    out = io.StringIO()
-    for row in range(X.shape[0]):
-        start, stop = X.indptr[row], X.indptr[row + 1]
-        values = " ".join(f"{j + 1}:{v:.17g}" for j, v in
-                          zip(X.indices[start:stop], X.data[start:stop]))
-        comment = "" if docids is None else f" #docid = {docids[row]}"
-        out.write(f"{int(y[row])} qid:{int(qid[row])} {values}{comment}\n")
-    if Path(path).suffix == ".gz":
-        path = Path(path)
-        tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-        try:
-            with gzip.open(tmp, "wt", encoding="utf-8") as handle:
-                handle.write(out.getvalue())
-            os.replace(tmp, path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
-    else:
-        atomic_write_text(path, out.getvalue())

@@ -16,8 +16,8 @@ system against a baseline:
 
 The per-query values come from :func:`rsrank.metrics.letor_per_query`, from
 the ``per_query`` entries ``rsrank train`` writes into ``results.json``
-(:func:`per_query_from_results`, averaged over seeds), or from any arrays
-aligned by query.
+(:func:`rsrank.experiments.per_query_from_results`, averaged over seeds by
+:func:`average_over_seeds`), or from any arrays aligned by query.
 """
 
 from dataclasses import asdict, dataclass
@@ -26,7 +26,7 @@ import numpy as np
 from scipy import stats as _scipy
 
 __all__ = ["PairedTest", "paired_t_test", "permutation_test", "holm", "compare",
-           "per_query_from_results", "average_over_seeds"]
+           "average_over_seeds"]
 
 
 @dataclass
@@ -205,24 +205,3 @@ def average_over_seeds(entries):
     for metric in aligned[0]:
         out[metric] = np.mean([aligned[i][metric] for i in aligned], axis=0)
     return out
-
-
-def per_query_from_results(document, *, source="results.json"):
-    """The per-query test values of a ``results.json`` written by
-    ``rsrank train``: queries keyed ``"fold:qid"``, each value averaged over
-    the run's seeds."""
-    by_fold = {}
-    for entry in document.get("folds", []):
-        if "per_query" not in entry:
-            raise ValueError(f"{source}: fold {entry.get('fold')} has no per-query values "
-                             "(written by an older rsrank); train again to compare it")
-        by_fold.setdefault(entry["fold"], []).append(entry["per_query"])
-    if not by_fold:
-        raise ValueError(f"{source}: no folds")
-    merged = {}
-    for fold, entries in sorted(by_fold.items()):
-        averaged = average_over_seeds(entries)
-        averaged["qid"] = np.array([f"{fold}:{q}" for q in averaged["qid"]])
-        for metric, values in averaged.items():
-            merged.setdefault(metric, []).append(values)
-    return {metric: np.concatenate(parts) for metric, parts in merged.items()}

@@ -5,12 +5,14 @@ truth: which features carry signal is known, so sparsity recovery can be
 measured.
 """
 
-import gzip
 import json
 from pathlib import Path
 
 import numpy as np
 from sklearn.utils import Bunch, check_random_state
+
+from ._files import atomic_write_text
+from .writers import letor_lines, write_lines
 
 __all__ = ["make_letor_like", "make_mslr_like", "make_raw_features", "write_letor_folds"]
 
@@ -85,23 +87,6 @@ def make_letor_like(n_queries=100, docs_per_query=(50, 250), n_features=45, n_in
                  support=support, redundant=copies, constant=constant)
 
 
-def _letor_lines(X, y, qid, first_docid, decimals):
-    # Zero values are left out (valid SVMlight; LETOR 4.0's sparse style).
-    lines = []
-    for row in range(X.shape[0]):
-        values = " ".join(f"{j + 1}:{X[row, j]:.{decimals}f}".rstrip("0").rstrip(".")
-                          for j in np.flatnonzero(X[row]))
-        lines.append(f"{y[row]} qid:{qid[row]} {values} #docid = {first_docid + row}\n")
-    return lines
-
-
-def _write_gzip(path, lines):
-    # mtime=0 and no stored name: the same data gives the same bytes.
-    with open(path, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw,
-                                                  mtime=0, compresslevel=9) as handle:
-        handle.write("".join(lines).encode("ascii"))
-
-
 def write_letor_folds(data, directory, n_folds=5, decimals=2):
     """Write ``Fold1..Fold{n_folds}/{train,vali,test}.txt.gz`` in LETOR's layout.
 
@@ -115,15 +100,15 @@ def write_letor_folds(data, directory, n_folds=5, decimals=2):
     part_lines = []
     for part in parts:
         rows = np.flatnonzero(np.isin(data.qid, part))
-        part_lines.append(_letor_lines(data.X[rows], data.y[rows], data.qid[rows],
-                                       int(rows[0]) + 1, decimals))
+        part_lines.append(letor_lines(data.X[rows], data.y[rows], data.qid[rows],
+                                      docids=rows + 1, decimals=decimals))
     for fold in range(n_folds):
         target = directory / f"Fold{fold + 1}"
         target.mkdir(parents=True, exist_ok=True)
         train = [line for step in (1, 2, 3) for line in part_lines[(fold + step) % n_folds]]
-        _write_gzip(target / "train.txt.gz", train)
-        _write_gzip(target / "vali.txt.gz", part_lines[(fold + 4) % n_folds])
-        _write_gzip(target / "test.txt.gz", part_lines[fold])
+        write_lines(target / "train.txt.gz", train)
+        write_lines(target / "vali.txt.gz", part_lines[(fold + 4) % n_folds])
+        write_lines(target / "test.txt.gz", part_lines[fold])
     truth = {
         "n_features": int(data.X.shape[1]),
         "coef": [float(v) for v in data.coef],
@@ -132,7 +117,7 @@ def write_letor_folds(data, directory, n_folds=5, decimals=2):
         "constant": [int(c) for c in data.constant],
         "note": "column indices are 0-based; feature j in the files is column j - 1",
     }
-    (directory / "truth.json").write_text(json.dumps(truth, indent=2) + "\n")
+    atomic_write_text(directory / "truth.json", json.dumps(truth, indent=2) + "\n")
 
 
 # Label shares of MSLR-WEB30K (grades 0-4), rounded.

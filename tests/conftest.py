@@ -1,5 +1,6 @@
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -25,3 +26,13 @@ def lightgbm_example():
 @pytest.fixture(scope="session")
 def bundled_root():
     return REPO / "rsrank" / "data" / "synthetic"
+
+
+def small_queries(n_queries=24, n_docs=12, seed=0):
+    """Five features (two informative), graded labels, qids from 100."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n_queries * n_docs, 5))
+    latent = X @ np.array([2.0, -1.0, 0.0, 0.5, 0.0]) + 0.5 * rng.normal(size=len(X))
+    y = np.digitize(latent, np.quantile(latent, [0.6, 0.85]))
+    qid = np.repeat(np.arange(100, 100 + n_queries), n_docs)
+    return X, y, qid

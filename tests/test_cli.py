@@ -41,7 +41,7 @@ import numpy as np
 from rsrank import RSRank, load_letor
 from rsrank.datasets import read_scores
 from rsrank.metrics import letor_report
-from rsrank.model_selection import run_letor_folds
+from rsrank.experiments import run_letor_folds
 
 
 def test_train_writes_results_that_match_the_api(tmp_path, capsys, bundled_root):
@@ -87,12 +87,12 @@ def test_train_does_not_overwrite_without_force(tmp_path, capsys, bundled_root):
 
 
 def test_interrupted_write_leaves_nothing(tmp_path, monkeypatch, bundled_root):
-    import rsrank.datasets
+    import rsrank.experiments
 
     def failing(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(rsrank.datasets, "write_scores", failing)
+    monkeypatch.setattr(rsrank.experiments, "write_scores", failing)
     out = tmp_path / "run"
     assert main(["train", str(bundled_root), "--folds", "1", "--max-iter", "1", "--quiet",
                  "--out", str(out)]) == 130

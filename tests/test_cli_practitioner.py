@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from rsrank import RSRank, datasets, load_letor
+from rsrank import RSRank, load_letor, writers
 from rsrank.cli import main
 from rsrank.metrics import mean_ndcg
 from rsrank.synthetic import make_raw_features
@@ -16,7 +16,7 @@ from rsrank.synthetic import make_raw_features
 
 def write_letor(path, data, docid_offset=0):
     docids = [f"D{docid_offset + row}" for row in range(len(data.y))]
-    datasets.write_letor(path, data.X, data.y, data.qid, docids=docids)
+    writers.write_letor(path, data.X, data.y, data.qid, docids=docids)
     np.testing.assert_array_equal(load_letor(path)[0].toarray(), data.X)  # exact round trip
     return path
 

@@ -7,7 +7,7 @@ import pytest
 
 from rsrank import RSRank, load_letor, metrics, stats
 from rsrank.cli import main
-from rsrank.model_selection import run_letor_folds
+from rsrank.experiments import run_letor_folds
 
 TRAIN = ["--max-iter", "4", "--batch-size", "4", "--quiet"]
 

@@ -139,15 +139,3 @@ def test_per_query_values_average_to_the_report():
         for name, mean in report.items():
             assert np.mean(values[name]) == pytest.approx(mean)
         assert np.array_equal(values["qid"], np.arange(30))
-
-
-def test_per_query_from_results_averages_seeds_and_keys_by_fold():
-    entry = lambda fold, seed, values: {"fold": fold, "seed": seed, "per_query": {
-        "qid": [7, 3], "NDCG@10": values}}
-    document = {"folds": [entry(1, 0, [0.2, 0.4]), entry(1, 1, [0.4, 0.0]),
-                          entry(2, 0, [1.0, 0.5])]}
-    merged = stats.per_query_from_results(document)
-    assert list(merged["qid"]) == ["1:7", "1:3", "2:7", "2:3"]
-    assert merged["NDCG@10"] == pytest.approx([0.3, 0.2, 1.0, 0.5])
-    with pytest.raises(ValueError, match="no per-query values"):
-        stats.per_query_from_results({"folds": [{"fold": 1}]}, source="old/results.json")

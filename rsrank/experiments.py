@@ -1,0 +1,547 @@
+"""LETOR's protocol and its results: one home for experiments.
+
+:func:`run_letor_folds` trains every grid point of each fold on train
+(keeping the best validation epoch), selects on vali by one rule
+(:func:`sparsest_within`) and evaluates the choice on test, per seed. Its
+:class:`LetorExperiment` is written as a results directory
+(:func:`save_experiment`: ``results.json``, ``results.md``, models and
+score files) and read back by :func:`read_results` and
+:func:`per_query_from_results`, which ``rsrank compare`` and
+:mod:`rsrank.stats` use for paired tests over queries.
+:func:`regularization_path` trains along increasing L1 strengths.
+"""
+
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import clone
+from sklearn.model_selection import ParameterGrid
+from sklearn.utils import Bunch
+
+from . import metrics
+from ._files import ResultsDirectory, atomic_write_text, read_bounded_text
+from .datasets import find_folds, iter_letor_folds, streamed_fold
+from .writers import write_scores
+from .estimator import RSRank
+from .querydata import QueryData
+from .stats import average_over_seeds
+
+__all__ = [
+    "parse_metric",
+    "FoldResult",
+    "LetorExperiment",
+    "run_letor_folds",
+    "sparsest_within",
+    "regularization_path",
+    "experiment_markdown",
+    "write_experiment",
+    "save_experiment",
+    "read_results",
+    "per_query_from_results",
+]
+
+#: the largest results.json read back (1 GiB)
+RESULTS_LIMIT = 2**30
+
+
+_METRIC = re.compile(r"^(ndcg|p|precision)@(\d+)$|^(map)$")
+
+
+def parse_metric(name):
+    """``"ndcg@10"``, ``"p@5"`` or ``"map"`` -> ``(kind, k)``."""
+    match = _METRIC.match(name.strip().lower())
+    if match is None:
+        raise ValueError(f"unknown metric {name!r}; expected ndcg@K, p@K or map")
+    if match.group(3):
+        return "map", None
+    kind = "ndcg" if match.group(1) == "ndcg" else "p"
+    return kind, int(match.group(2))
+
+
+def _metric_value(name, y, scores, qid, convention):
+    kind, k = parse_metric(name)
+    if kind == "ndcg":
+        return metrics.mean_ndcg(y, scores, qid, k, convention=convention)
+    if kind == "p":
+        return metrics.mean_precision(y, scores, qid, k,
+                                      short_list=metrics.precision_short_list(convention))
+    return metrics.mean_average_precision(y, scores, qid)
+
+
+# -- LETOR's protocol ----------------------------------------------------------
+
+
+@dataclass
+class FoldResult:
+    """One fold: the model selected on vali and its test evaluation."""
+
+    fold: int
+    params: dict
+    vali_score: float
+    test: dict
+    n_nonzero: int
+    model: object
+    test_scores: np.ndarray
+    grid: list = field(default_factory=list)
+    fit_seconds: float = 0.0
+    evaluated_on: str = "test"
+    seed: int = None  # the estimator's random_state when run_letor_folds set it
+    per_query: dict = None  # metrics.letor_per_query of the evaluated split
+
+    @property
+    def name(self):
+        """``Fold3``, or ``Fold3.seed1`` for one seed of several."""
+        return f"Fold{self.fold}" + ("" if self.seed is None else f".seed{self.seed}")
+
+
+@dataclass
+class LetorExperiment:
+    """Per-fold results and their mean and standard deviation over folds."""
+
+    folds: list
+    select: str
+    convention: str
+    within: float = 0.0
+
+    def metric_names(self):
+        return list(self.folds[0].test)
+
+    def seeds(self):
+        """The seeds run, in order (``[None]`` for the estimator's own)."""
+        return list(dict.fromkeys(f.seed for f in self.folds))
+
+    def _value(self, result, name):
+        return result.n_nonzero if name == "n_nonzero" else result.test[name]
+
+    def summary(self):
+        """``{metric: (mean, std)}`` over every fold and seed, plus
+        ``n_nonzero``."""
+        out = {}
+        for name in self.metric_names() + ["n_nonzero"]:
+            values = np.array([self._value(f, name) for f in self.folds], dtype=float)
+            out[name] = (float(values.mean()), float(values.std()))
+        return out
+
+    def seed_summary(self):
+        """``{metric: (mean, std)}`` of each seed's mean over folds: how far
+        the headline number moves with the seed."""
+        out = {}
+        for name in self.metric_names() + ["n_nonzero"]:
+            means = np.array([np.mean([self._value(f, name) for f in self.folds
+                                       if f.seed == seed]) for seed in self.seeds()])
+            out[name] = (float(means.mean()), float(means.std()))
+        return out
+
+    def to_dict(self):
+        document = {
+            "select": self.select,
+            "within": self.within,
+            "convention": self.convention,
+            "seeds": self.seeds(),
+            "folds": [
+                {"fold": f.fold, "seed": f.seed, "params": f.params,
+                 "vali_score": f.vali_score, "evaluated_on": f.evaluated_on,
+                 "test": f.test, "n_nonzero": f.n_nonzero, "fit_seconds": f.fit_seconds,
+                 "selected_features": [[name, weight]
+                                       for name, weight in f.model.selected_features()],
+                 "grid": f.grid, "best_iteration": getattr(f.model, "best_iteration_", None),
+                 "per_query": _json_per_query(f.per_query)}
+                for f in self.folds
+            ],
+            "mean": {name: mean for name, (mean, _) in self.summary().items()},
+            "std": {name: std for name, (_, std) in self.summary().items()},
+        }
+        if len(self.seeds()) > 1:
+            document["seed_std"] = {name: std for name, (_, std)
+                                    in self.seed_summary().items()}
+        return document
+
+
+def _json_per_query(values):
+    """Per-query arrays as JSON lists (NaN, a query a convention skips, as null)."""
+    if values is None:
+        return None
+    out = {}
+    for name, array in values.items():
+        array = np.asarray(array)
+        if array.dtype.kind == "f":
+            out[name] = [None if np.isnan(v) else float(v) for v in array]
+        else:
+            out[name] = array.tolist()
+    return out
+
+
+def _fit_fold_seeds(estimator, grid, data, select, convention, within, features, seeds):
+    """:func:`_fit_one_fold` once per seed, on the fold's splits built once
+    as :class:`~rsrank.querydata.QueryData` (validated and grouped once, and
+    reused by every grid point and seed)."""
+    splits = Bunch(fold=data.fold, train_chunks=data.get("train_chunks"),
+                   train=None if data.train is None else QueryData(*data.train[:3],
+                                                                   feature_names=features),
+                   vali=QueryData(*data.vali[:3], feature_names=features),
+                   test=None if data.get("test") is None else QueryData(
+                       *data.test[:3], feature_names=features))
+    return [_fit_one_fold(estimator if seed is None else
+                          clone(estimator).set_params(random_state=seed),
+                          grid, splits, select, convention, within, seed)
+            for seed in seeds]
+
+
+def _metric_on(name, data, model, convention):
+    """``name`` of ``model``'s scores on a :class:`QueryData` (the scores in
+    its input order and the per-query values come back too)."""
+    scores = model.predict(data)
+    return _metric_value(name, data.y, scores[data.order], data.groups, convention), scores
+
+
+def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, seed=None):
+    tried, models = [], []
+    start = time.perf_counter()
+    for params in grid:
+        model = clone(estimator).set_params(**params)
+        if data.train is None:  # streamed from disk, one block of queries at a time
+            model.fit_chunks(data.train_chunks, eval_set=data.vali)
+            if data.vali.feature_names is not None:
+                model.set_feature_names(data.vali.feature_names)
+        else:
+            model.fit(data.train, eval_set=data.vali)
+        vali = _metric_on(select, data.vali, model, convention)[0]
+        tried.append({"params": params, "vali_score": vali,
+                      "n_nonzero": int(np.count_nonzero(model.coef_))})
+        models.append(model)
+    seconds = time.perf_counter() - start
+    chosen = sparsest_index(tried, within)
+    model, params, vali = models[chosen], tried[chosen]["params"], tried[chosen]["vali_score"]
+    evaluated_on = "test" if data.test is not None else "vali"
+    evaluation = data.test if evaluated_on == "test" else data.vali
+    scores = model.predict(evaluation)
+    per_query = metrics.letor_per_query(evaluation.y, scores[evaluation.order],
+                                        evaluation.groups, convention=convention)
+    report = {name: metrics.nanmean(values) for name, values in per_query.items()
+              if name != "qid"}
+    return FoldResult(data.fold, params, vali, report, int(np.count_nonzero(model.coef_)),
+                      model, scores, tried, seconds, evaluated_on, seed, per_query)
+
+
+def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10",
+                    convention="letor", n_jobs=1, progress=False, n_features=None,
+                    stream_queries=None, within=0.0, feature_names=None, cache=None,
+                    seeds=None):
+    """LETOR's protocol: per fold, train every grid point on train (keeping the
+    best validation epoch), select on vali, evaluate the selection on test.
+
+    Parameters
+    ----------
+    root : path-like or list of Bunch
+        Directory with ``Fold1``, ``Fold2``, ..., or folds already loaded
+        (:func:`rsrank.layouts.load_splits` gives one from explicit files;
+        a fold without ``test`` is evaluated on vali, and says so).
+    estimator : RSRank
+        Base parameters; each grid point is set on a clone.
+    param_grid : dict or list of dicts
+        As for ``sklearn.model_selection.ParameterGrid``.
+    folds : list of int, optional
+        Default: every fold found.
+    select : str
+        ``"ndcg@K"``, ``"p@K"`` or ``"map"`` on vali.
+    convention : str
+        Metric convention for selection and the test report ("letor" gives
+        the numbers of LETOR's Eval-Score script).
+    within : float
+        Keep the sparsest grid point whose vali score is within this
+        relative distance of the best (0: the best vali score); see
+        :func:`sparsest_within`.
+    feature_names : list of str, optional
+        Names given to the selected models' features.
+    cache : True or path-like, optional
+        Read the folds through the binary cache (see
+        :func:`rsrank.load_letor`); streamed training splits are sliced
+        from it when it holds them.
+    n_jobs : int
+        Folds run in parallel through joblib.
+    n_features : int, optional
+        Columns of every split (default: the largest index found).
+    progress : callable, optional
+        Called with each :class:`FoldResult` as its fold finishes.
+    stream_queries : int, optional
+        Read each training split from disk in blocks of this many queries
+        every epoch (:meth:`RSRank.fit_chunks`) instead of loading it; vali
+        and test are loaded. ``n_features`` then defaults to the largest
+        index in vali and test.
+    seeds : int or list of int, optional
+        Run every fold once per seed (``random_state`` of the estimator: the
+        query order of the epochs and any held-out split), selection and
+        test included: an int ``n`` means seeds ``0 .. n-1``. Each run's
+        per-query test values are kept (``FoldResult.per_query``) for paired
+        tests over queries (:mod:`rsrank.stats`). Default: one run with the
+        estimator's own ``random_state``. Full-batch steps
+        (``batch_size=None``, the default) visit no query order, so their
+        seeds give one and the same model.
+
+    Returns
+    -------
+    LetorExperiment
+    """
+    parse_metric(select)
+    if not 0 <= within < 1:
+        raise ValueError(f"within must be in [0, 1), got {within}")
+    grid = list(ParameterGrid(param_grid))
+    seeds = _seed_list(seeds)
+    folds = None if folds is None else list(folds)
+    if folds is not None and len(set(folds)) != len(folds):
+        raise ValueError(f"fold numbers repeat in {folds}: each fold counts once")
+    if not isinstance(root, (str, bytes)) and not hasattr(root, "__fspath__"):
+        if stream_queries is not None or folds is not None:
+            raise ValueError("stream_queries and folds apply to a directory of Fold<k>, not to "
+                             "folds already loaded")
+        fold_data = list(root)  # folds already loaded
+    elif stream_queries is None:
+        fold_data = iter_letor_folds(root, folds, n_features=n_features, cache=cache)
+    else:
+        folds = find_folds(root) if folds is None else folds
+        missing = sorted(set(folds) - set(find_folds(root)))
+        if missing:
+            raise FileNotFoundError(f"{root}: fold {missing[0]} does not exist")
+        fold_data = (streamed_fold(root, k, n_features, stream_queries, cache) for k in folds)
+    jobs = (delayed(_fit_fold_seeds)(estimator, grid, data, select, convention, within,
+                                     feature_names, seeds)
+            for data in fold_data)
+    runner = Parallel(n_jobs=n_jobs, return_as="generator")
+    results = []
+    for fold_results in runner(jobs):
+        for result in fold_results:
+            results.append(result)
+            if progress:
+                progress(result)
+    order = {seed: i for i, seed in enumerate(seeds)}
+    return LetorExperiment(sorted(results, key=lambda r: (r.fold, order[r.seed])), select,
+                           convention, within)
+
+
+def _seed_list(seeds):
+    if seeds is None:
+        return [None]
+    if isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool):
+        if seeds < 1:
+            raise ValueError(f"seeds must be at least 1, got {seeds}")
+        return list(range(int(seeds)))
+    listed = [int(s) for s in seeds]
+    if not listed or len(set(listed)) != len(listed):
+        raise ValueError(f"seeds must be distinct and at least one, got {listed}")
+    return listed
+
+
+# -- regularization path ------------------------------------------------------------
+
+
+def regularization_path(X, y, qid, l1_values, *, estimator=None, eval_set=None, test_set=None,
+                        k=10, convention="standard", warm_start=True):
+    """Train along increasing L1 strengths, each fit starting from the last.
+
+    Parameters
+    ----------
+    X, y, qid : training data.
+    l1_values : sequence of float
+        Values of g, visited in increasing order.
+    estimator : RSRank, optional
+        Base parameters (default ``RSRank()``).
+    eval_set, test_set : tuple (X, y, qid), optional
+        Validation data (also passed to ``fit``, so each point keeps its best
+        validation epoch) and test data to evaluate.
+    k, convention : NDCG cut-off and convention of the reported scores.
+    warm_start : bool
+        Start each fit from the previous point's weights.
+
+    Returns
+    -------
+    list of Bunch
+        Per g: ``l1``, ``n_nonzero``, ``coef``, ``train_ndcg`` and, when given,
+        ``val_ndcg`` and ``test_ndcg``.
+    """
+    base = RSRank() if estimator is None else estimator
+    path, coef = [], None
+    for g in sorted(float(v) for v in l1_values):
+        model = clone(base).set_params(l1=g)
+        model.fit(X, y, qid=qid, eval_set=eval_set, coef_init=coef if warm_start else None)
+        coef = model.coef_.copy()
+        point = Bunch(l1=g, n_nonzero=int(np.count_nonzero(coef)), coef=coef,
+                      train_ndcg=metrics.mean_ndcg(y, model.predict(X), qid, k,
+                                                   convention=convention))
+        for name, data in (("val_ndcg", eval_set), ("test_ndcg", test_set)):
+            if data is not None:
+                point[name] = metrics.mean_ndcg(data[1], model.predict(data[0]), data[2], k,
+                                                convention=convention)
+        path.append(point)
+    return path
+
+
+def sparsest_within(points, within, *, key="vali_score", reference="best"):
+    """The one selection rule: the point with the fewest non-zero weights
+    among those whose ``key`` is at least ``(1 - within)`` times the
+    reference score; ties go to the higher score, then to the earlier point.
+
+    Parameters
+    ----------
+    points : sequence of mapping
+        Each with ``"n_nonzero"`` and ``key``: the grid points of a fold
+        (``rsrank train``), or a regularization path.
+    within : float in [0, 1)
+        Relative distance to the reference; 0 keeps the best (or the dense)
+        score only.
+    key : str
+        The score to select on. Keep it a validation score: a test score
+        selects on test data, and a table made so must say it.
+    reference : {"best", "dense"}
+        ``"best"``: the highest score among the points (``rsrank train
+        --within``). ``"dense"``: the score of the point with the most
+        non-zero weights, the first of them on ties (the paper's Table 1:
+        within 3% of the model without L1).
+    """
+    points = list(points)
+    if not points:
+        raise ValueError("no points to select from")
+    if not 0 <= within < 1:
+        raise ValueError(f"within must be in [0, 1), got {within}")
+    scores = [float(point[key]) for point in points]
+    if reference == "best":
+        target = max(scores)
+    elif reference == "dense":
+        target = scores[max(range(len(points)), key=lambda i: (points[i]["n_nonzero"], -i))]
+    else:
+        raise ValueError(f"reference must be 'best' or 'dense', got {reference!r}")
+    keep = [i for i, score in enumerate(scores) if score >= (1 - within) * target]
+    return points[min(keep, key=lambda i: (points[i]["n_nonzero"], -scores[i], i))]
+
+
+def sparsest_index(points, within, **rule):
+    """The position in ``points`` of :func:`sparsest_within`'s choice."""
+    points = list(points)
+    chosen = sparsest_within(points, within, **rule)
+    return next(i for i, point in enumerate(points) if point is chosen)
+
+
+# -- writing results -------------------------------------------------------------
+
+REPORT_COLUMNS = ("NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", "P@1", "P@3", "P@5", "P@10", "MAP")
+
+
+def experiment_markdown(experiment, title="RSRank on LETOR folds", command=None):
+    """Per-fold table plus mean +- std over folds, as Markdown."""
+    head = "| fold | " + " | ".join(REPORT_COLUMNS) + " | non-zeros | selected |"
+    rule = "|---" * (len(REPORT_COLUMNS) + 3) + "|"
+    lines = [f"# {title}", ""]
+    if command:
+        lines += [f"Command: `{command}`", ""]
+    rule_text = f"by {experiment.select}"
+    if experiment.within:
+        rule_text = (f"the sparsest model whose vali {experiment.select} is within "
+                     f"{experiment.within:.0%} of the best")
+    lines += [f"Selection on vali: {rule_text}. Metrics with the {experiment.convention!r} "
+              "convention (see rsrank.metrics).", ""]
+    if any(f.evaluated_on == "vali" for f in experiment.folds):
+        lines += ["**No test split: the table reports the validation data used for "
+                  "selection.**", ""]
+    seeded = len(experiment.seeds()) > 1
+    if seeded:
+        head = head.replace("| fold |", "| fold | seed |")
+        rule += "---|"
+    lines += [head, rule]
+    for fold in experiment.folds:
+        values = " | ".join(f"{fold.test[name]:.4f}" for name in REPORT_COLUMNS)
+        chosen = ", ".join(f"{k}={v}" for k, v in fold.params.items()) or "defaults"
+        seed = f" {fold.seed} |" if seeded else ""
+        lines.append(f"| {fold.fold} |{seed} {values} | {fold.n_nonzero} | {chosen} |")
+    rows = [("mean ± std", experiment.summary())]
+    if seeded:
+        rows = [("mean ± std over folds and seeds", rows[0][1]),
+                (f"mean over folds ± std over {len(experiment.seeds())} seeds",
+                 experiment.seed_summary())]
+    for label, summary in rows:
+        values = " | ".join(f"{summary[name][0]:.4f} ± {summary[name][1]:.4f}"
+                            for name in REPORT_COLUMNS)
+        nnz = summary["n_nonzero"]
+        blank = " |" if seeded else ""
+        lines.append(f"| {label} |{blank} {values} | {nnz[0]:.1f} ± {nnz[1]:.1f} | |")
+    return "\n".join(lines) + "\n"
+
+
+def write_experiment(experiment, directory, *, command=None, extra=None):
+    """Write ``results.json``, ``results.md``, ``models/Fold{k}.json`` and
+    ``predictions/Fold{k}.test.txt`` (one score per line, LETOR's Eval-Score
+    input; ``Fold{k}.seed{s}`` for each of several seeds) into the existing,
+    empty ``directory``. ``results.json`` holds every fold's per-query test
+    values (``per_query``), which ``rsrank compare`` tests."""
+    directory = Path(directory)
+    (directory / "models").mkdir()
+    (directory / "predictions").mkdir()
+    for fold in experiment.folds:
+        fold.model.save(directory / "models" / f"{fold.name}.json")
+        write_scores(directory / "predictions" / f"{fold.name}.test.txt", fold.test_scores)
+    document = experiment.to_dict()
+    document["command"] = command
+    document.update(extra or {})
+    atomic_write_text(directory / "results.json", json.dumps(document, indent=2) + "\n")
+    atomic_write_text(directory / "results.md", experiment_markdown(experiment, command=command))
+
+
+def save_experiment(experiment, out_dir, *, command=None, overwrite=False, extra=None,
+                    inputs=()):
+    """Write the experiment (see :func:`write_experiment`) as the directory
+    ``out_dir``, all at once.
+
+    Everything is written into a hidden staging directory that is renamed
+    into place at the end (:class:`rsrank._files.ResultsDirectory`): an
+    interrupted run leaves no half-written results, two runs never both
+    write the same ``out_dir``, and ``overwrite`` swaps old and new results
+    in one step. An existing ``out_dir`` is an error unless ``overwrite``;
+    ``out_dir`` may not be, hold or sit inside one of ``inputs``.
+    """
+    with ResultsDirectory(out_dir, overwrite=overwrite, inputs=inputs) as results:
+        write_experiment(experiment, results.staging, command=command, extra=extra)
+        results.publish()
+    return out_dir
+
+
+# -- reading results back ---------------------------------------------------------
+
+
+def read_results(path):
+    """The document of a results directory written by ``rsrank train`` (or
+    of its ``results.json``), checked to be one."""
+    path = Path(path)
+    document_path = path / "results.json" if path.is_dir() else path
+    if not document_path.is_file():
+        raise FileNotFoundError(f"{path}: no results.json (give a directory written by "
+                                "rsrank train)")
+    try:
+        document = json.loads(read_bounded_text(document_path, RESULTS_LIMIT, "results.json"))
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{document_path}: not valid JSON ({error})") from None
+    if not isinstance(document, dict) or not isinstance(document.get("folds"), list):
+        raise ValueError(f"{document_path}: not a results.json written by rsrank train")
+    return document
+
+
+def per_query_from_results(document, *, source="results.json"):
+    """The per-query test values of a ``results.json`` document: queries
+    keyed ``"fold:qid"``, each value averaged over the run's seeds."""
+    by_fold = {}
+    for entry in document.get("folds", []):
+        if "per_query" not in entry:
+            raise ValueError(f"{source}: fold {entry.get('fold')} has no per-query values "
+                             "(written by an older rsrank); train again to compare it")
+        by_fold.setdefault(entry["fold"], []).append(entry["per_query"])
+    if not by_fold:
+        raise ValueError(f"{source}: no folds")
+    merged = {}
+    for fold, entries in sorted(by_fold.items()):
+        averaged = average_over_seeds(entries)
+        averaged["qid"] = np.array([f"{fold}:{q}" for q in averaged["qid"]])
+        for metric, values in averaged.items():
+            merged.setdefault(metric, []).append(values)
+    return {metric: np.concatenate(parts) for metric, parts in merged.items()}

@@ -1,0 +1,237 @@
+"""Where a user's splits are: the layouts ``rsrank train`` and ``rsrank path``
+accept besides ``Fold<k>`` directories.
+
+A directory of ``Fold<k>``, a directory holding ``train``/``vali``/``test``
+files under the names LightGBM's examples, SVMrank and plain layouts use,
+explicit files, or one file split into train and vali by query
+(:func:`resolve_training_data`); feature names in the layouts RankLib,
+Elasticsearch LTR and plain lists use (:func:`read_feature_names`).
+"""
+
+import re
+import warnings
+from pathlib import Path
+
+import numpy as np
+from sklearn.utils import Bunch, check_random_state
+
+from .datasets import (SPLITS, LetorFormatError, bundled_data_path, find_folds, load_letor,
+                       query_file_for, read_lines, with_columns)
+
+__all__ = ["find_splits", "split_queries", "load_splits", "resolve_training_data",
+           "read_feature_names"]
+
+
+#: File names tried in a directory without Fold<k>, per split (LightGBM's
+#: examples, SVMrank and plain names), each also with ``.txt`` and ``.gz``.
+_SPLIT_NAMES = {"train": ("train", "rank.train"),
+                "vali": ("vali", "valid", "validation", "rank.vali", "rank.valid"),
+                "test": ("test", "rank.test")}
+
+
+def _find_split(directory, split):
+    for stem in _SPLIT_NAMES[split]:
+        for suffix in ("", ".txt", ".gz", ".txt.gz"):
+            candidate = directory / f"{stem}{suffix}"
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def find_splits(directory):
+    """``{"train": path, "vali": path or None, "test": path or None}`` for a
+    directory in LightGBM/SVMrank layout (``rank.train``, ``rank.test``,
+    optionally ``rank.vali``, with ``.query``/``.group`` files beside them)
+    or with ``train.txt``, ``vali.txt``, ``test.txt``; plain or ``.gz``.
+    Raises ``FileNotFoundError`` when no training file is there."""
+    directory = Path(directory)
+    found = {split: _find_split(directory, split) for split in SPLITS}
+    if found["train"] is None:
+        names = ", ".join(f"{stem}[.txt][.gz]" for stem in _SPLIT_NAMES["train"])
+        raise FileNotFoundError(f"{directory}: no Fold<k> directories and no training file "
+                                f"({names}); give --train FILE")
+    return found
+
+
+def split_queries(data, fraction, random_state):
+    """Split ``(X, y, qid)`` into two parts by whole queries: a seeded random
+    ``fraction`` of the queries (at least one) goes to the second part."""
+    X, y, qid = data[:3]
+    queries = np.unique(qid)
+    if not 0 < fraction < 1:
+        raise ValueError(f"the validation fraction must be in (0, 1), got {fraction}")
+    if len(queries) < 2:
+        raise ValueError("cannot hold out validation queries from a single query; give a "
+                         "validation file")
+    n_held = min(len(queries) - 1, max(1, int(round(fraction * len(queries)))))
+    held = check_random_state(random_state).choice(queries, n_held, replace=False)
+    is_held = np.isin(qid, held)
+    return (X[~is_held], y[~is_held], qid[~is_held]), (X[is_held], y[is_held], qid[is_held])
+
+
+def load_splits(train, vali=None, test=None, *, vali_fraction=None, random_state=0,
+                n_features=None, dtype=np.float64, cache=None):
+    """Load explicit train/vali/test files as one fold.
+
+    Parameters
+    ----------
+    train : path-like
+    vali, test : path-like, optional
+        Without ``vali``, a seeded ``vali_fraction`` of the training queries
+        (default 0.2) is held out for validation.
+    vali_fraction : float, optional
+        Share of training queries held out; an error together with ``vali``.
+    random_state : int
+        Seed of the held-out queries.
+    n_features : int, optional
+        Columns of every ``X`` (default: the largest index over the files).
+    dtype, cache
+        As in :func:`load_letor`.
+
+    Returns
+    -------
+    Bunch
+        As :func:`rsrank.datasets.load_letor_fold`: ``train``, ``vali``, ``test`` (``None``
+        without a test file), ``n_features``, ``fold`` (1), ``paths`` and
+        ``vali_source`` (the vali file, or a description of the split).
+    """
+    if vali is not None and vali_fraction is not None:
+        raise ValueError("give either a validation file or a validation fraction, not both")
+    paths = {"train": Path(train), "vali": None if vali is None else Path(vali),
+             "test": None if test is None else Path(test)}
+    for split, path in paths.items():
+        if path is not None and not path.is_file():
+            raise FileNotFoundError(f"{path}: no such file ({split} split)")
+    parts = {split: load_letor(path, n_features, dtype=dtype, cache=cache)
+             for split, path in paths.items() if path is not None}
+    width = n_features or max(part[0].shape[1] for part in parts.values())
+    parts = {split: (with_columns(part[0], width),) + tuple(part[1:])
+             for split, part in parts.items()}
+    if vali is None:
+        fraction = 0.2 if vali_fraction is None else vali_fraction
+        parts["train"], parts["vali"] = split_queries(parts["train"], fraction, random_state)
+        source = f"{fraction:g} of the training queries (seed {random_state})"
+    else:
+        source = str(paths["vali"])
+    for split in ("vali", "test"):
+        if split in parts:
+            _check_disjoint_queries(parts["train"][2], parts[split][2], paths["train"],
+                                    paths[split] or "the held-out queries")
+    return Bunch(train=parts["train"], vali=parts["vali"], test=parts.get("test"),
+                 n_features=width, fold=1, paths=paths, vali_source=source)
+
+
+def resolve_training_data(path=None, *, train=None, vali=None, test=None, vali_fraction=None,
+                          random_state=0, n_features=None, cache=None):
+    """Find the training data in any of the layouts ``rsrank train`` reads.
+
+    Parameters
+    ----------
+    path : path-like, optional
+        A directory of ``Fold<k>`` (LETOR), a directory in LightGBM/SVMrank
+        layout (see :func:`find_splits`), or one training file. Default: the
+        bundled dataset, unless ``train`` is given.
+    train, vali, test : path-like, optional
+        Explicit files (``train`` instead of ``path``; ``vali`` and ``test``
+        also with a training file as ``path``).
+    vali_fraction, random_state, n_features, cache
+        As in :func:`load_splits`.
+
+    Returns
+    -------
+    data : path or list of Bunch
+        The ``Fold<k>`` root, or a list with the one fold loaded from files,
+        as :func:`rsrank.experiments.run_letor_folds` takes them.
+    name : str
+        What to call the data in tables.
+    inputs : list of Path
+        Every input file or directory (an output must never replace one).
+    """
+    if train is not None and path is not None:
+        raise ValueError("give either a PATH or a training file, not both")
+    single = train if train is not None else (
+        path if path is not None and Path(path).is_file() else None)
+    if single is None and (vali is not None or test is not None):
+        raise ValueError("a vali or test file needs a training file (a directory brings its own)")
+    if single is not None:
+        fold = load_splits(single, vali, test, vali_fraction=vali_fraction,
+                           random_state=random_state, n_features=n_features, cache=cache)
+        return [fold], str(single), [p for p in fold.paths.values() if p is not None]
+    root = Path(path) if path is not None else bundled_data_path()
+    if not root.exists():
+        raise FileNotFoundError(f"{root}: no such file or directory")
+    if not find_folds(root):
+        splits = find_splits(root)
+        fold = load_splits(splits["train"], splits["vali"], splits["test"],
+                           vali_fraction=vali_fraction, random_state=random_state,
+                           n_features=n_features, cache=cache)
+        return [fold], str(root), [root]
+    if vali_fraction is not None:
+        raise ValueError(f"a validation fraction applies to training data without vali files, "
+                         f"but {root} has Fold<k> directories with vali files")
+    return root, str(root), [root]
+
+
+def _check_disjoint_queries(train_qid, other_qid, train_path, other_path):
+    # qids invented from .query files (0, 1, 2, ...) restart in every file, so
+    # overlapping values are a problem only for files with real qid columns
+    if query_file_for(train_path) is not None or query_file_for(other_path) is not None:
+        return
+    shared = np.intersect1d(train_qid, other_qid)
+    if len(shared):
+        warnings.warn(f"{other_path} shares {len(shared)} query ids with {train_path} (for "
+                      f"example qid {shared[0]}): a query in both training and evaluation "
+                      "data inflates the evaluation", UserWarning, stacklevel=3)
+
+
+def read_feature_names(path, n_features=None):
+    """Feature names from a text file.
+
+    Two layouts are read: one name per line (feature 1 first), or
+    ``index name`` lines (``1 bm25_title``, ``1:bm25_title`` or tab
+    separated, 1-based indices in any order, as RankLib's and the
+    Elasticsearch LTR plugin's feature lists give them). Blank lines and
+    ``#`` comments are skipped. Features not listed are named ``f<index>``.
+
+    Returns
+    -------
+    list of str
+        ``n_features`` names (default: as many as the file lists, or its
+        largest index).
+    """
+    named, plain = {}, []
+    for number, text in read_lines(path, 10_000, "feature-name file"):
+        text = text.split("#", 1)[0].strip()
+        if not text:
+            continue
+        match = re.fullmatch(r"([0-9]+)(?:[ \t]*:[ \t]*|[ \t]+)(\S.*)", text)
+        if match:
+            index = int(match.group(1))
+            if index < 1:
+                raise LetorFormatError(path, number, f"feature index {index}; indices "
+                                       "start at 1")
+            if index in named:
+                raise LetorFormatError(path, number, f"feature {index} is named twice")
+            named[index] = match.group(2).strip()
+        else:
+            plain.append((number, text))
+    if named and plain:
+        raise LetorFormatError(path, plain[0][0], "mixes 'index name' lines with bare names")
+    if not named and not plain:
+        raise LetorFormatError(path, None, "no feature names in the file")
+    if plain:
+        for number, name in plain:
+            if len(name.split()) != 1:
+                raise LetorFormatError(path, number, f"{name!r}: a feature name is one word "
+                                       "(or write 'index name')")
+        named = {i + 1: name for i, (_, name) in enumerate(plain)}
+    width = max(named) if n_features is None else n_features
+    beyond = [index for index in named if index > width]
+    if beyond:
+        raise LetorFormatError(path, None, f"names feature {max(beyond)} but the data has "
+                               f"{width} features")
+    names = [named.get(j, f"f{j}") for j in range(1, width + 1)]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise LetorFormatError(path, None, f"feature name {repeated[0]!r} is used twice")
+    return names

@@ -1,0 +1,96 @@
+"""Files RSRank writes for other tools: LETOR text, score files and runs.
+
+Every file is written whole or not at all (:func:`rsrank._files.atomic_write_bytes`):
+an interrupted write leaves the old file, or none. A gzipped file has no
+time stamp or name inside, so the same rows give the same bytes.
+"""
+
+import gzip
+import io
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._files import atomic_write_bytes, atomic_write_text
+from ._queries import group_queries
+
+__all__ = ["letor_lines", "write_letor", "write_lines", "write_scores", "write_run"]
+
+
+def letor_lines(X, y, qid, *, docids=None, decimals=None):
+    """The rows as LETOR lines, ``label qid:Q 1:v 2:v ... [#docid = D]``.
+
+    Zeros are left out (valid SVMlight; LETOR 4.0's sparse style), and so
+    are the explicit zeros of a sparse ``X``. ``decimals=None`` writes 17
+    significant digits, which read back as the same float64 numbers;
+    ``decimals=d`` rounds to ``d`` decimals and drops trailing zeros.
+    """
+    X = sp.csr_matrix(X)
+    y, qid = np.asarray(y), np.asarray(qid)
+    if decimals is None:
+        number = lambda v: f"{v:.17g}"  # noqa: E731
+    else:
+        number = lambda v: f"{v:.{decimals}f}".rstrip("0").rstrip(".")  # noqa: E731
+    lines = []
+    for row in range(X.shape[0]):
+        start, stop = X.indptr[row], X.indptr[row + 1]
+        values = " ".join(f"{j + 1}:{number(v)}" for j, v in
+                          zip(X.indices[start:stop], X.data[start:stop]) if v != 0)
+        comment = "" if docids is None else f" #docid = {docids[row]}"
+        lines.append(f"{int(y[row])} qid:{int(qid[row])} {values}{comment}\n")
+    return lines
+
+
+def write_letor(path, X, y, qid, *, docids=None, decimals=None):
+    """Write the rows as LETOR text (:func:`letor_lines`), gzipped for a
+    ``.gz`` path, which :func:`rsrank.load_letor` reads back. The file
+    appears atomically."""
+    write_lines(path, letor_lines(X, y, qid, docids=docids, decimals=decimals))
+
+
+def write_lines(path, lines):
+    """Write text lines as UTF-8, gzipped (no time stamp, no name) for a
+    ``.gz`` path, atomically."""
+    text = "".join(lines)
+    if Path(path).suffix != ".gz":
+        atomic_write_text(path, text)
+        return
+    buffer = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=buffer, mtime=0,
+                       compresslevel=9) as handle:
+        handle.write(text.encode("utf-8"))
+    atomic_write_bytes(path, buffer.getvalue())
+
+
+def write_scores(path, scores):
+    """Write one score per line, the input format of LETOR's Eval-Score."""
+    scores = np.asarray(scores, dtype=np.float64)
+    atomic_write_text(path, "".join(f"{value:.10g}\n" for value in scores))
+
+
+def write_run(handle, qid, docids, scores, *, tag="rsrank", form="trec"):
+    """Write ranked scores to an open text ``handle``.
+
+    ``form="trec"``: a TREC run, ``qid Q0 docid rank score tag`` per line,
+    each query's documents by decreasing score (ties in file order), ranks
+    from 1, as trec_eval, pytrec_eval and ranx read it. ``form="tsv"``: a
+    header ``qid<TAB>docid<TAB>score`` and the rows in file order.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    if form == "tsv":
+        handle.write("qid\tdocid\tscore\n")
+        for q, d, v in zip(qid, docids, scores):
+            handle.write(f"{q}\t{d}\t{v:.10g}\n")
+        return
+    if form != "trec":
+        raise ValueError(f"run format must be 'trec' or 'tsv', got {form!r}")
+    if any(" " in str(d) or not str(d) for d in docids):
+        raise ValueError("TREC runs need docids without spaces")
+    groups = group_queries(qid, n_rows=len(scores))
+    for q in range(groups.n_queries):
+        rows = groups.order[groups.offsets[q]:groups.offsets[q + 1]]
+        rows = rows[np.argsort(-scores[rows], kind="stable")]
+        query = groups.qids[q]
+        for rank, row in enumerate(rows, start=1):
+            handle.write(f"{query} Q0 {docids[row]} {rank} {scores[row]:.10g} {tag}\n")

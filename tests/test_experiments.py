@@ -1,0 +1,133 @@
+"""The LETOR protocol runner, its one selection rule and its results files."""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.utils import Bunch
+
+from rsrank import RSRank, load_letor_fold
+from rsrank import metrics as M
+from rsrank.experiments import (parse_metric, per_query_from_results, read_results,
+                                regularization_path, run_letor_folds, save_experiment,
+                                sparsest_index, sparsest_within)
+
+
+def test_parse_metric():
+    assert parse_metric("NDCG@10") == ("ndcg", 10)
+    assert parse_metric("p@5") == ("p", 5)
+    assert parse_metric("map") == ("map", None)
+    with pytest.raises(ValueError, match="unknown metric"):
+        parse_metric("auc")
+
+
+def test_run_letor_folds_parallel_equals_serial(bundled_root):
+    base = RSRank(learning_rate=0.05, max_iter=3, random_state=0)
+    serial = run_letor_folds(bundled_root, base, {"l1": [0.0, 0.5]}, folds=[1, 3])
+    parallel = run_letor_folds(bundled_root, base, {"l1": [0.0, 0.5]}, folds=[1, 3], n_jobs=2)
+    assert [f.fold for f in parallel.folds] == [1, 3]
+    for a, b in zip(serial.folds, parallel.folds):
+        assert a.params == b.params and a.test == b.test
+        np.testing.assert_array_equal(a.test_scores, b.test_scores)
+    # the test report is LETOR's table of the selected model's test scores
+    data = load_letor_fold(bundled_root, 3)
+    report = M.letor_report(data.test[1], serial.folds[1].test_scores, data.test[2]).as_dict()
+    assert serial.folds[1].test == report
+    summary = serial.summary()
+    assert summary["NDCG@10"][0] == pytest.approx(np.mean([f.test["NDCG@10"] for f in serial.folds]))
+
+
+def test_regularization_path(bundled_root):
+    data = load_letor_fold(bundled_root, 1)
+    base = RSRank(learning_rate=0.1, batch_size=None, max_iter=60, shuffle=False)
+    path = regularization_path(*data.train, [1.0, 0.0, 0.3], estimator=base, test_set=data.test)
+    assert [p.l1 for p in path] == [0.0, 0.3, 1.0]
+    nonzeros = [p.n_nonzero for p in path]
+    assert nonzeros[0] > nonzeros[-1]
+    assert all("test_ndcg" in p and "val_ndcg" not in p for p in path)
+    # warm start: the second point starts from the first point's weights
+    cold = clone(base).set_params(l1=0.3).fit(*data.train[:2], qid=data.train[2],
+                                              coef_init=path[0].coef)
+    np.testing.assert_allclose(path[1].coef, cold.coef_)
+
+
+def test_sparsest_within_against_the_dense_point():
+    # key="test_ndcg" on purpose: the paper's test-selected table
+    path = [Bunch(n_nonzero=30, test_ndcg=0.50), Bunch(n_nonzero=20, test_ndcg=0.49),
+            Bunch(n_nonzero=10, test_ndcg=0.48), Bunch(n_nonzero=5, test_ndcg=0.40)]
+    dense = {"key": "test_ndcg", "reference": "dense"}
+    assert sparsest_within(path, 0.03, **dense).n_nonzero == 20
+    assert sparsest_within(path, 0.05, **dense).n_nonzero == 10
+    for point, vali in zip(path, [0.50, 0.40, 0.49, 0.30]):
+        point.val_ndcg = vali
+    assert sparsest_within(path, 0.03, key="val_ndcg", reference="dense").n_nonzero == 10
+
+
+def test_sparsest_within_against_the_best_point_and_its_ties():
+    points = [{"n_nonzero": 9, "vali_score": 0.40}, {"n_nonzero": 3, "vali_score": 0.50},
+              {"n_nonzero": 3, "vali_score": 0.51}, {"n_nonzero": 1, "vali_score": 0.45}]
+    assert sparsest_index(points, 0.0) == 2  # the best score only
+    assert sparsest_index(points, 0.05) == 2  # 3 non-zeros twice: the higher score
+    assert sparsest_index(points, 0.2) == 3
+    # "dense" is the point with the most non-zeros, however low its score
+    assert sparsest_index(points, 0.0, reference="dense") == 3
+    ties = [{"n_nonzero": 2, "vali_score": 0.5}, {"n_nonzero": 2, "vali_score": 0.5}]
+    assert sparsest_index(ties, 0.0) == 0  # then the earlier point
+    # brute force over random points: nothing kept is sparser, nothing sparser is kept
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        points = [{"n_nonzero": int(n), "vali_score": float(v)}
+                  for n, v in zip(rng.integers(0, 6, 5), rng.uniform(size=5).round(1))]
+        within = float(rng.choice([0.0, 0.1, 0.5]))
+        best = max(p["vali_score"] for p in points)
+        chosen = sparsest_within(points, within)
+        admissible = [p for p in points if p["vali_score"] >= (1 - within) * best]
+        assert chosen in admissible
+        assert chosen["n_nonzero"] == min(p["n_nonzero"] for p in admissible)
+
+
+@pytest.mark.parametrize("points, within, rule, message", [
+    ([], 0.0, {}, "no points"),
+    ([{"n_nonzero": 1, "vali_score": 0.5}], 1.0, {}, "within must be"),
+    ([{"n_nonzero": 1, "vali_score": 0.5}], 0.0, {"reference": "worst"}, "reference must"),
+])
+def test_sparsest_within_refuses(points, within, rule, message):
+    with pytest.raises(ValueError, match=message):
+        sparsest_within(points, within, **rule)
+
+
+def test_per_query_from_results_averages_seeds_and_keys_by_fold():
+    entry = lambda fold, seed, values: {"fold": fold, "seed": seed, "per_query": {
+        "qid": [7, 3], "NDCG@10": values}}
+    document = {"folds": [entry(1, 0, [0.2, 0.4]), entry(1, 1, [0.4, 0.0]),
+                          entry(2, 0, [1.0, 0.5])]}
+    merged = per_query_from_results(document)
+    assert list(merged["qid"]) == ["1:7", "1:3", "2:7", "2:3"]
+    assert merged["NDCG@10"] == pytest.approx([0.3, 0.2, 1.0, 0.5])
+    with pytest.raises(ValueError, match="no per-query values"):
+        per_query_from_results({"folds": [{"fold": 1}]}, source="old/results.json")
+
+
+def test_results_written_are_read_back(bundled_root, tmp_path):
+    base = RSRank(learning_rate=0.05, max_iter=3, random_state=0)
+    experiment = run_letor_folds(bundled_root, base, {"l1": [0.0, 0.5]}, folds=[2], seeds=2)
+    save_experiment(experiment, tmp_path / "run", command="rsrank train x")
+    document = read_results(tmp_path / "run")
+    assert read_results(tmp_path / "run" / "results.json") == document
+    assert document["command"] == "rsrank train x" and document["seeds"] == [0, 1]
+    values = per_query_from_results(document)
+    expected = np.mean([f.per_query["NDCG@10"] for f in experiment.folds], axis=0)
+    np.testing.assert_allclose(values["NDCG@10"], expected)
+    assert list(values["qid"]) == [f"2:{q}" for q in experiment.folds[0].per_query["qid"]]
+
+
+@pytest.mark.parametrize("text, error, message", [
+    (None, FileNotFoundError, "no results.json"),
+    ("{not json", ValueError, "not valid JSON"),
+    ("[1, 2]", ValueError, "not a results.json"),
+    ('{"folds": 3}', ValueError, "not a results.json"),
+])
+def test_read_results_refuses(tmp_path, text, error, message):
+    if text is not None:
+        (tmp_path / "results.json").write_text(text)
+    with pytest.raises(error, match=message):
+        read_results(tmp_path)
