@@ -1,6 +1,14 @@
 """Helpers shared by the benchmark scripts."""
 
+import gzip
+import json
+import os
+import platform
+import shlex
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -24,6 +32,21 @@ def pairwise_differences(X, y, qid, seed=0):
     D[flip] *= -1
     t[flip] = 1 - t[flip]
     return D, t
+
+
+def write_letor_text(path, X, y, qid, digits=6, chunk=20_000):
+    """Dense rows as LETOR text with ``digits`` significant digits (every
+    feature written, zeros too), gzipped for a ``.gz`` path: quick at
+    millions of rows, where :func:`rsrank.writers.write_letor`, exact to
+    the last bit, is slow and large."""
+    line = "%d qid:%d " + " ".join(f"{j}:%.{digits}g" for j in range(1, X.shape[1] + 1)) + "\n"
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "wt") as handle:
+        for start in range(0, len(y), chunk):
+            stop = min(start + chunk, len(y))
+            rows = np.column_stack([y[start:stop], qid[start:stop],
+                                    np.asarray(X[start:stop], dtype=np.float64)]).tolist()
+            handle.write("".join(line % tuple(r) for r in rows))
 
 
 def peak_rss_bytes():
@@ -55,3 +78,121 @@ def roofline(X, repeats=5, threads=None):
             X.T @ lam
             times.append(time.perf_counter() - start)
     return float(np.median(times))
+
+
+def epoch_timer(X, y, qid, ndcg_k, **params):
+    """A function that runs one more kernel epoch and returns its time, on
+    a model prepared once (online updates, no scaling by default), after one
+    warm-up epoch."""
+    from rsrank import QueryData, RSRank
+    from rsrank.solver import SolverState
+
+    params = {"normalize": "none", "batch_size": 1, **params}
+    solver = RSRank(ndcg_k=ndcg_k, random_state=0, eval_train=False, **params).solver()
+    data = QueryData(X, y, qid)
+    state = SolverState(np.zeros(X.shape[1]))
+    order = np.random.default_rng(0).permutation(data.n_queries)
+    work = solver.new_work(data)
+    solver.epoch(data, state, order, work=work)
+
+    def run():
+        start = time.perf_counter()
+        solver.epoch(data, state, order, work=work)
+        return time.perf_counter() - start
+    return run
+
+
+def time_epoch(X, y, qid, ndcg_k, repeats=3, **params):
+    """Median time of one kernel epoch (after one warm-up epoch)."""
+    run = epoch_timer(X, y, qid, ndcg_k, **params)
+    return float(np.median([run() for _ in range(repeats)]))
+
+
+REPO = Path(__file__).resolve().parents[1]
+#: the packages whose versions every report records (those installed)
+PACKAGES = ("rsrank", "numpy", "scipy", "numba", "scikit-learn", "lightgbm", "xgboost", "dask")
+
+
+def _portable(argument):
+    """A command-line argument without this machine's absolute paths: a path
+    inside the repository's parent directory becomes relative to the
+    repository, any other absolute path keeps only its last part."""
+    text = str(argument)
+    if "=" in text and text.startswith("--"):
+        flag, value = text.split("=", 1)
+        return f"{flag}={_portable(value)}"
+    if not os.path.isabs(text):
+        return text
+    if Path(text).resolve().is_relative_to(REPO.parent):
+        return os.path.relpath(Path(text).resolve(), REPO)
+    return f"<{Path(text).name}>"
+
+
+def command_line(argv=None):
+    """The command that ran this script, as one would type it in the
+    repository's root, without absolute paths."""
+    argv = sys.argv if argv is None else argv
+    script = os.path.relpath(Path(argv[0]).resolve(), REPO)
+    return " ".join(shlex.quote(_portable(a)) for a in ["python", script, *argv[1:]])
+
+
+def _git(*args):
+    try:
+        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def provenance(argv=None):
+    """What produced a result: the git commit (and whether the code had
+    changes not committed, outside ``results/``), the machine, the versions
+    and the exact command."""
+    from importlib import metadata
+
+    changes = _git("status", "--porcelain", "--", ".", ":!results")
+    with open("/proc/meminfo") as handle:
+        memory = int(next(line for line in handle if line.startswith("MemTotal")).split()[1])
+    versions = {"python": platform.python_version()}
+    for package in PACKAGES:
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            pass
+    return {"commit": _git("rev-parse", "HEAD"), "uncommitted_changes": bool(changes),
+            "machine": {"system": platform.system(), "machine": platform.machine(),
+                        "cpus": os.cpu_count(), "memory_gib": round(memory / 2**20, 1)},
+            "versions": versions, "command": command_line(argv)}
+
+
+def stamp_markdown(stamp):
+    """The footer every Markdown result ends with."""
+    commit = (stamp["commit"] or "unknown")[:12]
+    if stamp["uncommitted_changes"]:
+        commit += " with uncommitted changes"
+    machine = stamp["machine"]
+    versions = ", ".join(f"{name} {version}" for name, version in stamp["versions"].items())
+    return (f"\n---\n\nProduced by `{stamp['command']}` at commit {commit}, on "
+            f"{machine['system']} {machine['machine']} with {machine['cpus']} CPUs and "
+            f"{machine['memory_gib']} GiB; {versions}.\n")
+
+
+def _replace(path, text):
+    staging = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    staging.write_text(text)
+    os.replace(staging, path)
+
+
+def write_report(out, name, report, markdown, *, compact=False):
+    """Writes ``out/name.json`` (``report`` plus its ``provenance``; on one
+    line when ``compact``) and ``out/name.md`` (``markdown`` plus the
+    provenance footer). ``out`` is always a directory: every script's
+    ``--out`` means the same thing."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    stamp = provenance()
+    report = {**report, "provenance": stamp}
+    layout = {"separators": (",", ":")} if compact else {"indent": 1}
+    _replace(out / f"{name}.json", json.dumps(report, default=float, **layout) + "\n")
+    _replace(out / f"{name}.md", markdown.rstrip("\n") + "\n" + stamp_markdown(stamp))
+    return report

@@ -12,13 +12,13 @@ workers, is reported separately.
 """
 
 import argparse
-import json
 import platform
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+from _bench import command_line, write_report
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -36,7 +36,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--documents", type=int, default=1_000_000)
     parser.add_argument("--epochs", type=int, default=5)
-    parser.add_argument("--out", default=str(REPO / "results" / "dask.md"))
+    parser.add_argument("--out", default=str(REPO / "results"), help="directory of dask.md/.json")
     args = parser.parse_args()
 
     import dask.array as da
@@ -74,7 +74,7 @@ def main():
                          "bytes_per_epoch": model.bytes_per_epoch_,
                          "relative_weight_difference": difference})
             print(rows[-1], flush=True)
-    command = "python " + " ".join([Path(sys.argv[0]).as_posix()] + sys.argv[1:])
+    command = command_line()
     x_bytes = X.nbytes
     lines = ["# DaskRSRank on one machine", "", f"Command: `{command}`", "",
              f"{args.documents:,} documents, {n_queries:,} queries, 136 float32 features "
@@ -107,9 +107,8 @@ def main():
               "steps local and synchronises once per epoch. Data too large for one machine "
               "needs `fit_files` (each worker reads its files) or dask arrays that are "
               "already on the workers.", ""]
-    Path(args.out).write_text("\n".join(lines))
-    Path(args.out).with_suffix(".json").write_text(json.dumps(
-        {"command": command, "documents": args.documents, "rows": rows}, indent=1) + "\n")
+    write_report(args.out, "dask", {"documents": args.documents, "rows": rows},
+                 "\n".join(lines))
     print("\n".join(lines))
 
 

@@ -41,6 +41,8 @@ from pathlib import Path
 
 import numpy as np
 
+from _bench import command_line, write_report
+
 REPO = Path(__file__).resolve().parents[1]
 SYSTEMS = ["rsrank", "rsrank-patience", "lightgbm", "xgboost"]
 #: MSLR-WEB30K Fold1: rows of train, vali and test, and its queries per row
@@ -202,7 +204,7 @@ def main():
             print(row, flush=True)
     if keep is not None:
         keep.cleanup()
-    commands = {r["system"]: "python scripts/bench_end_to_end.py " + " ".join(sys.argv[1:])
+    commands = {r["system"]: command_line()
                 for r in results}
     if args.append:
         previous = json.loads((Path(args.out) / "end_to_end.json").read_text())
@@ -219,7 +221,7 @@ def main():
 
     from rsrank import __version__
 
-    report = {"command": "python scripts/bench_end_to_end.py " + " ".join(sys.argv[1:]),
+    report = {"command": command_line(),
               "machine": f"{platform.machine()}, {numba.config.NUMBA_NUM_THREADS} cores",
               "versions": {"rsrank": __version__, "lightgbm": lightgbm.__version__,
                            "xgboost": xgboost.__version__},
@@ -262,8 +264,7 @@ def main():
               "the times, not the NDCG, across systems."]
     text = "\n".join(lines) + "\n"
     out = Path(args.out)
-    (out / "end_to_end.md").write_text(text)
-    (out / "end_to_end.json").write_text(json.dumps(report, indent=2) + "\n")
+    write_report(out, "end_to_end", report, text)
     print(text)
 
 

@@ -22,7 +22,6 @@ reaches is reported next to its time. Timings are medians over repeats.
 """
 
 import argparse
-import json
 import platform
 import subprocess
 import sys
@@ -35,7 +34,7 @@ from rsrank import QueryData, RSRank, __version__, load_letor_fold
 from rsrank.solver import SolverState
 from rsrank.metrics import mean_ndcg
 
-from _bench import pairwise_differences
+from _bench import command_line, pairwise_differences, write_report
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -64,7 +63,8 @@ def main():
     parser.add_argument("--fold", type=int, default=1)
     parser.add_argument("--epochs", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--out", default=str(REPO / "results" / "bench_fit.md"))
+    parser.add_argument("--out", default=str(REPO / "results"),
+                        help="directory of bench_fit.md/.json")
     args = parser.parse_args()
 
     data = load_letor_fold(args.root, args.fold)
@@ -126,7 +126,7 @@ def main():
 
     cold = [cold_start_seconds(), cold_start_seconds()]
 
-    command = "python " + " ".join([Path(sys.argv[0]).as_posix()] + sys.argv[1:])
+    command = command_line()
     lines = [
         "# Fit time on OHSUMED, one fold",
         "",
@@ -157,10 +157,8 @@ def main():
         "sanity check that each method learned, not a comparison of accuracy (see the "
         "reproduction results for model selection on the validation folds).",
     ]
-    Path(args.out).write_text("\n".join(lines) + "\n")
-    Path(args.out).with_suffix(".json").write_text(json.dumps(
-        dict(command=command, rows=rows, cold_start_s=cold, fold=args.fold, epochs=args.epochs),
-        indent=2) + "\n")
+    write_report(args.out, "bench_fit", dict(rows=rows, cold_start_s=cold, fold=args.fold,
+                                             epochs=args.epochs), "\n".join(lines))
     print("\n".join(lines))
 
 

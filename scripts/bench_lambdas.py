@@ -24,16 +24,13 @@ Writes ``lambdas.md`` and ``lambdas.json`` into ``--out``.
 """
 
 import argparse
-import json
 import platform
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from _bench import roofline
-from bench_scale import epoch_timer, time_epoch
+from _bench import command_line, epoch_timer, roofline, time_epoch, write_report
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -145,7 +142,7 @@ def main():
 
     from rsrank import __version__
 
-    report = {"command": "python scripts/bench_lambdas.py " + " ".join(sys.argv[1:]),
+    report = {"command": command_line(),
               "machine": f"{platform.machine()}, {numba.config.NUMBA_NUM_THREADS} cores",
               "rsrank_version": __version__, "mslr_shape": shape, "query_sizes": sizes}
     base = sizes[0]["us_per_document"]
@@ -186,8 +183,7 @@ def main():
                      f"{row['us_per_document']:.2f} | {row['us_per_document'] / base:.2f} |")
     text = "\n".join(lines) + "\n"
     out = Path(args.out)
-    (out / "lambdas.md").write_text(text)
-    (out / "lambdas.json").write_text(json.dumps(report, indent=2) + "\n")
+    write_report(out, "lambdas", report, text)
     print(text)
 
 

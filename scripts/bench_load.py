@@ -22,6 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
+from _bench import command_line, write_report
+
 REPO = Path(__file__).resolve().parents[1]
 METHODS = ["rsrank", "rsrank-gz", "rsrank-cache", "rsrank-line-reader", "xgboost", "lightgbm",
            "sklearn"]
@@ -172,7 +174,7 @@ def main():
     from rsrank import __version__
 
     by = {r["method"]: r for r in results}
-    report = {"command": "python scripts/bench_load.py " + " ".join(sys.argv[1:]),
+    report = {"command": command_line(),
               "rows": rows, "queries": queries, "features": 136, "file_bytes": size,
               "machine": f"{platform.machine()}, {numba.config.NUMBA_NUM_THREADS} cores",
               "versions": {"rsrank": __version__, "numba": numba.__version__,
@@ -216,8 +218,7 @@ def main():
                   f"mapping {np.median(touch['mapping']):.2f} s."]
     text = "\n".join(lines) + "\n"
     out = Path(args.out)
-    (out / "load.md").write_text(text)
-    (out / "load.json").write_text(json.dumps(report, indent=2) + "\n")
+    write_report(out, "load", report, text)
     print(text)
 
 

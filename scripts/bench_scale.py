@@ -2,7 +2,7 @@
 
     python scripts/bench_scale.py [--sizes 10000,100000,1000000,3771125]
         [--peer-sizes 1000000,3771125] [--epochs 10] [--rounds 50]
-        [--out results/scale.md]
+        [--out results]
 
 Data: ``rsrank.synthetic.make_mslr_like`` (MSLR-WEB30K's documents per
 query, 136 float32 features, labels 0-4 in its proportions); each size is
@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _bench import peak_rss_bytes, roofline
+from _bench import command_line, peak_rss_bytes, roofline, time_epoch, write_report
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -56,34 +56,6 @@ def ndcg10(y, scores, qid):
     from rsrank.metrics import mean_ndcg
 
     return mean_ndcg(y, scores, qid, 10)
-
-
-def epoch_timer(X, y, qid, ndcg_k, **params):
-    """A function that runs one more kernel epoch and returns its time, on
-    a model prepared once (online updates, no scaling by default), after one
-    warm-up epoch."""
-    from rsrank import QueryData, RSRank
-    from rsrank.solver import SolverState
-
-    params = {"normalize": "none", "batch_size": 1, **params}
-    solver = RSRank(ndcg_k=ndcg_k, random_state=0, eval_train=False, **params).solver()
-    data = QueryData(X, y, qid)
-    state = SolverState(np.zeros(X.shape[1]))
-    order = np.random.default_rng(0).permutation(data.n_queries)
-    work = solver.new_work(data)
-    solver.epoch(data, state, order, work=work)
-
-    def run():
-        start = time.perf_counter()
-        solver.epoch(data, state, order, work=work)
-        return time.perf_counter() - start
-    return run
-
-
-def time_epoch(X, y, qid, ndcg_k, repeats=3, **params):
-    """Median time of one kernel epoch (after one warm-up epoch)."""
-    run = epoch_timer(X, y, qid, ndcg_k, **params)
-    return float(np.median([run() for _ in range(repeats)]))
 
 
 def measure_rsrank(directory, epochs):
@@ -338,11 +310,12 @@ def main():
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=50, help="LightGBM rounds at most")
     parser.add_argument("--xgb-rounds", type=int, default=10, help="XGBoost rounds at most")
-    parser.add_argument("--out", default=str(REPO / "results" / "scale.md"))
+    parser.add_argument("--out", default=str(REPO / "results"),
+                        help="directory of scale.md/.json")
     args = parser.parse_args()
     sizes = [int(float(s)) for s in args.sizes.split(",")]
     peer_sizes = {int(float(s)) for s in args.peer_sizes.split(",") if s}
-    report = {"command": "python " + " ".join([Path(sys.argv[0]).as_posix()] + sys.argv[1:]),
+    report = {"command": command_line(),
               "machine": f"{platform.machine()}, {len(__import__('os').sched_getaffinity(0))} cores",
               "sizes": []}
     import lightgbm
@@ -368,10 +341,8 @@ def main():
             report["sizes"].append(row)
             print(json.dumps(row), flush=True)
     report["docs_per_query"] = run_child("docs_per_query", "-")
-    out = Path(args.out)
-    out.with_suffix(".json").write_text(json.dumps(report, indent=1) + "\n")
-    out.write_text(markdown(report))
-    plot(report, out.with_suffix(".png"))
+    write_report(args.out, "scale", report, markdown(report))
+    plot(report, Path(args.out) / "scale.png")
     print(markdown(report))
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _bench import peak_rss_bytes
+from _bench import command_line, peak_rss_bytes, write_letor_text, write_report
 
 REPO = Path(__file__).resolve().parents[1]
 PARAMS = dict(learning_rate=1e-3, normalize="none", batch_size=1, ndcg_k=10, shuffle=False, eval_train=False, random_state=0)
@@ -95,11 +95,9 @@ def main():
     parser.add_argument("--documents", type=int, default=300_000)
     parser.add_argument("--limit-mb", type=int, default=450)
     parser.add_argument("--epochs", type=int, default=2)
-    parser.add_argument("--out", default=str(REPO / "results" / "stream.md"))
+    parser.add_argument("--out", default=str(REPO / "results"),
+                        help="directory of stream.md/.json")
     args = parser.parse_args()
-    sys.path.insert(0, str(REPO / "scripts"))
-    from make_synthetic import write_letor_text
-
     from rsrank.synthetic import make_mslr_like
 
     budget = args.limit_mb * 2**20
@@ -109,7 +107,7 @@ def main():
         n_queries = max(1, round(args.documents * 31_531 / 3_771_125))
         data = make_mslr_like(n_documents=args.documents, n_queries=n_queries, random_state=0)
         start = time.perf_counter()
-        write_letor_text(data, path)
+        write_letor_text(path, data.X, data.y, data.qid, digits=4)
         written = time.perf_counter() - start
         del data
         file_bytes = path.stat().st_size
@@ -119,7 +117,7 @@ def main():
         if results["stream"]["completed"] and results["memory"]["completed"]:
             a, b = np.load(tmp / "stream.npy"), np.load(tmp / "memory.npy")
             difference = float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
-    command = "python " + " ".join([Path(sys.argv[0]).as_posix()] + sys.argv[1:])
+    command = command_line()
     lines = ["# Streaming a file larger than the memory budget", "", f"Command: `{command}`", "",
              f"{args.documents:,} documents, {n_queries:,} queries, 136 features as LETOR text: "
              f"{file_bytes / 1e6:,.0f} MB gzipped (written in {written:.0f} s). Budget: "
@@ -138,11 +136,9 @@ def main():
                      f"{r.get('peak_rss_bytes', 0) / 1e6:,.0f} MB |")
     lines += ["", "Largest weight difference between the streamed and the in-memory model, "
               f"relative to the largest weight: {difference!r}.", ""]
-    Path(args.out).write_text("\n".join(lines))
-    Path(args.out).with_suffix(".json").write_text(json.dumps(
-        {"command": command, "documents": args.documents, "file_bytes": file_bytes,
-         "budget_bytes": budget, "results": results, "relative_difference": difference},
-        indent=1) + "\n")
+    write_report(args.out, "stream", {"documents": args.documents, "file_bytes": file_bytes,
+                                      "budget_bytes": budget, "results": results,
+                                      "relative_difference": difference}, "\n".join(lines))
     print("\n".join(lines))
 
 

@@ -43,15 +43,14 @@ Writes ``frontier_variants.md`` and ``frontier_variants.json`` into ``--out``.
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 from joblib import Parallel, delayed
 
-import reproduce_paper as R
-from _bench import pairwise_differences
+import _paper as R
+from _bench import command_line, pairwise_differences, write_report
 from rsrank import load_letor_fold
 from rsrank.datasets import find_folds
 
@@ -127,7 +126,7 @@ def exact_path(data, alphas):
     for alpha in alphas:
         w = l1_pairs_minimiser(D, alpha, w)
         off, on = optimality_gaps(D, alpha, w)
-        points.append(R._point(data, data.vali[0] @ w, data.test[0] @ w,
+        points.append(R.frontier_point(data, data.vali[0] @ w, data.test[0] @ w,
                                np.count_nonzero(w), alpha=alpha,
                                kkt_zero_weights=off, kkt_nonzero_weights=on))
     return points
@@ -196,13 +195,13 @@ def main():
     points = [p for entry in frontier[EXACT] for p in entry["points"]]
     kkt = {"zero_weights_max": max(p["kkt_zero_weights"] for p in points),
            "nonzero_weights_max": max(p["kkt_nonzero_weights"] for p in points)}
-    report = {"command": "python scripts/frontier_variants.py " + " ".join(sys.argv[1:]),
+    report = {"command": command_line(),
               "exact_kkt": kkt,
               "seeds": seeds, "variants": VARIANTS, "summary": summary, "within3": within,
               "seconds": seconds}
     out = Path(args.out)
-    (out / "frontier_variants.json").write_text(json.dumps(report) + "\n")
-    (out / "frontier_variants.md").write_text(markdown(report, list(frontier)))
+    write_report(out, "frontier_variants", report, markdown(report, list(frontier)),
+                 compact=True)
     print((out / "frontier_variants.md").read_text())
 
 

@@ -13,7 +13,6 @@ not. Also reported: the mean of the online seeds' weight vectors as one model.
 """
 
 import argparse
-import json
 import os
 import platform
 import sys
@@ -23,9 +22,12 @@ from pathlib import Path
 import numpy as np
 from joblib import Parallel, delayed
 
-import reproduce_paper as R
+import _paper as R
 from rsrank import stats
-from rsrank.datasets import resolve_training_data
+from rsrank.experiments import per_query_from_results
+from rsrank.layouts import resolve_training_data
+
+from _bench import command_line, write_report
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -76,7 +78,7 @@ def main():
     table = [R.method_table(name, per_seed) for name, per_seed in raw.items()]
     runs = {name: R.seed_averaged(per_seed) for name, per_seed in raw.items()}
     averaged = "RSRank, online, weights averaged over seeds"
-    runs[averaged] = stats.per_query_from_results(
+    runs[averaged] = per_query_from_results(
         {"folds": [{"fold": data.fold,
                     "per_query": averaged_weights(data, raw["RSRank, online (batch_size=1)"])}]})
     baseline = "XGBoost gblinear rank:ndcg"
@@ -94,7 +96,7 @@ def main():
             row[f"{key}_holm"] = float(value)
     means = {name: {m: float(np.mean(v[m])) for m in ("NDCG@1", "NDCG@10", "MAP")}
              for name, v in runs.items()}
-    report = {"command": "python scripts/lightgbm_example.py", "versions": R.versions(),
+    report = {"command": command_line(), "versions": R.versions(),
               "machine": f"{platform.machine()}, {os.cpu_count()} cores",
               "seeds": seeds, "vali": "seeded 20% of rank.train's queries (split seed 0)",
               "methods": table, "means_of_seed_averaged_queries": means, "tests": tests,
@@ -104,8 +106,7 @@ def main():
                        for name, per in raw.items()}}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "lightgbm_example.json").write_text(json.dumps(report, indent=1))
-    (out / "lightgbm_example.md").write_text(markdown(report))
+    write_report(out, "lightgbm_example", report, markdown(report))
     print(markdown(report))
 
 

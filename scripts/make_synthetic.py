@@ -13,24 +13,15 @@ as ``X.npy``, ``y.npy`` and ``qid.npy``, or as one LETOR text file
 """
 
 import argparse
-import gzip
 from pathlib import Path
 
 import numpy as np
 
 from rsrank.synthetic import make_letor_like, make_mslr_like, write_letor_folds
 
+from _bench import write_letor_text
+
 REPO = Path(__file__).resolve().parents[1]
-
-
-def write_letor_text(data, path, chunk=20_000):
-    with gzip.open(path, "wt", compresslevel=1) as handle:
-        for start in range(0, len(data.y), chunk):
-            stop = min(start + chunk, len(data.y))
-            X = data.X[start:stop]
-            for row in range(stop - start):
-                values = " ".join(f"{j + 1}:{v:.4g}" for j, v in enumerate(X[row]))
-                handle.write(f"{data.y[start + row]} qid:{data.qid[start + row]} {values}\n")
 
 
 def main():
@@ -56,7 +47,7 @@ def main():
             for name in ("X", "y", "qid"):
                 np.save(out / f"{name}.npy", data[name])
         else:
-            write_letor_text(data, out / "data.txt.gz")
+            write_letor_text(out / "data.txt.gz", data.X, data.y, data.qid, digits=4)
     print(f"wrote {len(np.unique(data.qid))} queries, {len(data.y)} documents to {out}")
 
 

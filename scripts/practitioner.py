@@ -27,7 +27,6 @@ import argparse
 import contextlib
 import io
 import json
-import sys
 import tempfile
 from pathlib import Path
 
@@ -36,10 +35,14 @@ from scipy import stats
 
 from rsrank import RSRank, __version__, load_letor
 from rsrank.cli import main as rsrank_main
-from rsrank.datasets import bundled_data_path, load_splits, write_letor
+from rsrank.datasets import bundled_data_path
+from rsrank.layouts import load_splits
+from rsrank.writers import write_letor
 from rsrank.export import FORMATS, engine_features, export_model
 from rsrank.metrics import ndcg_per_query
 from rsrank.synthetic import make_raw_features
+
+from _bench import command_line, write_report
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -249,14 +252,13 @@ def main():
     out = Path(args.out)
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
-        report = {"command": "python scripts/practitioner.py " + " ".join(sys.argv[1:]),
+        report = {"command": command_line(),
                   "rsrank_version": __version__,
                   "raw": raw_features(work, args.seeds, out),
                   "lightgbm": lightgbm_layout(Path(args.lightgbm), work, args.seeds),
                   "bundled": bundled_default(work)}
     report["command"] = report["command"].strip()
-    (out / "practitioner.json").write_text(json.dumps(report, indent=2) + "\n")
-    (out / "practitioner.md").write_text(markdown(report))
+    write_report(out, "practitioner", report, markdown(report))
     print(markdown(report))
 
 
