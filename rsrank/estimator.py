@@ -8,7 +8,6 @@ exports read.
 """
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
@@ -237,6 +236,15 @@ class RSRank(BaseEstimator):
                            getattr(data, "feature_names", None),
                            getattr(data, "names_from_columns", False))
 
+    @staticmethod
+    def _zero_model_loss(solver, data, state):
+        """The all-zero model's loss, when the divergence watch first needs
+        it. Full-batch steps from zero weights compute it as their first
+        epoch's loss (no pass of its own); otherwise the objective does."""
+        if solver.batch_size is None and not state.w.any():
+            return lambda losses: losses[0]
+        return lambda losses: solver.objective.zero_model_loss(data)
+
     def _watch(self, reference, data):
         return DivergenceWatch(reference, lambda: scale_advice(data, self.normalize,
                                                                self.learning_rate))
@@ -293,7 +301,7 @@ class RSRank(BaseEstimator):
                                  normalize=self.normalize, scale=scale, work=work),
             state, train_ndcg=NDCGMonitor(train, **monitor) if self.eval_train else None,
             validation=None if validation is None else NDCGMonitor(validation, **monitor),
-            watch=self._watch(solver.objective.zero_model_loss(train), train),
+            watch=self._watch(self._zero_model_loss(solver, train, state), train),
             check=self._check_finite(train))
         self._fitted(model, fit, state, train.n_queries, train.fingerprint)
         return self

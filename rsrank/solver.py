@@ -134,7 +134,9 @@ class DivergenceWatch:
     """Warn once when training diverges: the mean loss is a hundred times
     that of the all-zero model (pairs misordered by margins of tens of
     units), or, where that loss is unknown (``reference=None``), it rose for
-    three epochs in a row to a hundred times its lowest value. Gradient steps
+    three epochs in a row to a hundred times its lowest value. ``reference``
+    may also be a function of the losses so far, called once, when the
+    second epoch's loss arrives (the first comparison). Gradient steps
     then overshoot, almost always because the features' scales differ by
     orders of magnitude, and the weights are on their way to overflow.
 
@@ -149,6 +151,8 @@ class DivergenceWatch:
     def __call__(self, losses):
         if self.warned or len(losses) < 2:
             return
+        if callable(self.reference):
+            self.reference = self.reference(losses)
         last = losses[-4:]
         rising = len(last) == 4 and all(b > a for a, b in zip(last, last[1:]))
         lowest = min(losses)

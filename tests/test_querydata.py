@@ -132,3 +132,20 @@ def test_one_fold_of_rsrank_train_parses_validates_and_groups_each_split_once(
                  "--out", str(tmp_path / "run")]) == 0
     # train, vali and test: one each, whatever the grid (4 points by default)
     assert counts == {"parse": 3, "validate": 3, "group": 3}
+
+
+@pytest.mark.parametrize("params", [
+    {}, {"normalize": "none"}, {"normalize": "query-minmax"}, {"pair_weight": "unit"},
+    {"ndcg_k": 3, "gain": "linear"}, {"pair_loss": "logistic", "discount": "zipf"},
+    {"average": True, "l1": 0.5}])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_a_full_batch_first_epoch_loss_is_the_all_zero_models(params, sparse):
+    # the divergence watch takes its reference from that epoch instead of a pass of its own
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(120, 6)) * [1, 10, 100, 0.1, 1, 5]
+    X[rng.uniform(size=X.shape) < 0.3] = 0
+    y, qid = rng.integers(0, 4, 120), np.repeat(np.arange(12), 10)
+    data = QueryData(sp.csr_matrix(X) if sparse else X, y, qid)
+    model = RSRank(max_iter=2, **params).fit(data)
+    assert model.history_["loss"][0] == pytest.approx(
+        model.solver().objective.zero_model_loss(data), rel=1e-12)
