@@ -14,7 +14,8 @@ mantissa is below 2**53 and whose power of ten is within 10**22 is one
 correctly rounded multiplication or division of two exact doubles
 (Clinger's fast path); every other value is marked and read afterwards
 with Python's ``float()``. The result equals ``float(token)`` for every
-token.
+token, stored in the output's dtype: float32 output is that double
+rounded to nearest, as ``astype`` rounds it, without a float64 copy.
 
 The text is cut into line-aligned blocks; a first pass bounds the rows and
 stored values of each block by counting line ends and colons (branch-free,
@@ -153,7 +154,7 @@ def _skip_line(buf, i, end):
 
 @njit(cache=True)
 def _parse_block(buf, lo, hi, fill, pow10, labels, qids, has_qid, row_nnz, indices, data,
-                 inexact, row0, nnz0, row_end, nnz_end):
+                 row0, nnz0, row_end, nnz_end):
     """Parse the lines of ``buf[lo:hi]`` (whole lines) into rows ``row0...``
     and values ``nnz0...`` of the output arrays (``fill``; False only
     counts). Rows go to ``row0 ... row_end - 1`` and values to
@@ -253,10 +254,13 @@ def _parse_block(buf, lo, hi, fill, pow10, labels, qids, has_qid, row_nnz, indic
             if position >= nnz_end:
                 return rows, nnz, with_qid, max_index, BAD
             if fill:
-                indices[position] = index - 1
-                # an inexact value keeps its byte offset until float() reads it
-                data[position] = value if exact else float(i + 1)
-                inexact[position] = not exact
+                if exact:
+                    indices[position] = index - 1
+                    data[position] = value
+                else:  # float() reads it later: its column waits in the value's slot
+                    # and its byte offset from the block's start, negated, in the index's
+                    indices[position] = lo - i - 1
+                    data[position] = index - 1
             i = after
             count += 1
             if index > max_index:
@@ -301,14 +305,14 @@ def _count_blocks(buf, starts):
 
 
 def _fill_blocks(buf, starts, row_starts, nnz_starts, pow10, labels, qids, has_qid, row_nnz,
-                 indices, data, inexact, result):
+                 indices, data, result):
     """Parse every block into its slice; ``result[b]`` gets the block's rows,
     values, rows with qid, max index and status."""
     n = len(starts) - 1
     for b in prange(n):
         rows, nnz, with_qid, max_index, status = _parse_block(
             buf, starts[b], starts[b + 1], True, pow10, labels, qids, has_qid, row_nnz,
-            indices, data, inexact, row_starts[b], nnz_starts[b], row_starts[b + 1],
+            indices, data, row_starts[b], nnz_starts[b], row_starts[b + 1],
             nnz_starts[b + 1])
         result[b, 0] = rows
         result[b, 1] = nnz
@@ -377,9 +381,9 @@ def _fresh(n, dtype):
     return np.frombuffer(mmap.mmap(-1, n * dtype.itemsize), dtype=dtype)
 
 
-def parse_buffer(buf, n_blocks):
+def parse_buffer(buf, n_blocks, dtype=np.float64):
     """Parse LETOR text ``buf`` (a uint8 array); see :func:`parse_chunks`."""
-    return parse_chunks(lambda: iter([buf]), n_blocks)
+    return parse_chunks(lambda: iter([buf]), n_blocks, dtype)
 
 
 def _chunk_blocks(buf, n_blocks):
@@ -390,7 +394,11 @@ def _chunk_blocks(buf, n_blocks):
     return starts, count, fill
 
 
-def parse_chunks(chunks, n_blocks):
+#: a block's byte offsets must fit the int32 index slot (see _parse_block)
+_BLOCK_BYTES_MAX = 2 ** 31 - 1
+
+
+def parse_chunks(chunks, n_blocks, dtype=np.float64):
     """Parse LETOR text given as consecutive chunks that end at line ends.
 
     ``chunks()`` is called twice and must give the same chunks both times:
@@ -399,13 +407,15 @@ def parse_chunks(chunks, n_blocks):
     the arrays and one chunk of text.
 
     Returns ``(labels, qids or None, indptr, indices, data, max index)`` with
-    ``indices`` int32 and ``data`` float64 and exact, or ``None`` when any
-    line strays from the grammar (the caller then reads the file line by
-    line).
+    ``indices`` int32 and ``data`` of ``dtype`` (float64 or float32),
+    ``float(token)`` rounded once to it, or ``None`` when any line strays
+    from the grammar (the caller then reads the file line by line).
     """
     bounds = []
     for buf in chunks():
         starts, count, _ = _chunk_blocks(buf, n_blocks)
+        if len(starts) > 1 and np.max(np.diff(starts)) > _BLOCK_BYTES_MAX:
+            return None
         bounds.append(count(buf, starts))
     buf = None  # the first pass's chunk goes before the second pass reads its own
     bounds = np.concatenate(bounds) if bounds else np.zeros((0, 2), dtype=np.int64)
@@ -417,8 +427,7 @@ def parse_chunks(chunks, n_blocks):
     has_qid = _fresh(rows, np.bool_)
     row_nnz = _fresh(rows, np.int64)
     indices = _fresh(nnz, np.int32)
-    data = _fresh(nnz, np.float64)
-    inexact = _fresh(nnz, np.bool_)  # False in any slack between blocks
+    data = _fresh(nnz, dtype)
     counts = np.zeros((len(bounds), 5), dtype=np.int64)
     block = 0
     for buf in chunks():
@@ -427,16 +436,19 @@ def parse_chunks(chunks, n_blocks):
         if block + n > len(bounds):
             return None  # the chunks changed between the passes
         fill(buf, starts, row_starts[block:block + n + 1], nnz_starts[block:block + n + 1], _POW10,
-             labels, qids, has_qid, row_nnz, indices, data, inexact, counts[block:block + n])
+             labels, qids, has_qid, row_nnz, indices, data, counts[block:block + n])
         if np.any(counts[block:block + n, 4] != OK):
             return None
-        lo, hi = nnz_starts[block], nnz_starts[block + n]
-        for position in lo + np.flatnonzero(inexact[lo:hi]):
-            start = int(data[position])  # the value's byte offset in this chunk
-            end = start
-            while end < len(buf) and buf[end] not in (32, 9, 10, 13):
-                end += 1
-            data[position] = float(bytes(buf[start:end]))
+        for b in range(n):
+            lo, hi = nnz_starts[block + b], nnz_starts[block + b + 1]
+            for position in lo + np.flatnonzero(indices[lo:hi] < 0):  # slack holds zeros
+                start = int(starts[b]) - int(indices[position])
+                end = start
+                while end < len(buf) and buf[end] not in (32, 9, 10, 13):
+                    end += 1
+                indices[position] = int(data[position])
+                with np.errstate(over="ignore"):  # beyond float32: inf, which the caller refuses
+                    data[position] = float(bytes(buf[start:end]))
         block += n
     if block != len(bounds):
         return None
@@ -451,4 +463,6 @@ def parse_chunks(chunks, n_blocks):
     indptr = np.zeros(rows + 1, dtype=np.int64)
     np.cumsum(row_nnz, out=indptr[1:])
     max_index = int(counts[:, 3].max()) if len(counts) else 0
+    if data.dtype.itemsize < 8 and max_index > 2 ** 24:
+        return None  # a float32 slot held an inexact value's column only up to 2**24
     return labels, (qids if with_qid else None), indptr, indices, data, max_index

@@ -6,6 +6,7 @@ value, unknown fold) is one line on stderr and exit code 2.
 
 import argparse
 import contextlib
+import functools
 from concurrent.futures import BrokenExecutor
 import json
 import os
@@ -13,6 +14,8 @@ import shlex
 import sys
 import warnings
 from pathlib import Path
+
+import numpy as np
 
 from . import __version__
 from .datasets import (LetorFormatError, bundled_data_path, dataset_summary, find_folds,
@@ -203,7 +206,14 @@ def _grid(args):
 def _training_data(args):
     return resolve_training_data(args.path, train=args.train, vali=args.vali, test=args.test,
                                  vali_fraction=args.vali_fraction, random_state=args.seed,
-                                 n_features=args.n_features, cache=args.cache)
+                                 n_features=args.n_features, cache=args.cache,
+                                 **_loading(args))
+
+
+def _loading(args):
+    """How ``rsrank train`` keeps the splits: a file whose every line holds
+    every feature as one dense array, in ``--dtype``."""
+    return {"dtype": np.dtype(args.dtype).type, "dense": "auto"}
 
 
 def _check_file_output(out, inputs):
@@ -241,11 +251,12 @@ def _cmd_train(args):
     with claim as results:
         features = None
         if args.feature_names:
-            width = args.n_features or (data[0].n_features if isinstance(data, list) else
-                                        load_letor_fold(data, find_folds(data)[0],
-                                                        cache=args.cache).n_features)
-            features = read_feature_names(args.feature_names, width)
-        options = dict(folds=args.folds, select=args.select, convention=args.convention,
+            width = args.n_features or (data[0].n_features if isinstance(data, list) else None)
+            features = read_feature_names(args.feature_names, width)  # its errors: at once
+            if width is None:  # each fold's names are fitted to its width once it is read
+                features = functools.partial(read_feature_names, args.feature_names)
+        options = dict(**_loading(args), folds=args.folds, select=args.select,
+                       convention=args.convention,
                        n_jobs=args.jobs, n_features=args.n_features, stream_queries=args.stream,
                        within=args.within, feature_names=features, cache=args.cache,
                        seeds=(None if args.seeds is None else
@@ -589,6 +600,9 @@ def build_parser():
                        "the data, or ~/.cache/rsrank when that is read-only)")
     train.add_argument("--n-features", type=_positive(int), default=None,
                        help="number of features (default: largest index in the files)")
+    train.add_argument("--dtype", choices=["float32", "float64"], default="float32",
+                       help="precision the features are kept in (default float32: half the "
+                       "memory; float64 trains on the values exactly as written)")
     train.add_argument("--scheduler", metavar="ADDRESS",
                        help="run the folds on a Dask cluster (tcp://host:8786)")
     train.add_argument("--out", help="directory for results.json/.md, models, predictions")

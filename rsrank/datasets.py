@@ -41,6 +41,7 @@ __all__ = [
     "parse_docid",
     "streamed_fold",
     "bundled_data_path",
+    "dense_if_complete",
 ]
 
 SPLITS = ("train", "vali", "test")
@@ -443,15 +444,15 @@ def _fast_parse(source, path, n_features, dtype):
     if size == 0:
         return None
     blocks = 1 if size < _PARALLEL_BYTES else 4 * threads(-1)
-    parsed = _parser.parse_chunks(chunks, blocks)
+    parsed = _parser.parse_chunks(chunks, blocks, dtype)
     if parsed is None:
         return None
     labels, qid, indptr, indices, data, max_index = parsed
     width = n_features if n_features is not None else max_index
     if len(labels) == 0 or max_index > width or width > (n_features or MAX_FEATURES):
         return None
-    data = data.astype(dtype, copy=False)
-    if not np.all(np.isfinite(data)):
+    # also a float64 value beyond float32's range; a block at a time, not a mask of all
+    if not all(np.isfinite(data[lo:lo + (1 << 22)]).all() for lo in range(0, len(data), 1 << 22)):
         return None
     X = sp.csr_matrix((data, indices, indptr), shape=(len(labels), width))
     X.has_sorted_indices = True  # indices increase along every line
@@ -535,7 +536,7 @@ def read_docids(path):
 
 
 def load_letor(path, n_features=None, *, query_file=None, return_docids=False,
-               dtype=np.float64, warn_non_contiguous=True, cache=None):
+               dtype=np.float64, warn_non_contiguous=True, cache=None, dense=False):
     """Read one LETOR/SVMlight ranking file, plain or gzipped.
 
     Parameters
@@ -567,10 +568,15 @@ def load_letor(path, n_features=None, *, query_file=None, return_docids=False,
         the hash of its first and last MiB, and by the options above, so a
         changed file is parsed again. Arrays read from the cache are
         read-only memory maps.
+    dense : bool or "auto"
+        ``False``: ``X`` is CSR. ``"auto"``: a file whose every line holds
+        every feature gives a dense ``X``, the parsed values themselves (no
+        copy, half the memory of CSR); others stay CSR. ``True``: always
+        dense. See :func:`dense_if_complete`.
 
     Returns
     -------
-    X : scipy.sparse.csr_matrix of shape (n_rows, n_features)
+    X : scipy.sparse.csr_matrix or ndarray of shape (n_rows, n_features)
     y : ndarray of int64
     qid : ndarray of int64
     docids : ndarray of str (object), only with ``return_docids=True``
@@ -599,6 +605,7 @@ def load_letor(path, n_features=None, *, query_file=None, return_docids=False,
             _cache.store(*entry, X, y, qid, warning=message)
     if warn_non_contiguous and message:
         warnings.warn(message, NonContiguousQueryWarning, stacklevel=2)
+    X = dense_if_complete(X, dense)
     if return_docids:
         return X, y, qid, read_docids(path)
     return X, y, qid
@@ -821,7 +828,40 @@ def _cached_chunks(path, hit, queries_per_chunk):
 
 
 def with_columns(X, n_features):
+    """``X`` with ``n_features`` columns, the new ones empty (zero)."""
+    if not sp.issparse(X):
+        if X.shape[1] == n_features:
+            return X
+        return np.pad(X, ((0, 0), (0, n_features - X.shape[1])))
     return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
+
+
+def dense_if_complete(X, dense="auto"):
+    """``X`` as a dense array when ``dense`` asks for it.
+
+    ``"auto"``: a CSR ``X`` whose every row holds every column, in order
+    (LETOR and MSLR files), becomes the C-ordered array its values already
+    are, a view without a copy; any other ``X`` stays as it is. ``True``:
+    always dense (a copy where rows lack values). ``False``: as it is.
+    """
+    if dense is False or not sp.issparse(X):
+        return X
+    n_rows, width = X.shape
+    complete = (X.format == "csr" and X.nnz == n_rows * width and
+                np.all(np.diff(X.indptr) == width))
+    if complete:
+        columns = np.arange(width, dtype=X.indices.dtype)
+        for start in range(0, n_rows, 1 << 16):  # indices in order, a block of rows at a time
+            block = X.indices[start * width:min(n_rows, start + (1 << 16)) * width]
+            if not np.array_equal(block.reshape(-1, width), np.broadcast_to(
+                    columns, (len(block) // max(width, 1), width))):
+                complete = False
+                break
+    if complete:
+        return X.data.reshape(n_rows, width)
+    if dense is True:
+        return X.toarray()
+    return X
 
 
 def bundled_data_path():
@@ -872,7 +912,7 @@ def streamed_fold(root, fold, n_features, queries_per_chunk, cache=None):
 
 
 def load_letor_fold(root, fold, *, n_features=None, dtype=np.float64, return_docids=False,
-                    cache=None):
+                    cache=None, dense=False):
     """Load ``Fold{fold}/train``, ``vali`` and ``test`` with one column count.
 
     Parameters
@@ -885,6 +925,9 @@ def load_letor_fold(root, fold, *, n_features=None, dtype=np.float64, return_doc
         Columns of every ``X``; by default the largest index over the three files.
     cache : True or path-like, optional
         Cache the parsed files (see :func:`load_letor`).
+    dense : bool or "auto"
+        As in :func:`load_letor`; a dense split narrower than the others
+        gets columns of zeros.
 
     Returns
     -------
@@ -897,7 +940,8 @@ def load_letor_fold(root, fold, *, n_features=None, dtype=np.float64, return_doc
         raise FileNotFoundError(f"{Path(root) / f'Fold{fold}'}: fold {fold} does not exist "
                                 f"(found folds {find_folds(root)})")
     paths = {split: _split_file(root, fold, split) for split in SPLITS}
-    parts = {split: load_letor(paths[split], n_features, dtype=dtype,
+    # each split is made dense as soon as it is read, so that no two are ever held as CSR
+    parts = {split: load_letor(paths[split], n_features, dtype=dtype, dense=dense,
                                return_docids=return_docids, cache=cache) for split in SPLITS}
     width = n_features or max(part[0].shape[1] for part in parts.values())
     parts = {split: (with_columns(part[0], width),) + tuple(part[1:])

@@ -180,6 +180,8 @@ def _fit_fold_seeds(estimator, grid, data, select, convention, within, features,
     """:func:`_fit_one_fold` once per seed, on the fold's splits built once
     as :class:`~rsrank.querydata.QueryData` (validated and grouped once, and
     reused by every grid point and seed)."""
+    if callable(features):
+        features = features(data.vali[0].shape[1])
     splits = Bunch(fold=data.fold, train_chunks=data.get("train_chunks"),
                    train=None if data.train is None else QueryData(*data.train[:3],
                                                                    feature_names=features),
@@ -231,7 +233,7 @@ def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, seed=No
 def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10",
                     convention="letor", n_jobs=1, progress=False, n_features=None,
                     stream_queries=None, within=0.0, feature_names=None, cache=None,
-                    seeds=None):
+                    seeds=None, dtype=np.float64, dense=False):
     """LETOR's protocol: per fold, train every grid point on train (keeping the
     best validation epoch), select on vali, evaluate the selection on test.
 
@@ -256,12 +258,19 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
         Keep the sparsest grid point whose vali score is within this
         relative distance of the best (0: the best vali score); see
         :func:`sparsest_within`.
-    feature_names : list of str, optional
-        Names given to the selected models' features.
+    feature_names : list of str or callable, optional
+        Names given to the selected models' features, or a function of the
+        fold's width that gives them (the width is known once the fold is
+        read).
     cache : True or path-like, optional
         Read the folds through the binary cache (see
         :func:`rsrank.load_letor`); streamed training splits are sliced
         from it when it holds them.
+    dtype, dense
+        How a directory's folds are loaded (see :func:`rsrank.load_letor`):
+        ``np.float32`` and ``"auto"`` keep a file whose every line holds
+        every feature as one dense float32 array, a quarter of the memory of
+        float64 CSR.
     n_jobs : int
         Folds run in parallel through joblib.
     n_features : int, optional
@@ -301,7 +310,8 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
                              "folds already loaded")
         fold_data = list(root)  # folds already loaded
     elif stream_queries is None:
-        fold_data = iter_letor_folds(root, folds, n_features=n_features, cache=cache)
+        fold_data = iter_letor_folds(root, folds, n_features=n_features, cache=cache,
+                                     dtype=dtype, dense=dense)
     else:
         folds = find_folds(root) if folds is None else folds
         missing = sorted(set(folds) - set(find_folds(root)))

@@ -70,7 +70,7 @@ def split_queries(data, fraction, random_state):
 
 
 def load_splits(train, vali=None, test=None, *, vali_fraction=None, random_state=0,
-                n_features=None, dtype=np.float64, cache=None):
+                n_features=None, dtype=np.float64, cache=None, dense=False):
     """Load explicit train/vali/test files as one fold.
 
     Parameters
@@ -85,8 +85,9 @@ def load_splits(train, vali=None, test=None, *, vali_fraction=None, random_state
         Seed of the held-out queries.
     n_features : int, optional
         Columns of every ``X`` (default: the largest index over the files).
-    dtype, cache
-        As in :func:`load_letor`.
+    dtype, cache, dense
+        As in :func:`rsrank.load_letor`; a dense split narrower than the
+        others gets columns of zeros.
 
     Returns
     -------
@@ -102,7 +103,7 @@ def load_splits(train, vali=None, test=None, *, vali_fraction=None, random_state
     for split, path in paths.items():
         if path is not None and not path.is_file():
             raise FileNotFoundError(f"{path}: no such file ({split} split)")
-    parts = {split: load_letor(path, n_features, dtype=dtype, cache=cache)
+    parts = {split: load_letor(path, n_features, dtype=dtype, cache=cache, dense=dense)
              for split, path in paths.items() if path is not None}
     width = n_features or max(part[0].shape[1] for part in parts.values())
     parts = {split: (with_columns(part[0], width),) + tuple(part[1:])
@@ -122,7 +123,8 @@ def load_splits(train, vali=None, test=None, *, vali_fraction=None, random_state
 
 
 def resolve_training_data(path=None, *, train=None, vali=None, test=None, vali_fraction=None,
-                          random_state=0, n_features=None, cache=None):
+                          random_state=0, n_features=None, cache=None, dtype=np.float64,
+                          dense=False):
     """Find the training data in any of the layouts ``rsrank train`` reads.
 
     Parameters
@@ -134,8 +136,9 @@ def resolve_training_data(path=None, *, train=None, vali=None, test=None, vali_f
     train, vali, test : path-like, optional
         Explicit files (``train`` instead of ``path``; ``vali`` and ``test``
         also with a training file as ``path``).
-    vali_fraction, random_state, n_features, cache
-        As in :func:`load_splits`.
+    vali_fraction, random_state, n_features, cache, dtype, dense
+        As in :func:`load_splits` (for files; a ``Fold<k>`` root is loaded
+        later, by :func:`rsrank.experiments.run_letor_folds`).
 
     Returns
     -------
@@ -155,7 +158,8 @@ def resolve_training_data(path=None, *, train=None, vali=None, test=None, vali_f
         raise ValueError("a vali or test file needs a training file (a directory brings its own)")
     if single is not None:
         fold = load_splits(single, vali, test, vali_fraction=vali_fraction,
-                           random_state=random_state, n_features=n_features, cache=cache)
+                           random_state=random_state, n_features=n_features, cache=cache,
+                           dtype=dtype, dense=dense)
         return [fold], str(single), [p for p in fold.paths.values() if p is not None]
     root = Path(path) if path is not None else bundled_data_path()
     if not root.exists():
@@ -164,7 +168,7 @@ def resolve_training_data(path=None, *, train=None, vali=None, test=None, vali_f
         splits = find_splits(root)
         fold = load_splits(splits["train"], splits["vali"], splits["test"],
                            vali_fraction=vali_fraction, random_state=random_state,
-                           n_features=n_features, cache=cache)
+                           n_features=n_features, cache=cache, dtype=dtype, dense=dense)
         return [fold], str(root), [root]
     if vali_fraction is not None:
         raise ValueError(f"a validation fraction applies to training data without vali files, "

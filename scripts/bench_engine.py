@@ -76,8 +76,10 @@ def fit_child(n_rows, repeats):
 
 
 def write_rows(path, n_rows, seed):
+    """LETOR text of ``n_rows`` rows; the seed also sets the qids apart, so
+    that train and vali share no query."""
     data = mslr_rows(n_rows, seed)
-    write_letor_text(path, data.X, data.y, data.qid, digits=6)
+    write_letor_text(path, data.X, data.y, data.qid + seed * 10**7, digits=6)
 
 
 def train_child(train, vali, out):
@@ -146,9 +148,10 @@ def main():
     with tempfile.TemporaryDirectory() as scratch:
         scratch = Path(scratch)
         for name, rows, seed in [("train", args.train_rows, 1), ("vali", args.vali_rows, 2),
-                                 ("tiny", 100, 3)]:
+                                 ("tiny", 100, 3), ("tiny-vali", 100, 4)]:
             write_rows(scratch / f"{name}.txt", rows, seed)
-        base = child("train", scratch / "tiny.txt", scratch / "tiny.txt", scratch / "out-tiny")
+        base = child("train", scratch / "tiny.txt", scratch / "tiny-vali.txt",
+                     scratch / "out-tiny")
         big = child("train", scratch / "train.txt", scratch / "vali.txt", scratch / "out-big")
     arrays = (args.train_rows + args.vali_rows) * N_FEATURES * 4
     memory = {"train_rows": args.train_rows, "vali_rows": args.vali_rows,

@@ -57,19 +57,36 @@ def test_train_writes_results_that_match_the_api(tmp_path, capsys, bundled_root)
     api = run_letor_folds(bundled_root, RSRank(max_iter=5, random_state=0, learning_rate=0.01,
                                                eval_convention="letor"),
                           {"l1": [0.0, 0.3], "learning_rate": [0.01]}, folds=[1, 2],
-                          within=0.02)
+                          within=0.02, dtype=np.float32, dense="auto")
     for written, fold in zip(results["folds"], api.folds):
         assert written["test"] == fold.test
         assert written["params"] == fold.params
     assert sorted(p.name for p in (out / "models").iterdir()) == ["Fold1.json", "Fold2.json"]
     assert (out / "results.md").read_text().count("| mean ± std |") == 1
     # the written model and predictions reproduce the fold's test numbers
-    X, y, qid = load_letor(bundled_root / "Fold2" / "test.txt.gz")
+    X, y, qid = load_letor(bundled_root / "Fold2" / "test.txt.gz", dtype=np.float32)
     model = RSRank.load(out / "models" / "Fold2.json")
     scores = read_scores(out / "predictions" / "Fold2.test.txt", len(y))
     np.testing.assert_allclose(scores, model.predict(X), rtol=1e-9)
     assert letor_report(y, scores, qid).as_dict()["NDCG@10"] == pytest.approx(
         results["folds"][1]["test"]["NDCG@10"], abs=1e-8)
+
+
+def test_dtype_float64_trains_on_the_values_as_written(tmp_path, capsys, bundled_root):
+    argv = ["train", str(bundled_root), "--folds", "3", "--max-iter", "5", "--quiet"]
+    runs = {}
+    for dtype in ("float32", "float64"):
+        assert main(argv + ["--dtype", dtype, "--out", str(tmp_path / dtype)]) == 0
+        runs[dtype] = json.loads((tmp_path / dtype / "results.json").read_text())["folds"][0]
+    api = run_letor_folds(bundled_root, RSRank(max_iter=5, random_state=0,
+                                               eval_convention="letor"),
+                          {"l1": [0.0, 0.3, 1.0, 3.0], "learning_rate": [0.01]}, folds=[3],
+                          within=0.01).folds[0]
+    assert runs["float64"]["test"] == api.test and runs["float64"]["params"] == api.params
+    # float32 features: the same model to float32's rounding
+    assert runs["float32"]["params"] == api.params
+    for name, value in api.test.items():
+        assert runs["float32"]["test"][name] == pytest.approx(value, abs=1e-3)
 
 
 def test_train_does_not_overwrite_without_force(tmp_path, capsys, bundled_root):

@@ -311,3 +311,48 @@ def test_compiled_stream_hands_a_late_problem_to_the_line_reader(tmp_path, monke
         assert len(blocks) == given
         np.testing.assert_array_equal(np.concatenate([b[2] for b in blocks]),
                                       np.arange(12 * given) // 3)
+
+
+def test_complete_rows_become_a_dense_view_and_others_stay_sparse():
+    import scipy.sparse as sp
+
+    from rsrank.datasets import dense_if_complete
+
+    rng = np.random.default_rng(0)
+    full = rng.normal(size=(7, 4)).astype(np.float32)
+    X = sp.csr_matrix(full)
+    dense = dense_if_complete(X)
+    assert isinstance(dense, np.ndarray) and np.shares_memory(dense, X.data)
+    np.testing.assert_array_equal(dense, full)
+    holey = full.copy()
+    holey[3, 2] = 0
+    assert sp.issparse(dense_if_complete(sp.csr_matrix(holey)))
+    np.testing.assert_array_equal(dense_if_complete(sp.csr_matrix(holey), True), holey)
+    assert sp.issparse(dense_if_complete(X, False))
+    # every row full, but one row's columns out of order: not a view of the values
+    swapped = sp.csr_matrix((X.data.copy(), X.indices.copy(), X.indptr), shape=X.shape)
+    swapped.indices[4:8] = [1, 0, 2, 3]
+    assert sp.issparse(dense_if_complete(swapped))
+    np.testing.assert_array_equal(dense_if_complete(swapped, True), swapped.toarray())
+    assert dense_if_complete(full) is full
+    assert isinstance(dense_if_complete(sp.csr_matrix((0, 3))), np.ndarray)
+
+
+def test_dense_loading_equals_sparse_loading(tmp_path):
+    from rsrank.writers import write_letor
+
+    rng = np.random.default_rng(1)
+    X = rng.uniform(0.1, 5, size=(40, 6))
+    qid = np.repeat(np.arange(4), 10)
+    y = rng.integers(0, 3, 40)
+    for split, width in (("train", 6), ("vali", 6), ("test", 5)):
+        (tmp_path / "Fold1").mkdir(exist_ok=True)
+        write_letor(tmp_path / "Fold1" / f"{split}.txt", X[:, :width], y, qid + len(split))
+    for dtype in (np.float64, np.float32):
+        sparse = load_letor_fold(tmp_path, 1, dtype=dtype)
+        dense = load_letor_fold(tmp_path, 1, dtype=dtype, dense="auto")
+        for split in ("train", "vali", "test"):
+            assert isinstance(dense[split][0], np.ndarray) and dense[split][0].dtype == dtype
+            assert dense[split][0].shape == (40, 6)  # test's missing column: zeros
+            np.testing.assert_array_equal(dense[split][0], sparse[split][0].toarray())
+        np.testing.assert_array_equal(dense.test[0][:, 5], 0)
