@@ -606,17 +606,56 @@ def pair_loop_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, loss, 
     return total
 
 
+#: distinct gains a query may have for ideal_dcg's counting path
+_FEW_GAINS = 16
+
+
 @njit(cache=True)
 def ideal_dcg(gains, offsets, discount):
-    """Ideal DCG of every query at the cut-off encoded in ``discount``."""
+    """Ideal DCG of every query at the cut-off encoded in ``discount``.
+
+    Graded labels give a query few distinct gains: each is counted, and the
+    documents of one gain fill consecutive ideal positions, whose discounts
+    a prefix sum gives at once (O(n) per query instead of a sort). A query
+    with more than ``_FEW_GAINS`` distinct gains is sorted."""
     n_queries = offsets.shape[0] - 1
     out = np.zeros(n_queries)
+    reach = discount.shape[0]
+    prefix = np.zeros(reach + 1)
+    for p in range(reach):
+        prefix[p + 1] = prefix[p] + discount[p]
+    values = np.empty(_FEW_GAINS)
+    counts = np.empty(_FEW_GAINS, dtype=np.int64)
     for q in range(n_queries):
         lo, hi = offsets[q], offsets[q + 1]
-        ranked = np.sort(gains[lo:hi])[::-1]
+        distinct = 0
+        for i in range(lo, hi):
+            g = gains[i]
+            d = 0
+            while d < distinct and values[d] != g:
+                d += 1
+            if d == distinct:
+                if distinct == _FEW_GAINS:
+                    distinct = -1
+                    break
+                values[d] = g
+                counts[d] = 0
+                distinct += 1
+            counts[d] += 1
         total = 0.0
-        for p in range(min(hi - lo, discount.shape[0])):
-            total += ranked[p] * discount[p]
+        if distinct < 0:  # many distinct gains: sort them
+            ranked = np.sort(gains[lo:hi])[::-1]
+            for p in range(min(hi - lo, reach)):
+                total += ranked[p] * discount[p]
+        else:
+            order = np.argsort(-values[:distinct])
+            position = 0
+            for d in order:
+                if position >= reach:
+                    break
+                end = min(position + counts[d], reach)
+                total += values[d] * (prefix[end] - prefix[position])
+                position += counts[d]
         out[q] = total
     return out
 

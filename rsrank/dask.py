@@ -38,7 +38,7 @@ from .datasets import load_letor
 from .estimator import RSRank
 from .preprocessing import combine_moments
 from .querydata import QueryData
-from .solver import NDCGMonitor, SolverState
+from .solver import DivergenceWatch, NDCGMonitor, SolverState, finite_check
 
 __all__ = ["DaskRSRank", "repartition_by_query", "check_query_partitions"]
 
@@ -235,9 +235,7 @@ class DaskRSRank(RSRank):
         validation = None
         if eval_set is not None:
             validation = self._split(None, eval_set, None)[1]
-        state = SolverState(self._start(n_features, coef_init))
-        if not reset:
-            state.t, state.l1_state = self.solver_state_.t, self.solver_state_.l1_state
+        state = self._state(n_features, coef_init, reset)
         rng = np.random.default_rng(self.random_state if isinstance(self.random_state, int)
                                     else None)
         normalize = self.normalize
@@ -270,12 +268,11 @@ class DaskRSRank(RSRank):
             return sum(v for v, _ in results) / max(sum(q for _, q in results), 1)
         train_ndcg.k = self.eval_k
 
-        monitor = None if validation is None else NDCGMonitor(
-            validation, self.eval_k, self.eval_convention, normalize=normalize, scale=scale,
-            n_jobs=self.n_jobs)
+        monitor = self._monitoring().on(validation, normalize, scale, self.n_jobs)
+        advice = self._advice(lambda: moments)
         fit = solver.run(gradient_epoch if self.mode == "gradient" else mixing_epoch, state,
                          train_ndcg=train_ndcg if self.eval_train else None, validation=monitor,
-                         watch=self._watch(None, None), check=self._check_finite(None))
+                         watch=DivergenceWatch(None, advice), check=finite_check(advice))
         self._fitted(model, fit, state, n_queries, None)
         return self
 

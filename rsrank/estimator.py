@@ -20,8 +20,7 @@ from .penalty import L1Penalty, check_number
 from .preprocessing import GLOBAL_NORMALIZERS, NORMALIZERS, QUERY_NORMALIZERS, \
     column_moments, combine_moments, query_normalize, scaling_from_moments
 from .querydata import QueryData, check_labels, matrix_rows
-from .solver import DivergenceWarning, DivergenceWatch, NDCGMonitor, Solver, SolverState, \
-    linear_scores
+from .solver import DivergenceWarning, Monitoring, Solver, SolverState, finite_check
 
 __all__ = ["RSRank", "DivergenceWarning"]
 
@@ -236,26 +235,13 @@ class RSRank(BaseEstimator):
                            getattr(data, "feature_names", None),
                            getattr(data, "names_from_columns", False))
 
-    @staticmethod
-    def _zero_model_loss(solver, data, state):
-        """The all-zero model's loss, when the divergence watch first needs
-        it. Full-batch steps from zero weights compute it as their first
-        epoch's loss (no pass of its own); otherwise the objective does."""
-        if solver.batch_size is None and not state.w.any():
-            return lambda losses: losses[0]
-        return lambda losses: solver.objective.zero_model_loss(data)
+    def _advice(self, moments, names=None):
+        """What the divergence warning and error end with: ``moments()``
+        gives the training data's column moments (None when unknown)."""
+        return lambda: scale_advice(moments(), names, self.normalize, self.learning_rate)
 
-    def _watch(self, reference, data):
-        return DivergenceWatch(reference, lambda: scale_advice(data, self.normalize,
-                                                               self.learning_rate))
-
-    def _check_finite(self, data):
-        def check(state):
-            if not np.all(np.isfinite(state.w)):
-                raise ValueError(f"the weights became non-finite (NaN or inf) at step "
-                                 f"{state.t}: training diverged"
-                                 f"{scale_advice(data, self.normalize, self.learning_rate)}")
-        return check
+    def _monitoring(self):
+        return Monitoring(self.eval_k, self.eval_convention, self.eval_train)
 
     # -- training --------------------------------------------------------------
 
@@ -289,20 +275,10 @@ class RSRank(BaseEstimator):
         rng = check_random_state(self.random_state)
         train, validation = self._split(data, eval_set, rng)
         model = self._model(train.moments, train) if reset else self.model_
-        scale = model.training_scale()
-        state = SolverState(self._start(train.n_features, coef_init))
-        if not reset:
-            state.t, state.l1_state = self.solver_state_.t, self.solver_state_.l1_state
-        work = solver.new_work(train)
-        monitor = {"k": self.eval_k, "convention": self.eval_convention,
-                   "normalize": self.normalize, "scale": scale, "n_jobs": self.n_jobs}
-        fit = solver.run(
-            lambda: solver.epoch(train, state, solver.query_order(train.n_queries, rng),
-                                 normalize=self.normalize, scale=scale, work=work),
-            state, train_ndcg=NDCGMonitor(train, **monitor) if self.eval_train else None,
-            validation=None if validation is None else NDCGMonitor(validation, **monitor),
-            watch=self._watch(self._zero_model_loss(solver, train, state), train),
-            check=self._check_finite(train))
+        state = self._state(train.n_features, coef_init, reset)
+        fit = solver.fit(train, state, rng, normalize=self.normalize,
+                         scale=model.training_scale(), validation=validation,
+                         monitoring=self._monitoring(), advice=self._advice(lambda: train.moments, train.feature_names))
         self._fitted(model, fit, state, train.n_queries, train.fingerprint)
         return self
 
@@ -337,17 +313,20 @@ class RSRank(BaseEstimator):
         kept = np.setdiff1d(np.arange(data.n_queries), held_out)
         return data.subset(kept), data.subset(held_out)
 
-    def _start(self, n_features, coef_init):
+    def _state(self, n_features, coef_init, reset):
+        """Where the steps start: ``coef_init``, else the previous iterate
+        (``warm_start``: with its step count and penalty record), else zeros."""
         if coef_init is not None:
             coef = np.array(coef_init, dtype=np.float64).ravel()
             if coef.shape != (n_features,):
                 raise ValueError(f"coef_init has {coef.size} values for {n_features} features")
             if not np.all(np.isfinite(coef)):
                 raise ValueError("coef_init contains NaN or infinite values")
-            return coef
-        if self.warm_start and hasattr(self, "model_"):
-            return self.model_.coef.copy()
-        return np.zeros(n_features)
+        else:
+            coef = np.zeros(n_features) if reset else self.model_.coef.copy()
+        if reset:
+            return SolverState(coef)
+        return SolverState(coef, self.solver_state_.t, self.solver_state_.l1_state)
 
     def fit_chunks(self, chunks, *, eval_set=None, coef_init=None):
         """Train on data that does not fit in memory, one block of queries at a time.
@@ -379,32 +358,16 @@ class RSRank(BaseEstimator):
         if first is None:
             raise ValueError("fit_chunks: the chunks gave no block of queries")
         first = self._data(*first, reset=reset)  # fixes the width (and checks eval_set's)
-        model = self.model_ if not reset else self._model(
-            _stream_moments(chunks, first.n_features), first)
-        scale = model.training_scale()
+        moments = None if not reset else _stream_moments(chunks, first.n_features)
+        model = self.model_ if not reset else self._model(moments, first)
         validation = self._split(first, eval_set, rng)[1] if eval_set is not None else None
-        state = SolverState(self._start(first.n_features, coef_init))
-        if not reset:
-            state.t, state.l1_state = self.solver_state_.t, self.solver_state_.l1_state
-        seen = {"n_queries": 0}
-
-        def epoch():
-            total, n_queries = 0.0, 0
-            for X, y, qid in chunks():
-                data = self._data(X, y, qid, reset=False)
-                total += solver.epoch(data, state, solver.query_order(data.n_queries, rng),
-                                      normalize=self.normalize, scale=scale,
-                                      work=solver.new_work(data)) * data.n_queries
-                n_queries += data.n_queries
-            seen["n_queries"] = n_queries
-            return total / max(n_queries, 1)
-
-        monitor = None if validation is None else NDCGMonitor(
-            validation, self.eval_k, self.eval_convention, normalize=self.normalize,
-            scale=scale, n_jobs=self.n_jobs)
-        fit = solver.run(epoch, state, validation=monitor, watch=self._watch(None, None),
-                         check=self._check_finite(None))
-        self._fitted(model, fit, state, seen["n_queries"], None)
+        state = self._state(first.n_features, coef_init, reset)
+        fit, n_queries = solver.fit_blocks(
+            lambda: (self._data(X, y, qid, reset=False) for X, y, qid in chunks()), state, rng,
+            normalize=self.normalize, scale=model.training_scale(), validation=validation,
+            monitoring=self._monitoring(),
+            advice=self._advice(lambda: moments, first.feature_names))
+        self._fitted(model, fit, state, n_queries, None)
         return self
 
     def partial_fit(self, X, y=None, *, qid=None):
@@ -423,7 +386,7 @@ class RSRank(BaseEstimator):
         solver.epoch(data, state, solver.query_order(data.n_queries, self._partial_rng),
                      normalize=self.normalize, scale=model.training_scale(),
                      work=solver.new_work(data))
-        self._check_finite(data)(state)
+        finite_check(self._advice(lambda: data.moments, data.feature_names))(state)
         if self.average:  # the steps go on from the last iterate; coef_ is their mean
             state.n_averaged += 1
             coef = model.coef + (state.w - model.coef) / state.n_averaged
@@ -474,9 +437,8 @@ class RSRank(BaseEstimator):
         check_is_fitted(self)
         if isinstance(X, QueryData):
             data = self._data(X, None, None, reset=False)
-            weights, constant = self._weights_and_constant()
-            scores = linear_scores(data.rows(self.normalize), weights, self.n_jobs)
-            return data.in_input_order(scores + constant)
+            return data.in_input_order(self.model_.score_rows(data.rows(self.normalize),
+                                                              self.n_jobs))
         X = validate_data(self, X, reset=False, accept_sparse="csr",
                           dtype=[np.float64, np.float32], order="C")
         if self.normalize in QUERY_NORMALIZERS:
@@ -484,15 +446,7 @@ class RSRank(BaseEstimator):
                 raise ValueError(f"normalize={self.normalize!r} scales features within each "
                                  "query: pass qid=... (the query of every row) to predict")
             X = query_normalize(X, qid, self.normalize)
-        weights, constant = self._weights_and_constant()
-        return linear_scores(matrix_rows(X), weights, self.n_jobs) + constant
-
-    def _weights_and_constant(self):
-        """What scores the rows as given: the raw-feature linear function,
-        or ``coef_`` on rows already scaled within their query."""
-        if not self.model_.deployable:
-            return self.coef_, 0.0
-        return self.model_.linear_function()
+        return self.model_.score_rows(matrix_rows(X), self.n_jobs)
 
     def score(self, X, y=None, *, qid=None, sample_weight=None):
         """Mean NDCG@``eval_k`` over queries with ``eval_convention``.
@@ -590,15 +544,14 @@ def _stream_moments(chunks, width):
     return moments
 
 
-def scale_advice(data, normalize, learning_rate):
-    """What to do when training diverges, naming the widest features of
-    ``data`` (a :class:`QueryData`, or None for a stream)."""
+def scale_advice(moments, names, normalize, learning_rate):
+    """What to do when training diverges, naming the widest features by the
+    column ``moments`` of the training data (None when unknown)."""
     text = ""
-    if data is not None and data.n_features:
-        low, high = data.moments[3], data.moments[4]
+    if moments is not None and len(moments[3]):
+        low, high = moments[3], moments[4]
         width = np.where(np.isfinite(high - low), high - low, 0.0)
         widest = np.argsort(-width, kind="stable")[:3]
-        names = data.feature_names
         label = (lambda j: names[j]) if names is not None else (lambda j: f"f{j + 1}")
         listed = ", ".join(f"{label(j)} in [{low[j]:.3g}, {high[j]:.3g}]" for j in widest)
         text = f"; widest features: {listed}"

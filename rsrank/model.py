@@ -7,9 +7,24 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import _kernels
+from ._threads import numba_threads, threads
 from .preprocessing import GLOBAL_NORMALIZERS, QUERY_NORMALIZERS
 
-__all__ = ["LinearModel"]
+__all__ = ["LinearModel", "linear_scores"]
+
+
+def linear_scores(rows, w, n_jobs=None):
+    """``X @ w`` of :class:`~rsrank.querydata.Rows` in float64, without a
+    float64 copy of float32 rows."""
+    dense = rows.indptr.shape[0] == 0
+    out = np.empty(rows.dense.shape[0] if dense else rows.indptr.shape[0] - 1)
+    n = threads(n_jobs)
+    kernel = _kernels.linear_scores_parallel if n > 1 else _kernels.linear_scores_serial
+    with numba_threads(n):
+        kernel(rows.data, rows.indices, rows.indptr, rows.dense,
+               np.ascontiguousarray(w, dtype=np.float64), out)
+    return out
 
 
 @dataclass(frozen=True)
@@ -61,6 +76,13 @@ class LinearModel:
     @property
     def deployable(self):
         return self.normalize not in QUERY_NORMALIZERS
+
+    def score_rows(self, rows, n_jobs=None):
+        """Scores of :class:`~rsrank._kernels.Rows` of raw features (rows
+        already scaled within their query, for a per-query scaling): the
+        linear function on raw features, in float64."""
+        weights, constant = self.linear_function() if self.deployable else (self.coef, 0.0)
+        return linear_scores(rows, weights, n_jobs) + constant
 
     def names(self):
         """The name of every feature: the given names, else LETOR's

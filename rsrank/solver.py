@@ -20,10 +20,12 @@ from sklearn.exceptions import ConvergenceWarning
 from . import _kernels
 from ._threads import numba_threads, threads
 from .metrics import CONVENTIONS, discount_values, gain_values, mean_ndcg
+from .model import linear_scores
 from .objective import Objective, workspace
 from .penalty import L1Penalty, check_number
 
-__all__ = ["Solver", "SolverState", "DivergenceWarning", "NDCGMonitor", "DIVERGED"]
+__all__ = ["Solver", "SolverState", "Monitoring", "DivergenceWarning", "NDCGMonitor",
+           "DIVERGED", "finite_check"]
 
 #: How many times the all-zero model's loss (or the lowest loss so far) the
 #: training loss must reach for the divergence warning.
@@ -117,17 +119,31 @@ class NDCGMonitor:
         return float(out.mean())
 
 
-def linear_scores(rows, w, n_jobs=None):
-    """``X @ w`` of :class:`~rsrank.querydata.Rows` in float64, without a
-    float64 copy of float32 rows."""
-    dense = rows.indptr.shape[0] == 0
-    out = np.empty(rows.dense.shape[0] if dense else rows.indptr.shape[0] - 1)
-    n = threads(n_jobs)
-    kernel = _kernels.linear_scores_parallel if n > 1 else _kernels.linear_scores_serial
-    with numba_threads(n):
-        kernel(rows.data, rows.indices, rows.indptr, rows.dense,
-               np.ascontiguousarray(w, dtype=np.float64), out)
-    return out
+def finite_check(advice):
+    """A check that the iterate is finite, whose error ends with ``advice()``."""
+    def check(state):
+        if not np.all(np.isfinite(state.w)):
+            raise ValueError(f"the weights became non-finite (NaN or inf) at step {state.t}: "
+                             f"training diverged{advice()}")
+    return check
+
+
+@dataclass(frozen=True)
+class Monitoring:
+    """What a fit records after every epoch: NDCG@``k`` with ``convention``
+    on the validation queries, and on the training queries too when
+    ``train`` (one sort of every query)."""
+
+    k: int = 10
+    convention: str = "standard"
+    train: bool = True
+
+    def on(self, data, normalize, scale, n_jobs):
+        """The :class:`NDCGMonitor` of ``data`` (None for no data)."""
+        if data is None:
+            return None
+        return NDCGMonitor(data, self.k, self.convention, normalize=normalize, scale=scale,
+                           n_jobs=n_jobs)
 
 
 class DivergenceWatch:
@@ -260,6 +276,58 @@ class Solver:
         if self.penalty.l1 > 0:
             _kernels.truncate(state.w, self.learning_rate * self.penalty.period * self.penalty.l1,
                               self.penalty.threshold)
+
+    def fit(self, train, state, rng, *, normalize="none", scale=None, validation=None,
+            monitoring=Monitoring(), advice=lambda: ""):
+        """Epochs over ``train`` (a :class:`~rsrank.querydata.QueryData`)
+        from ``state``, with validation on ``validation``; returns the
+        :class:`Fit` of :meth:`run`. ``advice()`` ends the divergence
+        warning and error.
+
+        The divergence watch compares with the all-zero model's loss: full
+        batch steps from zero weights compute it as their first epoch's loss,
+        other settings ask the objective for it when the watch first looks.
+        """
+        work = self.new_work(train)
+        if self.batch_size is None and not state.w.any():
+            reference = lambda losses: losses[0]  # noqa: E731
+        else:
+            reference = lambda losses: self.objective.zero_model_loss(train)  # noqa: E731
+        return self.run(
+            lambda: self.epoch(train, state, self.query_order(train.n_queries, rng),
+                               normalize=normalize, scale=scale, work=work),
+            state, validation=monitoring.on(validation, normalize, scale, self.n_jobs),
+            train_ndcg=monitoring.on(train if monitoring.train else None, normalize, scale,
+                                     self.n_jobs),
+            watch=DivergenceWatch(reference, advice), check=finite_check(advice))
+
+    def fit_blocks(self, blocks, state, rng, *, normalize="none", scale=None, validation=None,
+                   monitoring=Monitoring(), advice=lambda: ""):
+        """Epochs over a stream: ``blocks()`` gives one epoch's
+        :class:`~rsrank.querydata.QueryData` blocks of whole queries, in
+        order (queries shuffled within a block). No training NDCG (it would
+        take another pass). The first epoch also sums each block's all-zero
+        model loss (from the labels only) for the divergence watch. Returns
+        ``(Fit, queries in an epoch)``."""
+        seen = {"queries": 0, "zero_loss": 0.0, "epochs": 0}
+
+        def epoch():
+            total, n_queries = 0.0, 0
+            for data in blocks():
+                if not seen["epochs"]:
+                    seen["zero_loss"] += self.objective.zero_model_loss(data) * data.n_queries
+                order = self.query_order(data.n_queries, rng)
+                total += self.epoch(data, state, order, normalize=normalize,
+                                    scale=scale) * data.n_queries
+                n_queries += data.n_queries
+            seen["queries"], seen["epochs"] = n_queries, seen["epochs"] + 1
+            return total / max(n_queries, 1)
+
+        reference = lambda losses: seen["zero_loss"] / max(seen["queries"], 1)  # noqa: E731
+        fit = self.run(epoch, state, validation=monitoring.on(validation, normalize, scale,
+                                                              self.n_jobs),
+                       watch=DivergenceWatch(reference, advice), check=finite_check(advice))
+        return fit, seen["queries"]
 
     def run(self, epoch, state, *, train_ndcg=None, validation=None, watch=None,
             check=None):

@@ -362,3 +362,21 @@ def test_ranking_from_the_previous_ranking_equals_a_fresh_sort():
         got = K.ranked_order_from(s, hint)
         np.testing.assert_array_equal(got, expected)
         np.testing.assert_array_equal(hint, expected)  # kept for the next call
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.sampled_from([0.0, 1.0, 3.0, 7.0, 15.0, 0.5]), min_size=0,
+                         max_size=40), min_size=1, max_size=6),
+       st.integers(1, 50), st.booleans())
+def test_ideal_dcg_equals_sorting_each_query(queries, cutoff, many):
+    from rsrank._kernels import ideal_dcg
+
+    rng = np.random.default_rng(len(queries))
+    if many:  # more distinct gains than the counting path takes: the sorting path
+        queries = [list(rng.uniform(size=len(q) + 20)) for q in queries]
+    gains = np.array([g for q in queries for g in q], dtype=np.float64)
+    offsets = np.r_[0, np.cumsum([len(q) for q in queries])].astype(np.int64)
+    discount = 1 / np.log2(np.arange(2, cutoff + 2))
+    expected = [sum(g * d for g, d in zip(sorted(q, reverse=True), discount)) for q in queries]
+    np.testing.assert_allclose(ideal_dcg(gains, offsets, discount), expected, rtol=1e-12,
+                               atol=1e-12)

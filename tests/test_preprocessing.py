@@ -122,6 +122,16 @@ def test_pipelines_in_grid_search_give_finite_scores(scaler):
     assert 0 < search.best_score_ <= 1
 
 
+def test_a_diverging_stream_names_its_widest_features_too():
+    train = make_raw_features(120, random_state=0)
+    queries_of = np.unique(train.qid)
+    blocks = [np.isin(train.qid, part) for part in np.array_split(queries_of, 3)]
+    chunks = lambda: ((train.X[rows], train.y[rows], train.qid[rows]) for rows in blocks)  # noqa: E731
+    with pytest.warns(DivergenceWarning, match=r"widest features: f\d+ in \[.*"
+                      r"normalize='zscore'"):
+        RSRank(normalize="none", random_state=0, max_iter=100).fit_chunks(chunks)
+
+
 def test_raw_features_diverge_with_a_warning_and_default_scaling_fixes_them():
     train, test = make_raw_features(120, random_state=0), make_raw_features(60, random_state=1)
     single = max(max(mean_ndcg(test.y, s * test.X[:, j], test.qid, 10) for s in (1, -1))

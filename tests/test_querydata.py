@@ -2,6 +2,7 @@
 that one fold of ``rsrank train`` parses, validates and groups each split
 once."""
 
+import json
 import sys
 
 import numpy as np
@@ -106,8 +107,9 @@ def test_fit_on_query_data_equals_fit_on_arrays_and_reuses_its_preparation():
     assert isinstance(data.groups, QueryGroups)
 
 
+@pytest.mark.parametrize("names", [False, True])
 def test_one_fold_of_rsrank_train_parses_validates_and_groups_each_split_once(
-        bundled_root, monkeypatch, tmp_path):
+        bundled_root, monkeypatch, tmp_path, names):
     from rsrank import datasets, querydata
     from rsrank.cli import main
 
@@ -128,10 +130,18 @@ def test_one_fold_of_rsrank_train_parses_validates_and_groups_each_split_once(
         if getattr(module, "__name__", "").startswith("rsrank") and \
                 getattr(module, "group_queries", None) is group:
             monkeypatch.setattr(module, "group_queries", grouping)
-    assert main(["train", str(bundled_root), "--folds", "1", "--quiet", "--max-iter", "3",
-                 "--out", str(tmp_path / "run")]) == 0
+    argv = ["train", str(bundled_root), "--folds", "1", "--quiet", "--max-iter", "3",
+            "--out", str(tmp_path / "run")]
+    if names:  # named features: the names fit the fold's width once it is read, no extra parse
+        (tmp_path / "names.txt").write_text("1 first\n3 third\n")
+        argv += ["--feature-names", str(tmp_path / "names.txt")]
+    assert main(argv) == 0
     # train, vali and test: one each, whatever the grid (4 points by default)
     assert counts == {"parse": 3, "validate": 3, "group": 3}
+    if names:
+        model = json.loads((tmp_path / "run" / "models" / "Fold1.json").read_text())
+        assert model["feature_names"][:4] == ["first", "f2", "third", "f4"]
+        assert len(model["feature_names"]) == 45
 
 
 @pytest.mark.parametrize("params", [
