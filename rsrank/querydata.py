@@ -115,7 +115,13 @@ class QueryData:
         if feature_names is None:
             feature_names = column_names(X)
             names_from_columns = feature_names is not None
-        X = check_array(X, accept_sparse="csr", dtype=[np.float64, np.float32], order="C")
+        X = check_array(X, accept_sparse="csr", dtype=[np.float64, np.float32], order="C",
+                        ensure_all_finite=False)
+        # the column moments (which scaling and the fingerprint use) find NaN and inf in
+        # the same pass over X; only then does the full check run, to say what it found
+        moments = column_moments(X)
+        if not all(np.all(np.isfinite(part)) for part in moments[1:]):
+            check_array(X, accept_sparse="csr", dtype=None)  # a sum may overflow, finitely
         y = check_labels(y, X.shape[0])
         groups = group_queries(qid, n_rows=X.shape[0])
         order = groups.order
@@ -130,6 +136,7 @@ class QueryData:
                     X.indptr = X.indptr.astype(np.int32)
         self._build(X, y, order, groups.offsets, groups.qids, feature_names,
                     names_from_columns)
+        self._memo["moments"] = moments  # moments do not depend on the order of the rows
 
     def _build(self, X, y, order, offsets, qids, feature_names, names_from_columns):
         if feature_names is not None:
@@ -209,7 +216,8 @@ class QueryData:
     @property
     def moments(self):
         """Per-column ``(count, sum, sum of squares, min, max)`` of the rows
-        (see :func:`rsrank.preprocessing.column_moments`), one pass, once."""
+        (see :func:`rsrank.preprocessing.column_moments`): the pass that
+        validation makes anyway."""
         return self.memo("moments", lambda: column_moments(self._X))
 
     @property

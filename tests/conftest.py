@@ -2,6 +2,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 REPO = Path(__file__).resolve().parents[1]
@@ -36,3 +37,16 @@ def small_queries(n_queries=24, n_docs=12, seed=0):
     y = np.digitize(latent, np.quantile(latent, [0.6, 0.85]))
     qid = np.repeat(np.arange(100, 100 + n_queries), n_docs)
     return X, y, qid
+
+
+@pytest.fixture(scope="session", autouse=True)
+def warm_kernels():
+    """Load (or compile) every kernel variant once per session, before any
+    test: dense and CSR, float64 and float32, one thread and two, so that
+    no test's run time includes it."""
+    from rsrank import RSRank
+
+    X, y, qid = small_queries(3, 4)
+    for data in (X, sp.csr_matrix(X), X.astype(np.float32), sp.csr_matrix(X.astype(np.float32))):
+        RSRank(max_iter=1).fit(data, y, qid=qid)
+        RSRank(max_iter=1, batch_size=None, n_jobs=2).fit(data, y, qid=qid)

@@ -20,15 +20,6 @@ def toy_queries(n_queries=12, n_docs=15, n_features=6, seed=0):
     return X, y, qid
 
 
-@pytest.fixture(scope="session", autouse=True)
-def warm_kernels():
-    """Compile every kernel variant once for the session."""
-    X, y, qid = toy_queries(3, 4, 3)
-    for data in (X, sp.csr_matrix(X), X.astype(np.float32), sp.csr_matrix(X.astype(np.float32))):
-        RSRank(max_iter=1).fit(data, y, qid=qid)
-        RSRank(max_iter=1, batch_size=None, n_jobs=2).fit(data, y, qid=qid)
-
-
 @parametrize_with_checks([RSRank(max_iter=5, random_state=0)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)

@@ -45,6 +45,25 @@ def test_rows_in_query_order_keep_their_input_order_and_map_back(qids, seed, spa
         np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("value, message", [(np.nan, "NaN"), (np.inf, "infinity"),
+                                            (-np.inf, "infinity")])
+def test_validation_finds_every_non_finite_value_in_the_moments_pass(dtype, sparse, value,
+                                                                     message):
+    rng = np.random.default_rng(0)
+    y, qid = rng.integers(0, 3, 40), np.repeat(np.arange(4), 10)
+    for row, column in [(0, 0), (39, 4), (17, 2)]:
+        X = rng.uniform(size=(40, 5)).astype(dtype)
+        X[row, column] = value
+        with pytest.raises(ValueError, match=message):
+            QueryData(sp.csr_matrix(X) if sparse else X, y, qid)
+    # huge finite values overflow the sum of squares, not the check
+    X = rng.uniform(size=(40, 5)) * 1e200
+    data = QueryData(sp.csr_matrix(X) if sparse else X, y, qid)
+    assert data.moments[0] == 40 and not np.all(np.isfinite(data.moments[2]))
+
+
 def test_dtypes_are_kept_and_bad_input_is_refused():
     X = np.arange(12, dtype=np.float32).reshape(6, 2)
     y, qid = np.array([0, 1, 2, 0, 1, 0]), np.array([3, 3, 1, 1, 2, 2])
