@@ -66,6 +66,7 @@ def test_raw_features_train_with_the_defaults_better_than_any_single_feature(
     assert len(warning) == 1 and warning[0].endswith("(and 3 more like it)")
 
 
+@pytest.mark.slow
 def test_defaults_on_ohsumed_train_without_a_divergence_warning(ohsumed_root, tmp_path, capsys):
     # full-batch steps on OHSUMED's scaled features make the loss swing
     # twenty-fold while vali NDCG improves; that is not divergence, and a
@@ -84,6 +85,7 @@ def test_single_file_with_a_seeded_validation_fraction(raw_files, capsys):
     assert capsys.readouterr().out == first  # the same seed holds out the same queries
 
 
+@pytest.mark.slow
 def test_lightgbm_layout_directory(lightgbm_example, tmp_path, capsys):
     assert main(["info", str(lightgbm_example)]) == 0
     assert "rank.train" in capsys.readouterr().out
@@ -149,6 +151,7 @@ def test_export_command_names_the_features_the_engine_computes(raw_files, tmp_pa
     assert f"computes {len(model.selected_features())} of 5 features" in captured.err
 
 
+@pytest.mark.slow
 def test_closed_pipe_and_piped_stderr_stay_quiet(raw_files, tmp_path):
     data = load_letor(raw_files["train"])
     RSRank(max_iter=2).fit(*data[:2], qid=data[2]).save(tmp_path / "m.json")

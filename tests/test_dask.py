@@ -76,6 +76,7 @@ def test_files_on_workers(client, bundled_root, tmp_path):
     assert pickle.loads(pickle.dumps(model)).coef_.tolist() == model.coef_.tolist()
 
 
+@pytest.mark.slow
 def test_mixing_reaches_single_machine_ndcg_on_ohsumed(client, ohsumed_root):
     data = load_letor_fold(ohsumed_root, 1)
     X, y, qid = data.train

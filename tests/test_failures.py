@@ -205,6 +205,7 @@ def test_two_processes_racing_on_one_out(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
 
 
+@pytest.mark.slow
 def test_force_replaces_results_in_one_step(tmp_path):
     out = tmp_path / "run"
     subprocess.run(train_argv(out), check=True, capture_output=True, timeout=300)
@@ -255,6 +256,7 @@ def test_a_failing_rename_keeps_the_old_results(tmp_path, capsys, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
 
 
+@pytest.mark.slow
 def test_a_run_killed_while_writing_leaves_nothing_that_blocks_the_next(tmp_path):
     out = tmp_path / "run"
     killed = subprocess.run([sys.executable, "-c", f"""
@@ -272,6 +274,7 @@ os.kill(os.getpid(), signal.SIGKILL)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
 
 
+@pytest.mark.slow
 def test_results_respect_the_umask(tmp_path):
     out = tmp_path / "run"
     done = subprocess.run(["bash", "-c", "umask 022 && " + " ".join(train_argv(out))],

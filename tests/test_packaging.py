@@ -8,6 +8,8 @@ import sysconfig
 import venv
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -17,6 +19,7 @@ def run(command, **options):
     return done
 
 
+@pytest.mark.slow
 def test_wheel_installs_and_trains_outside_the_source_tree(tmp_path):
     wheels = tmp_path / "wheels"
     run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(wheels),
