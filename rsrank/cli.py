@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__
+from ._version import __version__
 from .datasets import (LetorFormatError, bundled_data_path, dataset_summary, find_folds,
                        letor_summary, load_letor, load_letor_fold, read_scores)
 from .layouts import find_splits, read_feature_names, resolve_training_data
