@@ -165,6 +165,12 @@ def provenance(argv=None):
             "versions": versions, "command": command_line(argv)}
 
 
+#: the commit and state of the code when the script started (a run may
+#: outlast later commits; what it measured is the code it started with)
+STARTED = {"commit": _git("rev-parse", "HEAD"),
+           "uncommitted_changes": bool(_git("status", "--porcelain", "--", ".", ":!results"))}
+
+
 def stamp_markdown(stamp):
     """The footer every Markdown result ends with."""
     commit = (stamp["commit"] or "unknown")[:12]
@@ -190,7 +196,7 @@ def write_report(out, name, report, markdown, *, compact=False):
     ``--out`` means the same thing."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    stamp = provenance()
+    stamp = {**provenance(), **STARTED}
     report = {**report, "provenance": stamp}
     layout = {"separators": (",", ":")} if compact else {"indent": 1}
     _replace(out / f"{name}.json", json.dumps(report, default=float, **layout) + "\n")
