@@ -370,6 +370,16 @@ class RSRank(BaseEstimator):
         self._fitted(model, fit, state, n_queries, None)
         return self
 
+    def l1_max(self, X, y=None, *, qid=None):
+        """The smallest ``l1`` at which this estimator, fitted on the data,
+        keeps every weight at zero (see
+        :meth:`rsrank.objective.Objective.l1_max`), in the units of
+        ``coef_`` (the scaled features): the top of a regularization path
+        scaled to the data, :func:`rsrank.experiments.l1_grid`."""
+        data = X if isinstance(X, QueryData) else QueryData(X, y, qid)
+        scale = self._model(data.moments, data).training_scale()
+        return self.solver().objective.l1_max(data, normalize=self.normalize, scale=scale)
+
     def partial_fit(self, X, y=None, *, qid=None):
         """One pass over the given queries, continuing from the current weights
         and step count (for data that arrives in blocks of whole queries)."""

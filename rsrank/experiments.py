@@ -37,6 +37,7 @@ __all__ = [
     "LetorExperiment",
     "run_letor_folds",
     "sparsest_within",
+    "l1_grid",
     "regularization_path",
     "experiment_markdown",
     "write_experiment",
@@ -347,6 +348,17 @@ def _seed_list(seeds):
 
 
 # -- regularization path ------------------------------------------------------------
+
+
+def l1_grid(l1_max, n_points=10, ratio=1e-3):
+    """A log grid of L1 strengths from ``l1_max`` (every weight zero) down
+    to ``ratio * l1_max``, strongest first, as glmnet and scikit-learn's
+    ``lasso_path`` lay out theirs."""
+    if not (np.isfinite(l1_max) and l1_max >= 0):
+        raise ValueError(f"l1_max must be a finite number >= 0, got {l1_max}")
+    if not 0 < ratio < 1 or int(n_points) != n_points or n_points < 2:
+        raise ValueError(f"need 0 < ratio < 1 and at least 2 points, got {ratio}, {n_points}")
+    return list(l1_max * np.geomspace(1.0, ratio, int(n_points)))
 
 
 def regularization_path(X, y, qid, l1_values, *, estimator=None, eval_set=None, test_set=None,

@@ -109,6 +109,20 @@ class Objective:
                                           _scale_vector(scale), w, work, grad)
         return total, grad
 
+    def l1_max(self, data, *, normalize="none", scale=None):
+        """The smallest L1 strength that keeps every weight at zero: the
+        largest ``|gradient|`` of the mean per-query loss at ``w = 0`` (the
+        pair weights of the all-zero model, its ties in row order as the
+        kernels break them). Below it a step from zero moves that feature;
+        at or above it, none moves (glmnet's ``lambda_max``). With a
+        truncation period K > 1 the weights move between truncations and
+        every truncation takes them back to zero."""
+        if data.n_features == 0 or data.n_queries == 0:
+            return 0.0
+        _, grad = self.loss_and_gradient(data, np.zeros(data.n_features),
+                                         normalize=normalize, scale=scale)
+        return float(np.max(np.abs(grad))) / data.n_queries
+
     def zero_model_loss(self, data):
         """Mean per-query loss of the all-zero weights (every pair at margin
         0, whatever the features), kept with the data: a training loss far

@@ -7,7 +7,7 @@ from sklearn.utils import Bunch
 
 from rsrank import RSRank, load_letor_fold
 from rsrank import metrics as M
-from rsrank.experiments import (parse_metric, per_query_from_results, read_results,
+from rsrank.experiments import (l1_grid, parse_metric, per_query_from_results, read_results,
                                 regularization_path, run_letor_folds, save_experiment,
                                 sparsest_index, sparsest_within)
 
@@ -131,3 +131,36 @@ def test_read_results_refuses(tmp_path, text, error, message):
         (tmp_path / "results.json").write_text(text)
     with pytest.raises(error, match=message):
         read_results(tmp_path)
+
+
+@pytest.mark.parametrize("params", [
+    {}, {"normalize": "none"}, {"normalize": "minmax", "pair_weight": "unit"},
+    {"normalize": "query-zscore", "ndcg_k": 5}, {"pair_loss": "logistic", "gain": "linear"},
+    {"truncation_period": 3}, {"l1_method": "cumulative"}])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_l1_max_is_the_edge_of_the_all_zero_model(bundled_root, params, sparse):
+    import scipy.sparse as sp
+
+    from rsrank import QueryData
+
+    X, y, qid = load_letor_fold(bundled_root, 2).train[:3]
+    data = QueryData(sp.csr_matrix(X) if sparse else X.toarray(), y, qid)
+    base = RSRank(max_iter=30, **params)
+    top = base.l1_max(data)
+    assert top > 0
+    above = clone(base).set_params(l1=top * 1.001).fit(data)
+    assert not np.any(above.coef_)
+    if base.truncation_period == 1:  # K > 1: weights move between truncations, then go back
+        assert not np.any(above.history_["n_nonzero"])
+    below = clone(base).set_params(l1=top * 0.95, max_iter=1).fit(data)
+    assert np.count_nonzero(below.coef_) >= 1  # the first step moves the steepest feature
+    assert top == base.l1_max(X, y, qid=qid)  # arrays give the same
+
+
+def test_l1_grid():
+    grid = l1_grid(20.0, 4, 1e-3)
+    np.testing.assert_allclose(grid, [20.0, 2.0, 0.2, 0.02])
+    assert l1_grid(0.0, 3) == [0.0, 0.0, 0.0]
+    for bad in [(np.nan, 3, 0.1), (-1.0, 3, 0.1), (1.0, 1, 0.1), (1.0, 3, 1.0)]:
+        with pytest.raises(ValueError):
+            l1_grid(*bad)
