@@ -489,6 +489,11 @@ def experiment_markdown(experiment, title="RSRank on LETOR folds", command=None)
         nnz = summary["n_nonzero"]
         blank = " |" if seeded else ""
         lines.append(f"| {label} |{blank} {values} | {nnz[0]:.1f} ± {nnz[1]:.1f} | |")
+    lines += ["", "Kept features (weights on the scaled features, largest first):", ""]
+    for fold in experiment.folds:
+        kept = fold.model.selected_features()
+        listed = ", ".join(f"{name} {weight:+.3g}" for name, weight in kept) or "none"
+        lines.append(f"- {fold.name}: {listed}")
     return "\n".join(lines) + "\n"
 
 

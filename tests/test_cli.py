@@ -235,3 +235,17 @@ def test_train_uses_every_core_for_one_fold_and_shares_them_between_folds():
     assert threads("--jobs", "2") == max(1, (os.cpu_count() or 1) // 2)
     assert threads("--jobs", "-1") == 1  # joblib's "all cores" for folds
     assert threads("--scheduler", "tcp://nowhere:1") == 1
+
+
+def test_the_table_names_the_kept_features_of_every_fold(tmp_path, capsys, bundled_root):
+    out = tmp_path / "run"
+    assert main(["train", str(bundled_root), "--folds", "2,4", "--max-iter", "5", "--quiet",
+                 "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    folds = json.loads((out / "results.json").read_text())["folds"]
+    for fold in folds:
+        line = next(l for l in printed.splitlines() if l.startswith(f"- Fold{fold['fold']}: "))
+        names = [item.rsplit(" ", 1)[0] for item in line.split(": ", 1)[1].split(", ")]
+        assert names == [name for name, _ in fold["selected_features"]]
+        assert len(names) == fold["n_nonzero"] > 0
+    assert printed.count("- Fold") == 2 and "Kept features" in (out / "results.md").read_text()
