@@ -239,6 +239,22 @@ def _fold_line(result):
           f"{result.n_nonzero} non-zero weights, {result.fit_seconds:.1f} s", file=sys.stderr)
 
 
+def _seeds(args):
+    """The seeds to run. Full-batch steps (every grid point's
+    ``--batch-size`` left at all queries) visit no random order and the
+    vali split is given, so every seed gives the same model to rounding:
+    those run once, and say so."""
+    if args.seeds is None:
+        return None
+    if args.seeds > 1 and args.batch_size is None:
+        print(f"rsrank train: --seeds {args.seeds}: full-batch steps use no random query "
+              "order, so every seed gives the same model; running seed "
+              f"{args.seed} once (give --batch-size to train on random batches)",
+              file=sys.stderr)
+        return [args.seed]
+    return list(range(args.seed, args.seed + args.seeds))
+
+
 def _cmd_train(args):
     data, name, inputs = _training_data(args)
     if isinstance(data, list) and (args.stream is not None or args.folds is not None):
@@ -259,8 +275,7 @@ def _cmd_train(args):
                        convention=args.convention,
                        n_jobs=args.jobs, n_features=args.n_features, stream_queries=args.stream,
                        within=args.within, feature_names=features, cache=args.cache,
-                       seeds=(None if args.seeds is None else
-                              list(range(args.seed, args.seed + args.seeds))),
+                       seeds=_seeds(args),
                        progress=_fold_line if not args.quiet and _on_terminal() else None)
         if args.scheduler:
             options["progress"] = None

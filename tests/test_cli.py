@@ -249,3 +249,18 @@ def test_the_table_names_the_kept_features_of_every_fold(tmp_path, capsys, bundl
         assert names == [name for name, _ in fold["selected_features"]]
         assert len(names) == fold["n_nonzero"] > 0
     assert printed.count("- Fold") == 2 and "Kept features" in (out / "results.md").read_text()
+
+
+def test_seeds_of_full_batch_training_run_once_and_say_why(tmp_path, capsys, bundled_root):
+    out = tmp_path / "run"
+    assert main(["train", str(bundled_root), "--folds", "1", "--max-iter", "3", "--quiet",
+                 "--seeds", "3", "--seed", "4", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "every seed gives the same model; running seed 4 once" in err
+    document = json.loads((out / "results.json").read_text())
+    assert document["seeds"] == [4] and len(document["folds"]) == 1
+    # with random batches the seeds differ, and all of them run
+    assert main(["train", str(bundled_root), "--folds", "1", "--max-iter", "3", "--quiet",
+                 "--seeds", "2", "--batch-size", "4", "--out", str(tmp_path / "b")]) == 0
+    assert "same model" not in capsys.readouterr().err
+    assert json.loads((tmp_path / "b" / "results.json").read_text())["seeds"] == [0, 1]

@@ -473,3 +473,13 @@ def test_read_only_and_unsorted_csr_input_is_left_alone():
     np.testing.assert_array_equal(csr.indices, before[1])
     dense = RSRank(learning_rate=0.05, max_iter=2, random_state=0).fit(X, y, qid=qid)
     np.testing.assert_allclose(model.coef_, dense.coef_, rtol=1e-10)
+
+
+def test_full_batch_models_do_not_depend_on_the_seed(bundled_root):
+    # what lets rsrank train run --seeds once for full-batch training
+    fold = load_letor_fold(bundled_root, 3)
+    models = [RSRank(max_iter=20, l1=0.3, random_state=seed).fit(
+        *fold.train[:2], qid=fold.train[2], eval_set=fold.vali[:3]) for seed in (0, 1, 2)]
+    for model in models[1:]:
+        np.testing.assert_allclose(model.coef_, models[0].coef_, rtol=1e-9, atol=1e-12)
+        assert model.best_iteration_ == models[0].best_iteration_
