@@ -22,6 +22,7 @@ added up after the loop.
 
 import types
 from collections import namedtuple
+from pathlib import Path
 
 import numpy as np
 from numba import njit, prange
@@ -1032,3 +1033,16 @@ def zero_model_loss(pairs, offsets):
                                pairs.cutoff, pairs.inv_ideal[q], pairs.loss, pairs.unit_weights,
                                lam)
     return total
+
+
+def compiled_before():
+    """Whether numba's on-disk cache already holds the epoch kernel; False
+    means this process compiles the kernels (the first run after an install
+    or an upgrade). True when it cannot tell."""
+    from numba.core.caching import FunctionCache
+
+    try:
+        directory = Path(FunctionCache(epoch_serial.py_func).cache_path)
+    except RuntimeError:  # numba found no cache directory it can use: cannot tell
+        return True
+    return any(directory.glob("_kernels._epoch-*.nbi"))

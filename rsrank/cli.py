@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._kernels import compiled_before
 from ._version import __version__
 from .datasets import (LetorFormatError, bundled_data_path, dataset_summary, find_folds,
                        letor_summary, load_letor, load_letor_fold, read_scores)
@@ -255,7 +256,15 @@ def _seeds(args):
     return list(range(args.seed, args.seed + args.seeds))
 
 
+def _compile_notice(args):
+    """One line on a terminal when this run compiles the kernels."""
+    if not getattr(args, "quiet", False) and _on_terminal() and not compiled_before():
+        print("rsrank: compiling kernels, first run only (up to a minute)", file=sys.stderr,
+              flush=True)
+
+
 def _cmd_train(args):
+    _compile_notice(args)
     data, name, inputs = _training_data(args)
     if isinstance(data, list) and (args.stream is not None or args.folds is not None):
         raise UsageError(f"--stream and --folds need a directory of Fold<k>; {name} is not one: "
@@ -476,6 +485,7 @@ def _cmd_export(args):
 
 
 def _cmd_path(args):
+    _compile_notice(args)
     root = Path(args.path) if args.path else bundled_data_path()
     claim = (ResultsDirectory(args.out, overwrite=args.force, inputs=[root])
              if args.out is not None else contextlib.nullcontext())

@@ -1,3 +1,6 @@
+import os
+import sys
+
 import pytest
 
 from rsrank.cli import main
@@ -264,3 +267,24 @@ def test_seeds_of_full_batch_training_run_once_and_say_why(tmp_path, capsys, bun
                  "--seeds", "2", "--batch-size", "4", "--out", str(tmp_path / "b")]) == 0
     assert "same model" not in capsys.readouterr().err
     assert json.loads((tmp_path / "b" / "results.json").read_text())["seeds"] == [0, 1]
+
+
+def test_a_run_that_compiles_says_so_once_on_a_terminal(tmp_path, capsys, monkeypatch,
+                                                         bundled_root):
+    import subprocess
+
+    import rsrank.cli
+
+    argv = ["train", str(bundled_root), "--folds", "1", "--max-iter", "2"]
+    notice = "compiling kernels, first run only"
+    monkeypatch.setattr(rsrank.cli, "_on_terminal", lambda: True)
+    for compiled, extra, shown in [(False, [], True), (True, [], False),
+                                   (False, ["--quiet"], False)]:
+        monkeypatch.setattr(rsrank.cli, "compiled_before", lambda: compiled)
+        assert main(argv + extra) == 0
+        assert (notice in capsys.readouterr().err) == shown
+    # an empty numba cache is seen as one
+    probe = "from rsrank._kernels import compiled_before; print(compiled_before())"
+    empty = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                           env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}, check=True)
+    assert empty.stdout.strip() == "False"
