@@ -28,7 +28,7 @@ from .estimator import RSRank
 from .penalty import L1_METHODS
 from .export import FORMATS, engine_features, export_model, upload_hint
 from .metrics import letor_per_query, letor_report
-from .experiments import (experiment_markdown, parse_metric, per_query_from_results,
+from .experiments import (experiment_markdown, l1_grid, parse_metric, per_query_from_results,
                           read_results, regularization_path, run_letor_folds, write_experiment)
 from .preprocessing import NORMALIZERS
 from .stats import compare
@@ -486,31 +486,46 @@ def _cmd_export(args):
 
 def _cmd_path(args):
     _compile_notice(args)
-    root = Path(args.path) if args.path else bundled_data_path()
-    claim = (ResultsDirectory(args.out, overwrite=args.force, inputs=[root])
+    data, name, inputs = _training_data(args)
+    if isinstance(data, list):
+        if args.fold != 1:
+            raise UsageError(f"--fold {args.fold}: {name} is one fold; leave --fold out")
+        fold = data[0]
+    else:
+        fold = load_letor_fold(data, args.fold, n_features=args.n_features, cache=args.cache,
+                               **_loading(args))
+    claim = (ResultsDirectory(args.out, overwrite=args.force, inputs=inputs)
              if args.out is not None else contextlib.nullcontext())
     with claim as results:
-        return _run_path(args, root, results)
+        return _run_path(args, name, fold, results)
 
 
-def _run_path(args, root, results):
-    data = load_letor_fold(root, args.fold)
+def _run_path(args, name, data, results):
     estimator = RSRank(learning_rate=args.learning_rate, max_iter=args.max_iter,
                        normalize=args.normalize, batch_size=args.batch_size,
                        ndcg_k=args.ndcg_k, random_state=args.seed,
                        l1_method=args.l1_method, power_t=args.power_t or 0.0,
                        average=args.average)
-    path = regularization_path(*data.train[:3], args.l1, estimator=estimator,
-                               eval_set=data.vali[:3], test_set=data.test[:3], k=10,
+    l1_values, top = args.l1, None
+    if l1_values is None:
+        top = estimator.l1_max(*data.train[:2], qid=data.train[2])
+        l1_values = [0.0] + l1_grid(top, 10, 1e-3)
+    test = data.get("test")
+    path = regularization_path(*data.train[:3], l1_values, estimator=estimator,
+                               eval_set=data.vali[:3],
+                               test_set=None if test is None else test[:3], k=10,
                                convention=args.convention)
-    lines = [f"# Regularization path, {root} fold {args.fold}", "",
+    grid = ("" if top is None else f" The grid runs from {top:.4g}, the smallest l1 that "
+            "keeps every weight at zero, down to 1/1000 of it, and 0.")
+    lines = [f"# Regularization path, {name} fold {data.fold}", "",
              f"Command: `{_command_line(args.argv)}`", "",
-             f"NDCG@10 with the {args.convention!r} convention.", "",
+             f"NDCG@10 with the {args.convention!r} convention.{grid}", "",
              "| l1 | non-zeros | train NDCG@10 | vali NDCG@10 | test NDCG@10 |",
              "|---|---|---|---|---|"]
     for p in path:
-        lines.append(f"| {p.l1:g} | {p.n_nonzero} | {p.train_ndcg:.4f} | {p.val_ndcg:.4f} | "
-                     f"{p.test_ndcg:.4f} |")
+        tested = "" if test is None else f"{p.test_ndcg:.4f}"
+        lines.append(f"| {p.l1:.4g} | {p.n_nonzero} | {p.train_ndcg:.4f} | {p.val_ndcg:.4f} | "
+                     f"{tested} |")
     text = "\n".join(lines) + "\n"
     print(text)
     if results is not None:
@@ -518,14 +533,29 @@ def _run_path(args, root, results):
         points = [{k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in p.items()}
                   for p in path]
         atomic_write_text(results.staging / "path.json", json.dumps(
-            {"command": _command_line(args.argv), "data": str(root), "fold": args.fold,
-             "path": points}, indent=2) + "\n")
+            {"command": _command_line(args.argv), "data": name, "fold": data.fold,
+             "l1_max": top, "path": points}, indent=2) + "\n")
         results.publish()
         print(f"wrote {args.out}")
     return 0
 
 
 # -- parser -------------------------------------------------------------------------------------
+
+
+def _add_data_options(parser):
+    """Where the data is, in every layout ``train`` and ``path`` read."""
+    parser.add_argument("path", nargs="?", help="fold root (Fold1, Fold2, ...), a directory "
+                        "with rank.train/rank.test or train.txt/vali.txt/test.txt (.query or "
+                        ".group files beside data without qid), or one training file "
+                        "(default: the bundled data)")
+    parser.add_argument("--train", help="training file (instead of PATH)")
+    parser.add_argument("--vali", help="validation file (default: --vali-fraction of the "
+                        "training queries)")
+    parser.add_argument("--test", help="test file (default: none; the table then reports vali)")
+    parser.add_argument("--vali-fraction", type=_fraction, default=None,
+                        help="share of training queries held out for validation when there "
+                        "is no vali file (default 0.2, seeded by --seed)")
 
 
 def _add_training_options(parser, grid):
@@ -589,17 +619,7 @@ def build_parser():
     train = commands.add_parser("train", help="grid search per fold on vali, report test",
                                 description="For each fold: train every grid point on train, "
                                 "select on vali, evaluate on test; print the LETOR table.")
-    train.add_argument("path", nargs="?", help="fold root (Fold1, Fold2, ...), a directory "
-                       "with rank.train/rank.test or train.txt/vali.txt/test.txt (.query or "
-                       ".group files beside data without qid), or one training file "
-                       "(default: the bundled data)")
-    train.add_argument("--train", help="training file (instead of PATH)")
-    train.add_argument("--vali", help="validation file (default: --vali-fraction of the "
-                       "training queries)")
-    train.add_argument("--test", help="test file (default: none; the table then reports vali)")
-    train.add_argument("--vali-fraction", type=_fraction, default=None,
-                       help="share of training queries held out for validation when there "
-                       "is no vali file (default 0.2, seeded by --seed)")
+    _add_data_options(train)
     train.add_argument("--feature-names", help="file of feature names: one per line, or "
                        "'index name' lines (RankLib, Elasticsearch LTR feature lists)")
     train.add_argument("--folds", type=_number_list(int), default=None,
@@ -694,10 +714,17 @@ def build_parser():
     export.set_defaults(run=_cmd_export)
 
     path = commands.add_parser("path", help="regularization path on one fold")
-    path.add_argument("path", nargs="?", help="fold root (default: bundled data)")
-    path.add_argument("--fold", type=int, default=1)
-    path.add_argument("--l1", type=_number_list(float),
-                      default=[0.0, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0])
+    _add_data_options(path)
+    path.add_argument("--fold", type=int, default=1, help="fold of a Fold<k> root (default 1)")
+    path.add_argument("--l1", type=_number_list(float), default=None,
+                      help="L1 strengths (default: 10 on a log scale from the smallest that "
+                      "keeps every weight at zero down to 1/1000 of it, and 0)")
+    path.add_argument("--n-features", type=_positive(int), default=None,
+                      help="number of features (default: largest index in the files)")
+    path.add_argument("--cache", nargs="?", const=True, default=None, metavar="DIR",
+                      help="keep parsed files as memory-mappable arrays (as for train)")
+    path.add_argument("--dtype", choices=["float32", "float64"], default="float32",
+                      help="precision the features are kept in (as for train)")
     _add_training_options(path, grid=False)
     path.add_argument("--out", help="directory for path.json and path.md")
     path.add_argument("--force", action="store_true", help="replace an existing --out")

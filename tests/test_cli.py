@@ -288,3 +288,26 @@ def test_a_run_that_compiles_says_so_once_on_a_terminal(tmp_path, capsys, monkey
     empty = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                            env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}, check=True)
     assert empty.stdout.strip() == "False"
+
+
+def test_path_reads_every_layout_and_scales_its_grid_to_the_data(tmp_path, capsys,
+                                                                 bundled_root):
+    fold = bundled_root / "Fold3"
+    argv = ["path", "--train", str(fold / "train.txt.gz"), "--vali", str(fold / "vali.txt.gz"),
+            "--max-iter", "20", "--out", str(tmp_path / "p")]
+    assert main(argv) == 0
+    document = json.loads((tmp_path / "p" / "path.json").read_text())
+    points = document["path"]
+    top = document["l1_max"]
+    assert top == pytest.approx(RSRank().l1_max(*load_letor(fold / "train.txt.gz")[:2],
+                                                qid=load_letor(fold / "train.txt.gz")[2]),
+                                rel=1e-5)  # float32 features here, float64 there
+    assert [p["l1"] for p in points] == pytest.approx([0.0] + list(top * np.geomspace(
+        1e-3, 1, 10)))
+    # warm-started from the denser point below it, the top keeps at most a trace
+    counts = [p["n_nonzero"] for p in points]
+    assert counts[-1] == min(counts) <= 1 and counts[0] > counts[-2]
+    assert all("test_ndcg" not in p for p in points)  # no test file: no test column
+    assert "smallest l1 that keeps every weight at zero" in capsys.readouterr().out
+    assert main(argv[:-2] + ["--fold", "2"]) == 2
+    assert "is one fold; leave --fold out" in capsys.readouterr().err
