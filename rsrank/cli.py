@@ -208,7 +208,7 @@ def _training_data(args):
     return resolve_training_data(args.path, train=args.train, vali=args.vali, test=args.test,
                                  vali_fraction=args.vali_fraction, random_state=args.seed,
                                  n_features=args.n_features, cache=args.cache,
-                                 **_loading(args))
+                                 stream_queries=getattr(args, "stream", None), **_loading(args))
 
 
 def _loading(args):
@@ -266,10 +266,9 @@ def _compile_notice(args):
 def _cmd_train(args):
     _compile_notice(args)
     data, name, inputs = _training_data(args)
-    if isinstance(data, list) and (args.stream is not None or args.folds is not None):
-        raise UsageError(f"--stream and --folds need a directory of Fold<k>; {name} is not one: "
-                         "put its files in Fold1/ as train.txt, vali.txt and test.txt (LETOR "
-                         "lines with qid:, plain or .gz), or leave the option out")
+    if isinstance(data, list) and args.folds is not None:
+        raise UsageError(f"--folds needs a directory of Fold<k>; {name} is one fold: leave "
+                         "--folds out")
     # claim --out before training: a taken, existing or unwritable output fails now
     claim = (ResultsDirectory(args.out, overwrite=args.force, inputs=inputs)
              if args.out is not None else contextlib.nullcontext())
@@ -282,7 +281,8 @@ def _cmd_train(args):
                 features = functools.partial(read_feature_names, args.feature_names)
         options = dict(**_loading(args), folds=args.folds, select=args.select,
                        convention=args.convention,
-                       n_jobs=args.jobs, n_features=args.n_features, stream_queries=args.stream,
+                       n_jobs=args.jobs, n_features=args.n_features,
+                       stream_queries=None if isinstance(data, list) else args.stream,
                        within=args.within, feature_names=features, cache=args.cache,
                        seeds=_seeds(args),
                        progress=_fold_line if not args.quiet and _on_terminal() else None)

@@ -895,20 +895,23 @@ def _split_file(root, fold, split):
     raise FileNotFoundError(f"{directory}: no {split}.txt or {split}.txt.gz")
 
 
-def streamed_fold(root, fold, n_features, queries_per_chunk, cache=None):
+def streamed_fold(root, fold, n_features, queries_per_chunk, cache=None, *, dtype=np.float64,
+                  dense=False):
     """Fold ``fold`` of ``root`` with its train split left on disk: vali and
-    test loaded, and ``train_chunks()`` giving the training queries in blocks
-    of ``queries_per_chunk`` (see :func:`iter_letor_chunks`)."""
-
-    vali = load_letor(_split_file(root, fold, "vali"), n_features, cache=cache)
-    test = load_letor(_split_file(root, fold, "test"), n_features, cache=cache)
+    test loaded (``dtype``, ``dense`` as in :func:`load_letor`), and
+    ``train_chunks()`` giving the training queries in blocks of
+    ``queries_per_chunk`` (see :func:`iter_letor_chunks`)."""
+    load = dict(cache=cache, dtype=dtype, dense=dense)
+    vali = load_letor(_split_file(root, fold, "vali"), n_features, **load)
+    test = load_letor(_split_file(root, fold, "test"), n_features, **load)
     width = n_features or max(vali[0].shape[1], test[0].shape[1])
     train_path = _split_file(root, fold, "train")
     return Bunch(fold=fold, train=None, n_features=width,
                  vali=(with_columns(vali[0], width),) + vali[1:],
                  test=(with_columns(test[0], width),) + test[1:],
                  train_chunks=lambda: iter_letor_chunks(train_path, queries_per_chunk,
-                                                        n_features=width, cache=cache))
+                                                        n_features=width, dtype=dtype,
+                                                        cache=cache))
 
 
 def load_letor_fold(root, fold, *, n_features=None, dtype=np.float64, return_docids=False,

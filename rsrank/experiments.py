@@ -318,7 +318,8 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
         missing = sorted(set(folds) - set(find_folds(root)))
         if missing:
             raise FileNotFoundError(f"{root}: fold {missing[0]} does not exist")
-        fold_data = (streamed_fold(root, k, n_features, stream_queries, cache) for k in folds)
+        fold_data = (streamed_fold(root, k, n_features, stream_queries, cache, dtype=dtype,
+                                   dense=dense) for k in folds)
     jobs = (delayed(_fit_fold_seeds)(estimator, grid, data, select, convention, within,
                                      feature_names, seeds)
             for data in fold_data)

@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 from sklearn.utils import Bunch, check_random_state
 
-from .datasets import (SPLITS, LetorFormatError, bundled_data_path, find_folds, load_letor,
-                       query_file_for, read_lines, with_columns)
+from .datasets import (SPLITS, LetorFormatError, bundled_data_path, find_folds,
+                       iter_letor_chunks, load_letor, query_file_for, read_lines, with_columns)
 
-__all__ = ["find_splits", "split_queries", "load_splits", "resolve_training_data",
-           "read_feature_names"]
+__all__ = ["find_splits", "split_queries", "load_splits", "streamed_splits",
+           "resolve_training_data", "read_feature_names"]
 
 
 #: File names tried in a directory without Fold<k>, per split (LightGBM's
@@ -122,9 +122,37 @@ def load_splits(train, vali=None, test=None, *, vali_fraction=None, random_state
                  n_features=width, fold=1, paths=paths, vali_source=source)
 
 
+def streamed_splits(train, vali, test=None, *, queries_per_chunk=1000, n_features=None,
+                    cache=None, dtype=np.float64, dense=False):
+    """Explicit files as one fold whose training file stays on disk: vali
+    and test loaded, ``train_chunks()`` giving the training queries in
+    blocks of ``queries_per_chunk`` (:func:`rsrank.iter_letor_chunks`), as
+    :func:`rsrank.datasets.streamed_fold` gives a ``Fold<k>`` root's. The
+    training file's qids are not read ahead, so unlike :func:`load_splits`
+    this does not warn of queries shared with vali or test."""
+    if vali is None:
+        raise ValueError("streaming needs a validation file: no queries can be held out of "
+                         "a stream (give --vali, or leave --stream out)")
+    paths = {"train": Path(train), "vali": Path(vali),
+             "test": None if test is None else Path(test)}
+    for split, path in paths.items():
+        if path is not None and not path.is_file():
+            raise FileNotFoundError(f"{path}: no such file ({split} split)")
+    parts = {split: load_letor(path, n_features, dtype=dtype, cache=cache, dense=dense)
+             for split, path in paths.items() if path is not None and split != "train"}
+    width = n_features or max(part[0].shape[1] for part in parts.values())
+    parts = {split: (with_columns(part[0], width),) + tuple(part[1:])
+             for split, part in parts.items()}
+    return Bunch(fold=1, train=None, vali=parts["vali"], test=parts.get("test"),
+                 n_features=width, paths=paths, vali_source=str(paths["vali"]),
+                 train_chunks=lambda: iter_letor_chunks(paths["train"], queries_per_chunk,
+                                                        n_features=width, dtype=dtype,
+                                                        cache=cache))
+
+
 def resolve_training_data(path=None, *, train=None, vali=None, test=None, vali_fraction=None,
                           random_state=0, n_features=None, cache=None, dtype=np.float64,
-                          dense=False):
+                          dense=False, stream_queries=None):
     """Find the training data in any of the layouts ``rsrank train`` reads.
 
     Parameters
@@ -139,6 +167,9 @@ def resolve_training_data(path=None, *, train=None, vali=None, test=None, vali_f
     vali_fraction, random_state, n_features, cache, dtype, dense
         As in :func:`load_splits` (for files; a ``Fold<k>`` root is loaded
         later, by :func:`rsrank.experiments.run_letor_folds`).
+    stream_queries : int, optional
+        Leave the training file of files on disk, read in blocks of this
+        many queries every epoch (:func:`streamed_splits`).
 
     Returns
     -------
@@ -156,19 +187,27 @@ def resolve_training_data(path=None, *, train=None, vali=None, test=None, vali_f
         path if path is not None and Path(path).is_file() else None)
     if single is None and (vali is not None or test is not None):
         raise ValueError("a vali or test file needs a training file (a directory brings its own)")
+    load = dict(n_features=n_features, cache=cache, dtype=dtype, dense=dense)
+    if stream_queries is not None and vali_fraction is not None:
+        raise ValueError("streaming cannot hold out a fraction of a stream; give a vali file")
     if single is not None:
-        fold = load_splits(single, vali, test, vali_fraction=vali_fraction,
-                           random_state=random_state, n_features=n_features, cache=cache,
-                           dtype=dtype, dense=dense)
+        if stream_queries is not None:
+            fold = streamed_splits(single, vali, test, queries_per_chunk=stream_queries, **load)
+        else:
+            fold = load_splits(single, vali, test, vali_fraction=vali_fraction,
+                               random_state=random_state, **load)
         return [fold], str(single), [p for p in fold.paths.values() if p is not None]
     root = Path(path) if path is not None else bundled_data_path()
     if not root.exists():
         raise FileNotFoundError(f"{root}: no such file or directory")
     if not find_folds(root):
         splits = find_splits(root)
-        fold = load_splits(splits["train"], splits["vali"], splits["test"],
-                           vali_fraction=vali_fraction, random_state=random_state,
-                           n_features=n_features, cache=cache, dtype=dtype, dense=dense)
+        if stream_queries is not None:
+            fold = streamed_splits(splits["train"], splits["vali"], splits["test"],
+                                   queries_per_chunk=stream_queries, **load)
+        else:
+            fold = load_splits(splits["train"], splits["vali"], splits["test"],
+                               vali_fraction=vali_fraction, random_state=random_state, **load)
         return [fold], str(root), [root]
     if vali_fraction is not None:
         raise ValueError(f"a validation fraction applies to training data without vali files, "

@@ -311,3 +311,18 @@ def test_path_reads_every_layout_and_scales_its_grid_to_the_data(tmp_path, capsy
     assert "smallest l1 that keeps every weight at zero" in capsys.readouterr().out
     assert main(argv[:-2] + ["--fold", "2"]) == 2
     assert "is one fold; leave --fold out" in capsys.readouterr().err
+
+
+def test_streaming_explicit_files_equals_streaming_their_fold(tmp_path, bundled_root):
+    fold = bundled_root / "Fold2"
+    common = ["--max-iter", "3", "--quiet", "--learning-rate", "0.05", "--l1", "0.1",
+              "--stream", "5"]
+    assert main(["train", str(bundled_root), "--folds", "2", *common,
+                 "--out", str(tmp_path / "root")]) == 0
+    assert main(["train", "--train", str(fold / "train.txt.gz"), "--vali",
+                 str(fold / "vali.txt.gz"), "--test", str(fold / "test.txt.gz"), *common,
+                 "--out", str(tmp_path / "files")]) == 0
+    root, files = (json.loads((tmp_path / name / "results.json").read_text())["folds"][0]
+                   for name in ("root", "files"))
+    assert files["test"] == root["test"]
+    assert files["selected_features"] == root["selected_features"]

@@ -166,6 +166,7 @@ def test_closed_pipe_and_piped_stderr_stay_quiet(raw_files, tmp_path):
 
 
 def test_fold_options_on_explicit_files_are_refused(raw_files, capsys):
-    for option in (["--stream", "10"], ["--folds", "1"]):
+    for option, message in ((["--folds", "1"], "needs a directory of Fold<k>"),
+                            (["--stream", "10"], "streaming needs a validation file")):
         assert main(["train", "--train", str(raw_files["train"]), *option, "--quiet"]) == 2
-        assert "need a directory of Fold<k>" in capsys.readouterr().err
+        assert message in capsys.readouterr().err
