@@ -40,6 +40,8 @@ __all__ = [
     "read_scores",
     "parse_docid",
     "streamed_fold",
+    "stream_files",
+    "load_files",
     "bundled_data_path",
     "dense_if_complete",
 ]
@@ -895,23 +897,40 @@ def _split_file(root, fold, split):
     raise FileNotFoundError(f"{directory}: no {split}.txt or {split}.txt.gz")
 
 
-def streamed_fold(root, fold, n_features, queries_per_chunk, cache=None, *, dtype=np.float64,
-                  dense=False):
-    """Fold ``fold`` of ``root`` with its train split left on disk: vali and
-    test loaded (``dtype``, ``dense`` as in :func:`load_letor`), and
+def load_files(paths, n_features=None, **options):
+    """Every file of ``paths`` (split name -> path, or None for no such
+    split) read by :func:`load_letor` with ``options``, each made dense (with
+    ``dense``) as soon as it is read, so that no two are ever held as CSR,
+    then given one column count: ``(parts, width)``."""
+    parts = {split: load_letor(path, n_features, **options)
+             for split, path in paths.items() if path is not None}
+    width = n_features or max(part[0].shape[1] for part in parts.values())
+    return {split: (with_columns(part[0], width),) + tuple(part[1:])
+            for split, part in parts.items()}, width
+
+
+def stream_files(train, vali, test, queries_per_chunk, *, n_features=None, cache=None,
+                 dtype=np.float64, dense=False, fold=1):
+    """One fold whose training file stays on disk: ``vali`` and ``test``
+    (None: no test) loaded as :func:`load_files` loads them, and
     ``train_chunks()`` giving the training queries in blocks of
     ``queries_per_chunk`` (see :func:`iter_letor_chunks`)."""
-    load = dict(cache=cache, dtype=dtype, dense=dense)
-    vali = load_letor(_split_file(root, fold, "vali"), n_features, **load)
-    test = load_letor(_split_file(root, fold, "test"), n_features, **load)
-    width = n_features or max(vali[0].shape[1], test[0].shape[1])
-    train_path = _split_file(root, fold, "train")
-    return Bunch(fold=fold, train=None, n_features=width,
-                 vali=(with_columns(vali[0], width),) + vali[1:],
-                 test=(with_columns(test[0], width),) + test[1:],
-                 train_chunks=lambda: iter_letor_chunks(train_path, queries_per_chunk,
+    parts, width = load_files({"vali": vali, "test": test}, n_features, cache=cache,
+                              dtype=dtype, dense=dense)
+    return Bunch(fold=fold, train=None, n_features=width, vali=parts["vali"],
+                 test=parts.get("test"),
+                 train_chunks=lambda: iter_letor_chunks(train, queries_per_chunk,
                                                         n_features=width, dtype=dtype,
                                                         cache=cache))
+
+
+def streamed_fold(root, fold, n_features, queries_per_chunk, cache=None, *, dtype=np.float64,
+                  dense=False):
+    """Fold ``fold`` of ``root`` with its train split left on disk (see
+    :func:`stream_files`)."""
+    train, vali, test = (_split_file(root, fold, split) for split in SPLITS)
+    return stream_files(train, vali, test, queries_per_chunk, n_features=n_features,
+                        cache=cache, dtype=dtype, dense=dense, fold=fold)
 
 
 def load_letor_fold(root, fold, *, n_features=None, dtype=np.float64, return_docids=False,
@@ -943,12 +962,8 @@ def load_letor_fold(root, fold, *, n_features=None, dtype=np.float64, return_doc
         raise FileNotFoundError(f"{Path(root) / f'Fold{fold}'}: fold {fold} does not exist "
                                 f"(found folds {find_folds(root)})")
     paths = {split: _split_file(root, fold, split) for split in SPLITS}
-    # each split is made dense as soon as it is read, so that no two are ever held as CSR
-    parts = {split: load_letor(paths[split], n_features, dtype=dtype, dense=dense,
-                               return_docids=return_docids, cache=cache) for split in SPLITS}
-    width = n_features or max(part[0].shape[1] for part in parts.values())
-    parts = {split: (with_columns(part[0], width),) + tuple(part[1:])
-             for split, part in parts.items()}
+    parts, width = load_files(paths, n_features, dtype=dtype, dense=dense,
+                              return_docids=return_docids, cache=cache)
     return Bunch(**parts, n_features=width, fold=fold, paths=paths)
 
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 from sklearn.utils import Bunch, check_random_state
 
-from .datasets import (SPLITS, LetorFormatError, bundled_data_path, find_folds,
-                       iter_letor_chunks, load_letor, query_file_for, read_lines, with_columns)
+from .datasets import (SPLITS, LetorFormatError, bundled_data_path, find_folds, load_files,
+                       query_file_for, read_lines, stream_files)
 
 __all__ = ["find_splits", "split_queries", "load_splits", "streamed_splits",
            "resolve_training_data", "read_feature_names"]
@@ -98,16 +98,8 @@ def load_splits(train, vali=None, test=None, *, vali_fraction=None, random_state
     """
     if vali is not None and vali_fraction is not None:
         raise ValueError("give either a validation file or a validation fraction, not both")
-    paths = {"train": Path(train), "vali": None if vali is None else Path(vali),
-             "test": None if test is None else Path(test)}
-    for split, path in paths.items():
-        if path is not None and not path.is_file():
-            raise FileNotFoundError(f"{path}: no such file ({split} split)")
-    parts = {split: load_letor(path, n_features, dtype=dtype, cache=cache, dense=dense)
-             for split, path in paths.items() if path is not None}
-    width = n_features or max(part[0].shape[1] for part in parts.values())
-    parts = {split: (with_columns(part[0], width),) + tuple(part[1:])
-             for split, part in parts.items()}
+    paths = _existing_files(train, vali, test)
+    parts, width = load_files(paths, n_features, dtype=dtype, cache=cache, dense=dense)
     if vali is None:
         fraction = 0.2 if vali_fraction is None else vali_fraction
         parts["train"], parts["vali"] = split_queries(parts["train"], fraction, random_state)
@@ -133,21 +125,22 @@ def streamed_splits(train, vali, test=None, *, queries_per_chunk=1000, n_feature
     if vali is None:
         raise ValueError("streaming needs a validation file: no queries can be held out of "
                          "a stream (give --vali, or leave --stream out)")
-    paths = {"train": Path(train), "vali": Path(vali),
+    paths = _existing_files(train, vali, test)
+    fold = stream_files(*paths.values(), queries_per_chunk, n_features=n_features,
+                        cache=cache, dtype=dtype, dense=dense)
+    fold.paths, fold.vali_source = paths, str(paths["vali"])
+    return fold
+
+
+def _existing_files(train, vali, test):
+    """``{"train", "vali", "test"}`` as paths (None where not given), each
+    given one checked to be a file."""
+    paths = {"train": Path(train), "vali": None if vali is None else Path(vali),
              "test": None if test is None else Path(test)}
     for split, path in paths.items():
         if path is not None and not path.is_file():
             raise FileNotFoundError(f"{path}: no such file ({split} split)")
-    parts = {split: load_letor(path, n_features, dtype=dtype, cache=cache, dense=dense)
-             for split, path in paths.items() if path is not None and split != "train"}
-    width = n_features or max(part[0].shape[1] for part in parts.values())
-    parts = {split: (with_columns(part[0], width),) + tuple(part[1:])
-             for split, part in parts.items()}
-    return Bunch(fold=1, train=None, vali=parts["vali"], test=parts.get("test"),
-                 n_features=width, paths=paths, vali_source=str(paths["vali"]),
-                 train_chunks=lambda: iter_letor_chunks(paths["train"], queries_per_chunk,
-                                                        n_features=width, dtype=dtype,
-                                                        cache=cache))
+    return paths
 
 
 def resolve_training_data(path=None, *, train=None, vali=None, test=None, vali_fraction=None,

@@ -144,13 +144,18 @@ def _git(*args):
         return None
 
 
+#: the commit and state of the code when the script started (a run may
+#: outlast later commits; what it measured is the code it started with)
+STARTED = {"commit": _git("rev-parse", "HEAD"),
+           "uncommitted_changes": bool(_git("status", "--porcelain", "--", ".", ":!results"))}
+
+
 def provenance(argv=None):
-    """What produced a result: the git commit (and whether the code had
-    changes not committed, outside ``results/``), the machine, the versions
-    and the exact command."""
+    """What produced a result: the git commit the script started from (and
+    whether the code had changes not committed, outside ``results/``), the
+    machine, the versions and the exact command."""
     from importlib import metadata
 
-    changes = _git("status", "--porcelain", "--", ".", ":!results")
     with open("/proc/meminfo") as handle:
         memory = int(next(line for line in handle if line.startswith("MemTotal")).split()[1])
     versions = {"python": platform.python_version()}
@@ -159,16 +164,10 @@ def provenance(argv=None):
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
             pass
-    return {"commit": _git("rev-parse", "HEAD"), "uncommitted_changes": bool(changes),
+    return {**STARTED,
             "machine": {"system": platform.system(), "machine": platform.machine(),
                         "cpus": os.cpu_count(), "memory_gib": round(memory / 2**20, 1)},
             "versions": versions, "command": command_line(argv)}
-
-
-#: the commit and state of the code when the script started (a run may
-#: outlast later commits; what it measured is the code it started with)
-STARTED = {"commit": _git("rev-parse", "HEAD"),
-           "uncommitted_changes": bool(_git("status", "--porcelain", "--", ".", ":!results"))}
 
 
 def stamp_markdown(stamp):
@@ -196,7 +195,7 @@ def write_report(out, name, report, markdown, *, compact=False):
     ``--out`` means the same thing."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    stamp = {**provenance(), **STARTED}
+    stamp = provenance()
     report = {**report, "provenance": stamp}
     layout = {"separators": (",", ":")} if compact else {"indent": 1}
     _replace(out / f"{name}.json", json.dumps(report, default=float, **layout) + "\n")
