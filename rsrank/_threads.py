@@ -1,17 +1,70 @@
-"""Thread counts: ``n_jobs`` as scikit-learn spells it, and numba's pool."""
+"""Thread counts: ``n_jobs`` as scikit-learn spells it, ``"auto"`` by the work
+and the free cores, and numba's pool."""
+
+import os
+import time
 
 import numba
 
+#: Stored feature values per thread below which an epoch gains nothing from
+#: threads (``scripts/bench_threads.py``, ``results/threads.md``)
+WORK_PER_THREAD = 2_000_000
 
-def threads(n_jobs):
+_FREE = {"when": -1.0, "cores": 1}
+
+
+def threads(n_jobs, work=None):
     """The number of threads ``n_jobs`` asks for: None is 1, -1 every core
-    numba may use, -2 all but one, and so on; never more than numba has."""
+    numba may use, -2 all but one, and so on; never more than numba has.
+
+    ``"auto"``: one thread per free core (:func:`free_cores`), and only as
+    many as ``work`` (stored feature values, when known) keeps busy, at
+    least :data:`WORK_PER_THREAD` each; data too small gets one thread."""
     if n_jobs is None:
         return 1
     available = numba.config.NUMBA_NUM_THREADS
+    if isinstance(n_jobs, str):  # "auto", checked by the caller
+        n = min(free_cores(), available)
+        if work is not None:
+            n = min(n, int(work // WORK_PER_THREAD))
+        return max(1, n)
     if n_jobs < 0:
         return max(1, available + 1 + n_jobs)
     return max(1, min(int(n_jobs), available))
+
+
+def free_cores(interval=0.03, max_age=2.0):
+    """Cores this process may use that other processes leave idle: the idle
+    share of all CPUs over ``interval`` seconds (``/proc/stat``), else the
+    one-minute load average. A reading younger than ``max_age`` seconds is
+    reused."""
+    now = time.monotonic()
+    if now - _FREE["when"] < max_age:
+        return _FREE["cores"]
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        usable = os.cpu_count() or 1
+    total = os.cpu_count() or usable
+    try:
+        first = _cpu_times()
+        time.sleep(interval)
+        second = _cpu_times()
+        busy_share = 1.0 - (second[1] - first[1]) / max(second[0] - first[0], 1)
+        busy = busy_share * total
+    except OSError:
+        busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    cores = max(1, min(usable, int(round(total - busy))))
+    _FREE.update(when=time.monotonic(), cores=cores)
+    return cores
+
+
+def _cpu_times():
+    """(all jiffies, idle jiffies) of the machine, from ``/proc/stat``."""
+    with open("/proc/stat") as handle:
+        fields = [int(v) for v in handle.readline().split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    return sum(fields[:8]), idle
 
 
 class numba_threads:

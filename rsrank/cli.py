@@ -34,9 +34,11 @@ from .preprocessing import NORMALIZERS
 from .stats import compare
 
 DEFAULTS = RSRank().get_params()
-#: The default grid of L1 strengths of ``rsrank train``, with ``--within``:
-#: the sparsest of them whose vali score is within 1% of the best is kept.
-DEFAULT_L1 = [0.0, 0.3, 1.0, 3.0]
+#: The default grid of ``rsrank train``: L1 strengths as fractions of each
+#: fold's l1_max, 0 and nine log-spaced points from 0.46 down to 1/1000 (1
+#: itself keeps every weight at zero). With ``--within``, the sparsest point
+#: whose vali score is within 1% of the best is kept.
+DEFAULT_L1_RATIO = [0.0] + [float(f"{r:.3g}") for r in np.geomspace(1.0, 1e-3, 10)[1:]]
 DEFAULT_WITHIN = 0.01
 
 
@@ -182,7 +184,7 @@ def _estimator(args):
     if getattr(args, "scheduler", None) or jobs < 1:
         threads = 1
     elif jobs == 1:
-        threads = -1
+        threads = "auto"  # by the work and the cores other processes leave free
     else:
         threads = max(1, (os.cpu_count() or 1) // jobs)
     return RSRank(max_iter=args.max_iter, normalize=args.normalize, random_state=args.seed,
@@ -191,7 +193,11 @@ def _estimator(args):
 
 
 def _grid(args):
-    grid = {"learning_rate": args.learning_rate, "l1": args.l1}
+    grid = {"learning_rate": args.learning_rate}
+    if args.l1 is not None:
+        grid["l1"] = args.l1
+    else:
+        grid["l1_ratio"] = DEFAULT_L1_RATIO if args.l1_ratio is None else args.l1_ratio
     for name in ("ndcg_k", "discount"):
         if getattr(args, name) is not None:
             grid[name] = getattr(args, name)
@@ -624,9 +630,14 @@ def build_parser():
                        "'index name' lines (RankLib, Elasticsearch LTR feature lists)")
     train.add_argument("--folds", type=_number_list(int), default=None,
                        help="comma-separated fold numbers (default: all found)")
-    train.add_argument("--l1", type=_number_list(float), default=DEFAULT_L1,
-                       help="comma-separated L1 strengths g (default "
-                       f"{','.join(f'{v:g}' for v in DEFAULT_L1)})")
+    strengths = train.add_mutually_exclusive_group()
+    strengths.add_argument("--l1-ratio", type=_number_list(float), default=None,
+                           help="comma-separated L1 strengths as fractions of each fold's "
+                           "l1_max, the smallest l1 that keeps every weight at zero (default "
+                           f"{','.join(f'{v:g}' for v in DEFAULT_L1_RATIO)})")
+    strengths.add_argument("--l1", type=_number_list(float), default=None,
+                           help="comma-separated L1 strengths g, in the units of the scaled "
+                           "features (instead of --l1-ratio)")
     train.add_argument("--within", type=float, default=DEFAULT_WITHIN,
                        help="keep the sparsest grid point whose vali score is within this "
                        f"fraction of the best (default {DEFAULT_WITHIN:g}; 0 keeps the best)")

@@ -135,9 +135,12 @@ class RSRank(BaseEstimator):
         Seeds the query order and the validation split.
     warm_start : bool, default=False
         Start ``fit`` from the previous ``coef_``.
-    n_jobs : int or None, default=None
+    n_jobs : int, "auto" or None, default=None
         Threads for the per-query work inside a batch (useful with large
-        batches). None means 1, -1 all cores.
+        batches). None means 1, -1 all cores. ``"auto"`` (``rsrank train``'s
+        choice) settles the count once per fit: one thread per core that
+        other processes leave idle, and one thread for data under two
+        million stored values per thread, too small to gain from more.
     verbose : int, default=0
         A progress bar over epochs with training and validation NDCG.
 
@@ -379,6 +382,25 @@ class RSRank(BaseEstimator):
         data = X if isinstance(X, QueryData) else QueryData(X, y, qid)
         scale = self._model(data.moments, data).training_scale()
         return self.solver().objective.l1_max(data, normalize=self.normalize, scale=scale)
+
+    def l1_max_chunks(self, chunks):
+        """:meth:`l1_max` of training data read in blocks of whole queries,
+        as :meth:`fit_chunks` reads it: one pass for the scaling, one for
+        the gradient at zero."""
+        first = next(iter(chunks()), None)
+        if first is None:
+            raise ValueError("l1_max_chunks: the chunks gave no block of queries")
+        width = QueryData(*first).n_features
+        moments = _stream_moments(chunks, width)
+        scale = self._model(moments).training_scale()
+        objective = self.solver().objective
+        grad, n_queries = np.zeros(width), 0
+        for X, y, qid in chunks():
+            block = QueryData(X, y, qid)
+            grad += objective.loss_and_gradient(block, np.zeros(width), normalize=self.normalize,
+                                                scale=scale)[1]
+            n_queries += block.n_queries
+        return float(np.max(np.abs(grad))) / max(n_queries, 1) if width else 0.0
 
     def partial_fit(self, X, y=None, *, qid=None):
         """One pass over the given queries, continuing from the current weights

@@ -202,10 +202,31 @@ def _metric_on(name, data, model, convention):
     return _metric_value(name, data.y, scores[data.order], data.groups, convention), scores
 
 
+def _resolve_l1_ratio(estimator, params, data, tops):
+    """A grid point's ``l1_ratio`` (a fraction of the fold's ``l1_max``) as
+    the ``l1`` it stands for; ``tops`` keeps ``l1_max`` per setting of the
+    other parameters, so a fold computes each once."""
+    params = dict(params)
+    ratio = params.pop("l1_ratio", None)
+    if ratio is None:
+        return params
+    if "l1" in params:
+        raise ValueError("a grid point has both l1 and l1_ratio; give one of them")
+    if not (isinstance(ratio, (int, float, np.number)) and 0 <= ratio):
+        raise ValueError(f"l1_ratio must be a number >= 0, got {ratio!r}")
+    base = clone(estimator).set_params(**params)
+    key = repr(sorted((k, v) for k, v in base.get_params().items() if k != "l1"))
+    if key not in tops:
+        tops[key] = (base.l1_max(data.train) if data.train is not None
+                     else base.l1_max_chunks(data.train_chunks))
+    return {**params, "l1": float(ratio) * tops[key]}
+
+
 def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, seed=None):
-    tried, models = [], []
+    tried, models, tops = [], [], {}
     start = time.perf_counter()
-    for params in grid:
+    for point in grid:
+        params = _resolve_l1_ratio(estimator, point, data, tops)
         model = clone(estimator).set_params(**params)
         if data.train is None:  # streamed from disk, one block of queries at a time
             model.fit_chunks(data.train_chunks, eval_set=data.vali)
@@ -214,6 +235,8 @@ def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, seed=No
         else:
             model.fit(data.train, eval_set=data.vali)
         vali = _metric_on(select, data.vali, model, convention)[0]
+        if "l1_ratio" in point:
+            params = {**point, "l1": params["l1"]}
         tried.append({"params": params, "vali_score": vali,
                       "n_nonzero": int(np.count_nonzero(model.coef_))})
         models.append(model)
@@ -247,7 +270,12 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
     estimator : RSRank
         Base parameters; each grid point is set on a clone.
     param_grid : dict or list of dicts
-        As for ``sklearn.model_selection.ParameterGrid``.
+        As for ``sklearn.model_selection.ParameterGrid``. ``"l1_ratio"``
+        gives the L1 strength as a fraction of each fold's ``l1_max`` (see
+        :meth:`RSRank.l1_max`, computed on the fold's training data with the
+        point's other parameters): 1 is the edge of the all-zero model, 0 no
+        penalty.
+        A selected point then records both ``l1_ratio`` and the ``l1`` used.
     folds : list of int, optional
         Default: every fold found.
     select : str
@@ -476,7 +504,8 @@ def experiment_markdown(experiment, title="RSRank on LETOR folds", command=None)
     lines += [head, rule]
     for fold in experiment.folds:
         values = " | ".join(f"{fold.test[name]:.4f}" for name in REPORT_COLUMNS)
-        chosen = ", ".join(f"{k}={v}" for k, v in fold.params.items()) or "defaults"
+        chosen = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                           for k, v in fold.params.items()) or "defaults"
         seed = f" {fold.seed} |" if seeded else ""
         lines.append(f"| {fold.fold} |{seed} {values} | {fold.n_nonzero} | {chosen} |")
     rows = [("mean ± std", experiment.summary())]

@@ -19,7 +19,7 @@ def linear_scores(rows, w, n_jobs=None):
     float64 copy of float32 rows."""
     dense = rows.indptr.shape[0] == 0
     out = np.empty(rows.dense.shape[0] if dense else rows.indptr.shape[0] - 1)
-    n = threads(n_jobs)
+    n = threads(n_jobs, work=(rows.dense.size if dense else rows.data.size))
     kernel = _kernels.linear_scores_parallel if n > 1 else _kernels.linear_scores_serial
     with numba_threads(n):
         kernel(rows.data, rows.indices, rows.indptr, rows.dense,

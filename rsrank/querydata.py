@@ -177,6 +177,12 @@ class QueryData:
         return len(self._offsets) - 1
 
     @property
+    def n_stored(self):
+        """Feature values stored: the non-zeros of CSR, every cell of dense
+        rows (the work of one pass over the data)."""
+        return int(self._X.nnz if sp.issparse(self._X) else self._X.size)
+
+    @property
     def sizes(self):
         return np.diff(self._offsets)
 

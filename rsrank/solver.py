@@ -12,7 +12,7 @@ loss diverges.
 
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -221,9 +221,19 @@ class Solver:
         check_number("tol", self.tol, -np.inf)
         if not isinstance(self.average, (bool, np.bool_)):
             raise ValueError(f"average must be True or False, got {self.average!r}")
-        if self.n_jobs is not None and (not isinstance(self.n_jobs, (int, np.integer))
-                                        or isinstance(self.n_jobs, bool) or self.n_jobs == 0):
-            raise ValueError(f"n_jobs must be a non-zero integer or None, got {self.n_jobs!r}")
+        if self.n_jobs is not None and self.n_jobs != "auto" and (
+                not isinstance(self.n_jobs, (int, np.integer))
+                or isinstance(self.n_jobs, bool) or self.n_jobs == 0):
+            raise ValueError(f"n_jobs must be a non-zero integer, 'auto' or None, got "
+                             f"{self.n_jobs!r}")
+
+    def for_work(self, work=None):
+        """This solver with ``n_jobs="auto"`` settled into a thread count for
+        ``work`` stored values (see :func:`rsrank._threads.threads`), once
+        per fit rather than every epoch."""
+        if isinstance(self.n_jobs, str):
+            return replace(self, n_jobs=threads(self.n_jobs, work))
+        return self
 
     @property
     def steps(self):
@@ -288,6 +298,10 @@ class Solver:
         batch steps from zero weights compute it as their first epoch's loss,
         other settings ask the objective for it when the watch first looks.
         """
+        if isinstance(self.n_jobs, str):
+            return self.for_work(train.n_stored).fit(
+                train, state, rng, normalize=normalize, scale=scale, validation=validation,
+                monitoring=monitoring, advice=advice)
         work = self.new_work(train)
         if self.batch_size is None and not state.w.any():
             reference = lambda losses: losses[0]  # noqa: E731
@@ -309,6 +323,10 @@ class Solver:
         take another pass). The first epoch also sums each block's all-zero
         model loss (from the labels only) for the divergence watch. Returns
         ``(Fit, queries in an epoch)``."""
+        if isinstance(self.n_jobs, str):
+            return self.for_work().fit_blocks(blocks, state, rng, normalize=normalize,
+                                              scale=scale, validation=validation,
+                                              monitoring=monitoring, advice=advice)
         seen = {"queries": 0, "zero_loss": 0.0, "epochs": 0}
 
         def epoch():

@@ -3,7 +3,7 @@ import sys
 
 import pytest
 
-from rsrank.cli import main
+from rsrank.cli import DEFAULT_L1_RATIO, main
 
 
 def test_info_on_bundled_data(capsys):
@@ -83,11 +83,12 @@ def test_dtype_float64_trains_on_the_values_as_written(tmp_path, capsys, bundled
         runs[dtype] = json.loads((tmp_path / dtype / "results.json").read_text())["folds"][0]
     api = run_letor_folds(bundled_root, RSRank(max_iter=5, random_state=0,
                                                eval_convention="letor"),
-                          {"l1": [0.0, 0.3, 1.0, 3.0], "learning_rate": [0.01]}, folds=[3],
+                          {"l1_ratio": DEFAULT_L1_RATIO, "learning_rate": [0.01]}, folds=[3],
                           within=0.01).folds[0]
     assert runs["float64"]["test"] == api.test and runs["float64"]["params"] == api.params
-    # float32 features: the same model to float32's rounding
-    assert runs["float32"]["params"] == api.params
+    # float32 features: the same model to float32's rounding (l1_max too)
+    assert runs["float32"]["params"]["l1_ratio"] == api.params["l1_ratio"]
+    assert runs["float32"]["params"]["l1"] == pytest.approx(api.params["l1"], rel=1e-5)
     for name, value in api.test.items():
         assert runs["float32"]["test"][name] == pytest.approx(value, abs=1e-3)
 
@@ -226,7 +227,7 @@ def test_malformed_grid_options(argv, message, capsys):
     assert message in capsys.readouterr().err
 
 
-def test_train_uses_every_core_for_one_fold_and_shares_them_between_folds():
+def test_train_threads_by_the_work_for_one_fold_and_shares_cores_between_folds():
     import os
 
     from rsrank.cli import _estimator, build_parser
@@ -234,7 +235,7 @@ def test_train_uses_every_core_for_one_fold_and_shares_them_between_folds():
     def threads(*argv):
         return _estimator(build_parser().parse_args(["train", *argv])).n_jobs
 
-    assert threads() == -1
+    assert threads() == "auto"  # settled per fit by the work and the free cores
     assert threads("--jobs", "2") == max(1, (os.cpu_count() or 1) // 2)
     assert threads("--jobs", "-1") == 1  # joblib's "all cores" for folds
     assert threads("--scheduler", "tcp://nowhere:1") == 1

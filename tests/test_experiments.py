@@ -164,3 +164,34 @@ def test_l1_grid():
     for bad in [(np.nan, 3, 0.1), (-1.0, 3, 0.1), (1.0, 1, 0.1), (1.0, 3, 1.0)]:
         with pytest.raises(ValueError):
             l1_grid(*bad)
+
+
+def test_l1_max_of_a_stream_equals_that_of_the_loaded_data(bundled_root):
+    X, y, qid = load_letor_fold(bundled_root, 2).train[:3]
+    queries = np.unique(qid)
+    blocks = [np.isin(qid, part) for part in np.array_split(queries, 3)]
+    for params in [{}, {"normalize": "none"}, {"normalize": "query-minmax", "ndcg_k": 5}]:
+        base = RSRank(**params)
+        streamed = base.l1_max_chunks(lambda: ((X[b], y[b], qid[b]) for b in blocks))
+        assert streamed == pytest.approx(base.l1_max(X, y, qid=qid), rel=1e-9)
+
+
+def test_l1_ratio_points_are_fractions_of_each_folds_l1_max(bundled_root):
+    from rsrank import QueryData
+
+    base = RSRank(max_iter=5, random_state=0)
+    run = run_letor_folds(bundled_root, base, {"l1_ratio": [0.0, 0.1, 1.01]}, folds=[1, 4])
+    for fold in run.folds:
+        train = QueryData(*load_letor_fold(bundled_root, fold.fold).train[:3])
+        top = base.l1_max(train)
+        by_ratio = {t["params"]["l1_ratio"]: t for t in fold.grid}
+        assert [by_ratio[r]["params"]["l1"] for r in (0.0, 0.1, 1.01)] == [0.0, 0.1 * top,
+                                                                            1.01 * top]
+        assert by_ratio[1.01]["n_nonzero"] == 0  # above the top every weight stays zero
+        assert by_ratio[0.0]["n_nonzero"] > by_ratio[0.1]["n_nonzero"] > 0
+    # a point given as l1 trains the same model as the l1_ratio that stands for it
+    fold = run.folds[0]
+    explicit = run_letor_folds(bundled_root, base, {"l1": [fold.params["l1"]]}, folds=[1])
+    np.testing.assert_array_equal(explicit.folds[0].model.coef_, fold.model.coef_)
+    with pytest.raises(ValueError, match="both l1 and l1_ratio"):
+        run_letor_folds(bundled_root, base, {"l1_ratio": [0.5], "l1": [1.0]}, folds=[1])

@@ -1,0 +1,412 @@
+"""Training recipes across datasets: which default holds on any data.
+
+    python scripts/recipe_study.py [--out results] [--seeds 3] [--data ../shared/data]
+        [--datasets NAME,...] [--recipes NAME,...] [--jobs 2]
+
+Writes ``recipes.md`` and ``recipes.json`` into ``--out``.
+
+For every dataset, every seed and every fold (train / vali / test, LETOR's
+protocol), each recipe is fitted as ``RSRank(**recipe).fit(train,
+eval_set=vali)`` and scored on test; the peers are tuned on the same vali:
+XGBoost's linear ranker (``booster="gblinear"``, ``rank:ndcg``, step size
+chosen on vali among six, rounds early-stopped on vali) and LightGBM's
+lambdarank (early-stopped on vali). ``cli`` runs ``rsrank train DIR`` with
+no flags on the same folds written as files. Scores are test NDCG@10 with
+LETOR's convention, per query, so every method is compared with XGBoost by
+a paired t-test over the test queries of all folds and seeds.
+
+Datasets: the real folds (OHSUMED, the bundled data, LightGBM's example with
+a seeded 20% of its training queries as vali) and generated sets that
+differ the way real data does (:func:`make_set`): raw feature scales, long
+lists with few relevant documents, many grades, heavy tails with redundant
+copies and per-query scales, few queries. Real data gives the same folds
+for every seed; a generated set is drawn again for every seed.
+"""
+
+import argparse
+import contextlib
+import io
+import json
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from joblib import Parallel, delayed
+from scipy import stats
+
+from rsrank import RSRank
+from rsrank.cli import main as rsrank_main
+from rsrank.datasets import bundled_data_path, find_folds, load_letor, load_letor_fold
+from rsrank.experiments import per_query_from_results
+from rsrank.metrics import ndcg_per_query
+from rsrank.synthetic import make_raw_features
+from rsrank.writers import write_letor
+
+from _bench import command_line, write_report
+
+RECIPES = {
+    "default": {},
+    "average": {"average": True},
+    "lr0.1": {"learning_rate": 0.1},
+    "lr0.1+average": {"learning_rate": 0.1, "average": True},
+    "lr1e-3": {"learning_rate": 1e-3},
+    "lr1e-3+average+300": {"learning_rate": 1e-3, "average": True, "max_iter": 300},
+    "grow": {"learning_rate": 1e-3, "power_t": -1.0},
+    "grow+average": {"learning_rate": 1e-3, "power_t": -1.0, "average": True},
+    "grow2": {"learning_rate": 1e-4, "power_t": -1.5},
+    "grow2+average": {"learning_rate": 1e-4, "power_t": -1.5, "average": True},
+    "online": {"batch_size": 1},
+    "online+average": {"batch_size": 1, "average": True},
+    "paper": {"batch_size": 1, "normalize": "none", "learning_rate": 1e-3},
+}
+
+
+# -- data ---------------------------------------------------------------------------------------
+
+
+def make_set(seed, *, n_queries=100, docs=(20, 120), n_features=40, n_informative=8,
+             grades=3, relevant=(0.1, 0.3), heavy=0.0, redundant=0, query_scale=False,
+             raw_scales=False, noise=1.0):
+    """Queries whose labels follow a sparse score of transformed features.
+
+    Columns are Gaussian; a share ``heavy`` of them is log-normal (the score
+    sees their log), ``redundant`` are noisy copies of informative ones.
+    ``query_scale`` multiplies every column by a per-query factor (as BM25
+    moves with query length); ``raw_scales`` multiplies each column by a
+    constant between 1e-6 and 1e4 (as raw engine features). Within a query,
+    the top share ``relevant`` (drawn per query) of the latent score is
+    relevant, split evenly into ``grades - 1`` grades above 0.
+    """
+    rng = np.random.default_rng(seed)
+    sizes = np.floor(np.exp(rng.uniform(np.log(docs[0]), np.log(docs[1] + 1),
+                                        size=n_queries))).astype(int)
+    n = int(sizes.sum())
+    qid = np.repeat(np.arange(1, n_queries + 1), sizes)
+    Z = rng.standard_normal((n, n_features))
+    query_shift = rng.normal(scale=0.7, size=(n_queries, n_features))
+    Z += query_shift[qid - 1]
+    columns = rng.permutation(n_features)
+    support = columns[:n_informative]
+    coef = np.zeros(n_features)
+    coef[support] = rng.uniform(0.5, 2.0, n_informative) * rng.choice([-1, 1], n_informative,
+                                                                       p=[0.25, 0.75])
+    latent = Z @ coef + noise * rng.standard_normal(n)
+    copies = columns[n_informative:n_informative + redundant]
+    for column in copies:
+        Z[:, column] = Z[:, rng.choice(support)] + 0.5 * rng.standard_normal(n)
+    X = Z.copy()
+    is_heavy = rng.uniform(size=n_features) < heavy
+    X[:, is_heavy] = np.exp(1.5 * Z[:, is_heavy])
+    if query_scale:
+        X *= np.exp(rng.normal(scale=0.5, size=(n_queries, n_features)))[qid - 1]
+    if raw_scales:
+        X *= 10.0 ** rng.uniform(-6, 4, size=n_features)
+    y = np.zeros(n, dtype=np.int64)
+    start = 0
+    for size in sizes:
+        block = latent[start:start + size]
+        share = rng.uniform(*relevant)
+        n_rel = max(1, int(round(share * size)))
+        order = np.argsort(-block, kind="stable")
+        top = order[:n_rel]
+        y[start + top] = 1 + (grades - 1) * np.arange(n_rel)[::-1] // max(n_rel, 1)
+        start += size
+    return X, y, qid
+
+
+GENERATED = {
+    "raw": None,  # rsrank.synthetic.make_raw_features
+    "long-sparse": dict(n_queries=60, docs=(300, 1000), n_features=42, relevant=(0.005, 0.03),
+                        heavy=0.3, redundant=6),
+    "many-grades": dict(n_queries=120, grades=5, relevant=(0.2, 0.5)),
+    "heavy-redundant": dict(n_queries=120, heavy=0.5, redundant=10, query_scale=True,
+                            raw_scales=True),
+    "few-queries": dict(n_queries=30, docs=(20, 80)),
+}
+
+
+def five_folds(X, y, qid):
+    """LETOR's rotation over five parts of the queries: fold k tests part k,
+    validates on part k+1 and trains on the other three."""
+    queries = np.unique(qid)
+    parts = np.array_split(queries, 5)
+    folds = []
+    for k in range(5):
+        role = {}
+        for split, offset in (("test", 0), ("vali", 1)):
+            role[split] = np.isin(qid, parts[(k + offset) % 5])
+        role["train"] = ~(role["test"] | role["vali"])
+        folds.append({split: (X[mask], y[mask], qid[mask]) for split, mask in role.items()})
+    return folds
+
+
+def real_folds(root):
+    folds = []
+    for k in find_folds(root):
+        fold = load_letor_fold(root, k, dtype=np.float32, dense="auto")
+        folds.append({split: fold[split] for split in ("train", "vali", "test")})
+    return folds
+
+
+def lightgbm_folds(root, seed):
+    train = load_letor(Path(root) / "rank.train.gz", n_features=300)
+    test = load_letor(Path(root) / "rank.test.gz", n_features=300)
+    X, y, qid = train
+    queries = np.unique(qid)
+    held = np.random.default_rng(seed).permutation(queries)[:int(round(0.2 * len(queries)))]
+    vali = np.isin(qid, held)
+    return [{"train": (X[~vali], y[~vali], qid[~vali]), "vali": (X[vali], y[vali], qid[vali]),
+             "test": test}]
+
+
+def by_query(split):
+    """Rows sorted by qid, as XGBoost and LightGBM need (stable: each
+    query keeps its file order, which LETOR's ties follow)."""
+    X, y, qid = split[:3]
+    order = np.argsort(qid, kind="stable")
+    return X[order], y[order], qid[order]
+
+
+def dataset_folds(name, seed, data_root):
+    return [{split: by_query(part) for split, part in fold.items()}
+            for fold in _dataset_folds(name, seed, data_root)]
+
+
+def _dataset_folds(name, seed, data_root):
+    if name == "ohsumed":
+        return real_folds(Path(data_root) / "OHSUMED")
+    if name == "bundled":
+        return real_folds(bundled_data_path())
+    if name == "lightgbm":
+        return lightgbm_folds(Path(data_root) / "LightGBM-lambdarank-example", seed)
+    if name == "raw":
+        data = make_raw_features(n_queries=150, random_state=seed)
+        return five_folds(data.X, data.y, data.qid)
+    return five_folds(*make_set(1000 + seed, **GENERATED[name]))
+
+
+DATASETS = ["ohsumed", "bundled", "lightgbm", *GENERATED]
+
+
+def dense(X):
+    return X.toarray() if hasattr(X, "toarray") else np.asarray(X)
+
+
+# -- methods ------------------------------------------------------------------------------------
+
+
+def ndcg10(split, scores):
+    X, y, qid = split
+    return ndcg_per_query(y, scores, qid, 10, convention="letor")
+
+
+def fit_rsrank(fold, params, seed):
+    model = RSRank(random_state=seed, eval_train=False, **params)
+    model.fit(*fold["train"][:2], qid=fold["train"][2], eval_set=fold["vali"])
+    test = fold["test"]
+    return ndcg10(test, model.predict(test[0])), {
+        "nonzero": int(np.count_nonzero(model.coef_)),
+        "best_epoch": int(model.best_iteration_ or 0), "epochs": int(model.n_iter_)}
+
+
+XGB_RATES = (0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
+
+
+def fit_xgboost(fold, seed):
+    import xgboost
+
+    best = None
+    for rate in XGB_RATES:
+        model = xgboost.XGBRanker(booster="gblinear", objective="rank:ndcg", eval_metric="ndcg@10",
+                                  learning_rate=rate, n_estimators=500, early_stopping_rounds=50,
+                                  n_jobs=1, random_state=seed)
+        (X, y, qid), (Xv, yv, qv) = fold["train"], fold["vali"]
+        model.fit(X, y, qid=qid, eval_set=[(Xv, yv)], eval_qid=[qv], verbose=False)
+        vali = float(np.mean(ndcg10(fold["vali"], model.predict(Xv))))
+        if best is None or vali > best[0]:
+            best = (vali, model, rate)
+    _, model, rate = best
+    coef = np.asarray(model.coef_).ravel()
+    return ndcg10(fold["test"], model.predict(fold["test"][0])), {
+        "nonzero": int(np.count_nonzero(coef)), "rate": rate}
+
+
+def fit_lightgbm(fold, seed):
+    import lightgbm
+
+    (X, y, qid), (Xv, yv, qv) = fold["train"], fold["vali"]
+    sizes = lambda q: np.unique(q, return_counts=True)[1]  # noqa: E731 (queries are contiguous)
+    model = lightgbm.LGBMRanker(n_estimators=1000, random_state=seed, n_jobs=1, verbose=-1)
+    model.fit(X, y, group=sizes(qid), eval_X=(Xv,), eval_y=(yv,), eval_group=[sizes(qv)],
+              eval_at=[10], callbacks=[lightgbm.early_stopping(50, verbose=False)])
+    return ndcg10(fold["test"], model.predict(fold["test"][0])), {}
+
+
+def run_cli(folds, seed):
+    """``rsrank train DIR`` with no flags on the folds written as files."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "data"
+        for k, fold in enumerate(folds, 1):
+            (root / f"Fold{k}").mkdir(parents=True)
+            for split, (X, y, qid) in fold.items():
+                write_letor(root / f"Fold{k}" / f"{split}.txt", dense(X), y, qid)
+        out = Path(tmp) / "run"
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            code = rsrank_main(["train", str(root), "--out", str(out), "--seed", str(seed), "--quiet"])
+        if code != 0:
+            raise RuntimeError(f"rsrank train exited with {code}")
+        document = json.loads((out / "results.json").read_text())
+    per_query = per_query_from_results(document)
+    by_key = dict(zip(per_query["qid"], per_query["NDCG@10"]))
+    # The order of the other methods: fold by fold, queries by increasing qid.
+    values = np.array([by_key[f"{k}:{q}"] for k, fold in enumerate(folds, 1)
+                       for q in np.unique(fold["test"][2])], dtype=float)
+    nonzero = [len(entry["selected_features"]) for entry in document["folds"]]
+    return values, {"nonzero": float(np.mean(nonzero))}
+
+
+def run_one(name, seed, data_root, recipes, peers, peer_cache=None):
+    """Every method on one dataset and seed: {method: (per-query values, info per fold)}.
+    ``peer_cache``: a directory keeping the peers' results between runs."""
+    folds = dataset_folds(name, seed, data_root)
+    results = {}
+    cached = Path(peer_cache) / f"{name}-{seed}.json" if peer_cache else None
+    if cached is not None and cached.exists():
+        kept = json.loads(cached.read_text())
+        results.update({m: r for m, r in kept.items() if m in peers})
+        peers = peers - set(kept)
+    methods = [(f"rsrank:{r}", lambda f, r=r: fit_rsrank(f, RECIPES[r], seed)) for r in recipes]
+    if "xgboost" in peers:
+        methods.append(("xgboost", lambda f: fit_xgboost(f, seed)))
+    if "lightgbm" in peers:
+        methods.append(("lightgbm", lambda f: fit_lightgbm(f, seed)))
+    for method, fit in methods:
+        start = time.perf_counter()
+        parts = [fit(fold) for fold in folds]
+        results[method] = {"values": np.concatenate([p[0] for p in parts]).tolist(),
+                           "info": [p[1] for p in parts],
+                           "seconds": time.perf_counter() - start}
+    if "cli" in peers:
+        start = time.perf_counter()
+        values, info = run_cli(folds, seed)
+        results["cli"] = {"values": values.tolist(), "info": [info],
+                          "seconds": time.perf_counter() - start}
+    if cached is not None:
+        kept = json.loads(cached.read_text()) if cached.exists() else {}
+        kept.update({m: r for m, r in results.items() if not m.startswith("rsrank:")})
+        cached.write_text(json.dumps(kept))
+    n_features = folds[0]["train"][0].shape[1]
+    return name, seed, n_features, results
+
+
+# -- report -------------------------------------------------------------------------------------
+
+
+def summarize(runs):
+    """Per dataset and method: mean test NDCG@10 over the queries of every
+    seed, paired t against XGBoost, kept features, best-epoch positions."""
+    table = {}
+    for name, seed, n_features, results in runs:
+        entry = table.setdefault(name, {"n_features": n_features, "seeds": [], "methods": {}})
+        entry["seeds"].append(seed)
+        for method, result in results.items():
+            slot = entry["methods"].setdefault(method, {"values": [], "info": [], "seconds": 0.0})
+            slot["values"].extend(result["values"])
+            slot["info"].extend(result["info"])
+            slot["seconds"] += result["seconds"]
+    for entry in table.values():
+        reference = np.asarray(entry["methods"].get("xgboost", {}).get("values", []))
+        for method, slot in entry["methods"].items():
+            values = np.asarray(slot["values"])
+            slot["mean"] = float(values.mean())
+            slot["n_queries"] = len(values)
+            if len(reference) == len(values) and method != "xgboost":
+                slot["p_vs_xgboost"] = float(stats.ttest_rel(values, reference).pvalue)
+                slot["ratio_to_xgboost"] = float(values.mean() / reference.mean())
+            nonzero = [i["nonzero"] for i in slot["info"] if "nonzero" in i]
+            slot["mean_nonzero"] = float(np.mean(nonzero)) if nonzero else None
+            epochs = [(i["best_epoch"], i["epochs"]) for i in slot["info"] if "best_epoch" in i]
+            if epochs:
+                slot["best_first"] = float(np.mean([b == 1 for b, _ in epochs]))
+                slot["best_last"] = float(np.mean([b == e for b, e in epochs]))
+    return table
+
+
+def markdown(table, recipes):
+    methods = [f"rsrank:{r}" for r in recipes] + ["cli", "xgboost", "lightgbm"]
+    present = [m for m in methods if any(m in e["methods"] for e in table.values())]
+    lines = ["Test NDCG@10 (LETOR convention), mean over the test queries of every fold and "
+             "seed; in brackets the paired t-test p against XGBoost gblinear tuned on vali "
+             "(+ above, - below), then the mean number of kept features.", "",
+             "| data (queries, features) | " + " | ".join(present) + " |",
+             "|---" * (len(present) + 1) + "|"]
+    means = {m: [] for m in present}
+    for name, entry in table.items():
+        cells = []
+        for method in present:
+            slot = entry["methods"].get(method)
+            if slot is None:
+                cells.append("")
+                continue
+            means[method].append(slot["mean"])
+            cell = f"{slot['mean']:.4f}"
+            if "p_vs_xgboost" in slot:
+                sign = "+" if slot["ratio_to_xgboost"] >= 1 else "-"
+                cell += f" ({sign}p={slot['p_vs_xgboost']:.2g})"
+            if slot["mean_nonzero"] is not None:
+                cell += f", {slot['mean_nonzero']:.1f}"
+            cells.append(cell)
+        n_queries = next(iter(entry["methods"].values()))["n_queries"]
+        lines.append(f"| {name} ({n_queries}, {entry['n_features']}) | " + " | ".join(cells) + " |")
+    lines.append("| mean over datasets | " + " | ".join(
+        f"{np.mean(v):.4f}" if len(v) == len(table) else "" for v in means.values()) + " |")
+    lines += ["", "Share of fits whose best vali epoch was the first / the last:", "",
+              "| recipe | " + " | ".join(table) + " |", "|---" * (len(table) + 1) + "|"]
+    for method in present:
+        if not method.startswith("rsrank:"):
+            continue
+        cells = []
+        for entry in table.values():
+            slot = entry["methods"].get(method, {})
+            cells.append(f"{slot['best_first']:.2f} / {slot['best_last']:.2f}"
+                         if "best_first" in slot else "")
+        lines.append(f"| {method} | " + " | ".join(cells) + " |")
+    lines += ["", "Recipes: " + "; ".join(f"`{r}` = `RSRank({', '.join(f'{k}={v!r}' for k, v in RECIPES[r].items())})`"
+                                         for r in recipes)]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default="results")
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data"))
+    parser.add_argument("--datasets", default=",".join(DATASETS))
+    parser.add_argument("--recipes", default=",".join(RECIPES))
+    parser.add_argument("--peers", default="xgboost,lightgbm,cli")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--name", default="recipes")
+    parser.add_argument("--peer-cache", help="directory keeping the peers' results between runs")
+    args = parser.parse_args(argv)
+    names = args.datasets.split(",")
+    recipes = [r for r in args.recipes.split(",") if r]
+    peers = set(args.peers.split(",")) - {""}
+    if not (Path(args.data) / "OHSUMED").is_dir():
+        names = [n for n in names if n not in ("ohsumed", "lightgbm")]
+    tasks = [(name, seed) for name in names for seed in range(args.seeds)]
+    runs = Parallel(n_jobs=args.jobs, verbose=0)(
+        delayed(run_one)(name, seed, args.data, recipes, peers, args.peer_cache) for name, seed in tasks)
+    table = summarize(runs)
+    text = markdown(table, recipes)
+    print(text)
+    report = {"command": command_line(), "recipes": {r: RECIPES[r] for r in recipes},
+              "table": {name: {"n_features": e["n_features"], "seeds": e["seeds"],
+                               "methods": {m: {k: v for k, v in s.items() if k != "values"}
+                                           for m, s in e["methods"].items()}}
+                        for name, e in table.items()}}
+    write_report(Path(args.out), args.name, report, text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+"""Thread counts: n_jobs="auto" follows the work and the cores left free."""
+
+import os
+
+import numba
+import numpy as np
+import pytest
+
+from rsrank import RSRank, _threads
+from rsrank._threads import WORK_PER_THREAD, free_cores, threads
+
+
+@pytest.fixture
+def fresh_reading(monkeypatch):
+    """No reading of the free cores kept from an earlier call."""
+    monkeypatch.setitem(_threads._FREE, "when", -1e9)
+
+
+def test_auto_gives_one_thread_to_small_work_and_one_per_free_core(monkeypatch):
+    available = numba.config.NUMBA_NUM_THREADS
+    for free in (1, 2, 64):
+        monkeypatch.setattr(_threads, "free_cores", lambda free=free: free)
+        assert threads("auto", work=WORK_PER_THREAD - 1) == 1
+        assert threads("auto", work=10**12) == min(free, available)
+        assert threads("auto", work=3 * WORK_PER_THREAD) == min(free, available, 3)
+        assert threads("auto") == min(free, available)
+    assert threads(None) == 1 and threads(1) == 1 and threads(-1) == available
+
+
+def test_free_cores_counts_the_idle_share_of_the_machine(monkeypatch, fresh_reading):
+    total = os.cpu_count()
+    usable = len(os.sched_getaffinity(0))
+    # two readings of /proc/stat: the machine was half idle in between
+    readings = iter([(1000, 0), (1000 + 100 * total, 50 * total)])
+    monkeypatch.setattr(_threads, "_cpu_times", lambda: next(readings))
+    assert free_cores() == max(1, min(usable, round(total / 2)))
+    # every core busy still leaves this process one
+    monkeypatch.setitem(_threads._FREE, "when", -1e9)
+    readings = iter([(1000, 0), (2000, 0)])
+    monkeypatch.setattr(_threads, "_cpu_times", lambda: next(readings))
+    assert free_cores() == 1
+
+
+def test_free_cores_reads_the_machine(fresh_reading):
+    assert 1 <= free_cores() <= len(os.sched_getaffinity(0))
+
+
+def test_an_auto_fit_equals_a_one_thread_fit_on_small_data(monkeypatch):
+    monkeypatch.setattr(_threads, "free_cores", lambda: 2)
+    rng = np.random.default_rng(0)
+    X, y, qid = rng.normal(size=(300, 6)), rng.integers(0, 3, 300), np.repeat(np.arange(30), 10)
+    one = RSRank(max_iter=5, n_jobs=1, random_state=0).fit(X, y, qid=qid)
+    auto = RSRank(max_iter=5, n_jobs="auto", random_state=0).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(auto.coef_, one.coef_)
+    np.testing.assert_array_equal(auto.predict(X), one.predict(X))
+
+
+@pytest.mark.parametrize("bad", [0, "all", 1.5, True])
+def test_n_jobs_refuses(bad):
+    with pytest.raises(ValueError, match="n_jobs"):
+        RSRank(n_jobs=bad).fit(np.ones((4, 2)), [0, 1, 0, 1], qid=[1, 1, 2, 2])
