@@ -16,6 +16,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from sklearn.base import clone
 
 from ._kernels import compiled_before
 from ._version import __version__
@@ -44,6 +45,18 @@ DEFAULT_WITHIN = 0.01
 
 class UsageError(ValueError):
     """A mistake in the command line itself."""
+
+
+def _within(text):
+    if text.strip().lower() == "1se":
+        return "1se"
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is neither a fraction nor '1se'") from None
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be in [0, 1)")
+    return value
 
 
 def _number_list(kind):
@@ -87,6 +100,21 @@ def _positive(kind):
             raise argparse.ArgumentTypeError(f"{text!r} must be positive")
         return value
 
+    return parse
+
+
+def _rates(grid):
+    """``--learning-rate``: ``auto`` or positive numbers (comma-separated
+    for a grid)."""
+    def parse(text):
+        if text.strip().lower() == "auto":
+            return ["auto"] if grid else "auto"
+        if grid:
+            values = _number_list(float)(text)
+            if not all(v > 0 for v in values):
+                raise argparse.ArgumentTypeError(f"{text!r}: every rate must be positive")
+            return values
+        return _positive(float)(text)
     return parse
 
 
@@ -512,6 +540,10 @@ def _run_path(args, name, data, results):
                        ndcg_k=args.ndcg_k, random_state=args.seed,
                        l1_method=args.l1_method, power_t=args.power_t or 0.0,
                        average=args.average)
+    if estimator.learning_rate == "auto":  # chosen once, without L1, on vali
+        chosen = clone(estimator).fit(*data.train[:2], qid=data.train[2],
+                                      eval_set=data.vali[:3]).learning_rate_
+        estimator.set_params(learning_rate=chosen)
     l1_values, top = args.l1, None
     if l1_values is None:
         top = estimator.l1_max(*data.train[:2], qid=data.train[2])
@@ -565,12 +597,12 @@ def _add_data_options(parser):
 
 
 def _add_training_options(parser, grid):
-    many = _number_list(float) if grid else _positive(float)
     many_or_zero = _number_list(float) if grid else _single(_number_list(float))
     rate = DEFAULTS["learning_rate"]
-    parser.add_argument("--learning-rate", type=many, default=[rate] if grid else rate,
-                        help=f"step size eta (default {rate:g})"
-                        + (", comma-separated grid" if grid else ""))
+    parser.add_argument("--learning-rate", type=_rates(grid), default=[rate] if grid else rate,
+                        help="step size eta" + (", comma-separated grid" if grid else "")
+                        + " (default auto: 1e-3, 1e-2 or 1e-1, whichever gives the best "
+                        "vali NDCG without L1, chosen once per fold)")
     parser.add_argument("--power-t", type=many_or_zero, default=None,
                         help="decay of the step size: gradient step t takes learning_rate / "
                         "t^power_t (default 0, a constant step; 0.5 is 1/sqrt(t))"
@@ -638,9 +670,11 @@ def build_parser():
     strengths.add_argument("--l1", type=_number_list(float), default=None,
                            help="comma-separated L1 strengths g, in the units of the scaled "
                            "features (instead of --l1-ratio)")
-    train.add_argument("--within", type=float, default=DEFAULT_WITHIN,
+    train.add_argument("--within", type=_within, default=DEFAULT_WITHIN,
                        help="keep the sparsest grid point whose vali score is within this "
-                       f"fraction of the best (default {DEFAULT_WITHIN:g}; 0 keeps the best)")
+                       "fraction of the best (0 keeps the best), or '1se': within one "
+                       "standard error of the best over the vali queries (default "
+                       f"{DEFAULT_WITHIN})")
     train.add_argument("--truncation-period", type=_number_list(int), default=None,
                        help="K of truncated gradient (comma-separated grid; default 1)")
     _add_training_options(train, grid=True)

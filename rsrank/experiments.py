@@ -64,14 +64,15 @@ def parse_metric(name):
     return kind, int(match.group(2))
 
 
-def _metric_value(name, y, scores, qid, convention):
+def _metric_per_query(name, y, scores, qid, convention):
+    """The metric ``name`` per query (NaN for a query the convention skips)."""
     kind, k = parse_metric(name)
     if kind == "ndcg":
-        return metrics.mean_ndcg(y, scores, qid, k, convention=convention)
+        return metrics.ndcg_per_query(y, scores, qid, k, convention=convention)
     if kind == "p":
-        return metrics.mean_precision(y, scores, qid, k,
-                                      short_list=metrics.precision_short_list(convention))
-    return metrics.mean_average_precision(y, scores, qid)
+        return metrics.precision_per_query(y, scores, qid, k,
+                                           short_list=metrics.precision_short_list(convention))
+    return metrics.average_precision_per_query(y, scores, qid)
 
 
 # -- LETOR's protocol ----------------------------------------------------------
@@ -107,7 +108,7 @@ class LetorExperiment:
     folds: list
     select: str
     convention: str
-    within: float = 0.0
+    within: object = 0.0  # a fraction, or "1se"
 
     def metric_names(self):
         return list(self.folds[0].test)
@@ -196,10 +197,9 @@ def _fit_fold_seeds(estimator, grid, data, select, convention, within, features,
 
 
 def _metric_on(name, data, model, convention):
-    """``name`` of ``model``'s scores on a :class:`QueryData` (the scores in
-    its input order and the per-query values come back too)."""
+    """``name`` of ``model``'s scores on a :class:`QueryData`, per query."""
     scores = model.predict(data)
-    return _metric_value(name, data.y, scores[data.order], data.groups, convention), scores
+    return _metric_per_query(name, data.y, scores[data.order], data.groups, convention)
 
 
 def _resolve_l1_ratio(estimator, params, data, tops):
@@ -222,26 +222,48 @@ def _resolve_l1_ratio(estimator, params, data, tops):
     return {**params, "l1": float(ratio) * tops[key]}
 
 
+def _resolve_rate(estimator, params, data, dense_fits):
+    """A grid point's ``learning_rate="auto"`` settled once per fold and
+    setting of the other parameters: :meth:`RSRank.fit` chooses it on vali
+    without L1 (``dense_fits`` keeps that fit per setting, and returns it
+    for a point without L1). Streamed training keeps ``"auto"`` (1e-2)."""
+    dense = {k: v for k, v in params.items() if k not in ("l1", "l1_ratio")}
+    if clone(estimator).set_params(**dense).learning_rate != "auto" or data.train is None:
+        return params, None
+    key = repr(sorted(dense.items()))
+    if key not in dense_fits:
+        dense_fits[key] = clone(estimator).set_params(**dense, l1=0.0).fit(
+            data.train, eval_set=data.vali)
+    model = dense_fits[key]
+    without_l1 = params.get("l1", 0.0) == 0 and params.get("l1_ratio", 0.0) == 0
+    return {**params, "learning_rate": model.learning_rate_}, (model if without_l1 else None)
+
+
 def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, seed=None):
-    tried, models, tops = [], [], {}
+    tried, vali_per_query, models, tops, dense_fits = [], [], [], {}, {}
     start = time.perf_counter()
     for point in grid:
+        point, fitted = _resolve_rate(estimator, point, data, dense_fits)
         params = _resolve_l1_ratio(estimator, point, data, tops)
         model = clone(estimator).set_params(**params)
-        if data.train is None:  # streamed from disk, one block of queries at a time
+        if fitted is not None:  # the fit that chose the rate
+            model = fitted
+        elif data.train is None:  # streamed from disk, one block of queries at a time
             model.fit_chunks(data.train_chunks, eval_set=data.vali)
             if data.vali.feature_names is not None:
                 model.set_feature_names(data.vali.feature_names)
         else:
             model.fit(data.train, eval_set=data.vali)
-        vali = _metric_on(select, data.vali, model, convention)[0]
+        per_query = _metric_on(select, data.vali, model, convention)
         if "l1_ratio" in point:
             params = {**point, "l1": params["l1"]}
-        tried.append({"params": params, "vali_score": vali,
+        tried.append({"params": params, "vali_score": metrics.nanmean(per_query),
                       "n_nonzero": int(np.count_nonzero(model.coef_))})
+        vali_per_query.append(per_query)
         models.append(model)
     seconds = time.perf_counter() - start
-    chosen = sparsest_index(tried, within)
+    chosen = sparsest_index([{**t, "per_query": v} for t, v in zip(tried, vali_per_query)],
+                            within)
     model, params, vali = models[chosen], tried[chosen]["params"], tried[chosen]["vali_score"]
     evaluated_on = "test" if data.test is not None else "vali"
     evaluation = data.test if evaluated_on == "test" else data.vali
@@ -283,9 +305,10 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
     convention : str
         Metric convention for selection and the test report ("letor" gives
         the numbers of LETOR's Eval-Score script).
-    within : float
+    within : float or "1se"
         Keep the sparsest grid point whose vali score is within this
-        relative distance of the best (0: the best vali score); see
+        relative distance of the best (0: the best vali score), or within
+        one standard error of it over the vali queries (``"1se"``); see
         :func:`sparsest_within`.
     feature_names : list of str or callable, optional
         Names given to the selected models' features, or a function of the
@@ -326,8 +349,7 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
     LetorExperiment
     """
     parse_metric(select)
-    if not 0 <= within < 1:
-        raise ValueError(f"within must be in [0, 1), got {within}")
+    check_within(within)
     grid = list(ParameterGrid(param_grid))
     seeds = _seed_list(seeds)
     folds = None if folds is None else list(folds)
@@ -392,13 +414,15 @@ def l1_grid(l1_max, n_points=10, ratio=1e-3):
 
 def regularization_path(X, y, qid, l1_values, *, estimator=None, eval_set=None, test_set=None,
                         k=10, convention="standard", warm_start=True):
-    """Train along increasing L1 strengths, each fit starting from the last.
+    """Train along decreasing L1 strengths, each fit starting from the last
+    (glmnet's order: from the sparsest model to the densest, so a strong
+    penalty never starts from dense weights).
 
     Parameters
     ----------
     X, y, qid : training data.
     l1_values : sequence of float
-        Values of g, visited in increasing order.
+        Values of g, visited in decreasing order.
     estimator : RSRank, optional
         Base parameters (default ``RSRank()``).
     eval_set, test_set : tuple (X, y, qid), optional
@@ -411,12 +435,12 @@ def regularization_path(X, y, qid, l1_values, *, estimator=None, eval_set=None, 
     Returns
     -------
     list of Bunch
-        Per g: ``l1``, ``n_nonzero``, ``coef``, ``train_ndcg`` and, when given,
-        ``val_ndcg`` and ``test_ndcg``.
+        Per g, in increasing order of g: ``l1``, ``n_nonzero``, ``coef``,
+        ``train_ndcg`` and, when given, ``val_ndcg`` and ``test_ndcg``.
     """
     base = RSRank() if estimator is None else estimator
     path, coef = [], None
-    for g in sorted(float(v) for v in l1_values):
+    for g in sorted((float(v) for v in l1_values), reverse=True):
         model = clone(base).set_params(l1=g)
         model.fit(X, y, qid=qid, eval_set=eval_set, coef_init=coef if warm_start else None)
         coef = model.coef_.copy()
@@ -428,22 +452,31 @@ def regularization_path(X, y, qid, l1_values, *, estimator=None, eval_set=None, 
                 point[name] = metrics.mean_ndcg(data[1], model.predict(data[0]), data[2], k,
                                                 convention=convention)
         path.append(point)
-    return path
+    return path[::-1]
 
 
 def sparsest_within(points, within, *, key="vali_score", reference="best"):
     """The one selection rule: the point with the fewest non-zero weights
     among those whose ``key`` is at least ``(1 - within)`` times the
     reference score; ties go to the higher score, then to the earlier point.
+    A point without non-zero weights is left out when any other has some:
+    it ranks every query in input order, which no search engine has.
 
     Parameters
     ----------
     points : sequence of mapping
         Each with ``"n_nonzero"`` and ``key``: the grid points of a fold
         (``rsrank train``), or a regularization path.
-    within : float in [0, 1)
+    within : float in [0, 1) or "1se"
         Relative distance to the reference; 0 keeps the best (or the dense)
-        score only.
+        score only. ``"1se"``: the one-standard-error rule of glmnet's
+        cross-validation (``lambda.1se``), paired over queries: a point is
+        kept when its mean difference from the reference over the queries
+        is at most one standard error of that difference below 0; every
+        point then needs ``"per_query"``, its values per query (NaN where
+        the convention skips a query, for every point alike). The rule
+        follows the size of the validation set: many queries make it
+        strict, few make it lenient.
     key : str
         The score to select on. Keep it a validation score: a test score
         selects on test data, and a table made so must say it.
@@ -456,17 +489,41 @@ def sparsest_within(points, within, *, key="vali_score", reference="best"):
     points = list(points)
     if not points:
         raise ValueError("no points to select from")
-    if not 0 <= within < 1:
-        raise ValueError(f"within must be in [0, 1), got {within}")
+    check_within(within)
+    if any(point["n_nonzero"] for point in points):
+        # a model without weights ranks every query in input order: never chosen
+        points = [point for point in points if point["n_nonzero"]]
     scores = [float(point[key]) for point in points]
     if reference == "best":
-        target = max(scores)
+        target = max(range(len(points)), key=lambda i: (scores[i], -i))
     elif reference == "dense":
-        target = scores[max(range(len(points)), key=lambda i: (points[i]["n_nonzero"], -i))]
+        target = max(range(len(points)), key=lambda i: (points[i]["n_nonzero"], -i))
     else:
         raise ValueError(f"reference must be 'best' or 'dense', got {reference!r}")
-    keep = [i for i, score in enumerate(scores) if score >= (1 - within) * target]
+    if within == "1se":
+        keep = [i for i in range(len(points))
+                if _within_one_se(points[i]["per_query"], points[target]["per_query"])]
+    else:
+        keep = [i for i, score in enumerate(scores) if score >= (1 - within) * scores[target]]
     return points[min(keep, key=lambda i: (points[i]["n_nonzero"], -scores[i], i))]
+
+
+def check_within(within):
+    """``within`` is a fraction in [0, 1) or ``"1se"``."""
+    if within == "1se":
+        return
+    if isinstance(within, str) or not 0 <= within < 1:
+        raise ValueError(f"within must be in [0, 1) or '1se', got {within!r}")
+
+
+def _within_one_se(values, reference):
+    """Whether ``values`` (per query) are at most one standard error of the
+    paired difference below ``reference``."""
+    diff = np.asarray(values, dtype=float) - np.asarray(reference, dtype=float)
+    diff = diff[~np.isnan(diff)]
+    if len(diff) < 2:
+        return bool(len(diff) == 1 and diff[0] >= 0)
+    return bool(diff.mean() >= -diff.std(ddof=1) / np.sqrt(len(diff)))
 
 
 def sparsest_index(points, within, **rule):
@@ -489,7 +546,10 @@ def experiment_markdown(experiment, title="RSRank on LETOR folds", command=None)
     if command:
         lines += [f"Command: `{command}`", ""]
     rule_text = f"by {experiment.select}"
-    if experiment.within:
+    if experiment.within == "1se":
+        rule_text = (f"the sparsest model whose vali {experiment.select} is within one "
+                     "standard error of the best (paired over the vali queries)")
+    elif experiment.within:
         rule_text = (f"the sparsest model whose vali {experiment.select} is within "
                      f"{experiment.within:.0%} of the best")
     lines += [f"Selection on vali: {rule_text}. Metrics with the {experiment.convention!r} "

@@ -45,8 +45,17 @@ from rsrank.writers import write_letor
 
 from _bench import command_line, write_report
 
+#: rsrank train DIR with these flags
+CLI_VARIANTS = {
+    "cli": [],
+    "cli-1se": ["--within", "1se"],
+    # the defaults of rsrank 0.x before the grid scaled to the data
+    "cli-before": ["--l1", "0,0.3,1,3", "--learning-rate", "0.01"],
+}
+
 RECIPES = {
     "default": {},
+    "before": {"learning_rate": 1e-2},  # the default step size before "auto"
     "average": {"average": True},
     "lr0.1": {"learning_rate": 0.1},
     "lr0.1+average": {"learning_rate": 0.1, "average": True},
@@ -56,6 +65,11 @@ RECIPES = {
     "grow+average": {"learning_rate": 1e-3, "power_t": -1.0, "average": True},
     "grow2": {"learning_rate": 1e-4, "power_t": -1.5},
     "grow2+average": {"learning_rate": 1e-4, "power_t": -1.5, "average": True},
+    "select-lr": [{"learning_rate": r} for r in (1e-3, 1e-2, 1e-1)],
+    "select-lr+average": [{"learning_rate": r, "average": a} for r in (1e-2, 1e-1)
+                          for a in (False, True)],
+    "last-epoch": {"restore_best": False},
+    "last-epoch+average": {"restore_best": False, "average": True},
     "online": {"batch_size": 1},
     "online+average": {"batch_size": 1, "average": True},
     "paper": {"batch_size": 1, "normalize": "none", "learning_rate": 1e-3},
@@ -119,6 +133,8 @@ GENERATED = {
     "raw": None,  # rsrank.synthetic.make_raw_features
     "long-sparse": dict(n_queries=60, docs=(300, 1000), n_features=42, relevant=(0.005, 0.03),
                         heavy=0.3, redundant=6),
+    "long-noisy": dict(n_queries=60, docs=(300, 1000), n_features=42, relevant=(0.005, 0.03),
+                       heavy=0.3, redundant=6, noise=4.0),
     "many-grades": dict(n_queries=120, grades=5, relevant=(0.2, 0.5)),
     "heavy-redundant": dict(n_queries=120, heavy=0.5, redundant=10, query_scale=True,
                             raw_scales=True),
@@ -202,8 +218,16 @@ def ndcg10(split, scores):
 
 
 def fit_rsrank(fold, params, seed):
-    model = RSRank(random_state=seed, eval_train=False, **params)
-    model.fit(*fold["train"][:2], qid=fold["train"][2], eval_set=fold["vali"])
+    """``params``: one setting, or a list of them of which the best vali
+    NDCG@10 is kept."""
+    best = None
+    for setting in params if isinstance(params, list) else [params]:
+        model = RSRank(random_state=seed, eval_train=False, **setting)
+        model.fit(*fold["train"][:2], qid=fold["train"][2], eval_set=fold["vali"])
+        vali = float(np.nanmax(model.history_["val_ndcg"]))
+        if best is None or vali > best[0]:
+            best = (vali, model)
+    model = best[1]
     test = fold["test"]
     return ndcg10(test, model.predict(test[0])), {
         "nonzero": int(np.count_nonzero(model.coef_)),
@@ -243,8 +267,9 @@ def fit_lightgbm(fold, seed):
     return ndcg10(fold["test"], model.predict(fold["test"][0])), {}
 
 
-def run_cli(folds, seed):
-    """``rsrank train DIR`` with no flags on the folds written as files."""
+def run_cli(folds, seed, flags=()):
+    """``rsrank train DIR`` (with no flags but ``flags``) on the folds
+    written as files."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "data"
         for k, fold in enumerate(folds, 1):
@@ -253,7 +278,8 @@ def run_cli(folds, seed):
                 write_letor(root / f"Fold{k}" / f"{split}.txt", dense(X), y, qid)
         out = Path(tmp) / "run"
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            code = rsrank_main(["train", str(root), "--out", str(out), "--seed", str(seed), "--quiet"])
+            code = rsrank_main(["train", str(root), "--out", str(out), "--seed", str(seed),
+                                "--quiet", *flags])
         if code != 0:
             raise RuntimeError(f"rsrank train exited with {code}")
         document = json.loads((out / "results.json").read_text())
@@ -287,14 +313,14 @@ def run_one(name, seed, data_root, recipes, peers, peer_cache=None):
         results[method] = {"values": np.concatenate([p[0] for p in parts]).tolist(),
                            "info": [p[1] for p in parts],
                            "seconds": time.perf_counter() - start}
-    if "cli" in peers:
+    for peer in sorted(p for p in peers if p in CLI_VARIANTS):
         start = time.perf_counter()
-        values, info = run_cli(folds, seed)
-        results["cli"] = {"values": values.tolist(), "info": [info],
-                          "seconds": time.perf_counter() - start}
+        values, info = run_cli(folds, seed, CLI_VARIANTS[peer])
+        results[peer] = {"values": values.tolist(), "info": [info],
+                         "seconds": time.perf_counter() - start}
     if cached is not None:
         kept = json.loads(cached.read_text()) if cached.exists() else {}
-        kept.update({m: r for m, r in results.items() if not m.startswith("rsrank:")})
+        kept.update({m: r for m, r in results.items() if m in ("xgboost", "lightgbm")})
         cached.write_text(json.dumps(kept))
     n_features = folds[0]["train"][0].shape[1]
     return name, seed, n_features, results
@@ -333,8 +359,15 @@ def summarize(runs):
     return table
 
 
+def describe(params):
+    if isinstance(params, list):
+        return "[" + ", ".join(describe(p) for p in params) + "]"
+    return f"RSRank({', '.join(f'{k}={v!r}' for k, v in params.items())})"
+
+
 def markdown(table, recipes):
-    methods = [f"rsrank:{r}" for r in recipes] + ["cli", "xgboost", "lightgbm"]
+    clis = [m for m in CLI_VARIANTS if any(m in e["methods"] for e in table.values())]
+    methods = [f"rsrank:{r}" for r in recipes] + clis + ["xgboost", "lightgbm"]
     present = [m for m in methods if any(m in e["methods"] for e in table.values())]
     lines = ["Test NDCG@10 (LETOR convention), mean over the test queries of every fold and "
              "seed; in brackets the paired t-test p against XGBoost gblinear tuned on vali "
@@ -372,8 +405,8 @@ def markdown(table, recipes):
             cells.append(f"{slot['best_first']:.2f} / {slot['best_last']:.2f}"
                          if "best_first" in slot else "")
         lines.append(f"| {method} | " + " | ".join(cells) + " |")
-    lines += ["", "Recipes: " + "; ".join(f"`{r}` = `RSRank({', '.join(f'{k}={v!r}' for k, v in RECIPES[r].items())})`"
-                                         for r in recipes)]
+    lines += ["", "Recipes (a list: each fitted, the best vali NDCG@10 kept): "
+              + "; ".join(f"`{r}` = `{describe(RECIPES[r])}`" for r in recipes)]
     return "\n".join(lines) + "\n"
 
 
@@ -384,7 +417,9 @@ def main(argv=None):
     parser.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data"))
     parser.add_argument("--datasets", default=",".join(DATASETS))
     parser.add_argument("--recipes", default=",".join(RECIPES))
-    parser.add_argument("--peers", default="xgboost,lightgbm,cli")
+    parser.add_argument("--peers", default="xgboost,lightgbm,cli",
+                        help="comma-separated: xgboost, lightgbm, and rsrank train DIR as "
+                        "cli, cli-1se, cli-before (see CLI_VARIANTS)")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--name", default="recipes")
     parser.add_argument("--peer-cache", help="directory keeping the peers' results between runs")

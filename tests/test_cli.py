@@ -57,9 +57,9 @@ def test_train_writes_results_that_match_the_api(tmp_path, capsys, bundled_root)
     assert "| mean ± std |" in printed and "NDCG@10" in printed
     results = json.loads((out / "results.json").read_text())
     assert results["command"] == "rsrank " + " ".join(argv)
-    api = run_letor_folds(bundled_root, RSRank(max_iter=5, random_state=0, learning_rate=0.01,
+    api = run_letor_folds(bundled_root, RSRank(max_iter=5, random_state=0,
                                                eval_convention="letor"),
-                          {"l1": [0.0, 0.3], "learning_rate": [0.01]}, folds=[1, 2],
+                          {"l1": [0.0, 0.3]}, folds=[1, 2],
                           within=0.02, dtype=np.float32, dense="auto")
     for written, fold in zip(results["folds"], api.folds):
         assert written["test"] == fold.test
@@ -83,7 +83,7 @@ def test_dtype_float64_trains_on_the_values_as_written(tmp_path, capsys, bundled
         runs[dtype] = json.loads((tmp_path / dtype / "results.json").read_text())["folds"][0]
     api = run_letor_folds(bundled_root, RSRank(max_iter=5, random_state=0,
                                                eval_convention="letor"),
-                          {"l1_ratio": DEFAULT_L1_RATIO, "learning_rate": [0.01]}, folds=[3],
+                          {"l1_ratio": DEFAULT_L1_RATIO}, folds=[3],
                           within=0.01).folds[0]
     assert runs["float64"]["test"] == api.test and runs["float64"]["params"] == api.params
     # float32 features: the same model to float32's rounding (l1_max too)

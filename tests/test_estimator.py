@@ -483,3 +483,42 @@ def test_full_batch_models_do_not_depend_on_the_seed(bundled_root):
     for model in models[1:]:
         np.testing.assert_allclose(model.coef_, models[0].coef_, rtol=1e-9, atol=1e-12)
         assert model.best_iteration_ == models[0].best_iteration_
+
+
+def test_auto_learning_rate_keeps_the_rate_of_the_best_validation_fit():
+    import warnings
+
+    from rsrank.estimator import AUTO_RATES
+
+    X, y, qid = toy_queries(n_queries=40, seed=3)
+    Xv, yv, qv = toy_queries(n_queries=20, seed=4)
+    auto = RSRank(max_iter=15, random_state=0).fit(X, y, qid=qid, eval_set=(Xv, yv, qv))
+    fits = {rate: RSRank(max_iter=15, random_state=0, learning_rate=rate).fit(
+        X, y, qid=qid, eval_set=(Xv, yv, qv)) for rate in AUTO_RATES}
+    best = {rate: max(f.history_["val_ndcg"]) for rate, f in fits.items()}
+    chosen = min((rate for rate in AUTO_RATES if best[rate] == max(best.values())))
+    assert auto.learning_rate_ == chosen and auto.learning_rate == "auto"
+    np.testing.assert_array_equal(auto.coef_, fits[chosen].coef_)
+    for key in ("loss", "val_ndcg", "n_nonzero"):
+        assert auto.history_[key] == fits[chosen].history_[key]
+    assert auto.best_iteration_ == fits[chosen].best_iteration_
+    # without validation data "auto" is one fit at 1e-2
+    alone = RSRank(max_iter=15, random_state=0).fit(X, y, qid=qid)
+    fixed = RSRank(max_iter=15, random_state=0, learning_rate=1e-2).fit(X, y, qid=qid)
+    assert alone.learning_rate_ == 1e-2
+    np.testing.assert_array_equal(alone.coef_, fixed.coef_)
+    # the warnings are the winning rate's own: a losing rate that overshoots is silent
+    wide = np.array([300.0, 1, 1, 1, 1, 1])
+
+    def messages(**params):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model = RSRank(max_iter=15, normalize="none", random_state=0, **params).fit(
+                X * wide, y, qid=qid, eval_set=(Xv * wide, yv, qv))
+        return model, sorted(str(w.message) for w in caught)
+
+    model, heard = messages()
+    assert heard == messages(learning_rate=model.learning_rate_)[1] == []
+    assert messages(learning_rate=0.1)[1]  # the losing 0.1 alone warns
+    with pytest.raises(ValueError, match="learning_rate"):
+        RSRank(learning_rate="fast").fit(X, y, qid=qid)

@@ -44,10 +44,12 @@ def test_regularization_path(bundled_root):
     nonzeros = [p.n_nonzero for p in path]
     assert nonzeros[0] > nonzeros[-1]
     assert all("test_ndcg" in p and "val_ndcg" not in p for p in path)
-    # warm start: the second point starts from the first point's weights
+    # glmnet's order: each point starts from the weights of the next stronger one
     cold = clone(base).set_params(l1=0.3).fit(*data.train[:2], qid=data.train[2],
-                                              coef_init=path[0].coef)
+                                              coef_init=path[2].coef)
     np.testing.assert_allclose(path[1].coef, cold.coef_)
+    top = clone(base).set_params(l1=1.0).fit(*data.train[:2], qid=data.train[2])
+    np.testing.assert_allclose(path[2].coef, top.coef_)
 
 
 def test_sparsest_within_against_the_dense_point():
@@ -78,16 +80,52 @@ def test_sparsest_within_against_the_best_point_and_its_ties():
         points = [{"n_nonzero": int(n), "vali_score": float(v)}
                   for n, v in zip(rng.integers(0, 6, 5), rng.uniform(size=5).round(1))]
         within = float(rng.choice([0.0, 0.1, 0.5]))
-        best = max(p["vali_score"] for p in points)
         chosen = sparsest_within(points, within)
-        admissible = [p for p in points if p["vali_score"] >= (1 - within) * best]
+        candidates = [p for p in points if p["n_nonzero"]] or points  # never the empty model
+        best = max(p["vali_score"] for p in candidates)
+        admissible = [p for p in candidates if p["vali_score"] >= (1 - within) * best]
         assert chosen in admissible
         assert chosen["n_nonzero"] == min(p["n_nonzero"] for p in admissible)
+
+
+def test_a_model_without_weights_is_chosen_only_when_every_point_has_none():
+    points = [{"n_nonzero": 0, "vali_score": 0.60}, {"n_nonzero": 7, "vali_score": 0.50}]
+    assert sparsest_index(points, 0.0) == 1 and sparsest_index(points, 0.5) == 1
+    empty = [{"n_nonzero": 0, "vali_score": 0.3}, {"n_nonzero": 0, "vali_score": 0.4}]
+    assert sparsest_index(empty, 0.0) == 1
+
+
+def test_one_standard_error_rule_against_a_brute_force_paired_se():
+    from scipy import stats
+
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        n_queries = int(rng.integers(2, 30))
+        base = rng.uniform(size=n_queries)
+        points = [{"n_nonzero": int(rng.integers(1, 9)),
+                   "per_query": np.clip(base + rng.normal(rng.uniform(-0.2, 0.1), 0.1,
+                                                          n_queries), 0, 1)}
+                  for _ in range(int(rng.integers(1, 6)))]
+        for point in points:
+            point["vali_score"] = float(np.mean(point["per_query"]))
+        best = max(points, key=lambda p: p["vali_score"])
+        admissible = [p for p in points
+                      if np.mean(p["per_query"] - best["per_query"])
+                      >= -stats.sem(p["per_query"] - best["per_query"]) or p is best]
+        chosen = sparsest_within(points, "1se")
+        assert any(chosen is p for p in admissible)
+        assert chosen["n_nonzero"] == min(p["n_nonzero"] for p in admissible)
+    # few queries make it lenient, many strict: the same mean gap of 0.02
+    gap = lambda n: [{"n_nonzero": 9, "vali_score": 0.5, "per_query": np.full(n, 0.5)},  # noqa: E731
+                     {"n_nonzero": 2, "vali_score": 0.48,
+                      "per_query": 0.48 + 0.1 * np.tile([1.0, -1.0], n // 2)}]
+    assert sparsest_index(gap(10), "1se") == 1 and sparsest_index(gap(1000), "1se") == 0
 
 
 @pytest.mark.parametrize("points, within, rule, message", [
     ([], 0.0, {}, "no points"),
     ([{"n_nonzero": 1, "vali_score": 0.5}], 1.0, {}, "within must be"),
+    ([{"n_nonzero": 1, "vali_score": 0.5}], "2se", {}, "within must be"),
     ([{"n_nonzero": 1, "vali_score": 0.5}], 0.0, {"reference": "worst"}, "reference must"),
 ])
 def test_sparsest_within_refuses(points, within, rule, message):
