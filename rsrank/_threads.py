@@ -8,7 +8,7 @@ import numba
 
 #: Stored feature values per thread below which an epoch gains nothing from
 #: threads (``scripts/bench_threads.py``, ``results/threads.md``)
-WORK_PER_THREAD = 2_000_000
+WORK_PER_THREAD = 10_000
 
 _FREE = {"when": -1.0, "cores": 1}
 

@@ -156,8 +156,8 @@ class RSRank(BaseEstimator):
         Threads for the per-query work inside a batch (useful with large
         batches). None means 1, -1 all cores. ``"auto"`` (``rsrank train``'s
         choice) settles the count once per fit: one thread per core that
-        other processes leave idle, and one thread for data under two
-        million stored values per thread, too small to gain from more.
+        other processes leave idle, and no more threads than the data has
+        ten thousand stored values (``results/threads.md``).
     verbose : int, default=0
         A progress bar over epochs with training and validation NDCG.
 

@@ -62,7 +62,7 @@ def fastest(run, repeats):
 
 def epoch_sizes(repeats):
     rows = []
-    for n_rows in (3_000, 10_000, 30_000, 100_000, 300_000, 1_000_000):
+    for n_rows in (300, 1_000, 3_000, 30_000, 300_000, 1_000_000):
         data = make_mslr_like(n_documents=n_rows, n_queries=max(n_rows // 100, 2), n_features=45,
                               random_state=0)
         times = {}
