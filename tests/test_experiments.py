@@ -233,3 +233,22 @@ def test_l1_ratio_points_are_fractions_of_each_folds_l1_max(bundled_root):
     np.testing.assert_array_equal(explicit.folds[0].model.coef_, fold.model.coef_)
     with pytest.raises(ValueError, match="both l1 and l1_ratio"):
         run_letor_folds(bundled_root, base, {"l1_ratio": [0.5], "l1": [1.0]}, folds=[1])
+
+
+def test_auto_rate_is_chosen_once_per_fold_without_l1_and_the_grid_runs_at_it(bundled_root):
+    from rsrank import QueryData
+
+    base = RSRank(max_iter=8, random_state=0)
+    run = run_letor_folds(bundled_root, base, {"l1_ratio": [0.0, 0.1]}, folds=[2], within=0.5)
+    fold = load_letor_fold(bundled_root, 2)
+    train, vali = QueryData(*fold.train[:3]), QueryData(*fold.vali[:3])
+    chosen = clone(base).fit(train, eval_set=vali).learning_rate_
+    assert {t["params"]["learning_rate"] for t in run.folds[0].grid} == {chosen}
+    # the grid's points are plain fits at the chosen rate
+    fixed = clone(base).set_params(learning_rate=chosen)
+    for point in run.folds[0].grid:
+        model = clone(fixed).set_params(l1=point["params"]["l1"]).fit(train, eval_set=vali)
+        assert point["n_nonzero"] == np.count_nonzero(model.coef_)
+        assert point["vali_score"] == pytest.approx(
+            M.mean_ndcg(vali.y, model.predict(vali)[vali.order], vali.groups, 10,
+                       convention="letor"), abs=1e-12)
