@@ -7,11 +7,13 @@ Writes ``recipes.md`` and ``recipes.json`` into ``--out``.
 
 For every dataset, every seed and every fold (train / vali / test, LETOR's
 protocol), each recipe is fitted as ``RSRank(**recipe).fit(train,
-eval_set=vali)`` and scored on test; the peers are tuned on the same vali:
+eval_set=vali)`` (a list of settings: each fitted, the best vali kept) and
+scored on test; the peers are tuned on the same vali:
 XGBoost's linear ranker (``booster="gblinear"``, ``rank:ndcg``, step size
 chosen on vali among six, rounds early-stopped on vali) and LightGBM's
 lambdarank (early-stopped on vali). ``cli`` runs ``rsrank train DIR`` with
-no flags on the same folds written as files. Scores are test NDCG@10 with
+no flags on the same folds written as files, ``cli-1se`` and ``cli-before``
+with the flags of :data:`CLI_VARIANTS`. Scores are test NDCG@10 with
 LETOR's convention, per query, so every method is compared with XGBoost by
 a paired t-test over the test queries of all folds and seeds.
 
@@ -61,10 +63,6 @@ RECIPES = {
     "lr0.1+average": {"learning_rate": 0.1, "average": True},
     "lr1e-3": {"learning_rate": 1e-3},
     "lr1e-3+average+300": {"learning_rate": 1e-3, "average": True, "max_iter": 300},
-    "grow": {"learning_rate": 1e-3, "power_t": -1.0},
-    "grow+average": {"learning_rate": 1e-3, "power_t": -1.0, "average": True},
-    "grow2": {"learning_rate": 1e-4, "power_t": -1.5},
-    "grow2+average": {"learning_rate": 1e-4, "power_t": -1.5, "average": True},
     "select-lr": [{"learning_rate": r} for r in (1e-3, 1e-2, 1e-1)],
     "select-lr+average": [{"learning_rate": r, "average": a} for r in (1e-2, 1e-1)
                           for a in (False, True)],
