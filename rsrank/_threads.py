@@ -24,10 +24,9 @@ def threads(n_jobs, work=None):
         return 1
     available = numba.config.NUMBA_NUM_THREADS
     if isinstance(n_jobs, str):  # "auto", checked by the caller
-        n = min(free_cores(), available)
         if work is not None:
-            n = min(n, int(work // WORK_PER_THREAD))
-        return max(1, n)
+            available = min(available, int(work // WORK_PER_THREAD))
+        return max(1, min(free_cores(), available)) if available > 1 else 1
     if n_jobs < 0:
         return max(1, available + 1 + n_jobs)
     return max(1, min(int(n_jobs), available))

@@ -29,8 +29,9 @@ from .estimator import RSRank
 from .penalty import L1_METHODS
 from .export import FORMATS, engine_features, export_model, upload_hint
 from .metrics import letor_per_query, letor_report
-from .experiments import (experiment_markdown, l1_grid, parse_metric, per_query_from_results,
-                          read_results, regularization_path, run_letor_folds, write_experiment)
+from .experiments import (check_within, experiment_markdown, l1_grid, parse_metric,
+                          per_query_from_results, read_results, regularization_path,
+                          run_letor_folds, write_experiment)
 from .preprocessing import NORMALIZERS
 from .stats import compare
 
@@ -48,14 +49,12 @@ class UsageError(ValueError):
 
 
 def _within(text):
-    if text.strip().lower() == "1se":
-        return "1se"
+    value = text.strip().lower()
     try:
-        value = float(text)
+        value = value if value == "1se" else float(value)
+        check_within(value)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is neither a fraction nor '1se'") from None
-    if not 0 <= value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be in [0, 1)")
+        raise argparse.ArgumentTypeError(f"{text!r}: a fraction in [0, 1) or '1se'") from None
     return value
 
 

@@ -328,10 +328,7 @@ class RSRank(BaseEstimator):
         self.solver()  # checks the other parameters before any work
         data = X if isinstance(X, QueryData) else QueryData(X, y, qid)
         if not isinstance(eval_set, QueryData):
-            if len(eval_set) != 3:
-                raise ValueError("eval_set must be a tuple (X_val, y_val, qid_val) or a "
-                                 "QueryData")
-            eval_set = QueryData(*eval_set)
+            eval_set = QueryData(*_eval_tuple(eval_set))
         best, failure = None, None
         for rate in AUTO_RATES:
             fitted = clone(self).set_params(learning_rate=rate)
@@ -378,10 +375,7 @@ class RSRank(BaseEstimator):
         if eval_set is not None:
             if isinstance(eval_set, QueryData):
                 return data, self._data(eval_set, None, None, reset=False)
-            if len(eval_set) != 3:
-                raise ValueError("eval_set must be a tuple (X_val, y_val, qid_val) or a "
-                                 "QueryData")
-            X_val, y_val, qid_val = eval_set
+            X_val, y_val, qid_val = _eval_tuple(eval_set)
             validate_data(self, X_val, reset=False, skip_check_array=True)
             return data, QueryData(X_val, y_val, qid_val)
         if not self.early_stopping:
@@ -468,17 +462,10 @@ class RSRank(BaseEstimator):
         first = next(iter(chunks()), None)
         if first is None:
             raise ValueError("l1_max_chunks: the chunks gave no block of queries")
-        width = QueryData(*first).n_features
-        moments = _stream_moments(chunks, width)
-        scale = self._model(moments).training_scale()
-        objective = self.solver().objective
-        grad, n_queries = np.zeros(width), 0
-        for X, y, qid in chunks():
-            block = QueryData(X, y, qid)
-            grad += objective.loss_and_gradient(block, np.zeros(width), normalize=self.normalize,
-                                                scale=scale)[1]
-            n_queries += block.n_queries
-        return float(np.max(np.abs(grad))) / max(n_queries, 1) if width else 0.0
+        moments = _stream_moments(chunks, QueryData(*first).n_features)
+        return self.solver().objective.l1_max(
+            (QueryData(X, y, qid) for X, y, qid in chunks()), normalize=self.normalize,
+            scale=self._model(moments).training_scale())
 
     def partial_fit(self, X, y=None, *, qid=None):
         """One pass over the given queries, continuing from the current weights
@@ -639,6 +626,13 @@ class RSRank(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+def _eval_tuple(eval_set):
+    """``eval_set`` given as ``(X_val, y_val, qid_val)``, checked."""
+    if len(eval_set) != 3:
+        raise ValueError("eval_set must be a tuple (X_val, y_val, qid_val) or a QueryData")
+    return eval_set
 
 
 def _stream_moments(chunks, width):

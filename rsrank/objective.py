@@ -116,12 +116,22 @@ class Objective:
         kernels break them). Below it a step from zero moves that feature;
         at or above it, none moves (glmnet's ``lambda_max``). With a
         truncation period K > 1 the weights move between truncations and
-        every truncation takes them back to zero."""
-        if data.n_features == 0 or data.n_queries == 0:
+        every truncation takes them back to zero.
+
+        ``data`` is a :class:`~rsrank.querydata.QueryData`, or an iterable
+        of them holding whole queries (a stream read in blocks)."""
+        blocks = [data] if hasattr(data, "n_queries") else data
+        grad, n_queries = None, 0
+        for block in blocks:
+            if block.n_queries == 0:
+                continue
+            part = self.loss_and_gradient(block, np.zeros(block.n_features),
+                                          normalize=normalize, scale=scale)[1]
+            grad = part if grad is None else grad + part
+            n_queries += block.n_queries
+        if grad is None or grad.size == 0:
             return 0.0
-        _, grad = self.loss_and_gradient(data, np.zeros(data.n_features),
-                                         normalize=normalize, scale=scale)
-        return float(np.max(np.abs(grad))) / data.n_queries
+        return float(np.max(np.abs(grad))) / n_queries
 
     def zero_model_loss(self, data):
         """Mean per-query loss of the all-zero weights (every pair at margin
