@@ -97,29 +97,26 @@ def ranked_order(scores):
     (``-0.0`` equals ``0.0``; NaNs come last, in row order): the order of
     ``np.argsort(-scores, kind="stable")``.
 
-    A merge sort of integer keys whose ascending order is the scores'
-    decreasing order, with the rows alongside: short runs by insertion,
-    then merges without a branch on the comparison, which random scores
-    would mispredict half of the time (``scripts/bench_lambdas.py`` times
-    it against NumPy's stable argsort compiled by numba)."""
-    n = scores.shape[0]
-    values = np.empty(n)
-    values[:] = scores
-    keys = values.view(np.uint64)
-    rows = np.empty(n, dtype=np.int64)
-    sign = np.uint64(0x8000000000000000)
-    largest_positive = np.uint64(0x7FFFFFFFFFFFFFFF)
-    for i in range(n):
-        bits = keys[i]
+    A merge sort of the negated scores (NaNs set aside and appended), with
+    the rows alongside: short runs by insertion, then merges without a
+    branch on the comparison, which random scores would mispredict half of
+    the time (``scripts/bench_lambdas.py`` times it against NumPy's stable
+    argsort compiled by numba). ``-0.0`` and ``0.0`` compare equal, so they
+    keep their row order."""
+    total = scores.shape[0]
+    keys = np.empty(total)
+    rows = np.empty(total, dtype=np.int64)
+    n = 0
+    for i in range(total):
+        if scores[i] == scores[i]:
+            keys[n] = -scores[i]
+            rows[n] = i
+            n += 1
+    last = n
+    for i in range(total):  # NaNs last, in row order
         if scores[i] != scores[i]:
-            bits = np.uint64(0xFFFFFFFFFFFFFFFF)
-        elif bits == sign:  # -0.0 ranks with 0.0
-            bits = largest_positive
-        elif bits < sign:  # x >= 0: the larger, the earlier
-            bits = largest_positive - bits
-        # x < 0: its bits grow with |x|, so they already rank it after 0 and later the lower
-        keys[i] = bits
-        rows[i] = i
+            rows[last] = i
+            last += 1
     for lo in range(0, n, _SORT_RUN):
         hi = min(lo + _SORT_RUN, n)
         for i in range(lo + 1, hi):
@@ -132,8 +129,10 @@ def ranked_order(scores):
             rows[j] = row
     if n <= _SORT_RUN:
         return rows
-    other_keys = np.empty(n, dtype=np.uint64)
-    other_rows = np.empty(n, dtype=np.int64)
+    other_keys = np.empty(n)
+    other_rows = np.empty(total, dtype=np.int64)
+    for i in range(n, total):
+        other_rows[i] = rows[i]
     width = _SORT_RUN
     while width < n:
         for lo in range(0, n, 2 * width):
@@ -515,7 +514,7 @@ def query_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, loss, unit
     """:func:`query_lambdas_from` without a previous ranking or levels."""
     empty = np.empty(0, dtype=np.int64)
     return query_lambdas_from(scores, gains, labels, discount, cutoff, inv_ideal, loss,
-                              unit_weights, lam, empty, empty, -1)
+                              unit_weights, lam, empty, empty, np.int64(-1))
 
 
 @njit(cache=True)
@@ -576,9 +575,13 @@ def pair_loop_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, loss, 
     # beyond the cut-off every position has discount 0: only the top needs ranking
     order = ranked_order(scores) if unit_weights else top_order(scores, top)
     # the query in rank order, so the pair loops read memory sequentially
-    s = scores[order]
-    g = gains[order]
-    y = labels[order]
+    s = np.empty(n)
+    g = np.empty(n)
+    y = np.empty(n, dtype=labels.dtype)
+    for p in range(n):
+        s[p] = scores[order[p]]
+        g[p] = gains[order[p]]
+        y[p] = labels[order[p]]
     acc = np.zeros(n)
     total = 0.0
     for a in range(top):
@@ -618,7 +621,9 @@ def ideal_dcg(gains, offsets, discount):
     Graded labels give a query few distinct gains: each is counted, and the
     documents of one gain fill consecutive ideal positions, whose discounts
     a prefix sum gives at once (O(n) per query instead of a sort). A query
-    with more than ``_FEW_GAINS`` distinct gains is sorted."""
+    with more than ``_FEW_GAINS`` distinct gains is ranked by
+    :func:`ranked_order` (numba's own sorts would add seconds to the first
+    compilation)."""
     n_queries = offsets.shape[0] - 1
     out = np.zeros(n_queries)
     reach = discount.shape[0]
@@ -645,11 +650,11 @@ def ideal_dcg(gains, offsets, discount):
             counts[d] += 1
         total = 0.0
         if distinct < 0:  # many distinct gains: sort them
-            ranked = np.sort(gains[lo:hi])[::-1]
+            ranked = ranked_order(gains[lo:hi])
             for p in range(min(hi - lo, reach)):
-                total += ranked[p] * discount[p]
+                total += gains[lo + ranked[p]] * discount[p]
         else:
-            order = np.argsort(-values[:distinct])
+            order = ranked_order(values[:distinct])
             position = 0
             for d in order:
                 if position >= reach:

@@ -190,7 +190,7 @@ def _parse_block(buf, lo, hi, fill, pow10, labels, qids, has_qid, row_nnz, indic
                 return rows, nnz, with_qid, max_index, BAD
             continue
         # label: digits with an optional '.0...'
-        label, i, ok = _parse_uint(buf, i, hi, _LABEL_MAX)
+        label, i, ok = _parse_uint(buf, i, hi, np.int64(_LABEL_MAX))
         if not ok:
             return rows, nnz, with_qid, max_index, BAD
         if i < hi and buf[i] == 46:
@@ -211,7 +211,7 @@ def _parse_block(buf, lo, hi, fill, pow10, labels, qids, has_qid, row_nnz, indic
         row_has_qid = False
         if j > i and j + 4 <= hi and buf[j] == 113 and buf[j + 1] == 105 and buf[j + 2] == 100 \
                 and buf[j + 3] == 58:  # 'qid:'
-            query, j, ok = _parse_uint(buf, j + 4, hi, 2 ** 62)
+            query, j, ok = _parse_uint(buf, j + 4, hi, np.int64(2 ** 62))
             if not ok or (j < hi and not _token_end(buf[j])):
                 return rows, nnz, with_qid, max_index, BAD
             row_has_qid = True
@@ -243,7 +243,7 @@ def _parse_block(buf, lo, hi, fill, pow10, labels, qids, has_qid, row_nnz, indic
                 if i < 0:
                     return rows, nnz, with_qid, max_index, BAD
                 break
-            index, i, ok = _parse_uint(buf, i, hi, _INDEX_MAX)
+            index, i, ok = _parse_uint(buf, i, hi, np.int64(_INDEX_MAX))
             if not ok or index <= previous or i >= hi or buf[i] != 58:
                 return rows, nnz, with_qid, max_index, BAD
             previous = index
