@@ -26,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 from numba import njit, prange
+from numba import types as nbtypes
+from numba.extending import intrinsic
 
 def twins(function):
     """``(serial, parallel)`` builds of one kernel, both cached on disk.
@@ -87,6 +89,18 @@ def pair_loss_derivative(v, loss):
     return -1.0 / (1.0 + np.exp(v))
 
 
+@intrinsic
+def float_bits(typingctx, x):
+    """The bits of a float64 as a uint64 (a bit cast, no conversion)."""
+    if not isinstance(x, nbtypes.Float) or x.bitwidth != 64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(nbtypes.uint64))
+
+    return nbtypes.uint64(nbtypes.float64), codegen
+
+
 #: Runs this long are insertion-sorted before :func:`ranked_order` merges them.
 _SORT_RUN = 8
 
@@ -97,26 +111,29 @@ def ranked_order(scores):
     (``-0.0`` equals ``0.0``; NaNs come last, in row order): the order of
     ``np.argsort(-scores, kind="stable")``.
 
-    A merge sort of the negated scores (NaNs set aside and appended), with
-    the rows alongside: short runs by insertion, then merges without a
-    branch on the comparison, which random scores would mispredict half of
-    the time (``scripts/bench_lambdas.py`` times it against NumPy's stable
-    argsort compiled by numba). ``-0.0`` and ``0.0`` compare equal, so they
-    keep their row order."""
-    total = scores.shape[0]
-    keys = np.empty(total)
-    rows = np.empty(total, dtype=np.int64)
-    n = 0
-    for i in range(total):
-        if scores[i] == scores[i]:
-            keys[n] = -scores[i]
-            rows[n] = i
-            n += 1
-    last = n
-    for i in range(total):  # NaNs last, in row order
+    A merge sort of integer keys whose ascending order is the scores'
+    decreasing order, with the rows alongside: short runs by insertion,
+    then merges without a branch on the comparison, which random scores
+    would mispredict half of the time (``scripts/bench_lambdas.py`` times
+    it against NumPy's stable argsort compiled by numba). The keys are the
+    scores' bits (:func:`float_bits`; an array ``view`` would compile its
+    error path's string formatting, seconds on the first run)."""
+    n = scores.shape[0]
+    keys = np.empty(n, dtype=np.uint64)
+    rows = np.empty(n, dtype=np.int64)
+    sign = np.uint64(0x8000000000000000)
+    largest_positive = np.uint64(0x7FFFFFFFFFFFFFFF)
+    for i in range(n):
+        bits = float_bits(scores[i])
         if scores[i] != scores[i]:
-            rows[last] = i
-            last += 1
+            bits = np.uint64(0xFFFFFFFFFFFFFFFF)
+        elif bits == sign:  # -0.0 ranks with 0.0
+            bits = largest_positive
+        elif bits < sign:  # x >= 0: the larger, the earlier
+            bits = largest_positive - bits
+        # x < 0: its bits grow with |x|, so they already rank it after 0 and later the lower
+        keys[i] = bits
+        rows[i] = i
     for lo in range(0, n, _SORT_RUN):
         hi = min(lo + _SORT_RUN, n)
         for i in range(lo + 1, hi):
@@ -129,6 +146,34 @@ def ranked_order(scores):
             rows[j] = row
     if n <= _SORT_RUN:
         return rows
+    other_keys = np.empty(n, dtype=np.uint64)
+    other_rows = np.empty(n, dtype=np.int64)
+    width = _SORT_RUN
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid, hi = min(lo + width, n), min(lo + 2 * width, n)
+            i, j, o = lo, mid, lo
+            while i < mid and j < hi:
+                right = keys[j] < keys[i]  # equal keys: the left run first (stable)
+                other_keys[o] = keys[j] if right else keys[i]
+                other_rows[o] = rows[j] if right else rows[i]
+                j += np.int64(right)
+                i += 1 - np.int64(right)
+                o += 1
+            while i < mid:
+                other_keys[o] = keys[i]
+                other_rows[o] = rows[i]
+                i += 1
+                o += 1
+            while j < hi:
+                other_keys[o] = keys[j]
+                other_rows[o] = rows[j]
+                j += 1
+                o += 1
+        keys, other_keys = other_keys, keys
+        rows, other_rows = other_rows, rows
+        width *= 2
+    return rows
     other_keys = np.empty(n)
     other_rows = np.empty(total, dtype=np.int64)
     for i in range(n, total):
