@@ -174,36 +174,6 @@ def ranked_order(scores):
         rows, other_rows = other_rows, rows
         width *= 2
     return rows
-    other_keys = np.empty(n)
-    other_rows = np.empty(total, dtype=np.int64)
-    for i in range(n, total):
-        other_rows[i] = rows[i]
-    width = _SORT_RUN
-    while width < n:
-        for lo in range(0, n, 2 * width):
-            mid, hi = min(lo + width, n), min(lo + 2 * width, n)
-            i, j, o = lo, mid, lo
-            while i < mid and j < hi:
-                right = keys[j] < keys[i]  # equal keys: the left run first (stable)
-                other_keys[o] = keys[j] if right else keys[i]
-                other_rows[o] = rows[j] if right else rows[i]
-                j += np.int64(right)
-                i += 1 - np.int64(right)
-                o += 1
-            while i < mid:
-                other_keys[o] = keys[i]
-                other_rows[o] = rows[i]
-                i += 1
-                o += 1
-            while j < hi:
-                other_keys[o] = keys[j]
-                other_rows[o] = rows[j]
-                j += 1
-                o += 1
-        keys, other_keys = other_keys, keys
-        rows, other_rows = other_rows, rows
-        width *= 2
-    return rows
 
 
 @njit(cache=True)
