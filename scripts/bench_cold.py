@@ -45,7 +45,8 @@ def run(code, cache_dir, source=None):
     if source is not None:
         env["PYTHONPATH"] = os.pathsep.join([str(source), env.get("PYTHONPATH", "")])
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", code], env=env, check=True,
+    # from the cache directory: the working directory comes first on sys.path
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, cwd=cache_dir,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - start
 
@@ -71,7 +72,8 @@ def worktree(revision, directory):
                    check=True, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     env = {**os.environ, "PYTHONPATH": str(directory)}
     found = subprocess.run([sys.executable, "-c", "import rsrank; print(rsrank.__file__)"],
-                           env=env, check=True, capture_output=True, text=True).stdout
+                           env=env, check=True, capture_output=True, text=True,
+                           cwd=directory.parent).stdout
     if not Path(found.strip()).resolve().is_relative_to(Path(directory).resolve()):
         raise SystemExit(f"the baseline imports {found.strip()}, not the worktree's package")
     return directory
