@@ -9,6 +9,7 @@ from ._version import __version__
 from .estimator import RSRank
 from .querydata import QueryData
 from .datasets import (
+    CacheWarning,
     LetorFormatError,
     NonContiguousQueryWarning,
     dataset_summary,
@@ -24,6 +25,7 @@ from .datasets import (
 __all__ = [
     "RSRank",
     "QueryData",
+    "CacheWarning",
     "LetorFormatError",
     "NonContiguousQueryWarning",
     "dataset_summary",

@@ -4,8 +4,19 @@ An entry is keyed by what the parse depends on: the source's resolved path,
 size and modification time, a SHA-256 of its first and last MiB, and the
 parse options (``n_features``, ``dtype``, the query-size file). A changed
 source gets a new key, and the stale entry of the same source is removed
-when the new one is written. Entries are written into a temporary directory
-and renamed into place, so a reader never sees half of one.
+when the new one is written. Entries are written into a staging directory
+(``.KEY.staging-PID``) and renamed into place, so a reader never sees half
+of one; staging directories whose process is gone (a kill) are removed by
+the next write.
+
+Nothing read back is trusted. ``meta.json`` carries a SHA-256 of itself and
+of every array's header (dtype and shape); the entry must describe the file
+asked for (path, size, time, hash of its ends, options); and the arrays must
+form the CSR matrix the parser would have made: ``indptr`` from 0 to the
+number of values and never decreasing, column indices in range and
+increasing within a row, finite values, labels from 0 to 255, one label and
+one qid per row. A failed check removes the entry with one
+:class:`CacheWarning` line, and the file is parsed (and cached) again.
 
 The cache lives in ``.rsrank-cache`` beside the source when that directory
 can be written, else in the user's cache directory (``$XDG_CACHE_HOME`` or
@@ -15,18 +26,32 @@ can be written, else in the user's cache directory (``$XDG_CACHE_HOME`` or
 import hashlib
 import json
 import os
+import re
 import shutil
-import tempfile
+import sys
+import time
+import warnings
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["cache_directory", "cache_key", "load_cached", "store"]
+from ._files import process_alive
 
-_FORMAT = 1
+__all__ = ["CacheWarning", "cache_directory", "cache_key", "load_cached", "store"]
+
+_FORMAT = 2
 _ARRAYS = ("data", "indices", "indptr", "y", "qid")
 _BLOCK = 1 << 20
+#: values checked at a time (bounded memory on files of any size)
+_CHECK_BLOCK = 1 << 22
+_LABEL_MAX = 255
+#: staging directories of format 1 (no process id): removed when this old
+_LEGACY_STAGING_AGE = 24 * 3600
+
+
+class CacheWarning(UserWarning):
+    """A cache entry failed a check and was removed; the file is parsed again."""
 
 
 def user_cache_directory():
@@ -69,37 +94,121 @@ def cache_key(path, n_features, dtype, query_file):
     return hashlib.sha256(text.encode()).hexdigest()[:32], description
 
 
-def load_cached(directory, key):
-    """``(X, y, qid, meta)`` of an entry, memory-mapped read-only, or None."""
+def load_cached(directory, key, description):
+    """``(X, y, qid, meta)`` of the entry ``key`` for ``description``,
+    memory-mapped read-only; None when there is none, or when it fails a
+    check (it is then removed, with a :class:`CacheWarning`)."""
     entry = Path(directory) / key
-    try:
-        meta = json.loads((entry / "meta.json").read_text())
-        arrays = {name: np.load(entry / f"{name}.npy", mmap_mode="r", allow_pickle=False)
-                  for name in _ARRAYS}
-    except (OSError, ValueError):
+    if not (entry / "meta.json").exists():
         return None
+    try:
+        return _checked(entry, description)
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        shutil.rmtree(entry, ignore_errors=True)
+        warnings.warn(f"{entry}: cache entry of {description['source']['path']} failed a "
+                      f"check ({error}); removed, the file is parsed again", CacheWarning,
+                      stacklevel=3)
+        return None
+
+
+def _digest(meta):
+    """SHA-256 of ``meta`` without its own ``checksum``."""
+    body = {name: value for name, value in meta.items() if name != "checksum"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
+def _checked(entry, description):
+    meta = json.loads((entry / "meta.json").read_text())
+    if not isinstance(meta, dict) or meta.get("checksum") != _digest(meta):
+        raise ValueError("meta.json does not match its checksum")
+    if {name: meta.get(name) for name in description} != description:
+        raise ValueError("it describes another file or other options")
+    arrays = {}
+    for name in _ARRAYS:
+        array = np.load(entry / f"{name}.npy", mmap_mode="r", allow_pickle=False)
+        header = meta["arrays"][name]
+        if array.dtype.str != header["dtype"] or list(array.shape) != header["shape"]:
+            raise ValueError(f"{name}.npy: header {array.dtype.str} {list(array.shape)} "
+                             f"against {header['dtype']} {header['shape']} in meta.json")
+        arrays[name] = array
+    n_rows, width = meta["shape"]
+    _check_arrays(arrays, n_rows, width, description)
     X = sp.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]),
-                      shape=tuple(meta["shape"]), copy=False)
+                      shape=(n_rows, width), copy=False)
     X.has_sorted_indices = True
     return X, arrays["y"], arrays["qid"], meta
 
 
+def _check_arrays(arrays, n_rows, width, description):
+    """``ValueError`` unless the arrays are the CSR matrix, labels and qids
+    the parser makes (see the module's docstring)."""
+    data, indices, indptr = arrays["data"], arrays["indices"], arrays["indptr"]
+    y, qid = arrays["y"], arrays["qid"]
+    expected = {"data": np.dtype(description["dtype"])}
+    for name, array in arrays.items():
+        if array.ndim != 1:
+            raise ValueError(f"{name}.npy is not one-dimensional")
+        if name in expected and array.dtype != expected[name]:
+            raise ValueError(f"{name}.npy holds {array.dtype}, not {expected[name]}")
+        if name != "data" and array.dtype.kind not in "iu":
+            raise ValueError(f"{name}.npy holds {array.dtype}, not integers")
+    n_features = description["n_features"]
+    if n_rows < 0 or width < 0 or (n_features is not None and width != n_features):
+        raise ValueError(f"shape {n_rows} x {width} for {n_features} features")
+    if len(indptr) != n_rows + 1 or len(y) != n_rows or len(qid) != n_rows:
+        raise ValueError(f"{len(indptr)} row pointers, {len(y)} labels and {len(qid)} qids "
+                         f"for {n_rows} rows")
+    if len(data) != len(indices) or indptr[0] != 0 or indptr[-1] != len(data):
+        raise ValueError("row pointers do not span the stored values")
+    for lo in range(0, n_rows, _CHECK_BLOCK):
+        block = np.asarray(indptr[lo:lo + _CHECK_BLOCK + 1])
+        if np.any(np.diff(block) < 0):
+            raise ValueError("row pointers decrease")
+        labels = np.asarray(y[lo:lo + _CHECK_BLOCK])
+        if labels.size and (labels.min() < 0 or labels.max() > _LABEL_MAX):
+            raise ValueError(f"a label outside 0..{_LABEL_MAX}")
+    for lo in range(0, len(data), _CHECK_BLOCK):
+        hi = min(lo + _CHECK_BLOCK, len(data))
+        columns = np.asarray(indices[lo:hi])
+        if columns.size and (columns.min() < 0 or columns.max() >= width):
+            raise ValueError(f"a column index outside 0..{width - 1}")
+        if not np.all(np.isfinite(data[lo:hi])):
+            raise ValueError("a value that is not finite")
+    # column indices increase within each row: a step down only where a row starts
+    for lo in range(1, len(data), _CHECK_BLOCK):
+        hi = min(lo + _CHECK_BLOCK, len(data))
+        steps = np.asarray(indices[lo:hi]).astype(np.int64) - np.asarray(indices[lo - 1:hi - 1])
+        first, last = np.searchsorted(indptr, [lo, hi])
+        row_start = np.zeros(hi - lo, dtype=bool)
+        row_start[np.asarray(indptr[first:last]) - lo] = True
+        if np.any((steps <= 0) & ~row_start):
+            raise ValueError("column indices not increasing within a row")
+
+
 def store(directory, key, description, X, y, qid, warning=None):
     """Write an entry atomically and remove older entries of the same
-    source. Returns the entry's path, or None when the directory cannot be
-    written (the cache is an optimisation: it never fails a load)."""
+    source, and staging directories left by killed writers. Returns the
+    entry's path, or None when the directory cannot be written (the cache
+    is an optimisation: it never fails a load)."""
     directory = Path(directory)
+    staging = directory / f".{key}.staging-{os.getpid()}"
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=directory))
+        _remove_abandoned(directory)
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(mode=0o700)
     except OSError:
         return None
     try:
         X = sp.csr_matrix(X)
+        arrays = {}
         for name, array in (("data", X.data), ("indices", X.indices), ("indptr", X.indptr),
                             ("y", y), ("qid", qid)):
-            np.save(staging / f"{name}.npy", np.ascontiguousarray(array), allow_pickle=False)
-        meta = dict(description, shape=list(X.shape), warning=warning)
+            array = np.ascontiguousarray(array)
+            np.save(staging / f"{name}.npy", array, allow_pickle=False)
+            arrays[name] = {"dtype": array.dtype.str, "shape": list(array.shape)}
+        meta = dict(description, shape=list(X.shape), warning=warning, arrays=arrays)
+        meta["checksum"] = _digest(meta)
         (staging / "meta.json").write_text(json.dumps(meta, indent=1))
         os.chmod(staging, 0o777 & ~_umask())
         target = directory / key
@@ -109,9 +218,33 @@ def store(directory, key, description, X, y, qid, warning=None):
             shutil.rmtree(staging, ignore_errors=True)
         _remove_older(directory, key, description["source"]["path"])
         return target
-    except OSError:
+    except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
-        return None
+        if isinstance(sys.exc_info()[1], OSError):
+            return None
+        raise
+
+
+_STAGING = re.compile(r"^\.[0-9a-f]{32}\.staging-(\d+)$")
+_LEGACY_STAGING = re.compile(r"^\.[0-9a-f]{32}\.[^.]+$")
+
+
+def _remove_abandoned(directory):
+    """Staging directories whose writer is gone: its process id is not
+    running, or, for format 1's names without one, a day old."""
+    for entry in directory.iterdir():
+        match = _STAGING.match(entry.name)
+        try:
+            if match:
+                abandoned = not process_alive(int(match.group(1)))
+            elif _LEGACY_STAGING.match(entry.name) and entry.is_dir():
+                abandoned = time.time() - entry.stat().st_mtime > _LEGACY_STAGING_AGE
+            else:
+                continue
+        except OSError:
+            continue
+        if abandoned:
+            shutil.rmtree(entry, ignore_errors=True)
 
 
 def _umask():

@@ -25,7 +25,7 @@ import shutil
 from pathlib import Path
 
 __all__ = ["OutputError", "atomic_write_text", "atomic_write_bytes", "read_bounded_text",
-           "ResultsDirectory", "check_not_input"]
+           "ResultsDirectory", "check_not_input", "process_alive"]
 
 
 class OutputError(ValueError):
@@ -101,7 +101,8 @@ def _exchange(a, b):
         raise OSError(code, os.strerror(code), str(a), None, str(b))
 
 
-def _alive(pid):
+def process_alive(pid):
+    """Whether a process with this id is running (one of another user counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -179,14 +180,14 @@ class ResultsDirectory:
         pattern = re.compile(rf"^\.{re.escape(self.out.name)}\.(staging|old)-(\d+)$")
         for entry in parent.iterdir():
             match = pattern.match(entry.name)
-            if match and not _alive(int(match.group(2))):
+            if match and not process_alive(int(match.group(2))):
                 shutil.rmtree(entry, ignore_errors=True)
         lock = parent / f".{self.out.name}.lock"
         try:
             pid = int(lock.read_text().split()[0])
         except (OSError, ValueError, IndexError):
             return
-        if not _alive(pid):
+        if not process_alive(pid):
             lock.unlink(missing_ok=True)
 
     # -- publishing ------------------------------------------------------------

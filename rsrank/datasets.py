@@ -23,12 +23,14 @@ from sklearn.datasets import load_svmlight_file
 from sklearn.utils import Bunch
 
 from . import _cache
+from ._cache import CacheWarning
 from ._threads import threads
 from ._queries import group_queries, qid_from_group_sizes
 
 __all__ = [
     "LetorFormatError",
     "NonContiguousQueryWarning",
+    "CacheWarning",
     "load_letor",
     "load_letor_fold",
     "iter_letor_chunks",
@@ -597,7 +599,7 @@ def load_letor(path, n_features=None, *, query_file=None, return_docids=False,
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
     entry = _cache_entry(path, n_features, dtype, query_file, cache)
-    hit = None if entry is None else _cache.load_cached(*entry[:2])
+    hit = None if entry is None else _cache.load_cached(*entry)
     if hit is not None:
         X, y, qid, meta = hit
         message = meta.get("warning")
@@ -691,7 +693,7 @@ def iter_letor_chunks(path, queries_per_chunk=1000, *, n_features, dtype=np.floa
         raise ValueError(f"n_features must be a positive integer up to {_INDEX_MAX:,}, "
                          f"got {n_features!r}")
     entry = _cache_entry(path, n_features, dtype, None, cache)
-    hit = None if entry is None else _cache.load_cached(*entry[:2])
+    hit = None if entry is None else _cache.load_cached(*entry)
     if hit is not None:
         yield from _cached_chunks(path, hit, queries_per_chunk)
         return

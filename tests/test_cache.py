@@ -1,9 +1,11 @@
 """The binary cache of parsed files: the same arrays, faster, invalidated by
 a change of the source, never written beside a read-only input."""
 
+import gzip
 import os
 import shutil
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -43,8 +45,6 @@ def test_cache_returns_the_parsed_arrays_and_is_reused(letor_file):
 
 def test_a_changed_source_is_parsed_again(letor_file):
     load_letor(letor_file, cache=True)
-    import gzip
-
     text = gzip.open(letor_file, "rt").read().replace("qid:1 ", "qid:1 ", 1)
     lines = text.splitlines(keepends=True)
     with gzip.open(letor_file, "wt") as handle:
@@ -99,3 +99,173 @@ def test_cli_cache_gives_the_same_results(tmp_path, bundled_root, capsys):
         assert main(argv + ["--cache", str(tmp_path / "cache")]) == 0
         assert capsys.readouterr().out.replace(" --cache " + str(tmp_path / "cache"), "") == plain
     assert len(list((tmp_path / "cache").iterdir())) == 3
+
+
+# -- nothing read back is trusted ---------------------------------------------------------
+#
+# Each case damages a cache entry the way a crash, a disk error, a hand edit or a
+# copied directory can; every load must then warn once, return what a parse returns,
+# and leave a valid entry for the next load.
+
+def _entry(letor_file):
+    (entry,) = [e for e in (letor_file.parent / ".rsrank-cache").iterdir()
+                if not e.name.startswith(".")]
+    return entry
+
+
+def _resave(entry, name, change):
+    array = np.array(np.load(entry / f"{name}.npy"))
+    np.save(entry / f"{name}.npy", change(array), allow_pickle=False)
+
+
+def _edit_meta(entry, change):
+    import json
+
+    meta = json.loads((entry / "meta.json").read_text())
+    change(meta)
+    (entry / "meta.json").write_text(json.dumps(meta))
+
+
+def _set(array, position, value):
+    array[position] = value
+    return array
+
+
+def _swap_rows(array):
+    array[[0, 1]] = array[[1, 0]]  # column indices out of order in row 0
+    return array
+
+
+def _replace_with_other(entry, other):
+    shutil.rmtree(entry)
+    shutil.copytree(other, entry)
+
+
+DAMAGE = {
+    "column index far out of range": lambda e, o: _resave(e, "indices",
+                                                          lambda a: _set(a, 3, 5_000_000)),
+    "column index just past the width": lambda e, o: _resave(e, "indices",
+                                                             lambda a: _set(a, 3, 45)),
+    "negative column index": lambda e, o: _resave(e, "indices", lambda a: _set(a, 0, -1)),
+    "column indices not sorted in a row": lambda e, o: _resave(e, "indices", _swap_rows),
+    "row pointers decrease": lambda e, o: _resave(e, "indptr", lambda a: _set(a, 5, a[4] - 1)),
+    "row pointers end early": lambda e, o: _resave(e, "indptr", lambda a: _set(a, -1, a[-1] - 1)),
+    "a NaN value": lambda e, o: _resave(e, "data", lambda a: _set(a, 7, np.nan)),
+    "a label of 300": lambda e, o: _resave(e, "y", lambda a: _set(a.astype(np.int64), 2, 300)),
+    "a shorter label array": lambda e, o: _resave(e, "y", lambda a: a[:-1]),
+    "data stored as another dtype": lambda e, o: _resave(e, "data",
+                                                         lambda a: a.astype(np.float32)),
+    "narrower shape in meta.json": lambda e, o: _edit_meta(e, lambda m: m.update(shape=[
+        m["shape"][0], 3])),
+    "wider shape in meta.json": lambda e, o: _edit_meta(e, lambda m: m.update(shape=[
+        m["shape"][0], 46])),
+    "meta.json not JSON": lambda e, o: (e / "meta.json").write_text("{not json"),
+    "meta.json a list": lambda e, o: (e / "meta.json").write_text("[]"),
+    "an array file truncated": lambda e, o: (e / "data.npy").write_bytes(
+        (e / "data.npy").read_bytes()[:200]),
+    "an array file missing": lambda e, o: (e / "indptr.npy").unlink(),
+    "another file's entry under this key": _replace_with_other,
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_a_damaged_entry_is_removed_and_parsed_again(letor_file, tmp_path, damage):
+    from rsrank import CacheWarning
+
+    other_file = tmp_path / "other" / "test.txt.gz"
+    other_file.parent.mkdir()
+    shutil.copy(letor_file, other_file)
+    with open(other_file, "ab") as handle:  # another file: one more query
+        handle.write(gzip.compress(b"2 qid:999999 1:0.5 3:1.5\n"))
+    cache = tmp_path / "cache"
+    load_letor(other_file, cache=cache)
+    other_entry = next(e for e in cache.iterdir() if not e.name.startswith("."))
+    load_letor(letor_file, cache=cache / "main")
+    parsed = load_letor(letor_file)
+    source = letor_file.read_bytes()
+
+    entry = next(e for e in (cache / "main").iterdir() if not e.name.startswith("."))
+    DAMAGE[damage](entry, other_entry)
+    with pytest.warns(CacheWarning) as caught:
+        again = load_letor(letor_file, cache=cache / "main")
+    same(again, parsed)
+    messages = [str(w.message) for w in caught if issubclass(w.category, CacheWarning)]
+    assert len(messages) == 1 and "\n" not in messages[0]
+    assert str(entry) in messages[0] and str(letor_file.resolve()) in messages[0]
+    # the entry was written again: the next load uses it without a word
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        same(load_letor(letor_file, cache=cache / "main"), parsed)
+    assert [e.name for e in (cache / "main").iterdir()] == [entry.name]
+    assert letor_file.read_bytes() == source
+
+
+def test_a_damaged_entry_is_caught_when_streaming(letor_file):
+    from rsrank import CacheWarning
+
+    load_letor(letor_file, n_features=45, cache=True)  # the key streaming asks for
+    entry = _entry(letor_file)
+    _resave(entry, "indices", lambda a: _set(a, 3, 5_000_000))
+    with pytest.warns(CacheWarning):
+        blocks = list(iter_letor_chunks(letor_file, 10, n_features=45, cache=True))
+    stacked = np.concatenate([b[1] for b in blocks])
+    np.testing.assert_array_equal(stacked, load_letor(letor_file)[1])
+
+
+def test_killed_writers_leave_no_staging_behind(letor_file):
+    cache = letor_file.parent / ".rsrank-cache"
+    cache.mkdir()
+    key = "0" * 32
+    dead = cache / f".{key}.staging-999999999"  # no such process
+    dead.mkdir()
+    (dead / "data.npy").write_bytes(b"partial")
+    legacy_old, legacy_new = cache / f".{key}.ab12cd", cache / f".{'1' * 32}.ef34gh"
+    for directory in (legacy_old, legacy_new):
+        directory.mkdir()
+    day_ago = time.time() - 2 * 24 * 3600
+    os.utime(legacy_old, (day_ago, day_ago))
+    load_letor(letor_file, cache=True)
+    left = sorted(e.name for e in cache.iterdir() if e.name.startswith("."))
+    assert left == [legacy_new.name]  # a recent writer of format 1 may still be running
+
+
+def test_cli_with_a_damaged_cache_warns_once_and_gives_the_same_table(tmp_path, bundled_root,
+                                                                       capsys):
+    root = tmp_path / "folds"
+    shutil.copytree(bundled_root, root)
+    cache = tmp_path / "cache"
+    args = ["train", str(root), "--folds", "1", "--l1", "0", "--max-iter", "3",
+            "--learning-rate", "0.01", "--quiet", "--cache", str(cache)]
+    assert main(args + ["--out", str(tmp_path / "a")]) == 0
+    clean = capsys.readouterr()
+    for entry in cache.iterdir():
+        if not entry.name.startswith("."):
+            _resave(entry, "indices", lambda a: _set(a, 3, 5_000_000))
+    assert main(args + ["--out", str(tmp_path / "b")]) == 0
+    damaged = capsys.readouterr()
+    table = lambda text: [line for line in text.splitlines() if line.startswith("|")]  # noqa
+    assert table(damaged.out) == table(clean.out)
+    # one line for the train, vali and test entries
+    (line,) = damaged.err.splitlines()
+    assert "CacheWarning" in line and "failed a check (a column index outside 0..44)" in line
+    assert line.endswith("(and 2 more like it)")
+
+
+def test_an_interrupted_write_leaves_nothing(letor_file, monkeypatch):
+    from rsrank import _cache
+
+    calls = []
+
+    def interrupted(*args, **kwargs):
+        calls.append(args[0])
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real_save(*args, **kwargs)
+
+    real_save = np.save
+    monkeypatch.setattr(_cache.np, "save", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        load_letor(letor_file, cache=True)
+    monkeypatch.undo()
+    assert list((letor_file.parent / ".rsrank-cache").iterdir()) == []
+    same(load_letor(letor_file, cache=True), load_letor(letor_file))
