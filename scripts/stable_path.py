@@ -1,7 +1,8 @@
-"""OHSUMED's L1 path with a step size from the data and the converged models.
+"""A LETOR L1 path with a step size from the data and the converged models.
 
     python scripts/stable_path.py [--root ../shared/data/OHSUMED] [--out results]
                                   [--epochs 300] [--multipliers 1,2]
+                                  [--pair-weight delta_ndcg|unit]
 
 ``rsrank train``'s path fits every point at the step size chosen without L1
 (1e-3, 1e-2 or 1e-1) and keeps each point's best vali epoch. On OHSUMED that
@@ -18,6 +19,8 @@ last iterate: the penalized optimum. It reports per fold the non-zeros,
 vali and test NDCG@10 of every point, and the choice of the selection rules
 (sparsest within 1%, 2%, 3% of the best vali, and the paired one-standard-
 error rule). Test NDCG@10 uses LETOR's convention; selection uses vali only.
+``--pair-weight unit`` weighs every pair 1 (``RSRank(pair_weight="unit")``)
+and writes ``stable_path_unit``. ``--root`` takes any root of Fold1..Fold5.
 """
 
 import argparse
@@ -36,7 +39,7 @@ RATIOS = [0.464, 0.215, 0.1, 0.0464, 0.0215, 0.01, 0.00464, 0.00215, 0.001, 0.0]
 RULES = [0.01, 0.02, 0.03, "1se"]
 
 
-def curvature_trace(X, y, qid):
+def curvature_trace(X, y, qid, pair_weight="delta_ndcg"):
     """Trace of the Hessian of the mean query loss at w = 0 on z-scored
     features: every pair is in modified Huber's quadratic part (curvature 2),
     weighted by its |Delta NDCG| in the tie order (row order, as the kernels
@@ -52,23 +55,27 @@ def curvature_trace(X, y, qid):
         ideal = np.sort(gains)[::-1] @ discount
         if ideal == 0:
             continue
-        weight = np.triu(np.abs(gains[:, None] - gains[None, :])
-                         * np.abs(discount[:, None] - discount[None, :]), 1) / ideal
+        if pair_weight == "unit":
+            weight = np.triu(y[rows][:, None] != y[rows][None, :], 1).astype(np.float64)
+        else:
+            weight = np.triu(np.abs(gains[:, None] - gains[None, :])
+                             * np.abs(discount[:, None] - discount[None, :]), 1) / ideal
         norms = (x * x).sum(axis=1)
         distance = norms[:, None] + norms[None, :] - 2 * x @ x.T
         total += 2 * (weight * distance).sum()
     return total / len(queries)
 
 
-def fold_path(root, fold, epochs, multiplier):
+def fold_path(root, fold, epochs, multiplier, pair_weight="delta_ndcg"):
     load = lambda name: load_letor(Path(root) / f"Fold{fold}" / f"{name}.txt.gz")  # noqa: E731
     train, vali, test = load("train"), load("vali"), load("test")
     data = QueryData(*train[:3])
-    rate = multiplier / curvature_trace(*train[:3])
-    l1_max = RSRank().l1_max(data)
+    rate = multiplier / curvature_trace(*train[:3], pair_weight)
+    l1_max = RSRank(pair_weight=pair_weight).l1_max(data)
     points, coef = [], None
     for ratio in RATIOS:
         model = RSRank(learning_rate=rate, max_iter=epochs, l1=ratio * l1_max,
+                       pair_weight=pair_weight,
                        restore_best=False).fit(data, eval_set=QueryData(*vali[:3]),
                                                coef_init=coef)
         coef = model.coef_.copy()
@@ -88,18 +95,21 @@ def main():
     parser.add_argument("--out", default="results")
     parser.add_argument("--epochs", type=int, default=300)
     parser.add_argument("--multipliers", default="1,2")
+    parser.add_argument("--pair-weight", default="delta_ndcg", choices=["delta_ndcg", "unit"])
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     report, lines = {"command": command_line(), "runs": {}}, []
-    lines += ["# OHSUMED's L1 path at a step size from the data", "",
+    lines += ["# A LETOR L1 path at a step size from the data", "",
               f"Command: `{command_line()}`", "",
               "Each point: non-zeros / vali / test NDCG@10 (LETOR convention) of the last of "
               f"{args.epochs} full-batch epochs, warm-started from the stronger point. "
               "l1 as a fraction of the fold's l1_max.", ""]
     for multiplier in map(float, args.multipliers.split(",")):
-        folds = [fold_path(args.root, f, args.epochs, multiplier) for f in range(1, 6)]
+        folds = [fold_path(args.root, f, args.epochs, multiplier, args.pair_weight)
+                 for f in range(1, 6)]
         report["runs"][str(multiplier)] = folds
-        lines += [f"## eta = {multiplier:g} / trace of the Hessian at w = 0", "",
+        lines += [f"## eta = {multiplier:g} / trace of the Hessian at w = 0, "
+                  f"pair weights {args.pair_weight}", "",
                   "| fold | eta | " + " | ".join(f"{r:g}" for r in RATIOS) + " |",
                   "|---" * (len(RATIOS) + 2) + "|"]
         for fold in folds:
@@ -122,7 +132,8 @@ def main():
         lines.append("")
     text = "\n".join(lines)
     print(text)
-    write_report(Path(args.out), "stable_path", report, text + "\n")
+    name = "stable_path" if args.pair_weight == "delta_ndcg" else "stable_path_unit"
+    write_report(Path(args.out), name, report, text + "\n")
 
 
 if __name__ == "__main__":
