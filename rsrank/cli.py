@@ -21,8 +21,9 @@ from sklearn.base import clone
 from ._kernels import compiled_before
 from ._version import __version__
 from .datasets import (LetorFormatError, bundled_data_path, dataset_summary, find_folds,
-                       letor_summary, load_letor, load_letor_fold, read_scores)
+                       letor_summary, load_letor, load_letor_fold)
 from .layouts import find_splits, read_feature_names, resolve_training_data
+from .runs import read_scores
 from .writers import write_run, write_scores
 from ._files import ResultsDirectory, atomic_write_text, check_not_input
 from .estimator import RSRank
@@ -359,9 +360,9 @@ def _cmd_evaluate(args):
         raise UsageError("give either MODEL or --scores, not both")
     if not args.scores and not args.model:
         raise UsageError("give a MODEL file or --scores SCORES")
-    X, y, qid = load_letor(args.file, n_features=None)
+    X, y, qid, docids = load_letor(args.file, n_features=None, return_docids=True)
     if args.scores:
-        scores = read_scores(args.scores, n_rows=len(y))
+        scores = read_scores(args.scores, n_rows=len(y), qid=qid, docids=docids, data=args.file)
     else:
         model = RSRank.load(args.model)
         X = _fit_width(X, model, args.file)
@@ -422,11 +423,13 @@ def _cmd_compare(args):
         if args.data is None:
             raise UsageError(f"{score_files[0]}: a score file needs --data FILE (the LETOR "
                              "file it scores)")
-        _, y, qid = load_letor(args.data)
+        _, y, qid, docids = load_letor(args.data, return_docids=True)
         for path in score_files:  # evaluated under the directories' convention
-            scores = read_scores(path, n_rows=len(y))
+            scores = read_scores(path, n_rows=len(y), qid=qid, docids=docids, data=args.data)
             runs[path] = letor_per_query(y, scores, qid, convention=wanted)
             seeds[path] = 1
+        for path in filter(_is_results, args.runs):
+            runs[path] = _on_file_queries(runs[path], path, args.data, qid)
     runs = {path: runs[path] for path in args.runs}  # in the order given
     metrics = [name.strip() for name in args.metrics.split(",") if name.strip()]
     known = set.intersection(*(set(values) - {"qid"} for values in runs.values()))
@@ -461,7 +464,35 @@ def _cmd_compare(args):
               f"{row['ci_high']:+.4f}] | {row['t_pvalue']:.3g} | {row['t_pvalue_holm']:.3g} | "
               f"{row['permutation_pvalue']:.3g} | {row['permutation_pvalue_holm']:.3g} | "
               f"{mark} |")
+    left_out = [f"{row['metric']} of {row['system']}: {row['left_out']}" for row in rows
+                if row["left_out"]]
+    if left_out:
+        print()
+        print("Queries without a value in a run (no relevant document under the convention) "
+              "are left out of that test: " + "; ".join(left_out) + ".")
     return 0
+
+
+def _on_file_queries(values, path, data, file_qids):
+    """A results directory's per-query values (keyed ``fold:qid``) on the
+    queries of the one data file its score files are compared on: keyed by
+    qid, from the only fold whose test queries are exactly the file's."""
+    keys = np.asarray(values["qid"]).astype(str)
+    folds = np.array([key.rpartition(":")[0] for key in keys])
+    qids = np.array([key.rpartition(":")[2] for key in keys])
+    wanted = set(np.unique(np.asarray(file_qids).astype(str)))
+    matching = [fold for fold in dict.fromkeys(folds)
+                if set(qids[folds == fold]) == wanted]
+    if len(matching) != 1:
+        raise UsageError(f"{path}: {'no' if not matching else 'more than one'} fold of the "
+                         f"run holds exactly the queries of {data} (folds: "
+                         f"{', '.join(dict.fromkeys(folds))}); compare score files with the "
+                         "run of the fold whose test file they score")
+    keep = folds == matching[0]
+    if not keep.all():
+        print(f"{path}: its {matching[0]} test queries, the ones in {data}", file=sys.stderr)
+    return {metric: (qids[keep] if metric == "qid" else np.asarray(v)[keep])
+            for metric, v in values.items()}
 
 
 def _fit_width(X, model, path):
@@ -705,7 +736,9 @@ def build_parser():
     evaluate = commands.add_parser("evaluate", help="LETOR table of a model or a score file")
     evaluate.add_argument("model", nargs="?", help="model file written by train / save()")
     evaluate.add_argument("file", help="LETOR file with labels and qid")
-    evaluate.add_argument("--scores", help="one score per line instead of a model")
+    evaluate.add_argument("--scores", help="scores instead of a model: one per line in the "
+                          "file's row order, or a TSV or TREC run from rsrank predict (matched "
+                          "to the file by qid and docid)")
     evaluate.add_argument("--convention", choices=["letor", "standard", "lightgbm", "sklearn"],
                           default="letor")
     evaluate.add_argument("--per-query", action="store_true",

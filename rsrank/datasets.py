@@ -39,7 +39,6 @@ __all__ = [
     "read_query_sizes",
     "dataset_summary",
     "letor_summary",
-    "read_scores",
     "parse_docid",
     "streamed_fold",
     "stream_files",
@@ -1021,23 +1020,3 @@ def letor_summary(path):
                 out[f"Fold{fold}/{split}"] = dataset_summary(*data[split][:3])
         return out
     return {str(path): dataset_summary(*load_letor(path))}
-
-
-def read_scores(path, n_rows=None):
-    """Read one score per line; checks the count against ``n_rows``."""
-    if Path(path).is_dir():
-        raise LetorFormatError(path, None, "is a directory, not a score file")
-    values = []
-    for number, text in read_lines(path, 1000, "score file"):
-        token = text.strip()
-        if not token:
-            continue
-        value = _parse_number(token.split()[-1])
-        if value is None or not np.isfinite(value) or not token.isascii():
-            raise LetorFormatError(path, number, f"score {token!r} is not a finite number")
-        values.append(value)
-        if n_rows is not None and len(values) > n_rows:
-            raise LetorFormatError(path, number, f"more scores than the {n_rows} rows")
-    if n_rows is not None and len(values) != n_rows:
-        raise LetorFormatError(path, None, f"{len(values)} scores for {n_rows} rows")
-    return np.asarray(values, dtype=np.float64)

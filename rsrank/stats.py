@@ -128,7 +128,8 @@ def compare(runs, metrics=None, *, baseline=None, confidence=0.95, n_resamples=1
     -------
     list of dict
         One per (metric, system): the :class:`PairedTest` fields
-        (``mean_a`` is the baseline), ``permutation_pvalue``, and
+        (``mean_a`` is the baseline), ``left_out`` (queries without a
+        value in either run, not in the test), ``permutation_pvalue``, and
         ``t_pvalue_holm`` and ``permutation_pvalue_holm`` adjusted across
         all rows.
     """
@@ -154,7 +155,7 @@ def compare(runs, metrics=None, *, baseline=None, confidence=0.95, n_resamples=1
             kept = ~(np.isnan(a) | np.isnan(b))
             test = paired_t_test(a[kept], b[kept], confidence=confidence)
             rows.append({"metric": metric, "baseline": baseline, "system": name,
-                         **asdict(test),
+                         "left_out": int((~kept).sum()), **asdict(test),
                          "permutation_pvalue": permutation_test(
                              a[kept], b[kept], n_resamples=n_resamples,
                              random_state=random_state)})

@@ -42,7 +42,7 @@ import json
 import numpy as np
 
 from rsrank import RSRank, load_letor
-from rsrank.datasets import read_scores
+from rsrank.runs import read_scores
 from rsrank.metrics import letor_report
 from rsrank.experiments import run_letor_folds
 

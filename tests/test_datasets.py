@@ -7,7 +7,8 @@ import pytest
 import rsrank
 from rsrank import LetorFormatError, NonContiguousQueryWarning, load_letor, load_letor_fold
 from rsrank.datasets import (dataset_summary, find_folds, iter_letor_folds, letor_summary,
-                             read_query_sizes, read_scores)
+                             read_query_sizes)
+from rsrank.runs import read_scores
 from rsrank.writers import write_scores
 from rsrank.synthetic import make_letor_like, write_letor_folds
 

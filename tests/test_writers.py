@@ -8,7 +8,8 @@ import pytest
 import scipy.sparse as sp
 
 from rsrank import load_letor
-from rsrank.datasets import read_docids, read_scores
+from rsrank.datasets import read_docids
+from rsrank.runs import read_scores
 from rsrank.writers import letor_lines, write_letor, write_lines, write_scores
 
 

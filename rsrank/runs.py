@@ -1,0 +1,151 @@
+"""Score files and runs read back against the data they score.
+
+Three layouts are read, told apart by the first line:
+
+* **TSV** (``rsrank predict --format tsv``): the header
+  ``qid<TAB>docid<TAB>score``, then one row per document, in any order;
+* **TREC run** (``rsrank predict --format trec``, trec_eval's input):
+  ``qid Q0 docid rank score tag`` per line, in any order;
+* **scores**, LETOR's Eval-Score input: one number per line, in the data
+  file's row order, nothing else on the line.
+
+A TSV or TREC row is matched to the data row with its qid and docid (the
+data's ``#docid = ...`` comments, as :func:`rsrank.datasets.read_docids`
+reads them), never by its position: a run sorted by score scores the same
+documents. Every data row must get exactly one score, and a run row naming
+a document the data lacks, or one twice, is an error with its line.
+"""
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from .datasets import LetorFormatError, read_lines
+
+__all__ = ["read_scores", "run_layout"]
+
+TSV_HEADER = ["qid", "docid", "score"]
+
+
+def run_layout(first_line):
+    """``"tsv"``, ``"trec"`` or ``"scores"``: the layout a file's first
+    non-empty line announces."""
+    if first_line.rstrip("\r\n").split("\t") == TSV_HEADER:
+        return "tsv"
+    fields = first_line.split()
+    if len(fields) == 6 and fields[1] == "Q0":
+        return "trec"
+    return "scores"
+
+
+def _score(path, number, token):
+    try:
+        value = float(token)
+    except ValueError:
+        value = math.nan
+    if not (token.isascii() and math.isfinite(value)):
+        raise LetorFormatError(path, number, f"score {token!r} is not a finite number")
+    return value
+
+
+def _keyed_rows(path, lines, layout):
+    """``{(qid, docid): (score, line)}`` of a TSV or TREC run."""
+    rows = {}
+    for number, text in lines:
+        if layout == "tsv":
+            fields = text.rstrip("\r\n").split("\t")
+            if len(fields) != 3:
+                raise LetorFormatError(path, number, f"{len(fields)} tab-separated fields; "
+                                       "a TSV run has qid, docid and score")
+            query, docid, token = fields
+        else:
+            fields = text.split()
+            if len(fields) != 6 or fields[1] != "Q0":
+                raise LetorFormatError(path, number, "not 'qid Q0 docid rank score tag' "
+                                       f"({len(fields)} fields); TREC runs have 6")
+            query, _, docid, rank, token, _ = fields
+            if not (rank.isascii() and rank.isdigit()):
+                raise LetorFormatError(path, number, f"rank {rank!r} is not a whole number")
+        if not query or not docid:
+            raise LetorFormatError(path, number, "an empty qid or docid")
+        key = (query, docid)
+        if key in rows:
+            raise LetorFormatError(path, number, f"document {docid!r} of query {query} again "
+                                   f"(first on line {rows[key][1]})")
+        rows[key] = (_score(path, number, token.strip()), number)
+    return rows
+
+
+def read_scores(path, n_rows=None, *, qid=None, docids=None, data=None):
+    """The scores of a score file or run, in the data's row order.
+
+    Parameters
+    ----------
+    path : path-like
+        A TSV run, a TREC run or one score per line (see the module).
+    n_rows : int, optional
+        Number of data rows; a file of scores must have exactly that many.
+    qid, docids : array-like, optional
+        The data's query ids and document ids, one per row; a TSV or TREC
+        run needs both (with ``n_rows`` rows).
+    data : path-like, optional
+        The data file, named in the messages.
+
+    Raises
+    ------
+    LetorFormatError
+        With the file and line: a malformed line, a score that is not a
+        finite number, a run row for a document the data lacks or one seen
+        before, data rows left without a score, too many or too few scores.
+    """
+    if Path(path).is_dir():
+        raise LetorFormatError(path, None, "is a directory, not a score file")
+    lines = [(number, text) for number, text in read_lines(path, 1 << 16, "score file")
+             if text.strip()]
+    layout = run_layout(lines[0][1]) if lines else "scores"
+    if layout == "scores":
+        return _positional(path, lines, n_rows)
+    if layout == "tsv":
+        lines = lines[1:]
+    if qid is None or docids is None:
+        raise LetorFormatError(path, None, f"a {layout.upper()} run is matched to the data by "
+                               "qid and docid; give the data file it scores")
+    rows = _keyed_rows(path, lines, layout)
+    where = f"{data}" if data is not None else "the data"
+    index = {}
+    for row, key in enumerate(zip((str(q) for q in qid), (str(d) for d in docids))):
+        if key in index:
+            raise LetorFormatError(data if data is not None else path, None, f"document {key[1]!r} of query {key[0]} is on "
+                                   f"data rows {index[key] + 1} and {row + 1}: a run cannot "
+                                   "tell them apart (give each document its own docid)")
+        index[key] = row
+    scores = np.full(len(index), np.nan)
+    for key, (value, number) in rows.items():
+        row = index.get(key)
+        if row is None:
+            raise LetorFormatError(path, number, f"document {key[1]!r} of query {key[0]} is "
+                                   f"not in {where}")
+        scores[row] = value
+    missing = np.flatnonzero(np.isnan(scores))
+    if len(missing):
+        q, d = str(qid[missing[0]]), str(docids[missing[0]])
+        raise LetorFormatError(path, None, f"no score for {len(missing)} of the {len(index)} "
+                               f"documents of {where}, the first document {d!r} of query {q}")
+    return scores
+
+
+def _positional(path, lines, n_rows):
+    values = []
+    for number, text in lines:
+        fields = text.split()
+        if len(fields) != 1:
+            raise LetorFormatError(path, number, f"{len(fields)} fields; a score file has one "
+                                   "number per line (or is a TSV run with the header "
+                                   "qid<TAB>docid<TAB>score, or a TREC run)")
+        values.append(_score(path, number, fields[0]))
+        if n_rows is not None and len(values) > n_rows:
+            raise LetorFormatError(path, number, f"more scores than the {n_rows} rows")
+    if n_rows is not None and len(values) != n_rows:
+        raise LetorFormatError(path, None, f"{len(values)} scores for {n_rows} rows")
+    return np.asarray(values, dtype=np.float64)
