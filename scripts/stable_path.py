@@ -20,7 +20,8 @@ vali and test NDCG@10 of every point, and the choice of the selection rules
 (sparsest within 1%, 2%, 3% of the best vali, and the paired one-standard-
 error rule). Test NDCG@10 uses LETOR's convention; selection uses vali only.
 ``--pair-weight unit`` weighs every pair 1 (``RSRank(pair_weight="unit")``)
-and writes ``stable_path_unit``. ``--root`` takes any root of Fold1..Fold5.
+and writes ``stable_path_unit``. ``--root`` takes any root of Fold1..Fold5
+(other than OHSUMED, its name ends the output's name).
 """
 
 import argparse
@@ -133,6 +134,8 @@ def main():
     text = "\n".join(lines)
     print(text)
     name = "stable_path" if args.pair_weight == "delta_ndcg" else "stable_path_unit"
+    if Path(args.root).name != "OHSUMED":
+        name += f"_{Path(args.root).name}"
     write_report(Path(args.out), name, report, text + "\n")
 
 
