@@ -20,15 +20,15 @@ from sklearn.base import clone
 
 from ._kernels import compiled_before
 from ._version import __version__
-from .datasets import (LetorFormatError, bundled_data_path, dataset_summary, find_folds,
-                       letor_summary, load_letor, load_letor_fold)
+from .datasets import (LetorFormatError, bundled_data_path, data_line_numbers,
+                       dataset_summary, find_folds, letor_summary, load_letor, load_letor_fold)
 from .layouts import find_splits, read_feature_names, resolve_training_data
 from .runs import read_scores
-from .writers import write_run, write_scores
-from ._files import ResultsDirectory, atomic_write_text, check_not_input
+from .writers import run_problem, write_run, write_scores
+from ._files import ResultsDirectory, atomic_write_text, check_not_input, read_bounded_text
 from .estimator import RSRank
 from .penalty import L1_METHODS
-from .export import FORMATS, engine_features, export_model, upload_hint
+from .export import FORMATS, engine_features, export_model, featureset_subset, upload_hint
 from .metrics import letor_per_query, letor_report
 from .experiments import (check_within, experiment_markdown, l1_grid, parse_metric,
                           per_query_from_results, read_results, regularization_path,
@@ -251,19 +251,19 @@ def _loading(args):
     return {"dtype": np.dtype(args.dtype).type, "dense": "auto"}
 
 
-def _check_file_output(out, inputs):
+def _check_file_output(out, inputs, flag="--out"):
     """Refuse, before any work, an output file that is an input, a
     directory, or in a directory that cannot be written."""
     if out is None:
         return
     if not str(out).strip():
-        raise UsageError("--out is empty")
+        raise UsageError(f"{flag} is empty")
     check_not_input(out, inputs)
     if Path(out).is_dir():
-        raise UsageError(f"--out {out}: is a directory; give a file name")
+        raise UsageError(f"{flag} {out}: is a directory; give a file name")
     parent = Path(out).resolve().parent
     if not parent.is_dir() or not os.access(parent, os.W_OK):
-        raise UsageError(f"--out {out}: cannot write in {parent}")
+        raise UsageError(f"{flag} {out}: cannot write in {parent}")
 
 
 def _fold_line(result):
@@ -518,6 +518,12 @@ def _cmd_predict(args):
         else:
             sys.stdout.writelines(f"{value:.10g}\n" for value in scores)
         return 0
+    problem = run_problem(qid, docids, args.tag if args.format == "trec" else "x")
+    if problem:
+        row, why = problem
+        if row is None:
+            raise UsageError(f"--tag: {why}")
+        raise LetorFormatError(args.file, data_line_numbers(args.file)[row], why)
     if args.out:
         import io
 
@@ -530,14 +536,32 @@ def _cmd_predict(args):
 
 
 def _cmd_export(args):
-    _check_file_output(args.out, [args.model])
+    subset = args.subset_featureset
+    _check_file_output(args.out, [args.model] + (list(subset) if subset else []))
+    if subset:
+        if args.format not in ("elasticsearch", "opensearch"):
+            raise UsageError("--subset-featureset is for --format elasticsearch or opensearch")
+        _check_file_output(subset[1], [args.model, subset[0]] + ([args.out] if args.out else []),
+                           "--subset-featureset OUT")
     model = RSRank.load(args.model)
     text = export_model(model, args.format, name=args.name, store=args.store)
+    body = None
+    if subset:
+        try:
+            full = json.loads(read_bounded_text(subset[0], 1 << 26, "featureset"))
+            body = featureset_subset(full, model)
+        except (ValueError, AttributeError) as error:
+            raise UsageError(f"{subset[0]}: {error}") from None
     used = engine_features(model)
     listed = ", ".join(name for _, name in used)
+    hint = upload_hint(args.format, featureset=args.featureset, store=args.store)
+    if args.format in ("elasticsearch", "opensearch") and not subset:
+        hint += (f"; the plugin computes every feature of {args.featureset}, so keep only these "
+                 "in it (--subset-featureset FULL.json OUT.json writes that featureset)")
     print(f"rsrank export: the engine computes {len(used)} of {model.n_features_in_} "
-          f"features: {listed}; {upload_hint(args.format, featureset=args.featureset, store=args.store)}",
-          file=sys.stderr)
+          f"features: {listed}; {hint}", file=sys.stderr)
+    if body is not None:
+        atomic_write_text(subset[1], json.dumps(body, indent=2) + "\n")
     if args.out:
         atomic_write_text(args.out, text)
     else:
@@ -787,6 +811,10 @@ def build_parser():
     export.add_argument("--featureset", default="rsrank_features",
                         help="Elasticsearch/OpenSearch feature set of the upload URL")
     export.add_argument("--store", default="_DEFAULT_", help="Solr feature store")
+    export.add_argument("--subset-featureset", nargs=2, metavar=("FULL", "OUT"),
+                        help="Elasticsearch/OpenSearch: write to OUT the featureset FULL (a "
+                        "_ltr/_featureset body) with only the model's features, the ones the "
+                        "plugin then computes")
     export.add_argument("--out", help="output file (default: stdout)")
     export.set_defaults(run=_cmd_export)
 

@@ -37,6 +37,7 @@ __all__ = [
     "iter_letor_folds",
     "find_folds",
     "read_query_sizes",
+    "data_line_numbers",
     "dataset_summary",
     "letor_summary",
     "parse_docid",
@@ -473,7 +474,7 @@ def _first_line_with_qid_break(path, qid):
     return None
 
 
-def _data_line_numbers(path):
+def data_line_numbers(path):
     """1-based file line number of every data row (comments and blanks skipped)."""
     numbers = []
     for number, text in read_lines(path):
@@ -529,12 +530,23 @@ def parse_docid(comment, row):
 
 
 def read_docids(path):
-    """The document id of every data row (see :func:`parse_docid`)."""
+    """The document id of every data row (see :func:`parse_docid`).
+    Comments are decoded as UTF-8 strictly: a docid that is not valid
+    UTF-8 is a :class:`LetorFormatError` with its line (replacement
+    characters would give a run documents the data does not have)."""
     docids = []
-    for _, text in read_lines(path):
-        body, sep, comment = text.partition("#")
-        if body.strip():
-            docids.append(parse_docid(comment, len(docids) + 1))
+    with _reading(path), (gzip.open(path, "rb") if Path(path).suffix == ".gz"
+                          else open(path, "rb")) as handle:
+        for number, raw in enumerate(handle, start=1):
+            body, sep, comment = raw.partition(b"#")
+            if not body.strip():
+                continue
+            try:
+                text = comment.decode("utf-8")
+            except UnicodeDecodeError:
+                raise LetorFormatError(path, number, "the comment (docid) is not valid "
+                                       "UTF-8") from None
+            docids.append(parse_docid(text, len(docids) + 1))
     return np.asarray(docids, dtype=object)
 
 
@@ -610,7 +622,11 @@ def load_letor(path, n_features=None, *, query_file=None, return_docids=False,
         warnings.warn(message, NonContiguousQueryWarning, stacklevel=2)
     X = dense_if_complete(X, dense)
     if return_docids:
-        return X, y, qid, read_docids(path)
+        docids = read_docids(path)
+        if len(docids) != len(y):
+            raise LetorFormatError(path, None, f"{len(docids)} rows with a docid comment slot "
+                                   f"against {len(y)} data rows (mixed line endings?)")
+        return X, y, qid, docids
     return X, y, qid
 
 
@@ -634,7 +650,7 @@ def _parse_file(path, n_features, dtype, query_file):
     broken = _first_line_with_qid_break(path, qid)
     if broken is not None:
         row, query = broken
-        line = _data_line_numbers(path)[row]
+        line = data_line_numbers(path)[row]
         message = (f"{path}, line {line}: rows of query {query} are not contiguous (the query "
                    "appeared earlier in another block); they are grouped by qid")
     return X, y, qid, message

@@ -28,15 +28,28 @@ Formats, with the semantics the tests reproduce:
   ``docs/training-models.rst`` and ``StandardFeatureNormalizer``; the
   OpenSearch plugin is its fork with the same model format). Min-max scaling
   is written as a standard normaliser too (mean = minimum,
-  standard_deviation = maximum - minimum): some plugin releases compute
-  ``min_max`` as ``value / (maximum - minimum)``, without the shift.
-  Uploaded with ``POST _ltr/_featureset/<set>/_createmodel``
-  (OpenSearch: ``_plugins/_ltr``).
+  standard_deviation = maximum - minimum), the same arithmetic: the
+  plugin's ``min_max`` normaliser refuses negative bounds, which z-scored
+  or raw features often have. Uploaded with ``POST
+  _ltr/_featureset/<set>/_createmodel`` on both engines (OpenSearch's
+  ``_plugins/_ltr`` path serves the plugin's statistics only). The plugin
+  computes every feature of the featureset for every document it rescores,
+  so a sparse model saves work only when the featureset holds just the
+  model's features: :func:`featureset_subset` writes that featureset from
+  the full one.
 * **Vespa** rank profile: a ``first-phase`` ranking expression, the sum of
   ``weight * feature`` plus a constant, on raw feature values (Vespa's
   ranking-expression reference). A bare feature name ``x`` is written
   ``attribute(x)``; a name that is already a rank feature (``bm25(title)``,
-  ``attribute(pagerank)``) is kept.
+  ``attribute(pagerank)``, ``fieldMatch(title).completeness``) is kept. Any
+  other text is refused, so that no name can change the expression. Vespa
+  gives a float attribute that a document lacks the value NaN, which ranks
+  the document last: every attribute the expression reads needs a value in
+  every document (the value the training data had, 0 in a sparse LETOR
+  file, where a feature is absent).
+
+A model without a non-zero weight is refused by every format: it ranks
+every document alike (and Solr refuses a model without features).
 """
 
 import json
@@ -45,7 +58,7 @@ import re
 import numpy as np
 
 __all__ = ["FORMATS", "export_model", "to_solr", "to_elasticsearch", "to_opensearch", "to_vespa",
-           "upload_hint", "engine_features"]
+           "upload_hint", "engine_features", "featureset_subset"]
 
 FORMATS = ("solr", "elasticsearch", "opensearch", "vespa")
 
@@ -56,8 +69,12 @@ def _number(value):
 
 
 def _check_deployable(model):
-    """Raise for a model an engine cannot evaluate from one document."""
+    """Raise for a model an engine cannot evaluate from one document, or
+    one without a non-zero weight."""
     model.linear_function()  # raises for per-query scaling, with the reason
+    if not np.any(model.coef_):
+        raise ValueError("the model has no non-zero weight: it ranks every document alike "
+                         "and there is nothing to export (train with a weaker l1)")
 
 
 def engine_features(model):
@@ -125,13 +142,30 @@ def to_opensearch(model, *, name="rsrank"):
     return to_elasticsearch(model, name=name)
 
 
+_IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_]*"
+_ARGUMENT = rf"(?:{_IDENTIFIER}|[0-9]+)"
+#: a Vespa rank feature: name(arg, ...) with optional .output parts, or a
+#: rank feature of rank features (one level of nesting)
+_FEATURE = (rf"{_IDENTIFIER}\((?:{_ARGUMENT}|{_IDENTIFIER}\({_ARGUMENT}(?:,{_ARGUMENT})*\))"
+            rf"(?:,(?:{_ARGUMENT}|{_IDENTIFIER}\({_ARGUMENT}(?:,{_ARGUMENT})*\)))*\)"
+            rf"(?:\.{_IDENTIFIER})*")
+
+
 def _vespa_feature(name):
-    if "(" in name:
+    if re.fullmatch(_IDENTIFIER, name):
+        return f"attribute({name})"
+    if re.fullmatch(_FEATURE, name):
         return name
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-        raise ValueError(f"feature name {name!r} is neither a Vespa rank feature nor an "
-                         "attribute name; rename it (--feature-names)")
-    return f"attribute({name})"
+    raise ValueError(f"feature name {name!r} is neither a Vespa rank feature "
+                     "(name(arguments)[.output]) nor an attribute name; rename it "
+                     "(--feature-names)")
+
+
+def _vespa_name(kind, name):
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", name):
+        raise ValueError(f"{kind} {name!r} is not a Vespa name (letters, digits, '_' and "
+                         "'-', not starting with a digit or '-')")
+    return name
 
 
 def to_vespa(model, *, name="rsrank", inherits="default"):
@@ -143,9 +177,11 @@ def to_vespa(model, *, name="rsrank", inherits="default"):
     terms = [f"{_number(weights[j])!r} * {_vespa_feature(feature)}" for j, feature in used]
     terms.append(repr(_number(constant)))
     body = " +\n                ".join(terms)
-    header = f"rank-profile {name}" + (f" inherits {inherits}" if inherits else "")
+    header = (f"rank-profile {_vespa_name('rank-profile name', name)}"
+              + (f" inherits {_vespa_name('inherited profile', inherits)}" if inherits else ""))
     return (f"{header} {{\n"
-            f"    # RSRank model: {len(used)} of {model.n_features_in_} features\n"
+            f"    # RSRank model: {len(used)} of {model.n_features_in_} features. Every attribute\n"
+            f"    # read here needs a value in every document: without one it is NaN.\n"
             f"    first-phase {{\n"
             f"        expression {{\n"
             f"                {body}\n"
@@ -170,6 +206,31 @@ def upload_hint(form, *, featureset="rsrank_features", store="_DEFAULT_"):
     return {
         "solr": f"PUT it to /solr/<collection>/schema/model-store (features from store {store!r})",
         "elasticsearch": f"POST it to _ltr/_featureset/{featureset}/_createmodel",
-        "opensearch": f"POST it to _plugins/_ltr/_featureset/{featureset}/_createmodel",
+        "opensearch": f"POST it to _ltr/_featureset/{featureset}/_createmodel",
         "vespa": "add the rank-profile to the schema (.sd) and deploy",
     }[form]
+
+
+def featureset_subset(featureset, model):
+    """The body of an Elasticsearch/OpenSearch LTR featureset holding only
+    the model's features, from ``featureset``, the full one (the body
+    ``{"featureset": {"features": [...]}}`` of ``POST _ltr/_featureset/<set>``
+    or its ``features`` list). Raises ``ValueError`` naming a model feature
+    the featureset lacks, or one it defines twice."""
+    features = featureset
+    if isinstance(features, dict):
+        features = features.get("featureset", features).get("features")
+    if not isinstance(features, list) or not all(
+            isinstance(f, dict) and isinstance(f.get("name"), str) for f in features):
+        raise ValueError("a featureset is {'featureset': {'features': [{'name': ...}, ...]}}")
+    by_name = {}
+    for feature in features:
+        if feature["name"] in by_name:
+            raise ValueError(f"the featureset defines {feature['name']!r} twice")
+        by_name[feature["name"]] = feature
+    used = [name for _, name in engine_features(model)]
+    missing = [name for name in used if name not in by_name]
+    if missing:
+        raise ValueError(f"the featureset has no feature {missing[0]!r} of the model "
+                         f"({len(missing)} missing)")
+    return {"featureset": {"features": [by_name[name] for name in used]}}

@@ -17,6 +17,7 @@ from sklearn.utils import Bunch, check_random_state
 
 from .datasets import (SPLITS, LetorFormatError, bundled_data_path, find_folds, load_files,
                        query_file_for, read_lines, stream_files)
+from .model import feature_name_problem
 
 __all__ = ["find_splits", "split_queries", "load_splits", "streamed_splits",
            "resolve_training_data", "read_feature_names"]
@@ -227,7 +228,11 @@ def read_feature_names(path, n_features=None):
     ``index name`` lines (``1 bm25_title``, ``1:bm25_title`` or tab
     separated, 1-based indices in any order, as RankLib's and the
     Elasticsearch LTR plugin's feature lists give them). Blank lines and
-    ``#`` comments are skipped. Features not listed are named ``f<index>``.
+    ``#`` comments are skipped. A list of bare names names every feature,
+    in order: fewer names than features is an error. An ``index name``
+    list may leave features out; they are called ``f<index>``, with a
+    warning that says how many. Names follow
+    :func:`rsrank.model.feature_name_problem`.
 
     Returns
     -------
@@ -266,8 +271,14 @@ def read_feature_names(path, n_features=None):
     if beyond:
         raise LetorFormatError(path, None, f"names feature {max(beyond)} but the data has "
                                f"{width} features")
+    if plain and len(named) < width:
+        raise LetorFormatError(path, None, f"names {len(named)} of the {width} features, one "
+                               f"per line; name every feature (or write 'index name' lines)")
     names = [named.get(j, f"f{j}") for j in range(1, width + 1)]
-    repeated = sorted({name for name in names if names.count(name) > 1})
-    if repeated:
-        raise LetorFormatError(path, None, f"feature name {repeated[0]!r} is used twice")
+    problem = feature_name_problem(names, width)
+    if problem:
+        raise LetorFormatError(path, None, problem)
+    if len(named) < width:
+        warnings.warn(f"{path} names {len(named)} of the {width} features; the others are "
+                      "called f<index>", UserWarning, stacklevel=2)
     return names

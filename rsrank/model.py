@@ -11,7 +11,27 @@ from . import _kernels
 from ._threads import numba_threads, threads
 from .preprocessing import GLOBAL_NORMALIZERS, QUERY_NORMALIZERS
 
-__all__ = ["LinearModel", "linear_scores"]
+__all__ = ["LinearModel", "linear_scores", "feature_name_problem"]
+
+
+def feature_name_problem(names, n_features):
+    """Why ``names`` cannot name ``n_features`` features (None: they can).
+    Every feature needs its own non-empty name without control characters
+    or surrounding spaces: engines look features up by name, so a repeated
+    name would silently share or lose a weight."""
+    if len(names) != n_features:
+        return f"{len(names)} feature names for {n_features} features"
+    seen = set()
+    for j, name in enumerate(names, start=1):
+        if not isinstance(name, str) or not name:
+            return f"feature {j} has an empty name"
+        if name != name.strip() or any(ord(c) < 32 or ord(c) == 127 for c in name):
+            return (f"feature {j}'s name {name!r} has surrounding spaces or a control "
+                    "character")
+        if name in seen:
+            return f"feature name {name!r} is used twice"
+        seen.add(name)
+    return None
 
 
 def linear_scores(rows, w, n_jobs=None):
@@ -64,6 +84,10 @@ class LinearModel:
 
     def __post_init__(self):
         width = len(self.coef)
+        if self.feature_names is not None:
+            problem = feature_name_problem(list(self.feature_names), width)
+            if problem:
+                raise ValueError(problem)
         if self.offset is None:
             object.__setattr__(self, "offset", np.zeros(width))
         if self.scale is None:
@@ -128,13 +152,8 @@ class LinearModel:
                            self.fingerprint, self.n_fit_queries)
 
     def with_names(self, names, *, from_columns=False):
-        """The same model with other feature names (checked: one per feature,
-        none repeated)."""
+        """The same model with other feature names (checked by
+        :func:`feature_name_problem`)."""
         names = [str(name) for name in names]
-        if len(names) != self.n_features:
-            raise ValueError(f"{len(names)} feature names for {self.n_features} features")
-        repeated = sorted({name for name in names if names.count(name) > 1})
-        if repeated:
-            raise ValueError(f"feature name {repeated[0]!r} is used twice")
         return LinearModel(self.coef, self.normalize, self.offset, self.scale, names,
                            from_columns, self.fingerprint, self.n_fit_queries)

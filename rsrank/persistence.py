@@ -20,7 +20,7 @@ import numpy as np
 
 from ._files import atomic_write_text, read_bounded_text
 from ._version import __version__
-from .model import LinearModel
+from .model import LinearModel, feature_name_problem
 
 __all__ = ["MODEL_FORMAT", "MODEL_FORMAT_VERSION", "MAX_MODEL_BYTES", "ModelFileError",
            "SavedModel", "save_model", "load_model", "model_document", "model_from_document"]
@@ -174,6 +174,9 @@ def model_from_document(document, path="<model>"):
         return value
 
     fingerprint = document.get("training_data")
+    problem = None if names is None else feature_name_problem(names, n)
+    if problem:
+        raise ModelFileError(path, f"feature_names: {problem}")
     model = LinearModel(coef, normalize, offset, scale, names, from_columns,
                         fingerprint if isinstance(fingerprint, dict) else None,
                         count("n_fit_queries", 1) or 1)

@@ -15,7 +15,8 @@ import scipy.sparse as sp
 from ._files import atomic_write_bytes, atomic_write_text
 from ._queries import group_queries
 
-__all__ = ["letor_lines", "write_letor", "write_lines", "write_scores", "write_run"]
+__all__ = ["run_problem", "letor_lines", "write_letor", "write_lines", "write_scores",
+           "write_run"]
 
 
 def letor_lines(X, y, qid, *, docids=None, decimals=None):
@@ -69,24 +70,50 @@ def write_scores(path, scores):
     atomic_write_text(path, "".join(f"{value:.10g}\n" for value in scores))
 
 
+def run_problem(qid, docids, tag="rsrank"):
+    """``(row, why)``: why a TREC run of these rows would be misread, and
+    the 0-based row where it shows (None for the tag); None when it would
+    not be. A tag or docid that is empty or holds a space (trec_eval splits
+    on white space, so the line would have the wrong number of fields), or a
+    docid twice in one query (trec_eval refuses the run; ranx keeps one of
+    the two)."""
+    if not tag or any(c.isspace() for c in tag):
+        return None, f"run tag {tag!r} is empty or holds a space; give one word"
+    seen = {}
+    for row, (q, d) in enumerate(zip(qid, docids)):
+        d = str(d)
+        if not d or any(c.isspace() for c in d):
+            return row, f"docid {d!r} is empty or holds a space"
+        first = seen.setdefault((q, d), row)
+        if first != row:
+            return row, (f"docid {d!r} of query {q} again (first on row {first + 1}); a run "
+                         "needs each document of a query once")
+    return None
+
+
 def write_run(handle, qid, docids, scores, *, tag="rsrank", form="trec"):
     """Write ranked scores to an open text ``handle``.
 
     ``form="trec"``: a TREC run, ``qid Q0 docid rank score tag`` per line,
     each query's documents by decreasing score (ties in file order), ranks
     from 1, as trec_eval, pytrec_eval and ranx read it. ``form="tsv"``: a
-    header ``qid<TAB>docid<TAB>score`` and the rows in file order.
+    header ``qid<TAB>docid<TAB>score`` and the rows in file order. Raises
+    ``ValueError`` for rows :func:`run_problem` finds (a TSV run takes any
+    tag, and docids with spaces but not tabs or line breaks).
     """
     scores = np.asarray(scores, dtype=np.float64)
+    if form not in ("trec", "tsv"):
+        raise ValueError(f"run format must be 'trec' or 'tsv', got {form!r}")
+    problem = run_problem(qid, [str(d).replace(" ", "_") for d in docids] if form == "tsv"
+                          else docids, tag if form == "trec" else "x")
+    if problem:
+        row, why = problem
+        raise ValueError(why if row is None else f"row {row + 1}: {why}")
     if form == "tsv":
         handle.write("qid\tdocid\tscore\n")
         for q, d, v in zip(qid, docids, scores):
             handle.write(f"{q}\t{d}\t{v:.10g}\n")
         return
-    if form != "trec":
-        raise ValueError(f"run format must be 'trec' or 'tsv', got {form!r}")
-    if any(" " in str(d) or not str(d) for d in docids):
-        raise ValueError("TREC runs need docids without spaces")
     groups = group_queries(qid, n_rows=len(scores))
     for q in range(groups.n_queries):
         rows = groups.order[groups.offsets[q]:groups.offsets[q + 1]]
