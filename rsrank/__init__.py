@@ -6,7 +6,7 @@ and an L1 penalty applied by truncated gradient (Langford, Li and Zhang 2009).
 """
 
 from ._version import __version__
-from .estimator import RSRank
+from .estimator import OneQueryWarning, RSRank
 from .querydata import QueryData
 from .datasets import (
     CacheWarning,
@@ -24,6 +24,7 @@ from .datasets import (
 
 __all__ = [
     "RSRank",
+    "OneQueryWarning",
     "QueryData",
     "CacheWarning",
     "LetorFormatError",

@@ -24,12 +24,31 @@ from .preprocessing import GLOBAL_NORMALIZERS, NORMALIZERS, QUERY_NORMALIZERS, \
 from .querydata import QueryData, check_labels, matrix_rows
 from .solver import DivergenceWarning, Monitoring, Solver, SolverState, finite_check
 
-__all__ = ["RSRank", "DivergenceWarning", "AUTO_RATES"]
+__all__ = ["RSRank", "DivergenceWarning", "OneQueryWarning", "AUTO_RATES"]
 
 #: The step sizes ``learning_rate="auto"`` tries on the validation data, and
 #: the one it takes without validation data
 AUTO_RATES = (1e-3, 1e-2, 1e-1)
 AUTO_DEFAULT = 1e-2
+
+
+class OneQueryWarning(UserWarning):
+    """Training data came without ``qid``, so all of it is one query."""
+
+
+def _warn_without_qid(method, X, qid):
+    """One line when ``X`` (not a QueryData) comes without ``qid``: its rows
+    are then ranked as one query, which is what scikit-learn's searches do
+    with ``groups=qid`` unless ``qid`` is routed to ``fit``."""
+    if qid is not None or isinstance(X, QueryData):
+        return
+    n_rows = X.shape[0] if hasattr(X, "shape") else len(X)
+    if n_rows < 2:
+        return
+    warnings.warn(f"{method}() got no qid: its {n_rows} rows are ranked as one query; "
+                  "pass qid= (one id per row), or for GridSearchCV and cross_val_score use "
+                  "rsrank.model_selection.fit_search or cross_val_score_by_query, which "
+                  "route it (qid=np.zeros(n) says one query)", OneQueryWarning, stacklevel=3)
 
 
 class RSRank(BaseEstimator):
@@ -303,6 +322,7 @@ class RSRank(BaseEstimator):
         -------
         self
         """
+        _warn_without_qid("fit", X, qid)
         if self.learning_rate == "auto" and eval_set is not None:
             return self._fit_auto(X, y, qid, eval_set, coef_init)
         solver = self.solver()
@@ -472,6 +492,7 @@ class RSRank(BaseEstimator):
         and step count (for data that arrives in blocks of whole queries)."""
         first = not hasattr(self, "model_")
         solver = self.solver()
+        _warn_without_qid("partial_fit", X, qid)
         data = self._data(X, y, qid, reset=first)
         if first:  # the first block fixes the scaling
             self.model_ = self._model(data.moments, data)

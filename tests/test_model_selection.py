@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 import pytest
 import sklearn
@@ -109,3 +111,20 @@ def test_letor_split_rejects_shared_queries():
     X, y, qid = queries()
     with pytest.raises(ValueError, match="share 1 qid"):
         letor_fold_split((X[:24], y[:24], qid[:24]), (X[12:36], y[12:36], qid[12:36]))
+
+
+def test_fit_without_qid_says_its_rows_are_one_query():
+    from rsrank import OneQueryWarning
+    from rsrank.synthetic import make_raw_features
+
+    data = make_raw_features(30, random_state=0)
+    # the natural idiom routes groups to the splitter only: every fit warns
+    with pytest.warns(OneQueryWarning, match=r"got no qid: its \d+ rows are ranked as one query"):
+        GridSearchCV(RSRank(max_iter=2), {"l1": [0, 1]}, cv=GroupKFold(3)).fit(
+            data.X, data.y, groups=data.qid)
+    with pytest.warns(OneQueryWarning, match="partial_fit"):
+        RSRank(max_iter=2).partial_fit(data.X, data.y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        RSRank(max_iter=2).fit(data.X, data.y, qid=data.qid)
+        RSRank(max_iter=2).fit(data.X[:1], data.y[:1])  # one row: nothing to say
