@@ -38,11 +38,19 @@ from .stats import compare
 
 DEFAULTS = RSRank().get_params()
 #: The default grid of ``rsrank train``: L1 strengths as fractions of each
-#: fold's l1_max, 0 and nine log-spaced points from 0.46 down to 1/1000 (1
-#: itself keeps every weight at zero). With ``--within``, the sparsest point
-#: whose vali score is within 1% of the best is kept.
-DEFAULT_L1_RATIO = [0.0] + [float(f"{r:.3g}") for r in np.geomspace(1.0, 1e-3, 10)[1:]]
+#: fold's l1_max, nine log-spaced points from 0.46 down to 1/1000 (1 itself
+#: keeps every weight at zero), then 0: a regularization path from strong
+#: to weak. With ``--within``, the sparsest point whose vali score is
+#: within 1% of the best is kept.
+DEFAULT_L1_RATIO = [float(f"{r:.3g}") for r in np.geomspace(1.0, 1e-3, 10)[1:]] + [0.0]
 DEFAULT_WITHIN = 0.01
+#: ``rsrank train``'s default recipe (``--learning-rate curvature``): every
+#: point of the path at 2 over the trace of the loss's Hessian at w = 0,
+#: warm-started from the stronger point, kept at its last of this many
+#: epochs (the penalized optimum), for both pair weightings; the selection
+#: sees all of them (``results/paths.md``)
+PATH_EPOCHS = 300
+PATH_PAIR_WEIGHTS = ["unit", "delta_ndcg"]
 
 
 class UsageError(ValueError):
@@ -104,11 +112,13 @@ def _positive(kind):
 
 
 def _rates(grid):
-    """``--learning-rate``: ``auto`` or positive numbers (comma-separated
-    for a grid)."""
+    """``--learning-rate``: ``auto``, ``curvature`` (``train``) or positive
+    numbers (comma-separated for a grid)."""
     def parse(text):
         if text.strip().lower() == "auto":
             return ["auto"] if grid else "auto"
+        if grid and text.strip().lower() == "curvature":
+            return ["curvature"]
         if grid:
             values = _number_list(float)(text)
             if not all(v > 0 for v in values):
@@ -116,6 +126,17 @@ def _rates(grid):
             return values
         return _positive(float)(text)
     return parse
+
+
+def _pair_weights(text):
+    values = [v.strip() for v in text.split(",") if v.strip()]
+    if not values or any(v not in ("unit", "delta_ndcg") for v in values):
+        raise argparse.ArgumentTypeError(f"{text!r}: comma-separated unit and delta_ndcg")
+    return values
+
+
+def _curvature_recipe(args):
+    return getattr(args, "learning_rate", None) == ["curvature"]
 
 
 def _fraction(text):
@@ -215,9 +236,14 @@ def _estimator(args):
         threads = "auto"  # by the work and the cores other processes leave free
     else:
         threads = max(1, (os.cpu_count() or 1) // jobs)
-    return RSRank(max_iter=args.max_iter, normalize=args.normalize, random_state=args.seed,
+    recipe = {}
+    if _curvature_recipe(args):
+        recipe = dict(restore_best=False)
+    max_iter = args.max_iter or (PATH_EPOCHS if _curvature_recipe(args) else DEFAULTS["max_iter"])
+    return RSRank(max_iter=max_iter, normalize=args.normalize, random_state=args.seed,
                   eval_convention=args.convention, eval_train=False, verbose=verbose,
-                  n_jobs=threads, l1_method=args.l1_method, average=args.average, **stopping)
+                  n_jobs=threads, l1_method=args.l1_method, average=args.average, **stopping,
+                  **recipe)
 
 
 def _grid(args):
@@ -235,6 +261,10 @@ def _grid(args):
         grid["batch_size"] = args.batch_size
     if args.truncation_period is not None:
         grid["truncation_period"] = args.truncation_period
+    if args.pair_weight is not None:
+        grid["pair_weight"] = args.pair_weight
+    elif _curvature_recipe(args):
+        grid["pair_weight"] = PATH_PAIR_WEIGHTS
     return grid
 
 
@@ -318,7 +348,7 @@ def _cmd_train(args):
                        n_jobs=args.jobs, n_features=args.n_features,
                        stream_queries=None if isinstance(data, list) else args.stream,
                        within=args.within, feature_names=features, cache=args.cache,
-                       seeds=_seeds(args),
+                       seeds=_seeds(args), path=_curvature_recipe(args),
                        progress=_fold_line if not args.quiet and _on_terminal() else None)
         if args.scheduler:
             options["progress"] = None
@@ -653,10 +683,18 @@ def _add_data_options(parser):
 def _add_training_options(parser, grid):
     many_or_zero = _number_list(float) if grid else _single(_number_list(float))
     rate = DEFAULTS["learning_rate"]
-    parser.add_argument("--learning-rate", type=_rates(grid), default=[rate] if grid else rate,
-                        help="step size eta" + (", comma-separated grid" if grid else "")
-                        + " (default auto: 1e-3, 1e-2 or 1e-1, whichever gives the best "
-                        "vali NDCG without L1, chosen once per fold)")
+    if grid:  # rsrank train
+        parser.add_argument(
+            "--learning-rate", type=_rates(grid), default=["curvature"],
+            help="step size eta: curvature (default: 2 over the trace of the loss's Hessian "
+            f"at w = 0; the path's points kept at their last of {PATH_EPOCHS} epochs, "
+            "warm-started from strong to weak L1, for both --pair-weight values), auto "
+            "(1e-3, 1e-2 or 1e-1, whichever gives the best vali NDCG without L1, chosen once "
+            "per fold; each point keeps its best vali epoch) or a comma-separated grid")
+    else:
+        parser.add_argument("--learning-rate", type=_rates(grid), default=rate,
+                            help="step size eta (default auto: 1e-3, 1e-2 or 1e-1, whichever "
+                            "gives the best vali NDCG without L1, chosen once per fold)")
     parser.add_argument("--power-t", type=many_or_zero, default=None,
                         help="decay of the step size: gradient step t takes learning_rate / "
                         "t^power_t (default 0, a constant step; 0.5 is 1/sqrt(t))"
@@ -665,8 +703,10 @@ def _add_training_options(parser, grid):
                         help="feature scaling fitted on train and stored in the model "
                         "(default zscore; query-* scale within each query and cannot be "
                         "exported to a search engine)")
-    parser.add_argument("--max-iter", type=_positive(int), default=DEFAULTS["max_iter"],
-                        help=f"epochs (default {DEFAULTS['max_iter']})")
+    parser.add_argument("--max-iter", type=_positive(int),
+                        default=None if grid else DEFAULTS["max_iter"],
+                        help=f"epochs (default {DEFAULTS['max_iter']}"
+                        + (f"; {PATH_EPOCHS} with --learning-rate curvature)" if grid else ")"))
     parser.add_argument("--batch-size", type=_number_list(int) if grid else _positive(int),
                         default=None, help="queries per step (default: all, one step per "
                         "epoch; 1 is the paper's online update)")
@@ -731,6 +771,10 @@ def build_parser():
                        f"{DEFAULT_WITHIN})")
     train.add_argument("--truncation-period", type=_number_list(int), default=None,
                        help="K of truncated gradient (comma-separated grid; default 1)")
+    train.add_argument("--pair-weight", type=_pair_weights, default=None,
+                       help="pair weights: delta_ndcg (|Delta NDCG| of the swap, RSRank's), "
+                       "unit (every pair 1, as RankSVM), comma-separated (default with "
+                       "--learning-rate curvature: both, else delta_ndcg)")
     _add_training_options(train, grid=True)
     train.add_argument("--select", type=_metric, default="ndcg@10",
                        help="validation metric: ndcg@K, p@K or map (default ndcg@10)")

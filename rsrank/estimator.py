@@ -30,6 +30,9 @@ __all__ = ["RSRank", "DivergenceWarning", "OneQueryWarning", "AUTO_RATES"]
 #: the one it takes without validation data
 AUTO_RATES = (1e-3, 1e-2, 1e-1)
 AUTO_DEFAULT = 1e-2
+#: ``learning_rate="curvature"`` takes this over the trace of the loss's
+#: Hessian at w = 0 (:meth:`~rsrank.objective.Objective.curvature`)
+CURVATURE_STEP = 2.0
 
 
 class OneQueryWarning(UserWarning):
@@ -69,7 +72,7 @@ class RSRank(BaseEstimator):
 
     Parameters
     ----------
-    learning_rate : float or "auto", default="auto"
+    learning_rate : float, "auto" or "curvature", default="auto"
         Step size eta (the paper used 0.001 on OHSUMED's [0, 1] features).
         ``"auto"``: with an ``eval_set``, :meth:`fit` trains once with each
         of :data:`AUTO_RATES` (1e-3, 1e-2, 1e-1) on the query data built
@@ -81,6 +84,13 @@ class RSRank(BaseEstimator):
         the data varies more than anything else in the recipe: 1e-2
         oscillates on noisy data with few relevant documents, 1e-3 stops
         short on clean data with many grades (``results/recipes.md``).
+        ``"curvature"``: :meth:`fit` takes :data:`CURVATURE_STEP` (2) over
+        the trace of the training loss's Hessian at w = 0
+        (:meth:`~rsrank.objective.Objective.curvature`), a step at which
+        full-batch descent does not oscillate, so that with
+        ``restore_best=False`` and enough epochs the model is the penalized
+        optimum (``rsrank train``'s L1 path; ``results/paths.md``); 1e-2
+        elsewhere.
     power_t : float, default=0.0
         Decay of the step size: gradient step ``t`` (counted from 1 over
         the whole fit, ``t_``) takes ``learning_rate / t ** power_t``, as
@@ -252,11 +262,12 @@ class RSRank(BaseEstimator):
     def rate(self):
         """The step size of a single fit: ``learning_rate``, or 1e-2 for
         ``"auto"`` (which :meth:`fit` with an ``eval_set`` chooses among
-        :data:`AUTO_RATES`)."""
+        :data:`AUTO_RATES`) and ``"curvature"`` (which :meth:`fit` computes
+        from the training data) where they do not apply."""
         if isinstance(self.learning_rate, str):
-            if self.learning_rate != "auto":
-                raise ValueError(f"learning_rate must be a number > 0 or 'auto', got "
-                                 f"{self.learning_rate!r}")
+            if self.learning_rate not in ("auto", "curvature"):
+                raise ValueError(f"learning_rate must be a number > 0, 'auto' or 'curvature', "
+                                 f"got {self.learning_rate!r}")
             return AUTO_DEFAULT
         return self.learning_rate
 
@@ -325,6 +336,8 @@ class RSRank(BaseEstimator):
         _warn_without_qid("fit", X, qid)
         if self.learning_rate == "auto" and eval_set is not None:
             return self._fit_auto(X, y, qid, eval_set, coef_init)
+        if self.learning_rate == "curvature":
+            return self._fit_curvature(X, y, qid, eval_set, coef_init)
         solver = self.solver()
         reset = not (self.warm_start and hasattr(self, "model_"))
         data = self._data(X, y, qid, reset=reset)
@@ -336,6 +349,35 @@ class RSRank(BaseEstimator):
                          scale=model.training_scale(), validation=validation,
                          monitoring=self._monitoring(), advice=self._advice(lambda: train.moments, train.feature_names))
         self._fitted(model, fit, state, train.n_queries, train.fingerprint)
+        return self
+
+    def _fit_curvature(self, X, y, qid, eval_set, coef_init):
+        """``learning_rate="curvature"``: one fit at :data:`CURVATURE_STEP`
+        over the trace of the training loss's Hessian at w = 0, on the
+        features as this model scales them."""
+        solver = self.solver()  # checks the other parameters before any work
+        data = X if isinstance(X, QueryData) else QueryData(X, y, qid)
+        model = self._model(data.moments, data) if not (
+            self.warm_start and hasattr(self, "model_")) else self.model_
+        trace = solver.objective.curvature(data, normalize=self.normalize,
+                                           scale=model.training_scale())
+        rate = CURVATURE_STEP / trace if trace > 0 else AUTO_DEFAULT
+        return self._adopt(self._at_rate(rate).fit(data, eval_set=eval_set,
+                                                   coef_init=coef_init))
+
+    def _at_rate(self, rate):
+        """A copy of this estimator at step size ``rate``, carrying on from
+        this fit's state with ``warm_start``."""
+        fitted = clone(self).set_params(learning_rate=rate)
+        if self.warm_start and hasattr(self, "model_"):  # go on from this fit's state
+            vars(fitted).update({k: v for k, v in vars(self).items() if k.endswith("_")})
+        return fitted
+
+    def _adopt(self, fitted):
+        """Take ``fitted``'s fitted attributes as this estimator's."""
+        vars(self).pop("feature_names_in_", None)
+        vars(self).update({k: v for k, v in vars(fitted).items()
+                           if k.endswith("_") and not k.startswith("__")})
         return self
 
     def _fit_auto(self, X, y, qid, eval_set, coef_init):
@@ -351,9 +393,7 @@ class RSRank(BaseEstimator):
             eval_set = QueryData(*_eval_tuple(eval_set))
         best, failure = None, None
         for rate in AUTO_RATES:
-            fitted = clone(self).set_params(learning_rate=rate)
-            if self.warm_start and hasattr(self, "model_"):  # go on from this fit's state
-                vars(fitted).update({k: v for k, v in vars(self).items() if k.endswith("_")})
+            fitted = self._at_rate(rate)
             # a rate too large for the data warns or fails; that counts only if it wins
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
@@ -374,10 +414,7 @@ class RSRank(BaseEstimator):
         for warning in best[2]:
             warnings.warn_explicit(warning.message, warning.category, warning.filename,
                                    warning.lineno)
-        vars(self).pop("feature_names_in_", None)
-        vars(self).update({k: v for k, v in vars(best[1]).items()
-                           if k.endswith("_") and not k.startswith("__")})
-        return self
+        return self._adopt(best[1])
 
     def _fitted(self, model, fit, state, n_queries, fingerprint):
         if not self.average:

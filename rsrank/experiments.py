@@ -178,7 +178,8 @@ def _json_per_query(values):
     return out
 
 
-def _fit_fold_seeds(estimator, grid, data, select, convention, within, features, seeds):
+def _fit_fold_seeds(estimator, grid, data, select, convention, within, features, seeds,
+                    path=False):
     """:func:`_fit_one_fold` once per seed, on the fold's splits built once
     as :class:`~rsrank.querydata.QueryData` (validated and grouped once, and
     reused by every grid point and seed)."""
@@ -192,7 +193,7 @@ def _fit_fold_seeds(estimator, grid, data, select, convention, within, features,
                        *data.test[:3], feature_names=features))
     return [_fit_one_fold(estimator if seed is None else
                           clone(estimator).set_params(random_state=seed),
-                          grid, splits, select, convention, within, seed)
+                          grid, splits, select, convention, within, seed, path)
             for seed in seeds]
 
 
@@ -239,10 +240,13 @@ def _resolve_rate(estimator, params, data, dense_fits):
     return {**params, "learning_rate": model.learning_rate_}, (model if without_l1 else None)
 
 
-def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, seed=None):
+def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, seed=None,
+                  path=False):
     tried, vali_per_query, models, tops, dense_fits = [], [], [], {}, {}
+    last = {}  # with path: the weights of the last point of each setting but l1
     start = time.perf_counter()
     for point in grid:
+        setting = repr(sorted((k, v) for k, v in point.items() if k not in ("l1", "l1_ratio")))
         point, fitted = _resolve_rate(estimator, point, data, dense_fits)
         params = _resolve_l1_ratio(estimator, point, data, tops)
         model = clone(estimator).set_params(**params)
@@ -253,7 +257,11 @@ def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, seed=No
             if data.vali.feature_names is not None:
                 model.set_feature_names(data.vali.feature_names)
         else:
-            model.fit(data.train, eval_set=data.vali)
+            # vali only watches epochs that may be kept or stop the fit
+            watched = model.restore_best or model.early_stopping
+            model.fit(data.train, eval_set=data.vali if watched else None,
+                      coef_init=last.get(setting) if path else None)
+        last[setting] = model.coef_
         per_query = _metric_on(select, data.vali, model, convention)
         if "l1_ratio" in point:
             params = {**point, "l1": params["l1"]}
@@ -279,7 +287,7 @@ def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, seed=No
 def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10",
                     convention="letor", n_jobs=1, progress=False, n_features=None,
                     stream_queries=None, within=0.0, feature_names=None, cache=None,
-                    seeds=None, dtype=np.float64, dense=False):
+                    seeds=None, dtype=np.float64, dense=False, path=False):
     """LETOR's protocol: per fold, train every grid point on train (keeping the
     best validation epoch), select on vali, evaluate the selection on test.
 
@@ -343,6 +351,11 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
         estimator's own ``random_state``. Full-batch steps
         (``batch_size=None``, the default) visit no query order, so their
         seeds give one and the same model.
+    path : bool
+        Fit the grid as regularization paths: each point starts from the
+        weights of the previous point with the same parameters but the L1
+        strength (in the grid's order of ``l1`` or ``l1_ratio`` values, so
+        list them from strong to weak), as glmnet warm-starts its path.
 
     Returns
     -------
@@ -371,7 +384,7 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
         fold_data = (streamed_fold(root, k, n_features, stream_queries, cache, dtype=dtype,
                                    dense=dense) for k in folds)
     jobs = (delayed(_fit_fold_seeds)(estimator, grid, data, select, convention, within,
-                                     feature_names, seeds)
+                                     feature_names, seeds, path)
             for data in fold_data)
     runner = Parallel(n_jobs=n_jobs, return_as="generator")
     results = []

@@ -18,10 +18,14 @@ import numpy as np
 from . import _kernels
 from .metrics import discount_values, gain_values
 
-__all__ = ["Objective", "PAIR_LOSSES", "PAIR_WEIGHTS"]
+__all__ = ["Objective", "PAIR_LOSSES", "PAIR_WEIGHTS", "PAIR_CURVATURE"]
 
 PAIR_LOSSES = tuple(_kernels.PAIR_LOSSES)
 PAIR_WEIGHTS = ("delta_ndcg", "unit")
+
+#: Second derivative of each pair loss at margin 0 (hinge has none: it is
+#: given modified Huber's, so that its step size has the same scale)
+PAIR_CURVATURE = {"modified_huber": 2.0, "hinge": 2.0, "logistic": 0.25}
 
 #: A query data's arrays for one objective, before the label levels.
 _Labels = namedtuple("_Labels", "gains inv_ideal discount cutoff")
@@ -133,6 +137,36 @@ class Objective:
             return 0.0
         return float(np.max(np.abs(grad))) / n_queries
 
+    def curvature(self, data, *, normalize="none", scale=None):
+        """The trace of the Hessian of the mean per-query loss at ``w = 0``
+        (pair weights of the all-zero model, ties in row order as the
+        kernels rank them): ``c / Q * sum_q sum_pairs W_ij |z_i - z_j|^2``,
+        ``c`` the pair loss's curvature at margin 0 (:data:`PAIR_CURVATURE`)
+        and ``z`` the rows as the kernels score them (times ``scale``). It
+        bounds the Hessian's largest eigenvalue, so ``2 / curvature`` is a
+        step that full-batch gradient descent on that quadratic can take
+        without diverging.
+
+        Per query it takes O(n d L) with L label levels, by running sums of
+        the rows, their squared norms and the discounts over the levels
+        below each place, not O(n^2 d) over the pairs."""
+        if data.n_queries == 0:
+            return 0.0
+        labels = self._labels(data)
+        rows = data.rows(normalize)
+        factor = None if scale is None else np.asarray(scale, dtype=np.float64)
+        total = 0.0
+        for q in range(data.n_queries):
+            lo, hi = int(data.offsets[q]), int(data.offsets[q + 1])
+            if hi - lo < 2 or (labels.inv_ideal[q] == 0 and not self.unit_weights):
+                continue
+            z = _query_rows(rows, lo, hi, data.n_features)
+            if factor is not None:
+                z = z * factor
+            total += _query_curvature(z, labels.gains[lo:hi], labels.discount[:hi - lo],
+                                      labels.inv_ideal[q], self.unit_weights)
+        return PAIR_CURVATURE[self.pair_loss] * total / data.n_queries
+
     def zero_model_loss(self, data):
         """Mean per-query loss of the all-zero weights (every pair at margin
         0, whatever the features), kept with the data: a training loss far
@@ -156,3 +190,56 @@ def _scale_vector(scale):
         return np.zeros(0)
     return np.ascontiguousarray(scale, dtype=np.float64)
 
+
+
+def _query_rows(rows, lo, hi, width):
+    """Rows ``lo:hi`` of :class:`~rsrank._kernels.Rows` as a dense float64 array."""
+    if rows.indptr.shape[0] == 0:
+        return np.asarray(rows.dense[lo:hi], dtype=np.float64)
+    out = np.zeros((hi - lo, width))
+    start, stop = rows.indptr[lo], rows.indptr[hi]
+    row_of = np.repeat(np.arange(hi - lo), np.diff(rows.indptr[lo:hi + 1]))
+    out[row_of, rows.indices[start:stop]] = rows.data[start:stop]
+    return out
+
+
+def _query_curvature(z, gains, discount, inv_ideal, unit_weights):
+    """``sum_{i<j} W_ij |z_i - z_j|^2`` of one query, rows in rank order
+    (place p has discount ``discount[p]``, non-increasing).
+
+    Unit weights: every pair of different gains weighs 1, so the sum is
+    that over all pairs less that within each gain level, and over a set
+    of m rows ``sum_pairs |z_i - z_j|^2 = m sum |z|^2 - |sum z|^2``. Swap
+    weights ``Z |g_i - g_j| (d_i - d_j)`` (i above j): for each place, the
+    partners below it on every other level enter by running sums of 1,
+    ``|z|^2``, d, ``d |z|^2``, z and ``d z`` from the bottom of the list."""
+    norms = np.einsum("ij,ij->i", z, z)
+    values, level = np.unique(gains, return_inverse=True)
+    if unit_weights:
+        def spread(mask):
+            m = int(mask.sum())
+            s = z[mask].sum(axis=0)
+            return m * norms[mask].sum() - s @ s
+        return spread(np.ones(len(gains), dtype=bool)) - sum(
+            spread(level == v) for v in range(len(values)))
+    n, L = len(gains), len(values)
+    onehot = np.zeros((n, L))
+    onehot[np.arange(n), level] = 1.0
+    d = discount
+    # sums over the places strictly below each place, per level
+    def below(x):
+        cumulative = np.cumsum(x[::-1], axis=0)[::-1]
+        return cumulative - x
+    count = below(onehot)
+    norm_sum = below(onehot * norms[:, None])
+    d_sum = below(onehot * d[:, None])
+    dnorm_sum = below(onehot * (d * norms)[:, None])
+    z_sum = below(onehot[:, :, None] * z[:, None, :])
+    dz_sum = below(onehot[:, :, None] * (d[:, None] * z)[:, None, :])
+    weight = np.abs(values[level][:, None] - values[None, :])  # |g_i - G_m|, 0 on own level
+    # sum_m w_im sum_{j below i on m} (d_i - d_j)(|z_i|^2 + |z_j|^2 - 2 z_i . z_j)
+    terms = (d[:, None] * norms[:, None] * count + d[:, None] * norm_sum
+             - norms[:, None] * d_sum - dnorm_sum
+             - 2 * d[:, None] * np.einsum("id,imd->im", z, z_sum)
+             + 2 * np.einsum("id,imd->im", z, dz_sum))
+    return inv_ideal * float((weight * terms).sum())

@@ -73,6 +73,13 @@ RECIPES = {
     "paper": {"batch_size": 1, "normalize": "none", "learning_rate": 1e-3},
 }
 
+#: converged L1 paths (see :func:`fit_paths`), by their pair weights
+PATHS = {"path-unit": ("unit",), "path-ndcg": ("delta_ndcg",),
+         "path-both": ("unit", "delta_ndcg")}
+PATH_TEXT = {name: "converged L1 path (stable_path.py), pair weights " + " and ".join(w)
+             + ", sparsest within 1% of the best vali" for name, w in PATHS.items()}
+PATH_RATIOS = (0.464, 0.215, 0.1, 0.0464, 0.0215, 0.01, 0.00464, 0.00215, 0.001, 0.0)
+
 
 # -- data ---------------------------------------------------------------------------------------
 
@@ -232,6 +239,43 @@ def fit_rsrank(fold, params, seed):
         "best_epoch": int(model.best_iteration_ or 0), "epochs": int(model.n_iter_)}
 
 
+def fit_paths(fold, seed, epochs=300, within=0.01):
+    """The L1 path of ``stable_path.py`` for each pair weighting: step size 2
+    over the trace of the pair loss's Hessian at w = 0, each point's last
+    iterate after ``epochs`` full-batch epochs, warm-started from strong to
+    weak L1; then, for each of :data:`PATHS`, the sparsest point within
+    ``within`` of the best vali NDCG@10 among its weightings' points.
+    Returns ``{path name: (test values, info)}``."""
+    from rsrank import QueryData
+    from rsrank.experiments import sparsest_within
+    from stable_path import curvature_trace
+
+    (X, y, qid), vali, test = fold["train"], fold["vali"], fold["test"]
+    data = QueryData(X, y, qid)
+    points = {}
+    for weighting in ("unit", "delta_ndcg"):
+        rate = 2 / curvature_trace(X, y, qid, weighting)
+        l1_max = RSRank(pair_weight=weighting).l1_max(data)
+        coef, points[weighting] = None, []
+        for ratio in PATH_RATIOS:
+            model = RSRank(learning_rate=rate, max_iter=epochs, l1=ratio * l1_max,
+                           pair_weight=weighting, random_state=seed, eval_train=False)
+            model.fit(data, coef_init=coef)
+            coef = model.coef_.copy()
+            per_query = ndcg10(vali, model.predict(vali[0]))
+            points[weighting].append({"n_nonzero": int(np.count_nonzero(coef)),
+                                      "vali_score": float(np.nanmean(per_query)),
+                                      "per_query": per_query, "model": model,
+                                      "weighting": weighting, "ratio": ratio})
+    out = {}
+    for name, weightings in PATHS.items():
+        chosen = sparsest_within([p for w in weightings for p in points[w]], within)
+        out[name] = (ndcg10(test, chosen["model"].predict(test[0])), {
+            "nonzero": chosen["n_nonzero"], "weighting": chosen["weighting"],
+            "l1_ratio": chosen["ratio"]})
+    return out
+
+
 XGB_RATES = (0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
 
 
@@ -300,7 +344,8 @@ def run_one(name, seed, data_root, recipes, peers, peer_cache=None):
         kept = json.loads(cached.read_text())
         results.update({m: r for m, r in kept.items() if m in peers})
         peers = peers - set(kept)
-    methods = [(f"rsrank:{r}", lambda f, r=r: fit_rsrank(f, RECIPES[r], seed)) for r in recipes]
+    methods = [(f"rsrank:{r}", lambda f, r=r: fit_rsrank(f, RECIPES[r], seed))
+               for r in recipes if r not in PATHS]
     if "xgboost" in peers:
         methods.append(("xgboost", lambda f: fit_xgboost(f, seed)))
     if "lightgbm" in peers:
@@ -311,6 +356,15 @@ def run_one(name, seed, data_root, recipes, peers, peer_cache=None):
         results[method] = {"values": np.concatenate([p[0] for p in parts]).tolist(),
                            "info": [p[1] for p in parts],
                            "seconds": time.perf_counter() - start}
+    wanted = [r for r in recipes if r in PATHS]
+    if wanted:
+        start = time.perf_counter()
+        parts = [fit_paths(fold, seed) for fold in folds]
+        for r in wanted:
+            results[f"rsrank:{r}"] = {
+                "values": np.concatenate([p[r][0] for p in parts]).tolist(),
+                "info": [p[r][1] for p in parts],
+                "seconds": (time.perf_counter() - start) / len(wanted)}
     for peer in sorted(p for p in peers if p in CLI_VARIANTS):
         start = time.perf_counter()
         values, info = run_cli(folds, seed, CLI_VARIANTS[peer])
@@ -358,6 +412,8 @@ def summarize(runs):
 
 
 def describe(params):
+    if isinstance(params, str):
+        return params
     if isinstance(params, list):
         return "[" + ", ".join(describe(p) for p in params) + "]"
     return f"RSRank({', '.join(f'{k}={v!r}' for k, v in params.items())})"
@@ -404,7 +460,7 @@ def markdown(table, recipes):
                          if "best_first" in slot else "")
         lines.append(f"| {method} | " + " | ".join(cells) + " |")
     lines += ["", "Recipes (a list: each fitted, the best vali NDCG@10 kept): "
-              + "; ".join(f"`{r}` = `{describe(RECIPES[r])}`" for r in recipes)]
+              + "; ".join(f"`{r}` = `{describe(RECIPES.get(r) or PATH_TEXT[r])}`" for r in recipes)]
     return "\n".join(lines) + "\n"
 
 
@@ -433,7 +489,7 @@ def main(argv=None):
     table = summarize(runs)
     text = markdown(table, recipes)
     print(text)
-    report = {"command": command_line(), "recipes": {r: RECIPES[r] for r in recipes},
+    report = {"command": command_line(), "recipes": {r: RECIPES.get(r) or PATH_TEXT[r] for r in recipes},
               "table": {name: {"n_features": e["n_features"], "seeds": e["seeds"],
                                "methods": {m: {k: v for k, v in s.items() if k != "values"}
                                            for m, s in e["methods"].items()}}

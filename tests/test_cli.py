@@ -49,18 +49,21 @@ from rsrank.experiments import run_letor_folds
 
 def test_train_writes_results_that_match_the_api(tmp_path, capsys, bundled_root):
     out = tmp_path / "run"
-    argv = ["train", str(bundled_root), "--folds", "1,2", "--l1", "0,0.3", "--max-iter", "5",
-            "--within", "0.02",
+    argv = ["train", str(bundled_root), "--folds", "1,2", "--l1", "0,0.3", "--max-iter", "40",
+            "--within", "0.02", "--jobs", "2",  # one thread per fold, as below
             "--quiet", "--out", str(out)]
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "| mean ± std |" in printed and "NDCG@10" in printed
     results = json.loads((out / "results.json").read_text())
     assert results["command"] == "rsrank " + " ".join(argv)
-    api = run_letor_folds(bundled_root, RSRank(max_iter=5, random_state=0,
-                                               eval_convention="letor"),
-                          {"l1": [0.0, 0.3]}, folds=[1, 2],
-                          within=0.02, dtype=np.float32, dense="auto")
+    # the default recipe: paths at the curvature step, last epochs, both pair weights
+    api = run_letor_folds(bundled_root, RSRank(max_iter=40, random_state=0,
+                                               eval_convention="letor", restore_best=False,
+                                               n_jobs=1),
+                          {"l1": [0.0, 0.3], "pair_weight": ["unit", "delta_ndcg"],
+                           "learning_rate": ["curvature"]},
+                          folds=[1, 2], within=0.02, dtype=np.float32, dense="auto", path=True)
     for written, fold in zip(results["folds"], api.folds):
         assert written["test"] == fold.test
         assert written["params"] == fold.params
@@ -76,15 +79,16 @@ def test_train_writes_results_that_match_the_api(tmp_path, capsys, bundled_root)
 
 
 def test_dtype_float64_trains_on_the_values_as_written(tmp_path, capsys, bundled_root):
-    argv = ["train", str(bundled_root), "--folds", "3", "--max-iter", "5", "--quiet"]
+    argv = ["train", str(bundled_root), "--folds", "3", "--max-iter", "40", "--quiet"]
     runs = {}
     for dtype in ("float32", "float64"):
         assert main(argv + ["--dtype", dtype, "--out", str(tmp_path / dtype)]) == 0
         runs[dtype] = json.loads((tmp_path / dtype / "results.json").read_text())["folds"][0]
-    api = run_letor_folds(bundled_root, RSRank(max_iter=5, random_state=0,
-                                               eval_convention="letor"),
-                          {"l1_ratio": DEFAULT_L1_RATIO}, folds=[3],
-                          within=0.01).folds[0]
+    api = run_letor_folds(bundled_root, RSRank(max_iter=40, random_state=0,
+                                               eval_convention="letor", restore_best=False),
+                          {"l1_ratio": DEFAULT_L1_RATIO, "pair_weight": ["unit", "delta_ndcg"],
+                           "learning_rate": ["curvature"]},
+                          folds=[3], within=0.01, path=True).folds[0]
     assert runs["float64"]["test"] == api.test and runs["float64"]["params"] == api.params
     # float32 features: the same model to float32's rounding (l1_max too)
     assert runs["float32"]["params"]["l1_ratio"] == api.params["l1_ratio"]
@@ -198,7 +202,7 @@ def test_grid_options_reach_the_models(tmp_path, bundled_root):
     out = tmp_path / "grid"
     assert main(["train", str(bundled_root), "--folds", "1", "--max-iter", "4", "--quiet",
                  "--ndcg-k", "all,5", "--discount", "log2,letor", "--patience", "1",
-                 "--out", str(out)]) == 0
+                 "--pair-weight", "delta_ndcg", "--out", str(out)]) == 0
     fold = json.loads((out / "results.json").read_text())["folds"][0]
     tried = [t["params"] for t in fold["grid"]]
     assert {(p["ndcg_k"], p["discount"]) for p in tried} == {
@@ -211,7 +215,8 @@ def test_grid_options_reach_the_models(tmp_path, bundled_root):
     assert main(["train", str(bundled_root), "--folds", "1", "--max-iter", "4", "--quiet",
                  "--l1", "0", "--power-t", "0,0.5", "--average", "--out", str(out)]) == 0
     fold = json.loads((out / "results.json").read_text())["folds"][0]
-    assert sorted(t["params"]["power_t"] for t in fold["grid"]) == [0.0, 0.5]
+    # two pair weightings (the default recipe's) times two decays
+    assert sorted(t["params"]["power_t"] for t in fold["grid"]) == [0.0, 0.0, 0.5, 0.5]
     assert RSRank.load(out / "models" / "Fold1.json").average is True
 
 

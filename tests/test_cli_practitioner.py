@@ -51,17 +51,22 @@ def test_raw_features_train_with_the_defaults_better_than_any_single_feature(
     assert set(names) <= set(make_raw_features(1).feature_names)
     model = json.loads((out / "models" / "Fold1.json").read_text())
     assert model["feature_names"][3] == "doc_length" and model["normalize"] == "zscore"
-    # without scaling the same run warns, in one line that names the flag
+    # the default step follows the features' scale: without scaling it does not diverge
     capsys.readouterr()
     assert main(["train", "--train", str(raw_files["train"]), "--vali", str(raw_files["vali"]),
                  "--feature-names", str(raw_files["names"]), "--normalize", "none",
                  "--l1", "0", "--quiet"]) == 0
-    warning = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
-    assert len(warning) == 1 and "doc_length" in warning[0] and "--normalize zscore" in warning[0]
-    # every point of the default grid warns, still in one line
+    assert "warning" not in capsys.readouterr().err
+    # a fixed step without scaling diverges, and says so in one line that names the flag
     assert main(["train", "--train", str(raw_files["train"]), "--vali", str(raw_files["vali"]),
                  "--feature-names", str(raw_files["names"]), "--normalize", "none",
-                 "--quiet"]) == 0
+                 "--l1", "0", "--learning-rate", "0.1", "--quiet"]) == 0
+    warning = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+    assert len(warning) == 1 and "doc_length" in warning[0] and "--normalize zscore" in warning[0]
+    # every point of the L1 grid at that step warns, still in one line
+    assert main(["train", "--train", str(raw_files["train"]), "--vali", str(raw_files["vali"]),
+                 "--feature-names", str(raw_files["names"]), "--normalize", "none",
+                 "--learning-rate", "0.1", "--quiet"]) == 0
     warning = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
     assert len(warning) == 1
     assert warning[0].endswith(f"(and {len(DEFAULT_L1_RATIO) - 1} more like it)")
