@@ -225,6 +225,8 @@ def test_grid_options_reach_the_models(tmp_path, bundled_root):
     (["train", "--discount", "cosine"], "'cosine' is not log2, letor, zipf"),
     (["train", "--power-t", "0.5,-1"], "'-1' must be a finite number >= 0"),
     (["path", "--power-t", "0.5,1"], "'0.5,1' must be one number"),
+    (["train", "--pair-weight", "ndcg"], "'ndcg': comma-separated unit and delta_ndcg"),
+    (["train", "--learning-rate", "fast"], "fast"),
 ])
 def test_malformed_grid_options(argv, message, capsys):
     with pytest.raises(SystemExit):
