@@ -534,6 +534,13 @@ def _fit_width(X, model, path):
     if X.shape[1] > width:
         raise UsageError(f"{path} has feature indices up to {X.shape[1]} but the model has "
                          f"{width} features")
+    beyond = [name for j, name in enumerate(model.feature_names())
+              if j >= X.shape[1] and model.coef_[j] != 0]
+    if beyond:
+        warnings.warn(f"{path} mentions features up to {X.shape[1]}, but the model uses "
+                      f"{len(beyond)} beyond them ({', '.join(beyond[:3])}"
+                      f"{', ...' if len(beyond) > 3 else ''}); every document gets 0 there: is "
+                      "it the file the model was trained for?", UserWarning, stacklevel=2)
     return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width))
 
 

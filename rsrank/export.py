@@ -50,15 +50,22 @@ Formats, with the semantics the tests reproduce:
 
 A model without a non-zero weight is refused by every format: it ranks
 every document alike (and Solr refuses a model without features).
+
+A scikit-learn ``Pipeline`` of per-feature scalers (``StandardScaler``,
+``MinMaxScaler``, ``MaxAbsScaler``, ``"passthrough"``) ending in RSRank is
+exported whole: the scalers and RSRank's own scaling make one affine map per
+feature, which becomes the engine's normaliser (or is folded into Vespa's
+weights). Its last step alone would drop the scalers: export the pipeline.
 """
 
+import copy
 import json
 import re
 
 import numpy as np
 
 __all__ = ["FORMATS", "export_model", "to_solr", "to_elasticsearch", "to_opensearch", "to_vespa",
-           "upload_hint", "engine_features", "featureset_subset"]
+           "upload_hint", "engine_features", "featureset_subset", "fold_pipeline"]
 
 FORMATS = ("solr", "elasticsearch", "opensearch", "vespa")
 
@@ -66,6 +73,59 @@ FORMATS = ("solr", "elasticsearch", "opensearch", "vespa")
 def _number(value):
     """The shortest text that reads back as the same float64."""
     return float(repr(float(value)))
+
+
+def _per_feature_affine(step, width):
+    """``(a, b)``: the scaler ``step`` as ``x -> a x + b`` per feature."""
+    name = type(step).__name__
+    if step is None or step == "passthrough":
+        return np.ones(width), np.zeros(width)
+    if name == "StandardScaler":
+        mean = step.mean_ if getattr(step, "with_mean", True) and step.mean_ is not None \
+            else np.zeros(width)
+        scale = step.scale_ if getattr(step, "with_std", True) and step.scale_ is not None \
+            else np.ones(width)
+        return 1.0 / scale, -mean / scale
+    if name == "MinMaxScaler":
+        if getattr(step, "clip", False):
+            raise ValueError("MinMaxScaler(clip=True) is not affine: an engine cannot apply it")
+        return np.asarray(step.scale_, dtype=float), np.asarray(step.min_, dtype=float)
+    if name == "MaxAbsScaler":
+        return 1.0 / step.scale_, np.zeros(width)
+    raise ValueError(f"a pipeline step {name} is not a per-feature scaler an engine can apply "
+                     "(StandardScaler, MinMaxScaler, MaxAbsScaler or 'passthrough')")
+
+
+def fold_pipeline(model):
+    """``model`` itself, or for a ``Pipeline`` ending in a fitted RSRank a
+    copy of that RSRank whose scaling also holds the pipeline's scalers."""
+    steps = getattr(model, "steps", None)
+    if steps is None:
+        return model
+    ranker = steps[-1][1]
+    if not hasattr(ranker, "model_"):
+        raise ValueError("the pipeline's last step is not a fitted RSRank")
+    width = ranker.n_features_in_
+    a, b = np.ones(width), np.zeros(width)
+    for _, step in steps[:-1]:
+        step_a, step_b = _per_feature_affine(step, width)
+        a, b = step_a * a, step_a * b + step_b
+    if np.any(a <= 0) or not np.all(np.isfinite(a)):
+        raise ValueError("a pipeline scaler has a zero or negative factor; an engine's "
+                         "normaliser cannot express it")
+    inner = ranker.model_
+    if not inner.deployable:
+        ranker.linear_function()  # raises with the reason
+    # (a x + b - offset) / scale = (x - (offset - b) / a) / (scale / a)
+    normalize = "minmax" if ranker.normalize == "minmax" else "zscore"
+    given = getattr(steps[0][1], "feature_names_in_", None)
+    names = inner.names() if given is None else list(given)
+    folded = copy.copy(ranker)
+    folded.normalize = normalize
+    folded.model_ = type(inner)(inner.coef, normalize, (inner.offset - b) / a, inner.scale / a,
+                                [str(n) for n in names], False, inner.fingerprint,
+                                inner.n_fit_queries)
+    return folded
 
 
 def _check_deployable(model):
@@ -101,6 +161,7 @@ def to_solr(model, *, name="rsrank", store="_DEFAULT_"):
     store : str
         Feature store holding features of the model's feature names.
     """
+    model = fold_pipeline(model)
     _check_deployable(model)
     scaling = _scaling(model)
     features, weights = [], {}
@@ -123,6 +184,7 @@ def to_solr(model, *, name="rsrank", store="_DEFAULT_"):
 def to_elasticsearch(model, *, name="rsrank"):
     """The Elasticsearch LTR plugin's ``_createmodel`` request body (a dict)
     with a ``model/linear`` definition and ``feature_normalizers``."""
+    model = fold_pipeline(model)
     _check_deployable(model)
     scaling = _scaling(model)
     definition, normalizers = {}, {}
@@ -171,6 +233,7 @@ def _vespa_name(kind, name):
 def to_vespa(model, *, name="rsrank", inherits="default"):
     """A Vespa ``rank-profile`` (text) whose first phase is the model on raw
     feature values: global scaling folded into the weights and a constant."""
+    model = fold_pipeline(model)
     _check_deployable(model)
     weights, constant = model.linear_function()
     used = engine_features(model)

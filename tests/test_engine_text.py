@@ -192,3 +192,15 @@ def test_a_names_file_must_name_every_feature(tmp_path, bundled_root, capsys):
     assert main(["train", str(bundled_root), "--folds", "1", "--l1", "0", "--max-iter", "2",
                  "--quiet", "--feature-names", str(names)]) == 2
     assert "names 3 of the 45 features" in capsys.readouterr().err
+
+
+def test_a_file_without_the_models_features_is_named(model_file, tmp_path, capsys):
+    data = tmp_path / "narrow.txt"
+    data.write_text("1 qid:1 1:0.5 2:0.1 #docid = a\n0 qid:1 1:0.2 2:0.3 #docid = b\n")
+    model = RSRank.load(model_file)
+    used_beyond = [name for j, name in enumerate(model.feature_names())
+                   if j >= 2 and model.coef_[j] != 0]
+    assert used_beyond  # the fixture's model uses a feature past the second
+    assert main(["predict", str(model_file), str(data)]) == 0
+    (line,) = [text for text in capsys.readouterr().err.splitlines() if "warning" in text]
+    assert f"{data} mentions features up to 2" in line and used_beyond[0] in line

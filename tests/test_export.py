@@ -109,3 +109,33 @@ def test_per_query_scaling_is_refused_with_the_reason(form, raw_data):
     model = RSRank(normalize="query-minmax", max_iter=3).fit(train.X, train.y, qid=train.qid)
     with pytest.raises(ValueError, match="whole query.*normalize='zscore'"):
         export_model(model, form)
+
+
+@pytest.mark.parametrize("form", sorted(EVALUATORS))
+@pytest.mark.parametrize("scaler", ["standard", "minmax", "maxabs", "two"])
+@pytest.mark.parametrize("normalize", ["zscore", "minmax", "none"])
+def test_a_scaling_pipeline_exports_whole(form, scaler, normalize, raw_data):
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, StandardScaler
+
+    train, test = raw_data
+    steps = {"standard": [StandardScaler()], "minmax": [MinMaxScaler()],
+             "maxabs": [MaxAbsScaler()], "two": [MaxAbsScaler(), StandardScaler()]}[scaler]
+    pipeline = make_pipeline(*steps, RSRank(normalize=normalize, l1=0.3, max_iter=30,
+                                            random_state=0))
+    pipeline.fit(train.X, train.y, rsrank__qid=train.qid)
+    pipeline[-1].set_feature_names(train.feature_names)
+    rows = [dict(zip(train.feature_names, x)) for x in test.X]
+    scores = EVALUATORS[form](export_model(pipeline, form), rows)
+    np.testing.assert_allclose(scores, pipeline.predict(test.X), rtol=1e-8, atol=1e-8)
+
+
+def test_a_pipeline_step_an_engine_cannot_apply_is_refused(raw_data):
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import PolynomialFeatures
+
+    train, _ = raw_data
+    pipeline = make_pipeline(PolynomialFeatures(1, include_bias=False),
+                             RSRank(max_iter=3)).fit(train.X, train.y, rsrank__qid=train.qid)
+    with pytest.raises(ValueError, match="PolynomialFeatures is not a per-feature scaler"):
+        export_model(pipeline, "solr")
