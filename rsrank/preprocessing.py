@@ -84,11 +84,30 @@ def scaling_from_moments(moments, method):
         raise ValueError("cannot fit a feature scaling on zero rows")
     if method == "zscore":
         offset = total / count
-        variance = np.maximum(squares / count - offset * offset, 0.0)
-        return offset, _safe_scale(np.sqrt(variance), offset)
+        with np.errstate(over="ignore", invalid="ignore"):
+            spread = np.sqrt(np.maximum(squares / count - offset * offset, 0.0))
+        _check_finite_scaling(method, offset, spread, low, high)
+        return offset, _safe_scale(spread, offset)
     if method == "minmax":
-        return low.copy(), _safe_scale(high - low, low)
+        with np.errstate(over="ignore", invalid="ignore"):
+            spread = high - low
+        _check_finite_scaling(method, low, spread, low, high)
+        return low.copy(), _safe_scale(spread, low)
     raise ValueError(f"global scaling must be one of {GLOBAL_NORMALIZERS}, got {method!r}")
+
+
+def _check_finite_scaling(method, offset, spread, low, high):
+    """``ValueError`` naming the first feature whose values are finite but
+    whose scaling overflows float64 (values near 1e155 and beyond square to
+    infinity; a range over 1.8e308 has no float64): its scaled values would
+    be 0, or unscaled, silently."""
+    bad = np.flatnonzero(~(np.isfinite(offset) & np.isfinite(spread)))
+    if len(bad):
+        j = int(bad[0])
+        raise ValueError(f"feature {j + 1} has values from {low[j]:.3g} to {high[j]:.3g}: its "
+                         f"{method} scaling overflows float64; divide it by a constant or take "
+                         f"its log before training ({len(bad)} such feature"
+                         f"{'s' if len(bad) > 1 else ''})")
 
 
 def global_scaling(X, method):

@@ -121,7 +121,8 @@ class QueryData:
         # the same pass over X; only then does the full check run, to say what it found
         moments = column_moments(X)
         if not all(np.all(np.isfinite(part)) for part in moments[1:]):
-            check_array(X, accept_sparse="csr", dtype=None)  # a sum may overflow, finitely
+            with np.errstate(over="ignore", invalid="ignore"):  # a sum may overflow, finitely
+                check_array(X, accept_sparse="csr", dtype=None)
         y = check_labels(y, X.shape[0])
         groups = group_queries(qid, n_rows=X.shape[0])
         order = groups.order
