@@ -888,6 +888,17 @@ def build_parser():
     return parser
 
 
+def _interrupted(error):
+    """Whether ``error`` or an exception it chains from is a KeyboardInterrupt."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, KeyboardInterrupt):
+            return True
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return False
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
@@ -928,6 +939,14 @@ def main(argv=None):
               "larger than memory, or a machine with more", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        print(f"rsrank {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except SystemError as error:
+        # Ctrl-C while a compiled kernel runs: the kernel returns with the
+        # interrupt pending, which CPython reports as a SystemError whose
+        # cause is the KeyboardInterrupt
+        if not _interrupted(error):
+            raise
         print(f"rsrank {args.command}: interrupted", file=sys.stderr)
         return 130
     finally:

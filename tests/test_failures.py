@@ -333,3 +333,27 @@ def test_atomic_write_leaves_no_temporary_file(tmp_path, monkeypatch):
         atomic_write_text(target, "new\n")
     assert target.read_text() == "old\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["scores.txt"]
+
+
+def test_ctrl_c_inside_a_kernel_is_an_interrupt(monkeypatch, capsys):
+    """A SIGINT that lands while a numba kernel runs comes back as the
+    SystemError 'returned a result with an exception set', chained to the
+    KeyboardInterrupt: it must end as an interrupt (130), not exit 1."""
+    import rsrank.cli as cli
+
+    def interrupted_kernel(args):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise SystemError("CPUDispatcher(<function _epoch>) returned a result with an "
+                              "exception set")
+
+    def other_error(args):
+        raise SystemError("something else")
+
+    monkeypatch.setattr(cli, "_cmd_info", interrupted_kernel)
+    assert cli.main(["info"]) == 130
+    assert capsys.readouterr().err.strip() == "rsrank info: interrupted"
+    monkeypatch.setattr(cli, "_cmd_info", other_error)
+    with pytest.raises(SystemError, match="something else"):
+        cli.main(["info"])
