@@ -139,6 +139,17 @@ def _curvature_recipe(args):
     return getattr(args, "learning_rate", None) == ["curvature"]
 
 
+def _jobs(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value == 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: a number of processes, or -1 for one per "
+                                         "core")
+    return value
+
+
 def _fraction(text):
     value = _positive(float)(text)
     if not value < 1:
@@ -724,7 +735,7 @@ def _add_training_options(parser, grid):
         parser.add_argument("--discount", type=_discounts, default=None,
                             help="discounts in the pair weights: log2, letor, zipf or a power "
                             "beta, comma-separated (default log2)")
-        parser.add_argument("--patience", type=int, default=None,
+        parser.add_argument("--patience", type=_positive(int), default=None,
                             help="stop after this many epochs without a better vali score "
                             "(default: run every epoch; the best epoch is kept either way)")
     else:
@@ -785,8 +796,9 @@ def build_parser():
     _add_training_options(train, grid=True)
     train.add_argument("--select", type=_metric, default="ndcg@10",
                        help="validation metric: ndcg@K, p@K or map (default ndcg@10)")
-    train.add_argument("--jobs", type=int, default=1, help="folds in parallel (default 1)")
-    train.add_argument("--stream", type=int, nargs="?", const=1000, default=None,
+    train.add_argument("--jobs", type=_jobs, default=1,
+                       help="folds in parallel (default 1; -1: one per core)")
+    train.add_argument("--stream", type=_positive(int), nargs="?", const=1000, default=None,
                        metavar="QUERIES", help="read training files from disk in blocks of "
                        "QUERIES queries (default 1000) every epoch instead of loading them")
     train.add_argument("--cache", nargs="?", const=True, default=None, metavar="DIR",

@@ -155,6 +155,10 @@ def bad_invocations(tmp_path, data_dir, model_file):
         (["export", model_file, "--format", "solr", "--out", model_file], "input"),
         (["train", "--train", train, "--feature-names", write(tmp_path, "names.txt", "a\na\n")],
          "twice"),
+        # the flag, not the internal parameter it becomes
+        (["train", "--train", train, "--jobs", "0"], "argument --jobs: '0'"),
+        (["train", "--train", train, "--stream", "0"], "argument --stream: '0'"),
+        (["train", "--train", train, "--patience", "-1"], "argument --patience: '-1'"),
     ]
 
 
