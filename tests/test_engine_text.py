@@ -136,7 +136,8 @@ def test_the_elasticsearch_export_says_the_plugin_computes_the_whole_featureset(
 # -- TREC runs ------------------------------------------------------------------------------
 
 def _data(tmp_path, comments):
-    lines = [f"{i % 3} qid:{1 + i // 3} 1:{i} 2:{i % 2} #{c}\n" for i, c in enumerate(comments)]
+    lines = [f"{i % 3} qid:{1 + i // 3} 1:{i} 2:{i % 2} 3:1 4:{i} 5:2 #{c}\n"
+             for i, c in enumerate(comments)]
     path = tmp_path / "data.txt"
     path.write_text("".join(lines))
     return path
