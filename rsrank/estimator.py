@@ -86,11 +86,13 @@ class RSRank(BaseEstimator):
         short on clean data with many grades (``results/recipes.md``).
         ``"curvature"``: :meth:`fit` takes :data:`CURVATURE_STEP` (2) over
         the trace of the training loss's Hessian at w = 0
-        (:meth:`~rsrank.objective.Objective.curvature`), a step at which
-        full-batch descent does not oscillate, so that with
-        ``restore_best=False`` and enough epochs the model is the penalized
-        optimum (``rsrank train``'s L1 path; ``results/paths.md``); 1e-2
-        elsewhere.
+        (:meth:`~rsrank.objective.Objective.curvature`): on z-scored
+        features full-batch descent then decreases the loss every epoch, so
+        that with ``restore_best=False`` and enough epochs the model is the
+        penalized optimum (``rsrank train``'s L1 path; ``results/paths.md``).
+        Unscaled features of very different scales can still oscillate.
+        1e-2 where there is no training data at once (``partial_fit``,
+        ``fit_chunks``, Dask).
     power_t : float, default=0.0
         Decay of the step size: gradient step ``t`` (counted from 1 over
         the whole fit, ``t_``) takes ``learning_rate / t ** power_t``, as
