@@ -152,20 +152,25 @@ class Objective:
         below each place, not O(n^2 d) over the pairs."""
         if data.n_queries == 0:
             return 0.0
-        labels = self._labels(data)
-        rows = data.rows(normalize)
         factor = None if scale is None else np.asarray(scale, dtype=np.float64)
-        total = 0.0
-        for q in range(data.n_queries):
-            lo, hi = int(data.offsets[q]), int(data.offsets[q + 1])
-            if hi - lo < 2 or (labels.inv_ideal[q] == 0 and not self.unit_weights):
-                continue
-            z = _query_rows(rows, lo, hi, data.n_features)
-            if factor is not None:
-                z = z * factor
-            total += _query_curvature(z, labels.gains[lo:hi], labels.discount[:hi - lo],
-                                      labels.inv_ideal[q], self.unit_weights)
-        return PAIR_CURVATURE[self.pair_loss] * total / data.n_queries
+
+        def make():  # the same for every L1 strength of a path: kept with the data
+            labels = self._labels(data)
+            rows = data.rows(normalize)
+            total = 0.0
+            for q in range(data.n_queries):
+                lo, hi = int(data.offsets[q]), int(data.offsets[q + 1])
+                if hi - lo < 2 or (labels.inv_ideal[q] == 0 and not self.unit_weights):
+                    continue
+                z = _query_rows(rows, lo, hi, data.n_features)
+                if factor is not None:
+                    z = z * factor
+                total += _query_curvature(z, labels.gains[lo:hi], labels.discount[:hi - lo],
+                                          labels.inv_ideal[q], self.unit_weights)
+            return PAIR_CURVATURE[self.pair_loss] * total / data.n_queries
+        return data.memo(("curvature", self.gain, self.discount, self.ndcg_k, self.pair_loss,
+                          self.pair_weight, normalize,
+                          None if factor is None else factor.tobytes()), make)
 
     def zero_model_loss(self, data):
         """Mean per-query loss of the all-zero weights (every pair at margin
