@@ -169,15 +169,13 @@ def _check_arrays(arrays, n_rows, width, description):
             raise ValueError(f"a label outside 0..{_LABEL_MAX}")
     for lo in range(0, len(data), _CHECK_BLOCK):
         hi = min(lo + _CHECK_BLOCK, len(data))
-        columns = np.asarray(indices[lo:hi])
-        if columns.size and (columns.min() < 0 or columns.max() >= width):
+        columns = np.asarray(indices[lo:hi]).astype(np.int64)
+        if columns.min() < 0 or columns.max() >= width:
             raise ValueError(f"a column index outside 0..{width - 1}")
         if not np.all(np.isfinite(data[lo:hi])):
             raise ValueError("a value that is not finite")
-    # column indices increase within each row: a step down only where a row starts
-    for lo in range(1, len(data), _CHECK_BLOCK):
-        hi = min(lo + _CHECK_BLOCK, len(data))
-        steps = np.asarray(indices[lo:hi]).astype(np.int64) - np.asarray(indices[lo - 1:hi - 1])
+        # column indices increase within each row: a step down only where a row starts
+        steps = np.diff(columns, prepend=indices[lo - 1] if lo else -1)
         first, last = np.searchsorted(indptr, [lo, hi])
         row_start = np.zeros(hi - lo, dtype=bool)
         row_start[np.asarray(indptr[first:last]) - lo] = True
