@@ -15,9 +15,10 @@ Conventions shared by every kernel:
 
 All kernels are compiled with ``cache=True``. Each parallel kernel is its
 serial twin compiled with ``parallel=True``: in an epoch, the queries of a
-batch are dealt to one gradient row per thread (a ``prange``), so threads
-write disjoint rows of ``scores``, ``lam`` and the gradient, and the rows are
-added up after the loop.
+batch are dealt to a fixed number of gradient rows (a ``prange`` over the
+rows), so threads write disjoint rows of ``scores``, ``lam`` and the
+gradient, and the rows are added up in order after the loop: both builds
+give the same weights bit for bit.
 """
 
 import types
@@ -524,12 +525,14 @@ def prefix_sums_apply(gains, labels, discount, n, loss):
     return True
 
 
-@njit(cache=True)
+_NO_RANKING = np.empty(0, dtype=np.int64)
+
+
 def query_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, loss, unit_weights, lam):
-    """:func:`query_lambdas_from` without a previous ranking or levels."""
-    empty = np.empty(0, dtype=np.int64)
+    """:func:`query_lambdas_from` without a previous ranking or levels (not a
+    kernel of its own: one less to compile on the first run)."""
     return query_lambdas_from(scores, gains, labels, discount, cutoff, inv_ideal, loss,
-                              unit_weights, lam, empty, empty, np.int64(-1))
+                              unit_weights, lam, _NO_RANKING, _NO_RANKING, -1)
 
 
 @njit(cache=True)
@@ -879,8 +882,9 @@ linear_scores_serial, linear_scores_parallel = twins(_linear_scores)
 # * ``Steps``: the step schedule and the L1 penalty: ``learning_rate``,
 #   ``power_t``, ``l1``, ``period``, ``theta`` and ``cumulative``;
 # * ``Work``: per-fit scratch: ``scores`` and ``lam`` (one per row),
-#   ``partial`` (one gradient row per thread), ``rankings`` (each query's last
-#   ranking, -1 where none yet) and ``w_scaled`` (one per feature).
+#   ``partial`` (the gradient rows, :data:`rsrank.objective.GRADIENT_ROWS`),
+#   ``rankings`` (each query's last ranking, -1 where none yet) and
+#   ``w_scaled`` (one per feature).
 #
 # A global feature scaling enters as ``scale``, one factor per feature (empty:
 # none): the model scores ``X @ (scale * w)`` and its gradient is
@@ -960,8 +964,8 @@ def _epoch(rows, pairs, steps, scale, query_order, batch_size, w, l1_state, step
 
     Each step averages the gradient over the batch's queries and takes
     :func:`take_step`. ``work.partial`` has one row per gradient
-    accumulator: the queries of a batch are dealt to its rows (one row per
-    thread in the parallel build), then the rows are added up.
+    accumulator: the queries of a batch are dealt to its rows (shared out
+    among the threads in the parallel build), then the rows are added up.
 
     Returns ``(summed query loss, new step count)``.
     """
@@ -1014,6 +1018,7 @@ def _objective(rows, pairs, scale, w, work, grad):
     n_queries = rows.offsets.shape[0] - 1
     losses = np.zeros(n_queries)
     scores, lam = work.scores, work.lam
+    none = work.rankings[:0]  # no previous ranking, levels computed per query
     ws = scaled_weights(w, scale, work.w_scaled)
     for q in prange(n_queries):
         lo, hi = rows.offsets[q], rows.offsets[q + 1]
@@ -1021,9 +1026,10 @@ def _objective(rows, pairs, scale, w, work, grad):
             dense_scores(rows.dense, lo, hi, ws, scores)
         else:
             csr_scores(rows.data, rows.indices, rows.indptr, lo, hi, ws, scores)
-        losses[q] = query_lambdas(scores[lo:hi], pairs.gains[lo:hi], pairs.labels[lo:hi],
-                                  pairs.discount, pairs.cutoff, pairs.inv_ideal[q], pairs.loss,
-                                  pairs.unit_weights, lam[lo:hi])
+        losses[q] = query_lambdas_from(
+            scores[lo:hi], pairs.gains[lo:hi], pairs.labels[lo:hi], pairs.discount, pairs.cutoff,
+            pairs.inv_ideal[q], pairs.loss, pairs.unit_weights, lam[lo:hi], none, none,
+            np.int64(-1))
     grad[:] = 0.0
     for q in range(n_queries):
         lo, hi = rows.offsets[q], rows.offsets[q + 1]
@@ -1040,29 +1046,25 @@ def _objective(rows, pairs, scale, w, work, grad):
 objective_serial, objective_parallel = twins(_objective)
 
 
-@njit(cache=True)
-def zero_model_loss(pairs, offsets):
-    """Summed pair loss of every query at all-zero scores (no X needed: every
-    pair has margin 0)."""
-    total = 0.0
-    for q in range(offsets.shape[0] - 1):
-        lo, hi = offsets[q], offsets[q + 1]
-        scores = np.zeros(hi - lo)
-        lam = np.empty(hi - lo)
-        total += query_lambdas(scores, pairs.gains[lo:hi], pairs.labels[lo:hi], pairs.discount,
-                               pairs.cutoff, pairs.inv_ideal[q], pairs.loss, pairs.unit_weights,
-                               lam)
-    return total
+def cached(kernel):
+    """Whether numba's on-disk cache holds ``kernel`` (a dispatcher) as this
+    source defines it, or this process compiled it already; True when the
+    cache cannot tell (numba found no directory it can use)."""
+    from numba.core.caching import FunctionCache
+
+    if kernel.signatures:
+        return True
+    code = kernel.py_func.__code__
+    try:
+        directory = Path(FunctionCache(kernel.py_func).cache_path)
+    except RuntimeError:
+        return True
+    stem = f"{Path(code.co_filename).stem}.{kernel.py_func.__qualname__}-{code.co_firstlineno}"
+    return any(directory.glob(f"{stem}.py*.nbi"))
 
 
 def compiled_before():
     """Whether numba's on-disk cache already holds the epoch kernel; False
     means this process compiles the kernels (the first run after an install
     or an upgrade). True when it cannot tell."""
-    from numba.core.caching import FunctionCache
-
-    try:
-        directory = Path(FunctionCache(epoch_serial.py_func).cache_path)
-    except RuntimeError:  # numba found no cache directory it can use: cannot tell
-        return True
-    return any(directory.glob("_kernels._epoch-*.nbi"))
+    return cached(epoch_serial) or cached(epoch_parallel)

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.base import clone
 
+from ._compile import deferred
 from ._kernels import compiled_before
 from ._version import __version__
 from .datasets import (LetorFormatError, bundled_data_path, data_line_numbers,
@@ -50,6 +51,9 @@ DEFAULT_WITHIN = 0.01
 #: epochs (the penalized optimum), for both pair weightings; the selection
 #: sees all of them (``results/paths.md``)
 PATH_EPOCHS = 300
+#: ... and stopped earlier once an epoch moves no weight by more than this
+#: times the largest (``RSRank(weight_tol=...)``, ``results/cold.md``)
+PATH_WEIGHT_TOL = 1e-3
 PATH_PAIR_WEIGHTS = ["unit", "delta_ndcg"]
 
 
@@ -147,6 +151,16 @@ def _jobs(text):
     if value == 0:
         raise argparse.ArgumentTypeError(f"{text!r}: a number of processes, or -1 for one per "
                                          "core")
+    return value
+
+
+def _non_negative_float(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a finite number >= 0")
     return value
 
 
@@ -249,7 +263,9 @@ def _estimator(args):
         threads = max(1, (os.cpu_count() or 1) // jobs)
     recipe = {}
     if _curvature_recipe(args):
-        recipe = dict(restore_best=False)
+        recipe = dict(restore_best=False, weight_tol=PATH_WEIGHT_TOL)
+    if getattr(args, "weight_tol", None) is not None:
+        recipe["weight_tol"] = args.weight_tol or None
     max_iter = args.max_iter or (PATH_EPOCHS if _curvature_recipe(args) else DEFAULTS["max_iter"])
     return RSRank(max_iter=max_iter, normalize=args.normalize, random_state=args.seed,
                   eval_convention=args.convention, eval_train=False, verbose=verbose,
@@ -331,15 +347,24 @@ def _seeds(args):
     return list(range(args.seed, args.seed + args.seeds))
 
 
-def _compile_notice(args):
-    """One line on a terminal when this run compiles the kernels."""
-    if not getattr(args, "quiet", False) and _on_terminal() and not compiled_before():
-        print("rsrank: compiling kernels, first run only (up to a minute)", file=sys.stderr,
-              flush=True)
+def _first_run(args):
+    """On a first run (numba's cache lacks the kernels): one line on a
+    terminal, and the parallel kernels compiled aside while the serial ones
+    run (:func:`rsrank._compile.deferred`)."""
+    if compiled_before():
+        return contextlib.nullcontext()
+    if not getattr(args, "quiet", False) and _on_terminal():
+        print("rsrank: compiling kernels, first run only (up to half a minute)",
+              file=sys.stderr, flush=True)
+    return deferred()
 
 
 def _cmd_train(args):
-    _compile_notice(args)
+    with _first_run(args):
+        return _train(args)
+
+
+def _train(args):
     data, name, inputs = _training_data(args)
     if isinstance(data, list) and args.folds is not None:
         raise UsageError(f"--folds needs a directory of Fold<k>; {name} is one fold: leave "
@@ -621,7 +646,11 @@ def _cmd_export(args):
 
 
 def _cmd_path(args):
-    _compile_notice(args)
+    with _first_run(args):
+        return _path(args)
+
+
+def _path(args):
     data, name, inputs = _training_data(args)
     if isinstance(data, list):
         if args.fold != 1:
@@ -725,6 +754,12 @@ def _add_training_options(parser, grid):
                         default=None if grid else DEFAULTS["max_iter"],
                         help=f"epochs (default {DEFAULTS['max_iter']}"
                         + (f"; {PATH_EPOCHS} with --learning-rate curvature)" if grid else ")"))
+    if grid:
+        parser.add_argument(
+            "--weight-tol", type=_non_negative_float, default=None,
+            help="stop a fit after the first epoch in which no weight moved by more than this "
+            "times the largest weight (default "
+            f"{PATH_WEIGHT_TOL:g} with --learning-rate curvature, else off; 0: every epoch)")
     parser.add_argument("--batch-size", type=_number_list(int) if grid else _positive(int),
                         default=None, help="queries per step (default: all, one step per "
                         "epoch; 1 is the paper's online update)")

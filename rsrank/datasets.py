@@ -24,6 +24,7 @@ from sklearn.utils import Bunch
 
 from . import _cache
 from ._cache import CacheWarning
+from ._kernels import cached
 from ._threads import threads
 from ._queries import group_queries, qid_from_group_sizes
 
@@ -324,7 +325,9 @@ def _grouped_by_query_file(X, y, path, lines, n_features, dtype, query_file, cle
     return X, y, qid_from_group_sizes(sizes)
 
 
-#: Files this large or larger are parsed by all threads, in blocks.
+#: Files this large or larger are parsed by all threads, in blocks; smaller
+#: ones go to scikit-learn's line reader while the compiled parser is not in
+#: numba's cache (parsing a few megabytes there is faster than compiling).
 _PARALLEL_BYTES = 8 << 20
 
 
@@ -447,6 +450,8 @@ def _fast_parse(source, path, n_features, dtype):
     size, chunks = _text_chunks(source, path)
     if size == 0:
         return None
+    if size < _PARALLEL_BYTES and not cached(_parser.fill_blocks_serial):
+        return None  # first run: the line reader gives the same arrays sooner than a compile
     blocks = 1 if size < _PARALLEL_BYTES else 4 * threads(-1)
     parsed = _parser.parse_chunks(chunks, blocks, dtype)
     if parsed is None:

@@ -191,6 +191,12 @@ class RSRank(BaseEstimator):
         ten thousand stored values (``results/threads.md``).
     verbose : int, default=0
         A progress bar over epochs with training and validation NDCG.
+    weight_tol : float or None, default=None
+        Stop after the first epoch in which no weight moved by more than
+        ``weight_tol`` times the largest weight (at once when the weights
+        stay all zero, as strong ``l1`` keeps them). With full-batch steps
+        the weights then sit at the penalized optimum, up to that tolerance;
+        ``rsrank train``'s path uses it. None: always ``max_iter`` epochs.
 
     Attributes
     ----------
@@ -235,7 +241,7 @@ class RSRank(BaseEstimator):
                  pair_weight="delta_ndcg", eval_k=10, eval_convention="standard",
                  early_stopping=False, validation_fraction=0.1, n_iter_no_change=10, tol=1e-4,
                  restore_best=True, eval_train=True, random_state=None, warm_start=False,
-                 n_jobs=None, verbose=0):
+                 n_jobs=None, verbose=0, weight_tol=None):
         vars(self).update({name: value for name, value in locals().items() if name != "self"})
 
     # -- assembling ------------------------------------------------------------
@@ -259,7 +265,7 @@ class RSRank(BaseEstimator):
         return Solver(objective, penalty, self.rate(), self.power_t, self.batch_size,
                       self.shuffle, self.average, self.max_iter, self.early_stopping,
                       self.n_iter_no_change, self.tol, self.restore_best, self.n_jobs,
-                      self.verbose)
+                      self.verbose, self.weight_tol)
 
     def rate(self):
         """The step size of a single fit: ``learning_rate``, or 1e-2 for

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _kernels
+from ._compile import choose
 from ._threads import numba_threads, threads
 from .preprocessing import GLOBAL_NORMALIZERS, QUERY_NORMALIZERS
 
@@ -40,10 +41,10 @@ def linear_scores(rows, w, n_jobs=None):
     dense = rows.indptr.shape[0] == 0
     out = np.empty(rows.dense.shape[0] if dense else rows.indptr.shape[0] - 1)
     n = threads(n_jobs, work=(rows.dense.size if dense else rows.data.size))
-    kernel = _kernels.linear_scores_parallel if n > 1 else _kernels.linear_scores_serial
+    args = (rows.data, rows.indices, rows.indptr, rows.dense,
+            np.ascontiguousarray(w, dtype=np.float64), out)
     with numba_threads(n):
-        kernel(rows.data, rows.indices, rows.indptr, rows.dense,
-               np.ascontiguousarray(w, dtype=np.float64), out)
+        choose(_kernels.linear_scores_serial, _kernels.linear_scores_parallel, n, args)(*args)
     return out
 
 

@@ -178,15 +178,23 @@ class Objective:
         above it means the steps overshoot."""
         return data.memo(("zero_loss", self.gain, self.discount, self.ndcg_k, self.pair_loss,
                           self.pair_weight),
-                         lambda: _kernels.zero_model_loss(self.pairs(data), data.offsets)
+                         lambda: self.loss_and_gradient(data, np.zeros(data.n_features))[0]
                          / max(data.n_queries, 1))
 
 
+#: Gradient rows of an epoch's workspace: a batch's queries are dealt to
+#: them in turn and the rows summed in order, whatever the number of
+#: threads that fill them, so one to this many threads give the same model
+#: bit for bit (more threads get a row each).
+GRADIENT_ROWS = 8
+
+
 def workspace(data, threads):
-    """Fresh :class:`~rsrank._kernels.Work` for a fit on ``data`` with
-    ``threads`` gradient rows."""
+    """Fresh :class:`~rsrank._kernels.Work` for a fit on ``data`` by
+    ``threads`` threads: :data:`GRADIENT_ROWS` gradient rows, or one per
+    thread beyond that."""
     return _kernels.Work(np.zeros(data.n_rows), np.zeros(data.n_rows),
-                         np.zeros((threads, data.n_features)),
+                         np.zeros((max(GRADIENT_ROWS, threads), data.n_features)),
                          np.full(data.n_rows, -1, dtype=np.int64), np.zeros(data.n_features))
 
 

@@ -18,6 +18,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from . import _kernels
+from ._compile import choose
 from ._threads import numba_threads, threads
 from .metrics import CONVENTIONS, discount_values, gain_values, mean_ndcg
 from .model import linear_scores
@@ -112,10 +113,10 @@ class NDCGMonitor:
         if len(out) == 0:
             return float("nan")
         n = threads(self.n_jobs)
-        kernel = _kernels.ndcg_at_parallel if n > 1 else _kernels.ndcg_at_serial
+        args = (scores, self.gains, self.data.offsets, self.discount, self.k, self.ideal,
+                self.empty, self.short_zero, out)
         with numba_threads(n):
-            kernel(scores, self.gains, self.data.offsets, self.discount, self.k, self.ideal,
-                   self.empty, self.short_zero, out)
+            choose(_kernels.ndcg_at_serial, _kernels.ndcg_at_parallel, n, args)(*args)
         return float(out.mean())
 
 
@@ -194,7 +195,7 @@ class Solver:
     ``learning_rate``, ``power_t``, ``batch_size`` (None: one step per epoch
     on all queries), ``shuffle``, ``average``, ``max_iter``,
     ``early_stopping``, ``n_iter_no_change``, ``tol``, ``restore_best``,
-    ``n_jobs`` and ``verbose``.
+    ``n_jobs``, ``verbose`` and ``weight_tol``.
     """
 
     objective: Objective
@@ -211,6 +212,7 @@ class Solver:
     restore_best: bool = True
     n_jobs: object = None
     verbose: int = 0
+    weight_tol: object = None
 
     def __post_init__(self):
         check_number("learning_rate", self.learning_rate, 0, strict=True)
@@ -219,6 +221,7 @@ class Solver:
         check_number("batch_size", self.batch_size, 1, integer=True, allow_none=True)
         check_number("n_iter_no_change", self.n_iter_no_change, 1, integer=True)
         check_number("tol", self.tol, -np.inf)
+        check_number("weight_tol", self.weight_tol, 0, allow_none=True)
         if not isinstance(self.average, (bool, np.bool_)):
             raise ValueError(f"average must be True or False, got {self.average!r}")
         if self.n_jobs is not None and self.n_jobs != "auto" and (
@@ -251,22 +254,26 @@ class Solver:
     def query_order(self, n_queries, rng):
         return rng.permutation(n_queries) if self.shuffle else np.arange(n_queries)
 
-    def epoch(self, data, state, query_order, *, normalize="none", scale=None, work=None):
+    def epoch(self, data, state, query_order, *, normalize="none", scale=None, work=None,
+              kernels=None):
         """One pass over ``data``'s queries in ``query_order``, stepping
         ``state``; returns the mean per-query loss. ``work``: the
         :func:`~rsrank.objective.workspace` kept across the epochs of a fit
-        (it holds each query's last ranking)."""
+        (it holds each query's last ranking); ``kernels``: a dict keeping
+        the epoch kernel's build across them (:func:`rsrank._compile.choose`)."""
         n = threads(self.n_jobs)
         if work is None:
             work = workspace(data, n)
         batch = data.n_queries if self.batch_size is None else self.batch_size
-        kernel = _kernels.epoch_parallel if n > 1 else _kernels.epoch_serial
         scale = np.zeros(0) if scale is None else np.ascontiguousarray(scale, dtype=np.float64)
+        args = (data.rows(normalize), self.objective.pairs(data), self.steps, scale,
+                np.ascontiguousarray(query_order, dtype=np.int64), max(batch, 1), state.w,
+                state.l1_state, int(state.t), work)
+        kernels = {} if kernels is None else kernels
+        if "epoch" not in kernels:
+            kernels["epoch"] = choose(_kernels.epoch_serial, _kernels.epoch_parallel, n, args)
         with numba_threads(n):
-            total, state.t = kernel(data.rows(normalize), self.objective.pairs(data),
-                                    self.steps, scale,
-                                    np.ascontiguousarray(query_order, dtype=np.int64),
-                                    max(batch, 1), state.w, state.l1_state, int(state.t), work)
+            total, state.t = kernels["epoch"](*args)
         return total / max(len(query_order), 1)
 
     def step(self, state, grad):
@@ -302,14 +309,14 @@ class Solver:
             return self.for_work(train.n_stored).fit(
                 train, state, rng, normalize=normalize, scale=scale, validation=validation,
                 monitoring=monitoring, advice=advice)
-        work = self.new_work(train)
+        work, kernels = self.new_work(train), {}
         if self.batch_size is None and not state.w.any():
             reference = lambda losses: losses[0]  # noqa: E731
         else:
             reference = lambda losses: self.objective.zero_model_loss(train)  # noqa: E731
         return self.run(
             lambda: self.epoch(train, state, self.query_order(train.n_queries, rng),
-                               normalize=normalize, scale=scale, work=work),
+                               normalize=normalize, scale=scale, work=work, kernels=kernels),
             state, validation=monitoring.on(validation, normalize, scale, self.n_jobs),
             train_ndcg=monitoring.on(train if monitoring.train else None, normalize, scale,
                                      self.n_jobs),
@@ -360,12 +367,16 @@ class Solver:
         the steps go on from the last iterate. With validation, the epoch of
         the best validation NDCG is kept (``restore_best``) and training
         stops when it has not improved by ``tol`` for ``n_iter_no_change``
-        epochs (``early_stopping``)."""
+        epochs (``early_stopping``). With ``weight_tol``, training stops
+        after the first epoch in which no weight of the model moved by more
+        than ``weight_tol`` times its largest weight (at once when the model
+        stays all-zero)."""
         history = {"loss": [], "train_ndcg": [], "val_ndcg": [], "n_nonzero": [],
                    "seconds": []}
         w = state.w
         best_score, best_w, best_epoch, stale = -np.inf, w.copy(), None, 0
         model = w.copy() if self.average else w
+        previous = model.copy() if self.weight_tol is not None else None
         bar = _progress(range(1, self.max_iter + 1), self.verbose)
         for n_epoch in bar:
             start = time.perf_counter()
@@ -395,10 +406,21 @@ class Solver:
                     _set_postfix(bar, status)
                     break
             _set_postfix(bar, status)
+            if previous is not None:
+                if _settled(previous, model, self.weight_tol):
+                    break
+                previous[:] = model
         state.n_averaged = n_epoch if self.average else 0
         if validation is not None and self.restore_best:
             model = best_w
         return Fit(model, n_epoch, best_epoch, history)
+
+
+def _settled(before, after, tol):
+    """No weight moved from ``before`` to ``after`` by more than ``tol``
+    times the largest weight of ``after``."""
+    return float(np.max(np.abs(after - before), initial=0.0)) <= tol * float(
+        np.max(np.abs(after), initial=0.0))
 
 
 def _progress(iterable, verbose):

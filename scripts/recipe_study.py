@@ -53,6 +53,9 @@ CLI_VARIANTS = {
     "cli-1se": ["--within", "1se"],
     # the defaults of rsrank 0.x before the grid scaled to the data
     "cli-before": ["--l1", "0,0.3,1,3", "--learning-rate", "0.01"],
+    # the path's points at every one of their epochs, none stopped by --weight-tol
+    "cli-full": ["--weight-tol", "0"],
+    "cli-tol1e-4": ["--weight-tol", "1e-4"],
 }
 
 RECIPES = {
@@ -473,7 +476,7 @@ def main(argv=None):
     parser.add_argument("--recipes", default=",".join(RECIPES))
     parser.add_argument("--peers", default="xgboost,lightgbm,cli",
                         help="comma-separated: xgboost, lightgbm, and rsrank train DIR as "
-                        "cli, cli-1se, cli-before (see CLI_VARIANTS)")
+                        "cli, cli-1se, cli-before, cli-full, cli-tol1e-4 (see CLI_VARIANTS)")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--name", default="recipes")
     parser.add_argument("--peer-cache", help="directory keeping the peers' results between runs")

@@ -227,6 +227,7 @@ def test_grid_options_reach_the_models(tmp_path, bundled_root):
     (["path", "--power-t", "0.5,1"], "'0.5,1' must be one number"),
     (["train", "--pair-weight", "ndcg"], "'ndcg': comma-separated unit and delta_ndcg"),
     (["train", "--learning-rate", "fast"], "fast"),
+    (["train", "--weight-tol", "-1"], "'-1' must be a finite number >= 0"),
 ])
 def test_malformed_grid_options(argv, message, capsys):
     with pytest.raises(SystemExit):
@@ -246,6 +247,18 @@ def test_train_threads_by_the_work_for_one_fold_and_shares_cores_between_folds()
     assert threads("--jobs", "2") == max(1, (os.cpu_count() or 1) // 2)
     assert threads("--jobs", "-1") == 1  # joblib's "all cores" for folds
     assert threads("--scheduler", "tcp://nowhere:1") == 1
+
+
+def test_the_path_stops_a_point_once_its_weights_settle():
+    from rsrank.cli import PATH_WEIGHT_TOL, _estimator, build_parser
+
+    def weight_tol(*argv):
+        return _estimator(build_parser().parse_args(["train", *argv])).weight_tol
+
+    assert weight_tol() == PATH_WEIGHT_TOL
+    assert weight_tol("--weight-tol", "1e-5") == 1e-5
+    assert weight_tol("--weight-tol", "0") is None  # every epoch
+    assert weight_tol("--learning-rate", "auto") is None
 
 
 def test_the_table_names_the_kept_features_of_every_fold(tmp_path, capsys, bundled_root):

@@ -11,11 +11,33 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import rsrank._parser
 import rsrank.datasets as datasets
 from rsrank import load_letor
 from rsrank._parser import parse_buffer, parse_chunks
 
 from conftest import SHARED_DATA
+
+
+@pytest.fixture(autouse=True)
+def compiled_parser(monkeypatch):
+    """Small files go to the compiled parser here even while numba's cache
+    lacks it (a first run reads them with the line reader instead)."""
+    monkeypatch.setattr(datasets, "cached", lambda kernel: True)
+
+
+def test_a_first_run_reads_small_files_with_the_line_reader(monkeypatch):
+    path = real_files()[0]
+    compiled = load_letor(path)
+    monkeypatch.setattr(datasets, "cached", lambda kernel: False)
+    calls = []
+    monkeypatch.setattr(rsrank._parser, "parse_chunks",
+                        lambda *args: calls.append(args) or None)
+    assert_same(load_letor(path), compiled)
+    assert calls == []
+    monkeypatch.setattr(datasets, "_PARALLEL_BYTES", 0)  # a large file: compiled even so
+    load_letor(path)
+    assert len(calls) == 1
 
 
 def load_both(path, monkeypatch, **options):

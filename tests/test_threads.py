@@ -59,3 +59,32 @@ def test_an_auto_fit_equals_a_one_thread_fit_on_small_data(monkeypatch):
 def test_n_jobs_refuses(bad):
     with pytest.raises(ValueError, match="n_jobs"):
         RSRank(n_jobs=bad).fit(np.ones((4, 2)), [0, 1, 0, 1], qid=[1, 1, 2, 2])
+
+
+def test_a_deferred_parallel_build_runs_serially_until_a_child_process_compiled_it():
+    import time
+
+    from rsrank import _compile, _kernels
+
+    rng = np.random.default_rng(0)
+    # Fortran-ordered float32 rows: a signature no other call compiles
+    X = np.asfortranarray(rng.normal(size=(64, 3)).astype(np.float32))
+    empty = np.zeros(0, dtype=np.float32)
+    args = (empty, np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), X,
+            rng.normal(size=3), np.empty(64))
+    serial, parallel = _kernels.linear_scores_serial, _kernels.linear_scores_parallel
+    assert _compile.choose(serial, parallel, 1, args) is serial
+    assert _compile.choose(serial, parallel, 2, args) is parallel  # not deferred
+    parallel(*args)  # compiled here
+    with _compile.deferred():
+        assert _compile.choose(serial, parallel, 2, args) is parallel  # compiled already
+        fresh = (empty, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), X,
+                 args[4], np.empty(64))
+        assert _compile.choose(serial, parallel, 2, fresh) is serial
+        deadline = time.monotonic() + 300
+        while _compile.choose(serial, parallel, 2, fresh) is serial:
+            assert time.monotonic() < deadline, "the child process never finished"
+            time.sleep(0.1)
+    expected = serial(*fresh).copy()
+    np.testing.assert_array_equal(parallel(*fresh), expected)
+    np.testing.assert_allclose(expected, X.astype(np.float64) @ args[4], rtol=1e-12)
