@@ -10,10 +10,11 @@ arguments at hand is handed to a child process, which compiles it into
 numba's on-disk cache, and the serial build runs meanwhile; the next call
 after the child is done loads the parallel build from the cache. Both
 builds give the same weights bit for bit (:data:`rsrank.objective.GRADIENT_ROWS`),
-so only the time depends on which ran.
+so only the time depends on which ran. Another child compiles the pair
+kernels meanwhile, whose argument types are known before the data is read.
 
-``python -m rsrank._compile`` is that child: it reads ``(module, name,
-signature)`` pickled on standard input and compiles the one kernel.
+``python -m rsrank._compile`` is that child: it reads a list of ``(module,
+name, signature)`` pickled on standard input and compiles those kernels.
 """
 
 import contextlib
@@ -32,13 +33,62 @@ _STATE = {"defer": False, "children": {}}
 
 @contextlib.contextmanager
 def deferred():
-    """Within it, :func:`choose` compiles parallel builds in child processes."""
+    """Within it, :func:`choose` compiles parallel builds in child processes,
+    and a child compiles the pair kernels (:func:`lambda_kernels`) while
+    this process reads the data and compiles the rest; :func:`settle` waits
+    for it before they are first called."""
     before = _STATE["defer"]
     _STATE["defer"] = True
+    if _STATE.get("pairs") is None:
+        _STATE["pairs"] = _spawn(lambda_kernels()[:_CHILD_SHARE])
     try:
         yield
     finally:
         _STATE["defer"] = before
+
+
+def lambda_kernels():
+    """``(kernel, signature)`` of the per-query pair kernels an epoch calls,
+    whose argument types do not depend on the data's (float64 and int64
+    arrays and numbers; ``tests/test_threads.py`` checks them against a
+    fit's): the child's share first, then this process's (:func:`settle`).
+    :func:`~rsrank._kernels.query_lambdas_from` calls them all."""
+    from . import _kernels
+
+    floats = numba.types.Array(numba.float64, 1, "C")
+    ints = numba.types.Array(numba.int64, 1, "C")
+    i, f, b = numba.int64, numba.float64, numba.boolean
+    steps = numba.typeof(_kernels.Steps(0.0, 0.0, 0.0, 1, 0.0, False))
+    return [
+        (_kernels.ranked_lambdas, (ints, floats, floats, ints, i, floats, i, f, i, b, floats)),
+        (_kernels.ranked_order_from, (floats, ints)),
+        (_kernels.take_step, (floats, numba.types.Array(numba.float64, 2, "C"), i, floats, steps,
+                              floats, i)),
+        # this process's share
+        (_kernels.pair_loop_lambdas, (floats, floats, ints, floats, i, f, i, b, floats)),
+        (_kernels.query_lambdas_from, (floats, floats, ints, floats, i, f, i, b, floats, ints,
+                                       ints, i)),
+    ]
+
+
+#: How many of :func:`lambda_kernels` the child compiles
+_CHILD_SHARE = 3
+
+
+def settle():
+    """Before the first epoch: compile this process's share of the pair
+    kernels, then wait for the child compiling the rest, if one is at work
+    (at most two minutes: then this process compiles them itself)."""
+    child = _STATE.get("pairs")
+    if child is None or _STATE.get("settled"):
+        return
+    _STATE["settled"] = True
+    own = lambda_kernels()[_CHILD_SHARE:]
+    for kernel, signature in own[:-1]:
+        kernel.compile(signature)
+    if child.poll() is None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            child.wait(timeout=120)
 
 
 def choose(serial, parallel, n_threads, args):
@@ -55,15 +105,19 @@ def choose(serial, parallel, n_threads, args):
     key = (id(parallel), signature)
     child = _STATE["children"].get(key)
     if child is None:
-        _STATE["children"][key] = _spawn(parallel, signature)
+        _STATE["children"][key] = _spawn([(parallel, signature)])
         return serial
     return serial if child.poll() is None else parallel
 
 
-def _spawn(kernel, signature):
-    """A child process compiling ``kernel`` for ``signature`` into numba's cache."""
-    module = sys.modules[kernel.py_func.__module__]
-    name = next(name for name, value in vars(module).items() if value is kernel)
+def _spawn(work):
+    """A child process compiling each ``(kernel, signature)`` of ``work`` into
+    numba's cache."""
+    jobs = []
+    for kernel, signature in work:
+        module = sys.modules[kernel.py_func.__module__]
+        name = next(name for name, value in vars(module).items() if value is kernel)
+        jobs.append((module.__name__, name, signature))
     package_root = str(Path(__file__).resolve().parents[1])
     env = {**os.environ,
            "PYTHONPATH": os.pathsep.join(filter(None, [package_root,
@@ -71,7 +125,7 @@ def _spawn(kernel, signature):
     child = subprocess.Popen([sys.executable, "-m", "rsrank._compile"], stdin=subprocess.PIPE,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     with contextlib.suppress(OSError):
-        child.stdin.write(pickle.dumps((module.__name__, name, signature)))
+        child.stdin.write(pickle.dumps(jobs))
     with contextlib.suppress(OSError):
         child.stdin.close()
     return child
@@ -80,10 +134,9 @@ def _spawn(kernel, signature):
 def _compile_one(stream):
     import importlib
 
-    module, name, signature = pickle.load(stream)
-    with contextlib.suppress(AttributeError, OSError):
-        os.nice(5)  # the run that waits for it comes first
-    getattr(importlib.import_module(module), name).compile(signature)
+    jobs = pickle.load(stream)
+    for module, name, signature in jobs:
+        getattr(importlib.import_module(module), name).compile(signature)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@
   is gone) are removed by the next run.
 * :func:`read_bounded_text` reads a small text file (a model, a list of
   names) with a size limit.
+* :func:`not_a_file` says why an input path is not a file it can read.
 """
 
 import ctypes
@@ -25,11 +26,25 @@ import shutil
 from pathlib import Path
 
 __all__ = ["OutputError", "atomic_write_text", "atomic_write_bytes", "read_bounded_text",
-           "ResultsDirectory", "check_not_input", "process_alive"]
+           "ResultsDirectory", "check_not_input", "process_alive", "not_a_file"]
 
 
 class OutputError(ValueError):
     """An output that cannot or must not be written; the message names it."""
+
+
+def not_a_file(path, what=None):
+    """The error for an input ``path`` that is not a file: a directory, a
+    path through a file, or nothing there (``what``: which input, added in
+    brackets)."""
+    path = Path(path)
+    suffix = f" ({what})" if what else ""
+    if path.is_dir():
+        return IsADirectoryError(f"{path}: a directory, not a file{suffix}")
+    through = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+    if through is not None:
+        return NotADirectoryError(f"{path}: {through} is a file, not a directory{suffix}")
+    return FileNotFoundError(f"{path}: no such file{suffix}")
 
 
 def _umask():
@@ -55,9 +70,32 @@ def atomic_write_bytes(path, data):
         with open(tmp, "xb") as handle:
             handle.write(data)
         os.replace(tmp, path)
+    except OSError as error:
+        _remove(tmp)
+        raise _about(path, error) from None
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        _remove(tmp)
         raise
+
+
+def _remove(path):
+    """Remove ``path`` if it is there (a path through a file has nothing to remove)."""
+    try:
+        path.unlink(missing_ok=True)
+    except NotADirectoryError:
+        pass
+
+
+def _about(path, error):
+    """``error``, raised on a temporary sibling of ``path``, told of ``path``:
+    a directory that is missing or is a file, or the system's reason."""
+    parent = path.absolute().parent
+    if not parent.is_dir():
+        through = next((p for p in [parent, *parent.parents] if p.exists()), None)
+        if through is not None and not through.is_dir():
+            return NotADirectoryError(f"{path}: {through} is a file, not a directory")
+        return FileNotFoundError(f"{path}: the directory {parent} does not exist")
+    return type(error)(f"{path}: cannot write it ({error.strerror or error})")
 
 
 def read_bounded_text(path, limit, what):
@@ -85,8 +123,13 @@ def check_not_input(out, inputs):
         source = Path(path).resolve()
         same = target == source or (target.exists() and source.exists()
                                     and os.path.samefile(target, source))
-        if same or source.is_relative_to(target) or target.is_relative_to(source):
+        if same:
             raise OutputError(f"{out}: would overwrite the input {path}; choose another path")
+        if source.is_relative_to(target):
+            raise OutputError(f"{out}: holds the input {path}, which replacing it would "
+                              "delete; choose another path")
+        if target.is_relative_to(source):
+            raise OutputError(f"{out}: lies inside the input {path}; choose another path")
 
 
 def _exchange(a, b):
@@ -145,6 +188,9 @@ class ResultsDirectory:
         check_not_input(self.out, self.inputs)
         parent = self.out.resolve().parent
         if not parent.is_dir():
+            through = next((p for p in [parent, *parent.parents] if p.exists()), None)
+            if through is not None and not through.is_dir():
+                raise OutputError(f"{self.out}: {through} is a file, not a directory")
             raise OutputError(f"{self.out}: the directory {parent} does not exist")
         self._remove_stale(parent)
         lock = parent / f".{self.out.name}.lock"

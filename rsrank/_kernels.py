@@ -364,14 +364,14 @@ def sorted_query_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, los
     """
     levels = np.empty(scores.shape[0], dtype=np.int64)
     n_levels = label_levels(labels, levels)
-    return _sorted_lambdas(ranked_order(scores), scores, gains, levels, n_levels, discount,
+    return ranked_lambdas(ranked_order(scores), scores, gains, levels, n_levels, discount,
                            cutoff, inv_ideal, loss, unit_weights, lam)
 
 
 @njit(cache=True, inline="always")
 def _level_terms(S, end, P, Be, Bf, sp, dp, sigma, huber, unit_weights):
     """One label level's share of a document's step and loss in
-    :func:`_sorted_lambdas`, before the pair weight: ``end``, ``P``, ``Be``
+    :func:`ranked_lambdas`, before the pair weight: ``end``, ``P``, ``Be``
     and ``Bf`` are the level's rows of running sums at its end and at the
     places p, e and f."""
     # sums of u s^k over the partners below (b), at least 1 below (c),
@@ -406,7 +406,7 @@ def _level_terms(S, end, P, Be, Bf, sp, dp, sigma, huber, unit_weights):
 
 
 @njit(cache=True)
-def _sorted_lambdas(order, scores, gains, levels, n_levels, discount, cutoff, inv_ideal, loss,
+def ranked_lambdas(order, scores, gains, levels, n_levels, discount, cutoff, inv_ideal, loss,
                     unit_weights, lam):
     """:func:`sorted_query_lambdas` given the ranking ``order`` and each
     row's label level (:func:`label_levels`)."""
@@ -572,7 +572,7 @@ def query_lambdas_from(scores, gains, labels, discount, cutoff, inv_ideal, loss,
         if n_levels > 0 and top > PREFIX_COST_PER_LEVEL * n_levels + np.log2(n):
             order = (ranked_order_from(scores, hint) if hint.shape[0] == n
                      else ranked_order(scores))
-            return _sorted_lambdas(order, scores, gains, levels, n_levels, discount, cutoff,
+            return ranked_lambdas(order, scores, gains, levels, n_levels, discount, cutoff,
                                    inv_ideal, loss, unit_weights, lam)
     return pair_loop_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, loss,
                              unit_weights, lam)

@@ -21,8 +21,9 @@ from sklearn.base import clone
 from ._compile import deferred
 from ._kernels import compiled_before
 from ._version import __version__
-from .datasets import (LetorFormatError, bundled_data_path, data_line_numbers,
-                       dataset_summary, find_folds, letor_summary, load_letor, load_letor_fold)
+from .datasets import (LetorFormatError, bundled_data_path, check_exp2_labels,
+                       data_line_numbers, dataset_summary, find_folds, letor_summary, load_letor,
+                       load_letor_fold)
 from .layouts import find_splits, read_feature_names, resolve_training_data
 from .runs import read_scores
 from .writers import run_problem, write_run, write_scores
@@ -30,7 +31,7 @@ from ._files import ResultsDirectory, atomic_write_text, check_not_input, read_b
 from .estimator import RSRank
 from .penalty import L1_METHODS
 from .export import FORMATS, engine_features, export_model, featureset_subset, upload_hint
-from .metrics import letor_per_query, letor_report
+from .metrics import CONVENTIONS, letor_per_query, letor_report
 from .experiments import (check_within, experiment_markdown, l1_grid, parse_metric,
                           per_query_from_results, read_results, regularization_path,
                           run_letor_folds, write_experiment)
@@ -427,6 +428,9 @@ def _cmd_evaluate(args):
     if not args.scores and not args.model:
         raise UsageError("give a MODEL file or --scores SCORES")
     X, y, qid, docids = load_letor(args.file, n_features=None, return_docids=True)
+    if CONVENTIONS[args.convention]["gain"] == "exp2":
+        check_exp2_labels(args.file, y, "map these to grades of at most 255, or evaluate with "
+                          "--convention sklearn (gain = label)")
     if args.scores:
         scores = read_scores(args.scores, n_rows=len(y), qid=qid, docids=docids, data=args.file)
     else:

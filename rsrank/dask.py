@@ -34,6 +34,7 @@ import inspect
 
 import numpy as np
 
+from ._files import not_a_file
 from .datasets import load_letor
 from .estimator import RSRank
 from .preprocessing import combine_moments
@@ -198,7 +199,7 @@ class DaskRSRank(RSRank):
         seen = {}
         for path in paths:
             if not path.is_file():
-                raise FileNotFoundError(f"{path}: no such file")
+                raise not_a_file(path)
             key = path.resolve()
             if key in seen:
                 raise ValueError(f"{path}: given twice (also as {seen[key]}); each file is one "

@@ -24,6 +24,8 @@ from sklearn.utils import Bunch
 
 from . import _cache
 from ._cache import CacheWarning
+from ._files import not_a_file
+from .metrics import MAX_EXP2_LABEL
 from ._kernels import cached
 from ._threads import threads
 from ._queries import group_queries, qid_from_group_sizes
@@ -91,9 +93,13 @@ def _reading(path):
     except EOFError:
         raise LetorFormatError(path, None, "the file ends in the middle of its compressed "
                                "data (a truncated .gz?)") from None
-    except gzip.BadGzipFile:
-        raise LetorFormatError(path, None, "not gzip data, although the name ends in .gz") \
-            from None
+    except gzip.BadGzipFile as error:
+        if str(error).startswith("Not a gzipped file"):
+            raise LetorFormatError(path, None, "not gzip data, although the name ends in "
+                                   ".gz") from None
+        # a CRC or length check at the end of a member: the data is damaged
+        raise LetorFormatError(path, None, f"corrupt gzip data ({error}); the file is damaged, "
+                               "copy or download it again") from None
     except zlib.error as error:
         raise LetorFormatError(path, None, f"corrupt compressed data ({error})") from None
 
@@ -479,6 +485,21 @@ def _first_line_with_qid_break(path, qid):
     return None
 
 
+def check_exp2_labels(path, labels, advice="map these to grades of at most 255"):
+    """:class:`LetorFormatError` at the first line of ``path`` whose label
+    the 2^label - 1 gain cannot take, when ``labels`` (read from it, all or
+    some of its rows) hold one; ``advice`` ends the message."""
+    if not len(labels) or np.max(labels) <= MAX_EXP2_LABEL:
+        return
+    for number, text in read_lines(path):
+        tokens = text.split("#", 1)[0].split()
+        if tokens and int(float(tokens[0])) > MAX_EXP2_LABEL:
+            raise LetorFormatError(
+                path, number, f"label {tokens[0]} is above {MAX_EXP2_LABEL}, the largest the "
+                "2^label - 1 gain of NDCG takes; relevance grades are small integers (0 to 4 "
+                f"in LETOR): {advice}")
+
+
 def data_line_numbers(path):
     """1-based file line number of every data row (comments and blanks skipped)."""
     numbers = []
@@ -613,7 +634,7 @@ def load_letor(path, n_features=None, *, query_file=None, return_docids=False,
     """
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file")
+        raise not_a_file(path)
     entry = _cache_entry(path, n_features, dtype, query_file, cache)
     hit = None if entry is None else _cache.load_cached(*entry)
     if hit is not None:
@@ -706,7 +727,7 @@ def iter_letor_chunks(path, queries_per_chunk=1000, *, n_features, dtype=np.floa
     """
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file")
+        raise not_a_file(path)
     if queries_per_chunk < 1:
         raise ValueError(f"queries_per_chunk must be >= 1, got {queries_per_chunk}")
     if not (isinstance(n_features, (int, np.integer)) and 1 <= n_features <= _INDEX_MAX):

@@ -25,7 +25,7 @@ from sklearn.utils import Bunch
 
 from . import metrics
 from ._files import ResultsDirectory, atomic_write_text, read_bounded_text
-from .datasets import find_folds, iter_letor_folds, streamed_fold
+from .datasets import check_exp2_labels, find_folds, iter_letor_folds, streamed_fold
 from .writers import write_scores
 from .estimator import RSRank
 from .querydata import QueryData
@@ -185,6 +185,8 @@ def _fit_fold_seeds(estimator, grid, data, select, convention, within, features,
     reused by every grid point and seed)."""
     if callable(features):
         features = features(data.vali[0].shape[1])
+    _check_exp2_labels(data, [gain for part in (grid if isinstance(grid, list) else [grid])
+                              for gain in part.get("gain", [estimator.gain])], convention)
     splits = Bunch(fold=data.fold, train_chunks=data.get("train_chunks"),
                    train=None if data.train is None else QueryData(*data.train[:3],
                                                                    feature_names=features),
@@ -195,6 +197,17 @@ def _fit_fold_seeds(estimator, grid, data, select, convention, within, features,
                           clone(estimator).set_params(random_state=seed),
                           grid, splits, select, convention, within, seed, path)
             for seed in seeds]
+
+
+def _check_exp2_labels(data, gains, convention):
+    """A label the 2^label - 1 gain cannot take (one of the pair weights'
+    ``gains`` or the metrics'), named by its file and line, before any
+    training."""
+    if "exp2" not in [*gains, metrics.CONVENTIONS[convention]["gain"]]:
+        return
+    for split, path in (data.get("paths") or {}).items():
+        if path is not None and data.get(split) is not None:
+            check_exp2_labels(path, data[split][1])
 
 
 def _metric_on(name, data, model, convention):

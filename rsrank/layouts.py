@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.utils import Bunch, check_random_state
 
+from ._files import not_a_file
 from .datasets import (SPLITS, LetorFormatError, bundled_data_path, find_folds, load_files,
                        query_file_for, read_lines, stream_files)
 from .model import feature_name_problem
@@ -140,7 +141,7 @@ def _existing_files(train, vali, test):
              "test": None if test is None else Path(test)}
     for split, path in paths.items():
         if path is not None and not path.is_file():
-            raise FileNotFoundError(f"{path}: no such file ({split} split)")
+            raise not_a_file(path, f"{split} split")
     return paths
 
 
@@ -202,11 +203,20 @@ def resolve_training_data(path=None, *, train=None, vali=None, test=None, vali_f
         else:
             fold = load_splits(splits["train"], splits["vali"], splits["test"],
                                vali_fraction=vali_fraction, random_state=random_state, **load)
-        return [fold], str(root), [root]
+        return [fold], str(root), _input_files(splits.values())
     if vali_fraction is not None:
         raise ValueError(f"a validation fraction applies to training data without vali files, "
                          f"but {root} has Fold<k> directories with vali files")
-    return root, str(root), [root]
+    return root, str(root), _input_files(
+        entry for k in find_folds(root) for entry in (root / f"Fold{k}").iterdir())
+
+
+def _input_files(paths):
+    """The files among ``paths`` and the query-size files beside them: what
+    an output must not replace (an output elsewhere in the data's directory
+    is fine)."""
+    files = [Path(p) for p in paths if p is not None and Path(p).is_file()]
+    return files + [q for q in map(query_file_for, files) if q is not None]
 
 
 def _check_disjoint_queries(train_qid, other_qid, train_path, other_path):

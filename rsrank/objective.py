@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _kernels
+from ._compile import settle
 from .metrics import discount_values, gain_values
 
 __all__ = ["Objective", "PAIR_LOSSES", "PAIR_WEIGHTS", "PAIR_CURVATURE"]
@@ -109,8 +110,9 @@ class Objective:
         w = np.ascontiguousarray(w, dtype=np.float64)
         grad = np.zeros(data.n_features)
         work = workspace(data, 1)
-        total = _kernels.objective_serial(data.rows(normalize), self.pairs(data),
-                                          _scale_vector(scale), w, work, grad)
+        rows, pairs = data.rows(normalize), self.pairs(data)
+        settle()
+        total = _kernels.objective_serial(rows, pairs, _scale_vector(scale), w, work, grad)
         return total, grad
 
     def l1_max(self, data, *, normalize="none", scale=None):

@@ -184,6 +184,17 @@ def model_from_document(document, path="<model>"):
                                       "best_iteration": count("best_iteration", None)})
 
 
+def _looks_like_letor(text):
+    """Whether the first line that is not blank or a comment reads as a
+    LETOR/SVMlight data line (a label, then ``qid:`` or ``index:value``)."""
+    for line in text.splitlines():
+        tokens = line.split("#", 1)[0].split()
+        if tokens:
+            return (tokens[0].lstrip("+-").replace(".", "", 1).isdigit() and len(tokens) > 1
+                    and ":" in tokens[1])
+    return False
+
+
 def load_model(path):
     """Read a model file written by :func:`save_model` (format versions 1
     and 2) as a :class:`SavedModel`. Raises ``ModelFileError`` (a ``ValueError``) with the path and
@@ -192,6 +203,10 @@ def load_model(path):
     try:
         document = json.loads(text)
     except json.JSONDecodeError as error:
+        if _looks_like_letor(text):
+            raise ModelFileError(path, "LETOR data, not an RSRank model file (a JSON document): "
+                                 "were the model and the data file given in each other's "
+                                 "place?") from None
         raise ModelFileError(path, f"not a valid RSRank model file ({error})") from None
     except RecursionError:
         raise ModelFileError(path, "not a valid RSRank model file (JSON nested too deeply)") \

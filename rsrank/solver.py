@@ -18,7 +18,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from . import _kernels
-from ._compile import choose
+from ._compile import choose, settle
 from ._threads import numba_threads, threads
 from .metrics import CONVENTIONS, discount_values, gain_values, mean_ndcg
 from .model import linear_scores
@@ -271,6 +271,7 @@ class Solver:
                 state.l1_state, int(state.t), work)
         kernels = {} if kernels is None else kernels
         if "epoch" not in kernels:
+            settle()
             kernels["epoch"] = choose(_kernels.epoch_serial, _kernels.epoch_parallel, n, args)
         with numba_threads(n):
             total, state.t = kernels["epoch"](*args)

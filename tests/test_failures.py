@@ -48,6 +48,13 @@ BAD_FILES = [
         f"{i % 3} qid:{i // 10} 1:{np.sin(i):.6f} 2:{np.cos(i):.6f}\n"
         for i in range(5000)).encode())[:20000], None, "truncated"),
     ("not gzip", "f.txt.gz", GOOD.encode(), None, "not gzip"),
+    # a flipped bit in the stored CRC, then in the stored length
+    ("gzip CRC", "f.txt.gz", gzip.compress(GOOD.encode())[:-8]
+     + bytes([gzip.compress(GOOD.encode())[-8] ^ 1]) + gzip.compress(GOOD.encode())[-7:],
+     None, "corrupt gzip data (CRC check failed"),
+    ("gzip length", "f.txt.gz", gzip.compress(GOOD.encode())[:-4]
+     + bytes([gzip.compress(GOOD.encode())[-4] ^ 1]) + gzip.compress(GOOD.encode())[-3:],
+     None, "corrupt gzip data (Incorrect length"),
 ]
 
 
@@ -105,10 +112,18 @@ def test_bad_file(name, file_name, content, line, words, tmp_path, capsys, model
     assert not [p for p in tmp_path.rglob(".*")], "temporary files left behind"
 
 
-def test_huge_labels_are_refused_by_the_gain_not_dropped(tmp_path, capsys):
-    path = write(tmp_path, "f.txt", "1024 qid:1 1:0.5\n0 qid:1 1:0.1\n1 qid:2 1:1\n0 qid:2 1:0\n")
+def test_huge_labels_are_refused_by_the_gain_not_dropped(tmp_path, capsys, model_file):
+    path = write(tmp_path, "f.txt", "0 qid:1 1:0.5\n1024 qid:1 1:0.1\n1 qid:2 1:1\n0 qid:2 1:0\n")
     code, err = run(["train", "--train", path, "--quiet", "--max-iter", "2"], capsys)
-    assert_one_line(code, err, "label 1024", "gain")
+    assert_one_line(code, err, f"{path}, line 2: label 1024 is above 255", "at most 255")
+    # held out of train as vali: the line is the file's, not the split's row
+    code, err = run(["train", "--train", path, "--quiet", "--max-iter", "2",
+                     "--vali-fraction", "0.5"], capsys)
+    assert_one_line(code, err, f"{path}, line 2: label 1024")
+    code, err = run(["evaluate", model_file, path], capsys)
+    assert_one_line(code, err, f"{path}, line 2: label 1024", "--convention sklearn")
+    code, err = run(["evaluate", model_file, path, "--convention", "sklearn"], capsys)
+    assert code == 0  # gain = label takes it
 
 
 def test_float32_overflow_names_the_line(tmp_path):
@@ -159,6 +174,17 @@ def bad_invocations(tmp_path, data_dir, model_file):
         (["train", "--train", train, "--jobs", "0"], "argument --jobs: '0'"),
         (["train", "--train", train, "--stream", "0"], "argument --stream: '0'"),
         (["train", "--train", train, "--patience", "-1"], "argument --patience: '-1'"),
+        # what the path is, not "no such file"
+        (["train", "--train", folder], f"{folder}: a directory, not a file (train split)"),
+        (["train", "--train", existing / "train.txt"],
+         f"{existing} is a file, not a directory (train split)"),
+        (["train", "--train", train, "--out", existing / "run"],
+         f"{existing} is a file, not a directory"),
+        (["evaluate", model_file, folder], f"{folder}: a directory, not a file"),
+        # the data given in place of the model
+        (["predict", train, model_file], f"{train}: LETOR data, not an RSRank model file"),
+        # replacing the data's directory or a file in it; an output beside them is fine
+        (["train", data_dir, "--out", data_dir, "--force"], "holds the input"),
     ]
 
 

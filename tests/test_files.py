@@ -55,10 +55,15 @@ def test_an_output_may_not_be_hold_or_sit_in_an_input(tmp_path):
     (data / "Fold1").mkdir(parents=True)
     (data / "train.txt").write_text("1 qid:1 1:1\n")
     os.link(data / "train.txt", tmp_path / "alias.txt")
-    for out in (data, data / "Fold1" / "run", tmp_path, tmp_path / "alias.txt"):
-        with pytest.raises(OutputError, match="would overwrite the input"):
+    for out, why in [(data, "would overwrite the input"), (data / "Fold1" / "run", "lies inside"),
+                     (tmp_path, "holds the input"), (tmp_path / "alias.txt", "would overwrite")]:
+        with pytest.raises(OutputError, match=why):
             check_not_input(out, [data / "train.txt"] if out.name == "alias.txt" else [data])
     check_not_input(tmp_path / "run", [data])
+    # the inputs as files: an output beside them in their directory is fine, one holding them not
+    check_not_input(data / "Fold1" / "run", [data / "train.txt"])
+    with pytest.raises(OutputError, match="holds the input .*train.txt, which replacing it"):
+        check_not_input(data, [data / "train.txt"])
 
 
 def test_results_appear_whole_and_replace_old_results_in_one_step(tmp_path):
@@ -80,3 +85,33 @@ def test_results_appear_whole_and_replace_old_results_in_one_step(tmp_path):
         (claim.staging / "c").write_text("3")
     assert sorted(p.name for p in out.iterdir()) == ["b"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+
+
+def test_a_failed_write_names_the_target_not_its_temporary_sibling(tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    cases = [(tmp_path / "missing" / "m.json", FileNotFoundError,
+              f"{tmp_path / 'missing' / 'm.json'}: the directory {tmp_path / 'missing'} does "
+              "not exist"),
+             (afile / "m.json", NotADirectoryError,
+              f"{afile / 'm.json'}: {afile} is a file, not a directory"),
+             (afile / "deeper" / "m.json", NotADirectoryError,
+              f"{afile / 'deeper' / 'm.json'}: {afile} is a file, not a directory")]
+    for target, kind, message in cases:
+        with pytest.raises(kind) as caught:
+            atomic_write_text(target, "{}")
+        assert str(caught.value).startswith(message), caught.value
+        assert ".tmp" not in str(caught.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
+def test_results_may_go_beside_the_data_in_its_directory(tmp_path, bundled_root):
+    import shutil
+
+    from rsrank.cli import main
+
+    data = tmp_path / "data"
+    shutil.copytree(bundled_root / "Fold2", data / "Fold2")
+    assert main(["train", str(data), "--max-iter", "2", "--quiet",
+                 "--out", str(data / "results")]) == 0
+    assert (data / "results" / "results.json").is_file()

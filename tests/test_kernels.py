@@ -275,7 +275,7 @@ def test_prefix_sum_lambdas_stay_in_bounds_on_any_scores():
 
     from rsrank import _kernels as K
 
-    checked = njit(boundscheck=True)(K._sorted_lambdas.py_func)
+    checked = njit(boundscheck=True)(K.ranked_lambdas.py_func)
     rng = np.random.default_rng(11)
     specials = np.array([np.nan, np.inf, -np.inf, 1e300, -1e300, 0.0, 1.0, -1.0])
     for trial in range(300):

@@ -88,3 +88,22 @@ def test_a_deferred_parallel_build_runs_serially_until_a_child_process_compiled_
     expected = serial(*fresh).copy()
     np.testing.assert_array_equal(parallel(*fresh), expected)
     np.testing.assert_allclose(expected, X.astype(np.float64) @ args[4], rtol=1e-12)
+
+
+def test_the_pair_kernels_compiled_aside_are_those_a_fit_calls(tmp_path):
+    import subprocess
+    import sys
+
+    # an empty cache: the fit compiles every kernel it calls and lists each signature
+    probe = (
+        "import numpy as np\n"
+        "from rsrank import RSRank\n"
+        "from rsrank._compile import lambda_kernels\n"
+        "rng = np.random.default_rng(0)\n"
+        "X = rng.normal(size=(300, 4)).astype(np.float32)\n"
+        "RSRank(max_iter=1).fit(X, rng.integers(0, 3, 300), qid=np.repeat(np.arange(5), 60))\n"
+        "print([kernel.py_func.__name__ for kernel, signature in lambda_kernels()\n"
+        "       if signature not in kernel.signatures])\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}, check=True)
+    assert out.stdout.strip() == "[]"  # none that the fit did not call with those types
