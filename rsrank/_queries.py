@@ -78,6 +78,11 @@ def group_queries(qid, n_rows=None):
         raise ValueError(f"qid must be one-dimensional, got shape {qid.shape}")
     if n_rows is not None and len(qid) != n_rows:
         raise ValueError(f"qid has {len(qid)} entries but there are {n_rows} rows")
+    missing = _missing_ids(qid)
+    if len(missing):
+        raise ValueError(f"qid at row {missing[0]} is {qid[missing[0]]} ({len(missing)} "
+                         f"row{'s' if len(missing) > 1 else ''} without one): every row needs "
+                         "a query id")
     order = np.argsort(qid, kind="stable").astype(np.int64, copy=False)
     sorted_qid = qid[order]
     if len(qid):
@@ -86,6 +91,16 @@ def group_queries(qid, n_rows=None):
         starts = np.zeros(0, dtype=np.int64)
     offsets = np.r_[starts, len(qid)].astype(np.int64)
     return QueryGroups(order, offsets, sorted_qid[starts])
+
+
+def _missing_ids(qid):
+    """Rows whose query id is NaN, infinite or None."""
+    if qid.dtype.kind in "fc":
+        return np.flatnonzero(~np.isfinite(qid))
+    if qid.dtype.kind == "O":
+        return np.flatnonzero([value is None or (isinstance(value, float)
+                                                 and not np.isfinite(value)) for value in qid])
+    return np.zeros(0, dtype=np.int64)
 
 
 def qid_from_group_sizes(sizes):

@@ -351,6 +351,13 @@ class RSRank(BaseEstimator):
         data = self._data(X, y, qid, reset=reset)
         rng = check_random_state(self.random_state)
         train, validation = self._split(data, eval_set, rng)
+        if train.n_mixed_queries == 0:
+            if train.n_rows < 2:
+                raise ValueError(f"{train.n_rows} sample: no pair of documents to learn from")
+            raise ValueError(f"no pair to learn from: in each of the {train.n_queries} training "
+                             "queries every document has the same label (or the query has one "
+                             "document); RSRank learns from pairs of documents with different "
+                             "labels: check the labels and the qid")
         model = self._model(train.moments, train) if reset else self.model_
         state = self._state(train.n_features, coef_init, reset)
         fit = solver.fit(train, state, rng, normalize=self.normalize,

@@ -221,6 +221,17 @@ class QueryData:
                          make)
 
     @property
+    def n_mixed_queries(self):
+        """Queries with two or more labels: those with a pair to learn from."""
+        def make():
+            starts = self._offsets[:-1][self.sizes > 0]
+            if len(starts) == 0:
+                return 0
+            return int(np.count_nonzero(np.maximum.reduceat(self.y, starts)
+                                        != np.minimum.reduceat(self.y, starts)))
+        return self.memo("mixed", make)
+
+    @property
     def moments(self):
         """Per-column ``(count, sum, sum of squares, min, max)`` of the rows
         (see :func:`rsrank.preprocessing.column_moments`): the pass that

@@ -55,7 +55,8 @@ CLI_VARIANTS = {
     "cli-before": ["--l1", "0,0.3,1,3", "--learning-rate", "0.01"],
     # the path's points at every one of their epochs, none stopped by --weight-tol
     "cli-full": ["--weight-tol", "0"],
-    "cli-tol1e-4": ["--weight-tol", "1e-4"],
+    # stopped sooner than the default 1e-4
+    "cli-tol1e-3": ["--weight-tol", "1e-3"],
 }
 
 RECIPES = {
@@ -476,7 +477,7 @@ def main(argv=None):
     parser.add_argument("--recipes", default=",".join(RECIPES))
     parser.add_argument("--peers", default="xgboost,lightgbm,cli",
                         help="comma-separated: xgboost, lightgbm, and rsrank train DIR as "
-                        "cli, cli-1se, cli-before, cli-full, cli-tol1e-4 (see CLI_VARIANTS)")
+                        "cli, cli-1se, cli-before, cli-full, cli-tol1e-3 (see CLI_VARIANTS)")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--name", default="recipes")
     parser.add_argument("--peer-cache", help="directory keeping the peers' results between runs")

@@ -1,4 +1,5 @@
 import json
+import re
 
 import numpy as np
 import pytest
@@ -165,18 +166,19 @@ def test_cumulative_penalty_carries_over_warm_start_and_partial_fit():
 
 
 def test_truncation_schedule_with_zero_gradient():
-    # every label equal: no pairs, no gradient; only truncation moves weights
-    X = np.eye(4).repeat(7, axis=0)
-    y = np.zeros(28, dtype=int)
-    qid = np.arange(28)  # 28 one-document queries -> 28 steps per epoch
+    # one pair, of all-zero rows: no gradient; only truncation moves weights
+    X = np.r_[np.eye(4).repeat(7, axis=0), np.zeros((2, 4))]
+    y = np.r_[np.zeros(28, dtype=int), 1, 0]
+    qid = np.r_[np.arange(28), 28, 28]  # 29 queries -> 29 steps per epoch
     w0 = np.array([0.5, -0.5, 0.05, 2.0])
     model = RSRank(learning_rate=0.01, normalize="none", batch_size=1, l1=1.0,
-                   truncation_period=3, truncation_threshold=1.0, max_iter=1, shuffle=False).fit(X, y, qid=qid, coef_init=w0)
+                   truncation_period=3, truncation_threshold=1.0, max_iter=1,
+                   shuffle=False).fit(X, y, qid=qid, coef_init=w0)
     alpha = 0.01 * 3 * 1.0
-    truncations = 28 // 3
+    truncations = 29 // 3
     np.testing.assert_allclose(model.coef_, [0.5 - truncations * alpha,
                                              -0.5 + truncations * alpha, 0.0, 2.0])
-    assert model.t_ == 28
+    assert model.t_ == 29
 
 
 # -- invariances ------------------------------------------------------------------
@@ -431,13 +433,16 @@ def test_divergence_suggests_smaller_learning_rate():
                pair_loss="hinge").fit(X * 1e10, y, qid=qid)
 
 
-def test_queries_without_pairs_are_fine():
-    X = np.random.default_rng(0).normal(size=(5, 3))
-    y = np.array([1, 1, 0, 2, 2])
-    qid = np.array([1, 1, 2, 3, 3])  # one-document query and single-label queries
-    model = RSRank(max_iter=2).fit(X, y, qid=qid)
-    np.testing.assert_array_equal(model.coef_, 0.0)
-    assert model.history_["loss"] == [0.0, 0.0]
+def test_queries_without_pairs_are_fine_but_data_without_any_is_refused():
+    X = np.random.default_rng(0).normal(size=(7, 3))
+    y = np.array([1, 1, 0, 2, 2, 1, 0])
+    qid = np.array([1, 1, 2, 3, 3, 4, 4])  # one-document and single-label queries, one pair
+    RSRank(max_iter=2, learning_rate=0.1).fit(X, y, qid=qid)
+    for learning_rate in ("auto", "curvature", 0.1):
+        with pytest.raises(ValueError, match="no pair to learn from: in each of the 3 training"):
+            RSRank(max_iter=2, learning_rate=learning_rate).fit(X[:5], y[:5], qid=qid[:5])
+    with pytest.raises(ValueError, match="1 sample"):
+        RSRank().fit(X[:1], y[:1])
 
 
 @pytest.mark.parametrize("params", [dict(learning_rate=0), dict(l1=-1), dict(batch_size=0),
@@ -544,3 +549,29 @@ def test_auto_learning_rate_keeps_the_rate_of_the_best_validation_fit():
     assert messages(learning_rate=0.1)[1]  # the losing 0.1 alone warns
     with pytest.raises(ValueError, match="learning_rate"):
         RSRank(learning_rate="fast").fit(X, y, qid=qid)
+
+
+def degenerate_cases():
+    rng = np.random.default_rng(0)
+    X, y, qid = rng.normal(size=(40, 3)), rng.integers(0, 3, 40), np.repeat(np.arange(4), 10)
+    with_missing = lambda value: np.where(np.arange(40) < 5, value, qid)  # noqa: E731
+    return [
+        ("every label equal", (X, np.ones(40, int), qid), "no pair to learn from: in each of the 4 training"),
+        ("one document per query", (X, y, np.arange(40)), "in each of the 40 training queries"),
+        ("NaN qid", (X, y, with_missing(np.nan)), "qid at row 0 is nan (5 rows without one)"),
+        ("infinite qid", (X, y, with_missing(np.inf)), "qid at row 0 is inf"),
+        ("None qid", (X, y, np.array([None] + list(qid[1:]), dtype=object)),
+         "qid at row 0 is None (1 row without one)"),
+        ("qid of another length", (X, y, qid[:10]), "qid has 10 entries but there are 40 rows"),
+        ("one row", (X[:1], y[:1], None), "1 sample"),
+    ]
+
+
+@pytest.mark.parametrize("name, data, message", degenerate_cases(),
+                         ids=[case[0] for case in degenerate_cases()])
+def test_degenerate_training_data_is_refused_with_what_to_check(name, data, message):
+    X, y, qid = data
+    for learning_rate in ("auto", "curvature"):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            RSRank(max_iter=2, learning_rate=learning_rate).fit(
+                X, y, qid=qid, eval_set=(X, y, qid) if learning_rate == "auto" else None)

@@ -127,4 +127,5 @@ def test_fit_without_qid_says_its_rows_are_one_query():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         RSRank(max_iter=2).fit(data.X, data.y, qid=data.qid)
-        RSRank(max_iter=2).fit(data.X[:1], data.y[:1])  # one row: nothing to say
+        with pytest.raises(ValueError, match="1 sample"):  # one row: no warning, no pair
+            RSRank(max_iter=2).fit(data.X[:1], data.y[:1])
