@@ -26,7 +26,8 @@ import shutil
 from pathlib import Path
 
 __all__ = ["OutputError", "atomic_write_text", "atomic_write_bytes", "read_bounded_text",
-           "ResultsDirectory", "check_not_input", "process_alive", "not_a_file"]
+           "ResultsDirectory", "check_not_input", "process_alive", "not_a_file",
+           "make_parents", "remove_empty"]
 
 
 class OutputError(ValueError):
@@ -45,6 +46,40 @@ def not_a_file(path, what=None):
     if through is not None:
         return NotADirectoryError(f"{path}: {through} is a file, not a directory{suffix}")
     return FileNotFoundError(f"{path}: no such file{suffix}")
+
+
+def make_parents(path):
+    """Create the missing directories above ``path``; returns those it
+    created, outermost first (:func:`remove_empty` takes them back). An
+    ancestor that is a file is an :class:`OutputError`."""
+    parent = Path(path).absolute().parent
+    missing = []
+    while not parent.exists():
+        missing.append(parent)
+        parent = parent.parent
+    if not parent.is_dir():
+        raise OutputError(f"{path}: {parent} is a file, not a directory")
+    created = []
+    for directory in reversed(missing):
+        try:
+            directory.mkdir()
+        except FileExistsError:
+            continue
+        except OSError as error:
+            remove_empty(created)
+            raise OutputError(f"{path}: cannot create the directory {directory} "
+                              f"({error.strerror})") from None
+        created.append(directory)
+    return created
+
+
+def remove_empty(directories):
+    """Remove each of ``directories`` that is still empty, innermost first."""
+    for directory in reversed(directories):
+        try:
+            directory.rmdir()
+        except OSError:
+            pass
 
 
 def _umask():
@@ -181,25 +216,24 @@ class ResultsDirectory:
         self.inputs = list(inputs)
         self.staging = None
         self._lock = None
+        self._created = []
 
     # -- claiming --------------------------------------------------------------
 
     def __enter__(self):
         check_not_input(self.out, self.inputs)
+        self._created = make_parents(self.out)  # taken back if nothing is published
         parent = self.out.resolve().parent
-        if not parent.is_dir():
-            through = next((p for p in [parent, *parent.parents] if p.exists()), None)
-            if through is not None and not through.is_dir():
-                raise OutputError(f"{self.out}: {through} is a file, not a directory")
-            raise OutputError(f"{self.out}: the directory {parent} does not exist")
         self._remove_stale(parent)
         lock = parent / f".{self.out.name}.lock"
         try:
             fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
         except FileExistsError:
+            self._release()
             raise OutputError(f"{self.out}: another rsrank run is writing it (lock {lock}); "
                               "wait for it or choose another path") from None
         except OSError as error:
+            self._release()
             raise OutputError(f"{self.out}: cannot write in {parent} ({error.strerror})") \
                 from None
         with os.fdopen(fd, "w") as handle:
@@ -273,3 +307,4 @@ class ResultsDirectory:
         if self._lock is not None:
             self._lock.unlink(missing_ok=True)
             self._lock = None
+        remove_empty(self._created)  # the directories made for results that never came

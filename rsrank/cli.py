@@ -27,7 +27,8 @@ from .datasets import (LetorFormatError, bundled_data_path, check_exp2_labels,
 from .layouts import find_splits, read_feature_names, resolve_training_data
 from .runs import read_scores
 from .writers import run_problem, write_run, write_scores
-from ._files import ResultsDirectory, atomic_write_text, check_not_input, read_bounded_text
+from ._files import (ResultsDirectory, atomic_write_text, check_not_input, make_parents,
+                     read_bounded_text, remove_empty)
 from .estimator import RSRank
 from .penalty import L1_METHODS
 from .export import FORMATS, engine_features, export_model, featureset_subset, upload_hint
@@ -310,6 +311,11 @@ def _loading(args):
     return {"dtype": np.dtype(args.dtype).type, "dense": "auto"}
 
 
+#: Directories created for this command's output files (``--out a/b/f``):
+#: those still empty when it ends are removed
+_MADE_DIRECTORIES = []
+
+
 def _check_file_output(out, inputs, flag="--out"):
     """Refuse, before any work, an output file that is an input, a
     directory, or in a directory that cannot be written."""
@@ -320,6 +326,7 @@ def _check_file_output(out, inputs, flag="--out"):
     check_not_input(out, inputs)
     if Path(out).is_dir():
         raise UsageError(f"{flag} {out}: is a directory; give a file name")
+    _MADE_DIRECTORIES.extend(make_parents(out))  # removed at the end if still empty
     parent = Path(out).resolve().parent
     if not parent.is_dir() or not os.access(parent, os.W_OK):
         raise UsageError(f"{flag} {out}: cannot write in {parent}")
@@ -1002,6 +1009,8 @@ def main(argv=None):
         print(f"rsrank {args.command}: interrupted", file=sys.stderr)
         return 130
     finally:
+        remove_empty(_MADE_DIRECTORIES)
+        _MADE_DIRECTORIES.clear()
         # one line per kind of warning: the first of its kind, and how many
         # fits (folds, grid points) gave one like it
         firsts = {}

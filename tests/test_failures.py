@@ -159,7 +159,12 @@ def bad_invocations(tmp_path, data_dir, model_file):
         (["train", "--folds", "1,1", "--max-iter", "1", "--quiet"], "repeat"),
         (["train", "--train", train, "--out", existing, "--force"], "not a results directory"),
         (["train", "--train", train, "--out", data_dir, "--force"], "input"),
-        (["train", "--train", train, "--out", tmp_path / "missing" / "run"], "does not exist"),
+        # a run that fails takes back the directories it made for --out
+        (["train", "--train", write(tmp_path, "huge.txt", "300 qid:1 1:1\n0 qid:1 1:0\n"
+                                    "1 qid:2 1:1\n0 qid:2 1:0\n"),
+          "--out", tmp_path / "missing" / "run"], "huge.txt, line 1: label 300"),
+        (["predict", model_file, tmp_path / "nothere.txt", "--out", tmp_path / "made" / "f"],
+         "no such file"),
         (["train", "--train", train, "--vali-fraction", "1.5"], "1.5"),
         (["predict", model_file, train, "--out", train], "input"),
         (["predict", model_file, train, "--out", folder], "is a directory"),
@@ -197,6 +202,18 @@ def test_bad_invocations(tmp_path, capsys, data_dir, model_file):
         assert word in err[-1], (argv, err)
         assert digest(tmp_path) | digest(model_file.parent) == before, argv
         assert not [p for p in tmp_path.rglob(".*")], argv
+        assert not (tmp_path / "missing").exists() and not (tmp_path / "made").exists(), argv
+
+
+def test_out_gets_its_missing_directories(tmp_path, capsys, data_dir, model_file):
+    train = data_dir / "train.txt"
+    assert main(["train", "--train", str(train), "--max-iter", "2", "--quiet",
+                 "--out", str(tmp_path / "runs" / "a" / "run")]) == 0
+    assert (tmp_path / "runs" / "a" / "run" / "results.json").is_file()
+    assert main(["predict", str(model_file), str(train), "--out",
+                 str(tmp_path / "out" / "b" / "scores.txt")]) == 0
+    assert len((tmp_path / "out" / "b" / "scores.txt").read_text().split()) == 72
+    capsys.readouterr()
 
 
 def test_model_file_of_the_wrong_json_types_is_one_line(tmp_path, capsys, model_file, data_dir):
