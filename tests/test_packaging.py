@@ -25,6 +25,10 @@ def test_wheel_installs_and_trains_outside_the_source_tree(tmp_path):
     run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(wheels),
          str(REPO)])
     wheel = next(wheels.glob("rsrank-*.whl"))
+    import zipfile
+
+    with zipfile.ZipFile(wheel) as archive:  # pyproject says MIT: the text travels with it
+        assert "MIT License" in archive.read("rsrank-0.1.0.dist-info/licenses/LICENSE").decode()
     target = tmp_path / "venv"
     venv.EnvBuilder(with_pip=False).create(target)
     python = target / "bin" / "python"
