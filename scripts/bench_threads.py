@@ -27,7 +27,8 @@ import numpy as np
 
 from rsrank import QueryData, RSRank
 from rsrank._threads import WORK_PER_THREAD, threads
-from rsrank.cli import DEFAULT_L1_RATIO, DEFAULT_WITHIN
+from rsrank.cli import (DEFAULT_L1_RATIO, DEFAULT_WITHIN, PATH_EPOCHS, PATH_PAIR_WEIGHTS,
+                        PATH_WEIGHT_TOL)
 from rsrank.datasets import bundled_data_path
 from rsrank.experiments import run_letor_folds
 from rsrank.synthetic import make_mslr_like
@@ -78,10 +79,16 @@ def epoch_sizes(repeats):
 
 
 def default_run(n_jobs):
-    estimator = RSRank(random_state=0, eval_convention="letor", eval_train=False, n_jobs=n_jobs)
-    return lambda: run_letor_folds(bundled_data_path(), estimator,
-                                   {"l1_ratio": DEFAULT_L1_RATIO, "learning_rate": [0.01]},
-                                   convention="letor", within=DEFAULT_WITHIN)
+    """``rsrank train``'s default recipe on the bundled data (as
+    ``scripts/recipe_study.py`` checks it against the command line), on
+    ``n_jobs`` threads."""
+    estimator = RSRank(learning_rate="curvature", max_iter=PATH_EPOCHS, restore_best=False,
+                       weight_tol=PATH_WEIGHT_TOL, random_state=0, eval_convention="letor",
+                       eval_train=False, n_jobs=n_jobs)
+    grid = {"l1_ratio": DEFAULT_L1_RATIO, "learning_rate": ["curvature"],
+            "pair_weight": PATH_PAIR_WEIGHTS}
+    return lambda: run_letor_folds(bundled_data_path(), estimator, grid, convention="letor",
+                                   within=DEFAULT_WITHIN, path=True)
 
 
 def large_fit(n_jobs, data):
