@@ -13,12 +13,11 @@ builds give the same weights bit for bit (:data:`rsrank.objective.GRADIENT_ROWS`
 so only the time depends on which ran. Another child compiles the pair
 kernels meanwhile, whose argument types are known before the data is read.
 
-``python -m rsrank._compile`` is that child: it reads a list of ``(module,
-name, signature)`` pickled on standard input and compiles those kernels.
+The child reads a list of ``(module, name, signature)`` pickled on
+standard input and compiles those kernels.
 """
 
 import contextlib
-import os
 import pickle
 import subprocess
 import sys
@@ -119,11 +118,8 @@ def _spawn(work):
         name = next(name for name, value in vars(module).items() if value is kernel)
         jobs.append((module.__name__, name, signature))
     package_root = str(Path(__file__).resolve().parents[1])
-    env = {**os.environ,
-           "PYTHONPATH": os.pathsep.join(filter(None, [package_root,
-                                                       os.environ.get("PYTHONPATH")]))}
-    child = subprocess.Popen([sys.executable, "-m", "rsrank._compile"], stdin=subprocess.PIPE,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    child = subprocess.Popen([sys.executable, "-c", _CHILD, package_root], stdin=subprocess.PIPE,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     with contextlib.suppress(OSError):
         child.stdin.write(pickle.dumps(jobs))
     with contextlib.suppress(OSError):
@@ -131,13 +127,22 @@ def _spawn(work):
     return child
 
 
-def _compile_one(stream):
+#: The child's program: this very package (its directory goes first on the
+#: path only when the interpreter would find another rsrank or none), then
+#: :func:`_compile_all` on standard input
+_CHILD = """import importlib.util, sys
+from pathlib import Path
+spec = importlib.util.find_spec("rsrank")
+if spec is None or Path(spec.origin).resolve().parents[1] != Path(sys.argv[1]):
+    sys.path.insert(0, sys.argv[1])
+from rsrank._compile import _compile_all
+_compile_all(sys.stdin.buffer)
+"""
+
+
+def _compile_all(stream):
     import importlib
 
     jobs = pickle.load(stream)
     for module, name, signature in jobs:
         getattr(importlib.import_module(module), name).compile(signature)
-
-
-if __name__ == "__main__":
-    _compile_one(sys.stdin.buffer)
