@@ -6,35 +6,38 @@ and an L1 penalty applied by truncated gradient (Langford, Li and Zhang 2009).
 """
 
 from ._version import __version__
-from .estimator import OneQueryWarning, RSRank
-from .querydata import QueryData
-from .datasets import (
-    CacheWarning,
-    LetorFormatError,
-    NonContiguousQueryWarning,
-    dataset_summary,
-    iter_letor_chunks,
-    iter_letor_folds,
-    letor_summary,
-    load_letor,
-    load_letor_fold,
-    read_query_sizes,
-)
+
+#: Public names and the module each comes from, imported on first use, so
+#: that ``import rsrank`` (and the ``rsrank`` command, before it can catch
+#: a Ctrl-C) costs only this file
+_EXPORTS = {
+    "RSRank": "estimator",
+    "OneQueryWarning": "estimator",
+    "QueryData": "querydata",
+    "CacheWarning": "datasets",
+    "LetorFormatError": "datasets",
+    "NonContiguousQueryWarning": "datasets",
+    "dataset_summary": "datasets",
+    "iter_letor_chunks": "datasets",
+    "iter_letor_folds": "datasets",
+    "letor_summary": "datasets",
+    "load_letor": "datasets",
+    "load_letor_fold": "datasets",
+    "read_query_sizes": "datasets",
+}
+
+__all__ = [*_EXPORTS, "__version__"]
 
 
-__all__ = [
-    "RSRank",
-    "OneQueryWarning",
-    "QueryData",
-    "CacheWarning",
-    "LetorFormatError",
-    "NonContiguousQueryWarning",
-    "dataset_summary",
-    "iter_letor_chunks",
-    "iter_letor_folds",
-    "letor_summary",
-    "load_letor",
-    "load_letor_fold",
-    "read_query_sizes",
-    "__version__",
-]
+def __getattr__(name):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'rsrank' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted([*globals(), *_EXPORTS])

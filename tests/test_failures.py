@@ -404,3 +404,18 @@ def test_ctrl_c_inside_a_kernel_is_an_interrupt(monkeypatch, capsys):
     monkeypatch.setattr(cli, "_cmd_info", other_error)
     with pytest.raises(SystemError, match="something else"):
         cli.main(["info"])
+
+
+@pytest.mark.parametrize("delay", [0.3, 0.8])
+def test_ctrl_c_while_the_command_still_imports_is_an_interrupt(delay):
+    """The command's first second is spent importing NumPy, scikit-learn and
+    numba: a SIGINT there ends as one anywhere later does."""
+    # what the installed rsrank script runs
+    entry = "import sys; from rsrank.__main__ import main; sys.exit(main())"
+    child = subprocess.Popen([sys.executable, "-c", entry, "info"], stderr=subprocess.PIPE,
+                             stdout=subprocess.DEVNULL, text=True)
+    threading.Event().wait(delay)
+    child.send_signal(signal.SIGINT)
+    err = child.communicate(timeout=60)[1].strip().splitlines()
+    assert child.returncode == 130, err
+    assert err in (["rsrank: interrupted"], ["rsrank info: interrupted"]), err
