@@ -687,8 +687,9 @@ def _line_qid(path, number, text):
     if len(tokens) < 2 or not tokens[1].startswith("qid:"):
         raise LetorFormatError(path, number, "missing 'qid:<integer>' after the label "
                                "(streaming needs a qid on every line)")
+    # the rule of the other readers: an integer, of either sign, within 64 bits
     digits = tokens[1][4:]
-    if not (digits.isascii() and digits.isdigit()) or int(digits) > _INT64_MAX:
+    if not re.fullmatch(r"-?[0-9]+", digits) or abs(int(digits)) > _INT64_MAX:
         raise LetorFormatError(path, number, f"malformed query id {tokens[1]!r} "
                                "(expected qid:<integer> within 64 bits)")
     return int(digits)

@@ -16,6 +16,7 @@ import threading
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 import pytest
 
 from rsrank import RSRank, load_letor
@@ -419,3 +420,41 @@ def test_ctrl_c_while_the_command_still_imports_is_an_interrupt(delay):
     err = child.communicate(timeout=60)[1].strip().splitlines()
     assert child.returncode == 130, err
     assert err in (["rsrank: interrupted"], ["rsrank info: interrupted"]), err
+
+
+# (name, content): files the whole-file reader and the streaming reader must
+# treat alike: the same rows, or a refusal at the same line
+READER_CASES = [
+    ("negative qid", "1 qid:-3 1:0.5\n0 qid:-3 1:0.2\n1 qid:4 1:0.1\n0 qid:4 1:0.3\n"),
+    ("qid beyond int64", "1 qid:-9223372036854775808 1:0.5\n"),
+    ("control character line", "1 qid:1 1:0.5\n\x01\n0 qid:1 1:0.2\n"),
+    ("blank and comment lines", "# head\n\n1 qid:1 1:0.5 # a\n\n0 qid:1 1:0.2\n"),
+    ("CRLF line ends", "1 qid:1 1:0.5\r\n0 qid:1 1:0.2\r\n"),
+    ("tab separators", "1\tqid:1\t1:0.5\n0\tqid:1\t1:0.2\n"),
+    ("plus-signed qid", "1 qid:+1 1:0.5\n0 qid:+1 1:0.2\n"),
+    ("missing qid on one line", "1 qid:1 1:0.5\n0 1:0.2\n"),
+    ("index zero", "1 qid:1 0:0.5\n"),
+    ("fractional label", "1.5 qid:1 1:0.5\n"),
+]
+
+
+@pytest.mark.parametrize("name, content", READER_CASES, ids=[c[0] for c in READER_CASES])
+def test_the_whole_file_and_streaming_readers_agree(name, content, tmp_path):
+    from rsrank import LetorFormatError, iter_letor_chunks
+
+    path = write(tmp_path, "f.txt", content)
+
+    def outcome(read):
+        try:
+            X, y, qid = read()
+        except LetorFormatError as error:
+            return ("refused", error.line)
+        return ("read", X.toarray().tolist(), y.tolist(), qid.tolist())
+
+    def streamed():
+        chunks = list(iter_letor_chunks(path, 1000, n_features=1))
+        return (sp.vstack([c[0] for c in chunks]), np.concatenate([c[1] for c in chunks]),
+                np.concatenate([c[2] for c in chunks]))
+
+    whole = outcome(lambda: load_letor(path, n_features=1)[:3])
+    assert outcome(streamed) == whole
