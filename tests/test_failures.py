@@ -413,8 +413,11 @@ def test_ctrl_c_while_the_command_still_imports_is_an_interrupt(delay):
     numba: a SIGINT there ends as one anywhere later does."""
     # what the installed rsrank script runs
     entry = "import sys; from rsrank.__main__ import main; sys.exit(main())"
+    # a terminal's default for SIGINT (a test runner's worker may ignore it, and a child
+    # would inherit that)
     child = subprocess.Popen([sys.executable, "-c", entry, "info"], stderr=subprocess.PIPE,
-                             stdout=subprocess.DEVNULL, text=True)
+                             stdout=subprocess.DEVNULL, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     threading.Event().wait(delay)
     child.send_signal(signal.SIGINT)
     err = child.communicate(timeout=60)[1].strip().splitlines()
