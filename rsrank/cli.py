@@ -746,7 +746,8 @@ def _add_training_options(parser, grid):
         parser.add_argument(
             "--learning-rate", type=_rates(grid), default=["curvature"],
             help="step size eta: curvature (default: 2 over the trace of the loss's Hessian "
-            f"at w = 0; the path's points kept at their last of {PATH_EPOCHS} epochs, "
+            f"at w = 0; each point of the path kept at its last epoch, once its weights "
+            f"settle (--weight-tol) or after {PATH_EPOCHS} epochs, "
             "warm-started from strong to weak L1, for both --pair-weight values), auto "
             "(1e-3, 1e-2 or 1e-1, whichever gives the best vali NDCG without L1, chosen once "
             "per fold; each point keeps its best vali epoch) or a comma-separated grid")
