@@ -24,9 +24,8 @@ import sys
 from pathlib import Path
 
 import numba
-import numpy as np
 
-__all__ = ["choose", "deferred", "expect_epochs", "settle"]
+__all__ = ["choose", "deferred"]
 
 _STATE = {"defer": False, "children": {}}
 
@@ -89,37 +88,6 @@ def settle():
     if child.poll() is None:
         with contextlib.suppress(subprocess.TimeoutExpired):
             child.wait(timeout=120)
-
-
-def epoch_signature(rows):
-    """The argument types of :func:`~rsrank._kernels.epoch_serial` (and its
-    parallel build) on ``rows``, a :class:`~rsrank._kernels.Rows`: every
-    other argument has the same types whatever the data
-    (:meth:`rsrank.solver.Solver.epoch`; ``tests/test_threads.py`` checks
-    them against a fit's)."""
-    from . import _kernels
-
-    floats, ints = np.zeros(1), np.zeros(1, dtype=np.int64)
-    pairs = _kernels.Pairs(floats, ints, floats, floats, 1, 0, False, ints, ints)
-    steps = _kernels.Steps(0.0, 0.0, 0.0, 1, 0.0, False)
-    work = _kernels.Work(floats, floats, np.zeros((1, 1)), ints, floats)
-    return tuple(numba.typeof(a) for a in (rows, pairs, steps, floats, ints, 1, floats, floats,
-                                            0, work))
-
-
-def expect_epochs(rows):
-    """Within :func:`deferred`: start compiling the parallel epoch for
-    ``rows`` now, as soon as the training data is read, rather than at the
-    first epoch (the path's first epochs come after the curvature and
-    ``l1_max``, seconds later)."""
-    from . import _kernels
-
-    if not _STATE["defer"]:
-        return
-    signature = epoch_signature(rows)
-    key = (id(_kernels.epoch_parallel), signature)
-    if signature not in _kernels.epoch_parallel.signatures and key not in _STATE["children"]:
-        _STATE["children"][key] = _spawn([(_kernels.epoch_parallel, signature)])
 
 
 def choose(serial, parallel, n_threads, args):

@@ -24,7 +24,6 @@ from sklearn.model_selection import ParameterGrid
 from sklearn.utils import Bunch
 
 from . import metrics
-from ._compile import expect_epochs
 from ._files import ResultsDirectory, atomic_write_text, read_bounded_text
 from .datasets import check_exp2_labels, find_folds, iter_letor_folds, streamed_fold
 from .writers import write_scores
@@ -194,8 +193,6 @@ def _fit_fold_seeds(estimator, grid, data, select, convention, within, features,
                    vali=QueryData(*data.vali[:3], feature_names=features),
                    test=None if data.get("test") is None else QueryData(
                        *data.test[:3], feature_names=features))
-    if splits.train is not None:
-        expect_epochs(splits.train.rows())
     return [_fit_one_fold(estimator if seed is None else
                           clone(estimator).set_params(random_state=seed),
                           grid, splits, select, convention, within, seed, path)

@@ -107,18 +107,3 @@ def test_the_pair_kernels_compiled_aside_are_those_a_fit_calls(tmp_path):
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}, check=True)
     assert out.stdout.strip() == "[]"  # none that the fit did not call with those types
-
-
-def test_the_epoch_signature_compiled_ahead_is_the_one_a_fit_calls():
-    import scipy.sparse as sp
-
-    from rsrank import QueryData, _kernels
-    from rsrank._compile import epoch_signature
-
-    rng = np.random.default_rng(0)
-    y, qid = rng.integers(0, 3, 120), np.repeat(np.arange(6), 20)
-    for X in (rng.normal(size=(120, 4)).astype(np.float32),
-              sp.random(120, 4, density=0.5, format="csr", random_state=0)):
-        data = QueryData(X, y, qid)
-        RSRank(max_iter=1, learning_rate=0.1).fit(data)
-        assert epoch_signature(data.rows()) in _kernels.epoch_serial.signatures
