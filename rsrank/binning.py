@@ -1,0 +1,147 @@
+"""Step thresholds per feature and the bin codes of rows, for additive
+ranking models whose feature shapes are sums of steps,
+``f_j(x) = sum_b w_jb [x > t_jb]``.
+
+Each step is a depth-1 tree, so every search engine can run it, but each
+engine compares in float32 and with a rule of its own (Solr's trees send
+``x <= threshold`` left, XGBoost's JSON sends ``x < split_condition`` to
+"yes"). The thresholds are therefore float32 values of the training data,
+and a row's code is counted on its float32 value: the number of a
+feature's thresholds strictly below it, which is the number of its steps
+that are on. A value equal to a threshold has that step off, on every
+engine's side of the comparison as on this one.
+
+* :func:`fit_thresholds` picks at most ``max_bins - 1`` thresholds per
+  feature: every distinct value but the largest when there are few, else
+  training values at evenly spaced quantiles.
+* :func:`bin_codes` gives uint8 codes (``max_bins`` is at most 256), one per
+  stored value for CSR rows (and one per feature for the implicit zeros) or
+  one per cell for dense rows.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["MAX_BINS", "fit_thresholds", "bin_codes", "BinCodes"]
+
+#: Codes are uint8: at most 255 thresholds, 256 bins, per feature
+MAX_BINS = 256
+
+
+def _check_max_bins(max_bins):
+    if (not isinstance(max_bins, (int, np.integer)) or isinstance(max_bins, bool)
+            or not 2 <= max_bins <= MAX_BINS):
+        raise ValueError(f"max_bins must be an integer from 2 to {MAX_BINS}, got {max_bins!r}")
+
+
+def _float32(values):
+    """``values`` in float32; one beyond float32's range becomes inf, which
+    :func:`fit_thresholds` refuses."""
+    with np.errstate(over="ignore"):
+        return np.asarray(values).astype(np.float32)
+
+
+def _columns(X):
+    """Each column's float32 values, the implicit zeros of a sparse ``X``
+    included (as many as the column has)."""
+    if sp.issparse(X):
+        X = sp.csc_matrix(X)
+        for j in range(X.shape[1]):
+            stored = _float32(X.data[X.indptr[j]:X.indptr[j + 1]])
+            zeros = X.shape[0] - len(stored)
+            yield np.concatenate([stored, np.zeros(zeros, np.float32)]) if zeros else stored
+    else:
+        X = np.asarray(X)
+        for j in range(X.shape[1]):
+            yield _float32(X[:, j])
+
+
+def fit_thresholds(X, max_bins=32):
+    """Increasing float32 thresholds per feature, at most ``max_bins - 1``.
+
+    A feature with at most ``max_bins`` distinct (float32) values gets
+    every distinct value but the largest, so each value has a bin of its
+    own. Otherwise the thresholds are the training values at the quantiles
+    ``b / max_bins`` (``b = 1 .. max_bins - 1``, the smallest value with at
+    least that share of the rows at or below it), without repeats and
+    without the largest value, which no row exceeds. A constant feature
+    gets none.
+
+    Returns a list of float32 arrays, one per column of ``X``.
+    """
+    _check_max_bins(max_bins)
+    if X.ndim != 2:
+        raise ValueError(f"X must be two-dimensional, got shape {X.shape}")
+    thresholds = []
+    for values in _columns(X):
+        if not np.all(np.isfinite(values)):
+            raise ValueError("X has NaN or infinite values (as float32)")
+        distinct = np.unique(values)
+        if len(distinct) <= max_bins:
+            cuts = distinct[:-1]
+        else:
+            ordered = np.sort(values)
+            ranks = np.ceil(np.arange(1, max_bins) / max_bins * len(ordered)).astype(np.int64)
+            cuts = np.unique(ordered[np.maximum(ranks - 1, 0)])
+            cuts = cuts[cuts < distinct[-1]]
+        thresholds.append(np.ascontiguousarray(cuts, dtype=np.float32))
+    return thresholds
+
+
+class BinCodes:
+    """Bin codes of rows: ``codes`` (uint8) and, for CSR rows, the CSR
+    ``indices``/``indptr`` they align with and ``zero_codes``, the code of
+    0.0 per feature (the implicit entries). ``dense`` tells which."""
+
+    def __init__(self, codes, shape, indices=None, indptr=None, zero_codes=None):
+        self.codes, self.shape = codes, shape
+        self.indices, self.indptr, self.zero_codes = indices, indptr, zero_codes
+
+    @property
+    def dense(self):
+        return self.indptr is None
+
+    def toarray(self):
+        """The codes as a dense ``(n_rows, n_features)`` uint8 array."""
+        if self.dense:
+            return self.codes
+        out = np.repeat(self.zero_codes[None, :], self.shape[0], axis=0)
+        rows = np.repeat(np.arange(self.shape[0]), np.diff(self.indptr))
+        out[rows, self.indices] = self.codes
+        return out
+
+    @property
+    def nbytes(self):
+        parts = [self.codes, self.indices, self.indptr, self.zero_codes]
+        return sum(p.nbytes for p in parts if p is not None)
+
+
+def _code(values, cuts):
+    """Number of ``cuts`` strictly below each float32 value."""
+    return np.searchsorted(cuts, _float32(values), side="left").astype(np.uint8)
+
+
+def bin_codes(X, thresholds):
+    """The :class:`BinCodes` of ``X`` under ``thresholds`` (from
+    :func:`fit_thresholds`): per value, how many of its feature's
+    thresholds its float32 value exceeds."""
+    if X.shape[1] != len(thresholds):
+        raise ValueError(f"X has {X.shape[1]} features, the thresholds {len(thresholds)}")
+    if any(len(cuts) >= MAX_BINS for cuts in thresholds):
+        raise ValueError(f"a feature has more than {MAX_BINS - 1} thresholds")
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        codes = np.empty(X.nnz, dtype=np.uint8)
+        order = np.argsort(X.indices, kind="stable")
+        starts = np.searchsorted(X.indices[order], np.arange(X.shape[1] + 1))
+        for j, cuts in enumerate(thresholds):
+            positions = order[starts[j]:starts[j + 1]]
+            codes[positions] = _code(X.data[positions], cuts)
+        zero_codes = np.array([_code(np.zeros(1), cuts)[0] for cuts in thresholds],
+                              dtype=np.uint8)
+        return BinCodes(codes, X.shape, X.indices.copy(), X.indptr.copy(), zero_codes)
+    X = np.asarray(X)
+    codes = np.empty(X.shape, dtype=np.uint8)
+    for j, cuts in enumerate(thresholds):
+        codes[:, j] = _code(X[:, j], cuts)
+    return BinCodes(codes, X.shape)

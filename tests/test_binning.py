@@ -1,0 +1,80 @@
+"""Step thresholds and bin codes against brute force: a code is the number
+of a feature's steps ``[x > t]`` that are on, counted in float32 as the
+engines count, for dense and CSR rows alike."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rsrank.binning import MAX_BINS, bin_codes, fit_thresholds
+
+
+def brute_codes(X, thresholds):
+    X = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float32)
+    return np.array([[sum(1 for t in cuts if x > t) for x, cuts in zip(row, thresholds)]
+                     for row in X], dtype=np.int64)
+
+
+def test_few_distinct_values_each_get_a_bin_and_ties_stay_off():
+    X = np.array([[0.0, 5.0], [1.0, 5.0], [1.0, 5.0], [3.0, 5.0]])
+    thresholds = fit_thresholds(X, max_bins=4)
+    np.testing.assert_array_equal(thresholds[0], [0.0, 1.0])  # the largest value is no cut
+    assert len(thresholds[1]) == 0  # a constant feature has no step
+    codes = bin_codes(X, thresholds).toarray()
+    np.testing.assert_array_equal(codes[:, 0], [0, 1, 1, 2])  # x == t: that step is off
+    np.testing.assert_array_equal(codes[:, 1], 0)
+
+
+def test_many_values_are_cut_at_training_quantiles():
+    rng = np.random.default_rng(0)
+    values = rng.lognormal(size=5000)
+    cuts = fit_thresholds(values[:, None], max_bins=16)[0]
+    assert len(cuts) == 15 and np.all(np.diff(cuts) > 0)
+    assert set(cuts.tolist()) <= set(values.astype(np.float32).tolist())  # training values
+    share = np.searchsorted(np.sort(values.astype(np.float32)), cuts, side="right") / 5000
+    np.testing.assert_allclose(share, np.arange(1, 16) / 16, atol=1 / 5000)
+
+
+def test_a_value_that_rounds_onto_a_threshold_in_float32_is_coded_as_the_engines_see_it():
+    t = np.float32(0.1)
+    above = float(t) + 1e-12  # above t in float64, equal to it in float32
+    codes = bin_codes(np.array([[above]]), [np.array([t], dtype=np.float32)]).toarray()
+    assert codes[0, 0] == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10**6), max_bins=st.sampled_from([2, 3, 8, 32, 256]),
+       density=st.sampled_from([0.1, 0.5, 1.0]), levels=st.sampled_from([2, 5, 1000]))
+def test_codes_equal_brute_force_dense_and_csr(seed, max_bins, density, levels):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(-levels, levels, size=(60, 5)) * rng.choice([0.5, 1e-3, 37.0], size=5)
+    X[rng.random(X.shape) > density] = 0.0
+    thresholds = fit_thresholds(X, max_bins)
+    assert all(len(cuts) <= max_bins - 1 for cuts in thresholds)
+    expected = brute_codes(X, thresholds)
+    np.testing.assert_array_equal(bin_codes(X, thresholds).toarray(), expected)
+    sparse = sp.csr_matrix(X)
+    assert [c.tolist() for c in fit_thresholds(sparse, max_bins)] == \
+        [c.tolist() for c in thresholds]
+    np.testing.assert_array_equal(bin_codes(sparse, thresholds).toarray(), expected)
+
+
+@pytest.mark.parametrize("max_bins", [1, 257, 2.5, True, None])
+def test_max_bins_out_of_range_is_refused(max_bins):
+    with pytest.raises(ValueError, match=f"max_bins must be an integer from 2 to {MAX_BINS}"):
+        fit_thresholds(np.zeros((3, 1)), max_bins)
+
+
+def test_non_finite_values_are_refused():
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        fit_thresholds(np.array([[1.0], [np.nan]]))
+    with pytest.raises(ValueError, match="NaN or infinite"):  # finite in float64 only
+        fit_thresholds(np.array([[1.0], [1e300]]))
+
+
+def test_dense_codes_take_a_quarter_of_float32_rows():
+    X = np.random.default_rng(1).normal(size=(1000, 40)).astype(np.float32)
+    codes = bin_codes(X, fit_thresholds(X, 32))
+    assert codes.nbytes == X.nbytes // 4
