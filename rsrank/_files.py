@@ -34,6 +34,13 @@ class OutputError(ValueError):
     """An output that cannot or must not be written; the message names it."""
 
 
+def _file_in_the_way(path):
+    """The nearest existing ancestor of ``path`` when it is a file (so that
+    nothing below it can exist), else None."""
+    existing = next((p for p in Path(path).absolute().parents if p.exists()), None)
+    return existing if existing is not None and not existing.is_dir() else None
+
+
 def not_a_file(path, what=None):
     """The error for an input ``path`` that is not a file: a directory, a
     path through a file, or nothing there (``what``: which input, added in
@@ -42,7 +49,7 @@ def not_a_file(path, what=None):
     suffix = f" ({what})" if what else ""
     if path.is_dir():
         return IsADirectoryError(f"{path}: a directory, not a file{suffix}")
-    through = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+    through = _file_in_the_way(path)
     if through is not None:
         return NotADirectoryError(f"{path}: {through} is a file, not a directory{suffix}")
     return FileNotFoundError(f"{path}: no such file{suffix}")
@@ -52,13 +59,14 @@ def make_parents(path):
     """Create the missing directories above ``path``; returns those it
     created, outermost first (:func:`remove_empty` takes them back). An
     ancestor that is a file is an :class:`OutputError`."""
+    through = _file_in_the_way(path)
+    if through is not None:
+        raise OutputError(f"{path}: {through} is a file, not a directory")
     parent = Path(path).absolute().parent
     missing = []
     while not parent.exists():
         missing.append(parent)
         parent = parent.parent
-    if not parent.is_dir():
-        raise OutputError(f"{path}: {parent} is a file, not a directory")
     created = []
     for directory in reversed(missing):
         try:
@@ -125,10 +133,10 @@ def _about(path, error):
     """``error``, raised on a temporary sibling of ``path``, told of ``path``:
     a directory that is missing or is a file, or the system's reason."""
     parent = path.absolute().parent
+    through = _file_in_the_way(path)
+    if through is not None:
+        return NotADirectoryError(f"{path}: {through} is a file, not a directory")
     if not parent.is_dir():
-        through = next((p for p in [parent, *parent.parents] if p.exists()), None)
-        if through is not None and not through.is_dir():
-            return NotADirectoryError(f"{path}: {through} is a file, not a directory")
         return FileNotFoundError(f"{path}: the directory {parent} does not exist")
     return type(error)(f"{path}: cannot write it ({error.strerror or error})")
 
