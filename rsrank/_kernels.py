@@ -1010,40 +1010,29 @@ def _epoch(rows, pairs, steps, scale, query_order, batch_size, w, l1_state, step
 epoch_serial, epoch_parallel = twins(_epoch)
 
 
-def _objective(rows, pairs, scale, w, work, grad):
+#: The step record of a step of size 0: an epoch that only sums the gradient
+GRADIENT_ONLY = Steps(0.0, 0.0, 0.0, 1, 0.0, False)
+
+
+def objective(rows, pairs, scale, w, work, grad, epoch=epoch_serial):
     """Summed loss over all queries at ``w`` and its gradient (into ``grad``,
     times ``scale`` per feature when it is not empty), with the swap weights
-    of the ranking at ``w`` held fixed."""
-    dense = rows.indptr.shape[0] == 0
+    of the ranking at ``w`` held fixed.
+
+    It is one full-batch ``epoch`` at step size 0 on a copy of ``w`` (its
+    gradient rows summed afterwards), not a kernel of its own: one kernel
+    less to compile on a first run, and the gradient of the all-zero model
+    (``l1_max``) is the very one the first epoch steps on. ``work`` must be
+    fresh (no previous rankings)."""
     n_queries = rows.offsets.shape[0] - 1
-    losses = np.zeros(n_queries)
-    scores, lam = work.scores, work.lam
-    none = work.rankings[:0]  # no previous ranking, levels computed per query
-    ws = scaled_weights(w, scale, work.w_scaled)
-    for q in prange(n_queries):
-        lo, hi = rows.offsets[q], rows.offsets[q + 1]
-        if dense:
-            dense_scores(rows.dense, lo, hi, ws, scores)
-        else:
-            csr_scores(rows.data, rows.indices, rows.indptr, lo, hi, ws, scores)
-        losses[q] = query_lambdas_from(
-            scores[lo:hi], pairs.gains[lo:hi], pairs.labels[lo:hi], pairs.discount, pairs.cutoff,
-            pairs.inv_ideal[q], pairs.loss, pairs.unit_weights, lam[lo:hi], none, none,
-            np.int64(-1))
-    grad[:] = 0.0
-    for q in range(n_queries):
-        lo, hi = rows.offsets[q], rows.offsets[q + 1]
-        if dense:
-            dense_add_gradient(rows.dense, lo, hi, lam, 1.0, grad)
-        else:
-            csr_add_gradient(rows.data, rows.indices, rows.indptr, lo, hi, lam, 1.0, grad)
+    total, _ = epoch(rows, pairs, GRADIENT_ONLY, scale, np.arange(n_queries, dtype=np.int64),
+                     max(n_queries, 1), np.array(w, dtype=np.float64), np.zeros(w.shape[0] + 1),
+                     0, work)
+    # each row holds its queries' mean gradient share (factor 1 / n_queries)
+    grad[:] = work.partial.sum(axis=0) * n_queries
     if scale.shape[0] > 0:
-        for j in range(grad.shape[0]):
-            grad[j] *= scale[j]
-    return losses.sum()
-
-
-objective_serial, objective_parallel = twins(_objective)
+        grad *= scale
+    return total
 
 
 def cached(kernel):

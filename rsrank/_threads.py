@@ -9,11 +9,15 @@ import numba
 #: Stored feature values per thread below which an epoch gains nothing from
 #: threads (``scripts/bench_threads.py``, ``results/threads.md``)
 WORK_PER_THREAD = 10_000
+#: ... and below which one scoring pass (``X @ w``) does: two threads save
+#: about half of a pass, which is under half a millisecond below a million
+#: values, less than a first run spends compiling the threaded build
+SCORING_WORK_PER_THREAD = 1_000_000
 
 _FREE = {"when": -1.0, "cores": 1}
 
 
-def threads(n_jobs, work=None):
+def threads(n_jobs, work=None, per_thread=WORK_PER_THREAD):
     """The number of threads ``n_jobs`` asks for: None is 1, -1 every core
     numba may use, -2 all but one, and so on; never more than numba has.
 
@@ -25,7 +29,7 @@ def threads(n_jobs, work=None):
     available = numba.config.NUMBA_NUM_THREADS
     if isinstance(n_jobs, str):  # "auto", checked by the caller
         if work is not None:
-            available = min(available, int(work // WORK_PER_THREAD))
+            available = min(available, int(work // per_thread))
         return max(1, min(free_cores(), available)) if available > 1 else 1
     if n_jobs < 0:
         return max(1, available + 1 + n_jobs)

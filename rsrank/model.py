@@ -9,7 +9,7 @@ import numpy as np
 
 from . import _kernels
 from ._compile import choose
-from ._threads import numba_threads, threads
+from ._threads import SCORING_WORK_PER_THREAD, numba_threads, threads
 from .preprocessing import GLOBAL_NORMALIZERS, QUERY_NORMALIZERS
 
 __all__ = ["LinearModel", "linear_scores", "feature_name_problem"]
@@ -40,7 +40,7 @@ def linear_scores(rows, w, n_jobs=None):
     float64 copy of float32 rows."""
     dense = rows.indptr.shape[0] == 0
     out = np.empty(rows.dense.shape[0] if dense else rows.indptr.shape[0] - 1)
-    n = threads(n_jobs, work=(rows.dense.size if dense else rows.data.size))
+    n = threads(n_jobs, rows.dense.size if dense else rows.data.size, SCORING_WORK_PER_THREAD)
     args = (rows.data, rows.indices, rows.indptr, rows.dense,
             np.ascontiguousarray(w, dtype=np.float64), out)
     with numba_threads(n):

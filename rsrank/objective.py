@@ -112,7 +112,7 @@ class Objective:
         work = workspace(data, 1)
         rows, pairs = data.rows(normalize), self.pairs(data)
         settle()
-        total = _kernels.objective_serial(rows, pairs, _scale_vector(scale), w, work, grad)
+        total = _kernels.objective(rows, pairs, _scale_vector(scale), w, work, grad)
         return total, grad
 
     def l1_max(self, data, *, normalize="none", scale=None):
