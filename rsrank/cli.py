@@ -420,7 +420,7 @@ def _on_cluster(address, root, estimator, grid, options):
         raise UsageError("--scheduler needs the dask extra: pip install 'rsrank[dask]'") from None
     with Client(address, timeout="10s"), parallel_config(backend="dask"):
         options["n_jobs"] = -1
-        return run_letor_folds(root, estimator, grid, **options)
+        return run_letor_folds(root, estimator, grid, backend="joblib", **options)
 
 
 # -- evaluate / predict --------------------------------------------------------------------

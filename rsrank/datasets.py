@@ -10,6 +10,7 @@ can be kept in a binary cache (:mod:`rsrank._cache`).
 """
 
 import contextlib
+import functools
 import gzip
 import mmap
 import re
@@ -963,9 +964,9 @@ def stream_files(train, vali, test, queries_per_chunk, *, n_features=None, cache
                               dtype=dtype, dense=dense)
     return Bunch(fold=fold, train=None, n_features=width, vali=parts["vali"],
                  test=parts.get("test"),
-                 train_chunks=lambda: iter_letor_chunks(train, queries_per_chunk,
-                                                        n_features=width, dtype=dtype,
-                                                        cache=cache))
+                 # a partial, not a lambda: the fold travels to worker processes
+                 train_chunks=functools.partial(iter_letor_chunks, train, queries_per_chunk,
+                                                n_features=width, dtype=dtype, cache=cache))
 
 
 def streamed_fold(root, fold, n_features, queries_per_chunk, cache=None, *, dtype=np.float64,

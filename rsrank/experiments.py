@@ -24,6 +24,7 @@ from sklearn.model_selection import ParameterGrid
 from sklearn.utils import Bunch
 
 from . import metrics
+from ._workers import in_processes, worker_count
 from ._files import ResultsDirectory, atomic_write_text, read_bounded_text
 from .datasets import check_exp2_labels, find_folds, iter_letor_folds, streamed_fold
 from .writers import write_scores
@@ -300,7 +301,8 @@ def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, seed=No
 def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10",
                     convention="letor", n_jobs=1, progress=False, n_features=None,
                     stream_queries=None, within=0.0, feature_names=None, cache=None,
-                    seeds=None, dtype=np.float64, dense=False, path=False):
+                    seeds=None, dtype=np.float64, dense=False, path=False,
+                    backend="processes"):
     """LETOR's protocol: per fold, train every grid point on train (keeping the
     best validation epoch), select on vali, evaluate the selection on test.
 
@@ -345,7 +347,8 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
         every feature as one dense float32 array, a quarter of the memory of
         float64 CSR.
     n_jobs : int
-        Folds run in parallel through joblib.
+        Folds run in this many worker processes (None or 1: in this one;
+        -1: one per core, -2 all but one, as joblib counts).
     n_features : int, optional
         Columns of every split (default: the largest index found).
     progress : callable, optional
@@ -369,6 +372,12 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
         weights of the previous point with the same parameters but the L1
         strength (in the grid's order of ``l1`` or ``l1_ratio`` values, so
         list them from strong to weak), as glmnet warm-starts its path.
+    backend : {"processes", "joblib"}
+        ``"processes"``: ``n_jobs`` worker processes of this package (a
+        Ctrl-C stops them quietly, no helper process);
+        ``"joblib"``: ``joblib.Parallel`` with the backend configured around
+        the call (``parallel_config(backend="dask")`` runs the folds on a
+        Dask cluster).
 
     Returns
     -------
@@ -396,12 +405,19 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
             raise FileNotFoundError(f"{root}: fold {missing[0]} does not exist")
         fold_data = (streamed_fold(root, k, n_features, stream_queries, cache, dtype=dtype,
                                    dense=dense) for k in folds)
-    jobs = (delayed(_fit_fold_seeds)(estimator, grid, data, select, convention, within,
-                                     feature_names, seeds, path)
-            for data in fold_data)
-    runner = Parallel(n_jobs=n_jobs, return_as="generator")
+    tasks = ((estimator, grid, data, select, convention, within, feature_names, seeds, path)
+             for data in fold_data)
+    if backend == "joblib":
+        runner = Parallel(n_jobs=n_jobs, return_as="generator")(
+            delayed(_fit_fold_seeds)(*task) for task in tasks)
+    elif backend != "processes":
+        raise ValueError(f"backend must be 'processes' or 'joblib', got {backend!r}")
+    elif worker_count(n_jobs):
+        runner = in_processes(_fit_fold_seeds, tasks, worker_count(n_jobs))
+    else:
+        runner = (_fit_fold_seeds(*task) for task in tasks)
     results = []
-    for fold_results in runner(jobs):
+    for fold_results in runner:
         for result in fold_results:
             results.append(result)
             if progress:

@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -423,6 +424,61 @@ def test_ctrl_c_while_the_command_still_imports_is_an_interrupt(delay):
     err = child.communicate(timeout=60)[1].strip().splitlines()
     assert child.returncode == 130, err
     assert err in (["rsrank: interrupted"], ["rsrank info: interrupted"]), err
+
+
+def worker_processes(parent):
+    """Pids of the rsrank worker processes that ``parent`` started."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            command = (stat.parent / "cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == parent and b"rsrank._workers" in command:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def running(pid):
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["ctrl-c", "a worker killed"])
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the workers in /proc")
+def test_folds_in_worker_processes_end_in_one_line_and_leave_nothing(how, tmp_path):
+    """--jobs 2 runs the folds in two worker processes. A Ctrl-C at the
+    terminal (SIGINT to the foreground process group) while they start, or
+    one of them killed: one line, the interrupt's or the error's exit code,
+    no traceback from any process, no worker left, no --out."""
+    out = tmp_path / "run"
+    child = subprocess.Popen(
+        [sys.executable, "-m", "rsrank.cli", "train", "--jobs", "2", "--quiet", "--out", str(out)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    workers, deadline = [], time.monotonic() + 120
+    while len(workers) < 2 and child.poll() is None and time.monotonic() < deadline:
+        workers = worker_processes(child.pid)
+        time.sleep(0.05)
+    assert len(workers) == 2, child.communicate(timeout=120)
+    if how == "ctrl-c":
+        os.killpg(child.pid, signal.SIGINT)
+    else:
+        os.kill(workers[0], signal.SIGKILL)
+    err = child.communicate(timeout=120)[1].strip().splitlines()
+    if how == "ctrl-c":
+        assert (child.returncode, err) == (130, ["rsrank train: interrupted"])
+    else:
+        assert child.returncode == 2 and len(err) == 1, err
+        assert "worker process" in err[0] and "killed by signal 9" in err[0], err
+        assert "fewer --jobs" in err[0]
+    assert not any(running(pid) for pid in workers)
+    assert list(tmp_path.iterdir()) == []
 
 
 # (name, content): files the whole-file reader and the streaming reader must

@@ -1,0 +1,199 @@
+"""Tasks in worker processes, without a pool that needs a helper process.
+
+Each worker is a fresh interpreter started in a session of its own, so a
+Ctrl-C at the terminal reaches only this process, which then stops the
+workers instead of each printing its own traceback. Tasks and results
+travel pickled over the worker's
+standard input and output, so no semaphore, shared memory or resource
+tracker is involved: nothing is left to leak or to complain when a
+process is killed. A worker's prints go to its standard error, which is
+this process's.
+"""
+
+import json
+import os
+import pickle
+import selectors
+import struct
+import subprocess
+import sys
+from collections import deque
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+
+try:  # functions and classes of a script travel by value, as joblib sends them
+    import cloudpickle
+except ImportError:  # pragma: no cover - joblib before 1.5 kept its own copy
+    try:
+        from joblib.externals import cloudpickle
+    except ImportError:
+        cloudpickle = None
+
+__all__ = ["in_processes", "worker_count"]
+
+_HEADER = struct.Struct("<Q")
+
+
+def worker_count(n_jobs):
+    """Workers for ``n_jobs`` as joblib reads it: None and 1 are none (run
+    here), -1 one per core, -2 all but one, and so on."""
+    if n_jobs is None or n_jobs == 1:
+        return 0
+    cores = os.cpu_count() or 1
+    count = cores + 1 + n_jobs if n_jobs < 0 else n_jobs
+    return 0 if count <= 1 else int(count)
+
+
+def in_processes(function, tasks, n_workers):
+    """``function(*task)`` for each task of the iterable ``tasks``, in the
+    tasks' order, computed by up to ``n_workers`` worker processes (the
+    iterable is read as workers become free). An exception of a task is
+    raised here with the task's traceback as its ``__cause__`` text; a
+    worker that dies raises :class:`BrokenProcessPool`."""
+    pending, results, workers = iter(enumerate(tasks)), {}, []
+    waiting = deque()  # idle workers
+    busy = {}  # worker -> task index
+    selector = selectors.DefaultSelector()
+    next_out, exhausted = 0, False
+    try:
+        while True:
+            # hand a task to every idle worker, starting workers as needed
+            while not exhausted and (waiting or len(workers) < n_workers):
+                item = next(pending, None)
+                if item is None:
+                    exhausted = True
+                    break
+                worker = waiting.popleft() if waiting else _start(workers, selector)
+                _send(worker, (function, item[1]))
+                busy[worker] = item[0]
+            while next_out in results:
+                outcome = results.pop(next_out)
+                next_out += 1
+                yield outcome
+            if exhausted and not busy:
+                return
+            for key, _ in selector.select():
+                worker = key.data
+                status, value = _receive(worker)
+                index = busy.pop(worker)
+                if status == "error":
+                    error, text = value
+                    raise error from _TaskTraceback(text)
+                results[index] = value
+                waiting.append(worker)
+    finally:
+        for worker in workers:
+            _stop(worker)
+        selector.close()
+
+
+def _dumps(value):
+    if cloudpickle is not None:
+        return cloudpickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+class _TaskTraceback(Exception):
+    """The traceback of a task that failed in a worker process."""
+
+
+def _start(workers, selector):
+    package_root = str(Path(__file__).resolve().parents[1])
+    worker = subprocess.Popen([sys.executable, "-c", _WORKER, package_root,
+                               json.dumps(sys.path)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              start_new_session=True)
+    workers.append(worker)
+    selector.register(worker.stdout, selectors.EVENT_READ, worker)
+    return worker
+
+
+def _send(worker, message):
+    data = _dumps(message)
+    try:
+        worker.stdin.write(_HEADER.pack(len(data)) + data)
+        worker.stdin.flush()
+    except OSError:
+        raise _died(worker) from None
+
+
+def _receive(worker):
+    header = worker.stdout.read(_HEADER.size)
+    if len(header) < _HEADER.size:
+        raise _died(worker)
+    (size,) = _HEADER.unpack(header)
+    data = worker.stdout.read(size)
+    if len(data) < size:
+        raise _died(worker)
+    return pickle.loads(data)
+
+
+def _died(worker):
+    try:
+        code = worker.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        code = None
+    how = (f"killed by signal {-code}" if code is not None and code < 0
+           else f"exit status {code}")
+    return BrokenProcessPool(f"worker process {worker.pid} ended ({how}) before its task was done")
+
+
+def _stop(worker):
+    if worker.poll() is None:
+        worker.kill()
+    for stream in (worker.stdin, worker.stdout):
+        try:
+            stream.close()
+        except OSError:
+            pass
+    worker.wait()
+
+
+#: The worker's program: this very package first on the path when the
+#: interpreter would find another rsrank or none, then :func:`_serve`
+_WORKER = """import importlib.util, sys
+from pathlib import Path
+
+try:  # functions and classes of a script travel by value, as joblib sends them
+    import cloudpickle
+except ImportError:  # pragma: no cover - joblib before 1.5 kept its own copy
+    try:
+        from joblib.externals import cloudpickle
+    except ImportError:
+        cloudpickle = None
+spec = importlib.util.find_spec("rsrank")
+if spec is None or Path(spec.origin).resolve().parents[1] != Path(sys.argv[1]):
+    sys.path.insert(0, sys.argv[1])
+from rsrank._workers import _serve
+_serve()
+"""
+
+
+def _serve():
+    """A worker's loop: read a task, run it, write its outcome, until the
+    input ends. Standard output becomes standard error, so that prints do
+    not mix with the outcomes."""
+    import traceback
+
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    source = sys.stdin.buffer
+    while True:
+        header = source.read(_HEADER.size)
+        if len(header) < _HEADER.size:
+            return
+        (size,) = _HEADER.unpack(header)
+        message = source.read(size)
+        try:
+            function, task = pickle.loads(message)
+            data = _dumps(("ok", function(*task)))
+        except Exception as error:  # sent back whole: the caller raises it
+            text = traceback.format_exc()
+            try:
+                data = _dumps(("error", (error, text)))
+                pickle.loads(data)
+            except Exception:  # an exception that does not travel: its text does
+                data = _dumps(("error", (RuntimeError(
+                    f"{type(error).__name__}: {error}"), text)))
+        out.write(_HEADER.pack(len(data)) + data)
+        out.flush()
