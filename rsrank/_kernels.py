@@ -757,20 +757,23 @@ def dense_column_moments(X):
 
 
 @njit(cache=True)
-def truncate(w, alpha, theta):
+def truncate(w, alpha, theta, factors=np.zeros(0)):
     """Truncated-gradient shrinkage T1 (Langford, Li and Zhang 2009), in place.
 
     Each coordinate with ``|w_j| <= theta`` moves toward 0 by ``alpha``
-    without crossing it; larger coordinates are left alone. Returns the
-    number of non-zero weights afterwards.
+    (times ``factors[j]``, the cost of its feature, when ``factors`` is not
+    empty) without crossing it; larger coordinates are left alone. Returns
+    the number of non-zero weights afterwards.
     """
     nonzero = 0
+    weighted = factors.shape[0] > 0
     for j in range(w.shape[0]):
         value = w[j]
+        shrink = alpha * factors[j] if weighted else alpha
         if value > 0.0 and value <= theta:
-            value = max(0.0, value - alpha)
+            value = max(0.0, value - shrink)
         elif value < 0.0 and -value <= theta:
-            value = min(0.0, value + alpha)
+            value = min(0.0, value + shrink)
         w[j] = value
         if value != 0.0:
             nonzero += 1
@@ -778,7 +781,7 @@ def truncate(w, alpha, theta):
 
 
 @njit(cache=True)
-def cumulative_penalty(w, state):
+def cumulative_penalty(w, state, factors=np.zeros(0)):
     """Cumulative L1 penalty (Tsuruoka, Tsujii and Ananiadou 2009), in place.
 
     ``state[-1]`` is ``u``, the total L1 penalty each weight could have
@@ -788,12 +791,15 @@ def cumulative_penalty(w, state):
     still owed, ``u + state[j]`` from above or ``u - state[j]`` from below,
     without crossing it. Weights that a noisy step pushes off zero pay the
     penalty they missed, so stochastic steps still end at exact zeros.
-    Returns the number of non-zero weights afterwards.
+    With ``factors`` (not empty), weight ``j`` is owed ``factors[j]``
+    times the total. Returns the number of non-zero weights afterwards.
     """
-    u = state[state.shape[0] - 1]
+    total = state[state.shape[0] - 1]
+    weighted = factors.shape[0] > 0
     nonzero = 0
     for j in range(w.shape[0]):
         value = w[j]
+        u = total * factors[j] if weighted else total
         if value > 0.0:
             value = max(0.0, value - (u + state[j]))
         elif value < 0.0:
@@ -803,6 +809,33 @@ def cumulative_penalty(w, state):
         if value != 0.0:
             nonzero += 1
     return nonzero
+
+
+@njit(cache=True)
+def group_shrink(w, groups, factors, alpha):
+    """The group lasso's proximal step, in place: the weights
+    ``w[groups[g]:groups[g + 1]]`` of group ``g`` shrink together toward 0,
+    their Euclidean norm by ``alpha * factors[g]``; a group whose norm is
+    at most that becomes all zero. After :func:`truncate` this is the
+    proximal step of the sparse group lasso. Returns the number of groups
+    left with a non-zero weight."""
+    kept = 0
+    for g in range(groups.shape[0] - 1):
+        lo, hi = groups[g], groups[g + 1]
+        norm = 0.0
+        for j in range(lo, hi):
+            norm += w[j] * w[j]
+        norm = np.sqrt(norm)
+        shrink = alpha * factors[g]
+        if norm <= shrink:
+            for j in range(lo, hi):
+                w[j] = 0.0
+        else:
+            factor = 1.0 - shrink / norm
+            for j in range(lo, hi):
+                w[j] *= factor
+            kept += 1
+    return kept
 
 
 # -- scores and gradients ------------------------------------------------------
@@ -852,6 +885,103 @@ def dense_add_gradient(X, lo, hi, lam, scale, grad):
                 grad[c] += coefficient * X[r, c]
 
 
+# An additive model's rows are bin codes (rsrank.binning): ``dense_codes``, one
+# uint8 per cell, or ``stored_codes`` aligned with the CSR ``indices`` plus
+# ``zero_codes``, the code of an implicit 0 per feature. Feature j has the
+# steps ``w[bins[j]:bins[j + 1]]`` (step b on when the code exceeds b), so its
+# contribution at code c is the sum of its first c steps: ``table[bins[j] + j +
+# c]`` (:func:`step_table`). The gradient of step b is the sum of the lambdas
+# of the rows whose code exceeds b: a histogram of the lambdas by code, then
+# a suffix sum per feature (:func:`suffix_sums`).
+
+
+@njit(cache=True)
+def step_table(w, bins, table):
+    """Each feature's contribution per code, ``table[bins[j] + j + c] =
+    sum(w[bins[j]:bins[j] + c])``, into ``table`` (``bins[-1] + len(bins) -
+    1`` values), which it returns."""
+    for j in range(bins.shape[0] - 1):
+        base = bins[j] + j
+        total = 0.0
+        table[base] = 0.0
+        for b in range(bins[j + 1] - bins[j]):
+            total += w[bins[j] + b]
+            table[base + b + 1] = total
+    return table
+
+
+@njit(cache=True)
+def coded_scores(rows, lo, hi, table, out):
+    """Scores of rows ``lo:hi`` of coded rows by table lookups."""
+    bins = rows.bins
+    d = bins.shape[0] - 1
+    if rows.indptr.shape[0] == 0:
+        codes = rows.dense_codes
+        for r in range(lo, hi):
+            total = 0.0
+            for j in range(d):
+                total += table[bins[j] + j + codes[r, j]]
+            out[r] = total
+        return
+    base = 0.0
+    for j in range(d):
+        base += table[bins[j] + j + rows.zero_codes[j]]
+    for r in range(lo, hi):
+        total = base
+        for p in range(rows.indptr[r], rows.indptr[r + 1]):
+            j = rows.indices[p]
+            start = bins[j] + j
+            total += table[start + rows.stored_codes[p]] - table[start + rows.zero_codes[j]]
+        out[r] = total
+
+
+@njit(cache=True)
+def coded_add_histogram(rows, lo, hi, lam, scale, grad):
+    """Add ``scale * lam[r]`` of rows ``lo:hi`` to each feature's slot of the
+    row's code (``grad[bins[j] + code - 1]``; code 0 has no step). For CSR
+    rows only the stored values move a lambda away from the feature's zero
+    code: a query's lambdas sum to 0, so its implicit zeros add nothing."""
+    bins = rows.bins
+    d = bins.shape[0] - 1
+    dense = rows.indptr.shape[0] == 0
+    for r in range(lo, hi):
+        coefficient = lam[r] * scale
+        if coefficient == 0.0:
+            continue
+        if dense:
+            for j in range(d):
+                code = rows.dense_codes[r, j]
+                if code > 0:
+                    grad[bins[j] + code - 1] += coefficient
+        else:
+            for p in range(rows.indptr[r], rows.indptr[r + 1]):
+                j = rows.indices[p]
+                code, zero = rows.stored_codes[p], rows.zero_codes[j]
+                if code != zero:
+                    if code > 0:
+                        grad[bins[j] + code - 1] += coefficient
+                    if zero > 0:
+                        grad[bins[j] + zero - 1] -= coefficient
+
+
+@njit(cache=True)
+def suffix_sums(grad, bins):
+    """Each feature's histogram into its steps' gradient, in place:
+    ``grad[bins[j] + b] = sum(grad[bins[j] + b:bins[j + 1]])``."""
+    for j in range(bins.shape[0] - 1):
+        for s in range(bins[j + 1] - 2, bins[j] - 1, -1):
+            grad[s] += grad[s + 1]
+
+
+@njit(cache=True)
+def coded_scores_all(rows, w, table, out):
+    """Scores of every coded row at steps ``w``."""
+    step_table(w, rows.bins, table)
+    n = rows.dense_codes.shape[0] if rows.indptr.shape[0] == 0 else rows.indptr.shape[0] - 1
+    coded_scores(rows, 0, n, table, out)
+    return out
+
+
 def _linear_scores(data, indices, indptr, X, w, out):
     """``out = X @ w`` in float64 without converting ``X``; rows in parallel
     in the parallel build."""
@@ -874,27 +1004,39 @@ linear_scores_serial, linear_scores_parallel = twins(_linear_scores)
 # compiles and caches like any tuple):
 #
 # * ``Rows``: the rows in query order: the CSR triplet, or empty CSR arrays and
-#   a C-ordered dense X, and the query ``offsets``;
+#   a C-ordered dense X, and the query ``offsets``; for an additive model
+#   also their bin codes and each feature's steps (``bins``, see
+#   :func:`coded_scores`), empty otherwise;
 # * ``Pairs``: what the pair losses need per row and per query: ``gains``,
 #   ``labels``, ``inv_ideal``, the ``discount`` table and ``cutoff``, the
 #   ``loss`` code, ``unit_weights``, and the label ``levels``/``n_levels``
 #   (:func:`all_query_levels`);
-# * ``Steps``: the step schedule and the L1 penalty: ``learning_rate``,
-#   ``power_t``, ``l1``, ``period``, ``theta`` and ``cumulative``;
+# * ``Steps``: the step schedule and the penalties: ``learning_rate``,
+#   ``power_t``, ``l1``, ``period``, ``theta`` and ``cumulative``; the group
+#   penalty's strength ``group`` on the weight ranges ``groups`` (offsets,
+#   empty: none), each times its ``group_factors``; ``weight_factors``, one
+#   per weight (empty: 1), multiply the L1 (feature costs);
 # * ``Work``: per-fit scratch: ``scores`` and ``lam`` (one per row),
 #   ``partial`` (the gradient rows, :data:`rsrank.objective.GRADIENT_ROWS`),
-#   ``rankings`` (each query's last ranking, -1 where none yet) and
-#   ``w_scaled`` (one per feature).
+#   ``rankings`` (each query's last ranking, -1 where none yet),
+#   ``w_scaled`` (one per weight) and ``table`` (an additive model's
+#   contributions per code, :func:`step_table`; empty otherwise).
 #
 # A global feature scaling enters as ``scale``, one factor per feature (empty:
 # none): the model scores ``X @ (scale * w)`` and its gradient is
 # ``scale * (X.T @ lam)``, so no scaled copy of X exists.
 
-Rows = namedtuple("Rows", "data indices indptr dense offsets")
+#: the bin-code fields of linear rows (``bins`` empty: no codes)
+_NO_CODES = (np.zeros((0, 0), np.uint8), np.zeros(0, np.uint8), np.zeros(0, np.uint8),
+             np.zeros(0, np.int64))
+Rows = namedtuple("Rows", "data indices indptr dense offsets dense_codes stored_codes zero_codes "
+                          "bins", defaults=_NO_CODES)
 Pairs = namedtuple("Pairs", "gains labels inv_ideal discount cutoff loss unit_weights levels "
                             "n_levels")
-Steps = namedtuple("Steps", "learning_rate power_t l1 period theta cumulative")
-Work = namedtuple("Work", "scores lam partial rankings w_scaled")
+Steps = namedtuple("Steps", "learning_rate power_t l1 period theta cumulative group groups "
+                            "group_factors weight_factors",
+                   defaults=(0.0, np.zeros(0, np.int64), np.zeros(0), np.zeros(0)))
+Work = namedtuple("Work", "scores lam partial rankings w_scaled table", defaults=(np.zeros(0),))
 
 
 @njit(cache=True)
@@ -946,17 +1088,24 @@ def take_step(w, partial, rows, scale, steps, l1_state, step):
         if steps.cumulative:
             l1_state[n_features] += eta * steps.l1
             if step % steps.period == 0:
-                cumulative_penalty(w, l1_state)
+                cumulative_penalty(w, l1_state, steps.weight_factors)
         elif step % steps.period == 0:
-            if steps.power_t == 0.0:
-                alpha = steps.learning_rate * steps.period * steps.l1
-            else:
-                alpha = 0.0
-                for t in range(step - steps.period + 1, step + 1):
-                    alpha += step_size(steps.learning_rate, steps.power_t, t)
-                alpha *= steps.l1
-            truncate(w, alpha, steps.theta)
+            truncate(w, period_steps(steps, step) * steps.l1, steps.theta, steps.weight_factors)
+    if steps.group > 0.0 and steps.groups.shape[0] > 0 and step % steps.period == 0:
+        group_shrink(w, steps.groups, steps.group_factors, period_steps(steps, step) * steps.group)
     return step
+
+
+@njit(cache=True)
+def period_steps(steps, step):
+    """The sum of the step sizes of the truncation period ending at step
+    number ``step``."""
+    if steps.power_t == 0.0:
+        return steps.learning_rate * steps.period
+    total = 0.0
+    for t in range(step - steps.period + 1, step + 1):
+        total += step_size(steps.learning_rate, steps.power_t, t)
+    return total
 
 
 def _epoch(rows, pairs, steps, scale, query_order, batch_size, w, l1_state, step, work):
@@ -970,6 +1119,7 @@ def _epoch(rows, pairs, steps, scale, query_order, batch_size, w, l1_state, step
     Returns ``(summed query loss, new step count)``.
     """
     dense = rows.indptr.shape[0] == 0
+    coded = rows.bins.shape[0] > 0
     n_batch_queries = query_order.shape[0]
     total = 0.0
     losses = np.zeros(n_batch_queries)
@@ -979,6 +1129,8 @@ def _epoch(rows, pairs, steps, scale, query_order, batch_size, w, l1_state, step
         factor = 1.0 / (stop - start)
         used = min(partial.shape[0], stop - start)
         ws = scaled_weights(w, scale, work.w_scaled)
+        if coded:
+            step_table(ws, rows.bins, work.table)
         for c in prange(used):
             # scores, lambdas and gradient of one query back to back: its rows
             # of X are read from memory once and are still in cache for the
@@ -988,7 +1140,9 @@ def _epoch(rows, pairs, steps, scale, query_order, batch_size, w, l1_state, step
             for t in range(start + c, stop, used):
                 q = query_order[t]
                 lo, hi = rows.offsets[q], rows.offsets[q + 1]
-                if dense:
+                if coded:
+                    coded_scores(rows, lo, hi, work.table, scores)
+                elif dense:
                     dense_scores(rows.dense, lo, hi, ws, scores)
                 else:
                     csr_scores(rows.data, rows.indices, rows.indptr, lo, hi, ws, scores)
@@ -996,11 +1150,15 @@ def _epoch(rows, pairs, steps, scale, query_order, batch_size, w, l1_state, step
                     scores[lo:hi], pairs.gains[lo:hi], pairs.labels[lo:hi], pairs.discount,
                     pairs.cutoff, pairs.inv_ideal[q], pairs.loss, pairs.unit_weights,
                     lam[lo:hi], work.rankings[lo:hi], pairs.levels[lo:hi], pairs.n_levels[q])
-                if dense:
+                if coded:
+                    coded_add_histogram(rows, lo, hi, lam, factor, grad)
+                elif dense:
                     dense_add_gradient(rows.dense, lo, hi, lam, factor, grad)
                 else:
                     csr_add_gradient(rows.data, rows.indices, rows.indptr, lo, hi, lam, factor,
                                      grad)
+            if coded:
+                suffix_sums(grad, rows.bins)
         for t in range(start, stop):
             total += losses[t]
         step = take_step(w, partial, used, scale, steps, l1_state, step)

@@ -19,10 +19,14 @@ engine's side of the comparison as on this one.
   one per cell for dense rows.
 """
 
+import hashlib
+
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["MAX_BINS", "fit_thresholds", "bin_codes", "BinCodes"]
+from ._kernels import Rows
+
+__all__ = ["MAX_BINS", "fit_thresholds", "bin_codes", "BinCodes", "StepEncoding"]
 
 #: Codes are uint8: at most 255 thresholds, 256 bins, per feature
 MAX_BINS = 256
@@ -145,3 +149,63 @@ def bin_codes(X, thresholds):
     for j, cuts in enumerate(thresholds):
         codes[:, j] = _code(X[:, j], cuts)
     return BinCodes(codes, X.shape)
+
+
+class StepEncoding:
+    """The steps of an additive model: per feature its thresholds (from
+    :func:`fit_thresholds`), laid out as one weight vector, feature ``j``'s
+    steps at ``bins[j]:bins[j + 1]``.
+
+    :meth:`rows` gives the kernels' :class:`~rsrank._kernels.Rows` of a
+    matrix as bin codes; :meth:`indicators` gives the same rows as the 0/1
+    step indicators ``[x > t_jb]``, on which a linear model is the additive
+    one (the kernels never build them; tests and the curvature do)."""
+
+    def __init__(self, thresholds):
+        self.thresholds = [np.ascontiguousarray(t, dtype=np.float32) for t in thresholds]
+        if any(len(t) >= MAX_BINS for t in self.thresholds):
+            raise ValueError(f"a feature has more than {MAX_BINS - 1} thresholds")
+        self.bins = np.r_[0, np.cumsum([len(t) for t in self.thresholds])].astype(np.int64)
+        digest = hashlib.sha256(self.bins.tobytes())
+        for cuts in self.thresholds:
+            digest.update(cuts.tobytes())
+        self.key = digest.hexdigest()
+
+    @classmethod
+    def fit(cls, X, max_bins=32):
+        return cls(fit_thresholds(X, max_bins))
+
+    @property
+    def n_features(self):
+        return len(self.thresholds)
+
+    @property
+    def n_steps(self):
+        return int(self.bins[-1])
+
+    def feature_of_step(self):
+        """The feature of every step."""
+        return np.repeat(np.arange(self.n_features), np.diff(self.bins))
+
+    def rows(self, X, offsets=None):
+        """:class:`~rsrank._kernels.Rows` of ``X`` (in query order, queries
+        at ``offsets``; None: one query) as bin codes."""
+        codes = bin_codes(X, self.thresholds)
+        offsets = (np.array([0, X.shape[0]], dtype=np.int64) if offsets is None
+                   else np.asarray(offsets, dtype=np.int64))
+        empty = (np.zeros(0), np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros((0, 0)))
+        if codes.dense:
+            return Rows(*empty, offsets, np.ascontiguousarray(codes.codes),
+                        np.zeros(0, np.uint8), np.zeros(0, np.uint8), self.bins)
+        return Rows(np.zeros(0), codes.indices, codes.indptr, np.zeros((0, 0)), offsets,
+                    np.zeros((0, 0), np.uint8), codes.codes, codes.zero_codes, self.bins)
+
+    def indicators(self, X):
+        """The dense ``(n_rows, n_steps)`` float64 0/1 matrix ``[x_j > t_jb]``
+        of ``X``."""
+        codes = bin_codes(X, self.thresholds).toarray()
+        out = np.zeros((codes.shape[0], self.n_steps))
+        for j in range(self.n_features):
+            steps = np.arange(self.bins[j + 1] - self.bins[j])
+            out[:, self.bins[j]:self.bins[j + 1]] = codes[:, j:j + 1] > steps[None, :]
+        return out

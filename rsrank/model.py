@@ -37,12 +37,17 @@ def feature_name_problem(names, n_features):
 
 def linear_scores(rows, w, n_jobs=None):
     """``X @ w`` of :class:`~rsrank.querydata.Rows` in float64, without a
-    float64 copy of float32 rows."""
+    float64 copy of float32 rows; for the bin codes of an additive model,
+    the sums of the steps ``w`` each row has on."""
+    w = np.ascontiguousarray(w, dtype=np.float64)
+    if len(rows.bins):
+        n = rows.dense_codes.shape[0] if rows.indptr.shape[0] == 0 else rows.indptr.shape[0] - 1
+        return _kernels.coded_scores_all(rows, w, np.zeros(int(rows.bins[-1]) + len(rows.bins) - 1),
+                                         np.empty(n))
     dense = rows.indptr.shape[0] == 0
     out = np.empty(rows.dense.shape[0] if dense else rows.indptr.shape[0] - 1)
     n = threads(n_jobs, rows.dense.size if dense else rows.data.size, SCORING_WORK_PER_THREAD)
-    args = (rows.data, rows.indices, rows.indptr, rows.dense,
-            np.ascontiguousarray(w, dtype=np.float64), out)
+    args = (rows.data, rows.indices, rows.indptr, rows.dense, w, out)
     with numba_threads(n):
         choose(_kernels.linear_scores_serial, _kernels.linear_scores_parallel, n, args)(*args)
     return out

@@ -108,36 +108,58 @@ class Objective:
         factor per feature of a global scaling (the model scores
         ``X @ (scale * w)``); ``normalize``: a per-query scaling of the rows."""
         w = np.ascontiguousarray(w, dtype=np.float64)
-        grad = np.zeros(data.n_features)
-        work = workspace(data, 1)
+        grad = np.zeros(len(w))
+        work = workspace(data, 1, normalize)
         rows, pairs = data.rows(normalize), self.pairs(data)
         settle()
         total = _kernels.objective(rows, pairs, _scale_vector(scale), w, work, grad)
         return total, grad
 
-    def l1_max(self, data, *, normalize="none", scale=None):
+    def l1_max(self, data, *, normalize="none", scale=None, weight_factors=None):
         """The smallest L1 strength that keeps every weight at zero: the
         largest ``|gradient|`` of the mean per-query loss at ``w = 0`` (the
         pair weights of the all-zero model, its ties in row order as the
-        kernels break them). Below it a step from zero moves that feature;
-        at or above it, none moves (glmnet's ``lambda_max``). With a
-        truncation period K > 1 the weights move between truncations and
-        every truncation takes them back to zero.
+        kernels break them), each over its ``weight_factors`` (feature
+        costs; None: 1). Below it a step from zero moves that weight; at or
+        above it, none moves (glmnet's ``lambda_max``). With a truncation
+        period K > 1 the weights move between truncations and every
+        truncation takes them back to zero.
 
         ``data`` is a :class:`~rsrank.querydata.QueryData`, or an iterable
         of them holding whole queries (a stream read in blocks)."""
+        grad = self.zero_model_gradient(data, normalize=normalize, scale=scale)
+        if grad.size == 0:
+            return 0.0
+        if weight_factors is not None:
+            grad = grad / np.asarray(weight_factors, dtype=np.float64)
+        return float(np.max(np.abs(grad)))
+
+    def group_max(self, data, groups, group_factors, *, normalize="none", scale=None):
+        """The smallest group penalty strength that keeps every weight at
+        zero (with no L1): the largest Euclidean norm of a group's gradient
+        at ``w = 0``, over its factor (the group lasso's ``lambda_max``)."""
+        grad = self.zero_model_gradient(data, normalize=normalize, scale=scale)
+        groups = np.asarray(groups, dtype=np.int64)
+        if grad.size == 0 or len(groups) < 2:
+            return 0.0
+        norms = np.sqrt(np.add.reduceat(grad ** 2, groups[:-1])
+                        * (np.diff(groups) > 0))
+        return float(np.max(norms / np.asarray(group_factors, dtype=np.float64)))
+
+    def zero_model_gradient(self, data, *, normalize="none", scale=None):
+        """The gradient of the mean per-query loss at ``w = 0``; ``data`` is a
+        :class:`~rsrank.querydata.QueryData` or an iterable of them holding
+        whole queries (a stream read in blocks)."""
         blocks = [data] if hasattr(data, "n_queries") else data
         grad, n_queries = None, 0
         for block in blocks:
             if block.n_queries == 0:
                 continue
-            part = self.loss_and_gradient(block, np.zeros(block.n_features),
+            part = self.loss_and_gradient(block, np.zeros(n_weights(block, normalize)),
                                           normalize=normalize, scale=scale)[1]
             grad = part if grad is None else grad + part
             n_queries += block.n_queries
-        if grad is None or grad.size == 0:
-            return 0.0
-        return float(np.max(np.abs(grad))) / n_queries
+        return np.zeros(0) if grad is None else grad / n_queries
 
     def curvature(self, data, *, normalize="none", scale=None):
         """The trace of the Hessian of the mean per-query loss at ``w = 0``
@@ -191,13 +213,25 @@ class Objective:
 GRADIENT_ROWS = 8
 
 
-def workspace(data, threads):
+def n_weights(data, normalize="none"):
+    """Weights of a model of ``data``'s rows as ``normalize`` views them:
+    one per feature, or one per step of a step encoding."""
+    bins = data.rows(normalize).bins
+    return int(bins[-1]) if len(bins) else data.n_features
+
+
+def workspace(data, threads, normalize="none"):
     """Fresh :class:`~rsrank._kernels.Work` for a fit on ``data`` by
     ``threads`` threads: :data:`GRADIENT_ROWS` gradient rows, or one per
-    thread beyond that."""
+    thread beyond that; one weight per feature, or for the rows of a step
+    encoding (``normalize``, see :meth:`rsrank.querydata.QueryData.rows`)
+    one per step, and the table of their sums."""
+    bins = data.rows(normalize).bins
+    width = n_weights(data, normalize)
+    table = np.zeros(width + len(bins) - 1 if len(bins) else 0)
     return _kernels.Work(np.zeros(data.n_rows), np.zeros(data.n_rows),
-                         np.zeros((max(GRADIENT_ROWS, threads), data.n_features)),
-                         np.full(data.n_rows, -1, dtype=np.int64), np.zeros(data.n_features))
+                         np.zeros((max(GRADIENT_ROWS, threads), width)),
+                         np.full(data.n_rows, -1, dtype=np.int64), np.zeros(width), table)
 
 
 def _scale_vector(scale):

@@ -52,15 +52,42 @@ class L1Penalty:
     threshold : float
         theta of the truncated gradient: only weights with ``|w_j| <= theta``
         are shrunk (``inf``: every weight). Not used by ``"cumulative"``.
+    group : float
+        Strength of the group penalty ``group * sum_g factor_g * ||w_g||``
+        (the group lasso; with ``l1`` the sparse group lasso), applied every
+        ``period`` steps as its proximal step
+        (:func:`rsrank._kernels.group_shrink`). 0: none.
+    groups : ndarray of int64, optional
+        The groups as offsets into the weights: group ``g`` holds
+        ``w[groups[g]:groups[g + 1]]`` (an additive model's steps of one
+        feature). None: no groups.
+    group_factors : ndarray, optional
+        One factor per group (``sqrt`` of its size times its feature's cost).
+    weight_factors : ndarray, optional
+        One factor per weight on the L1 strength (its feature's cost). None:
+        1 everywhere.
     """
 
     l1: float = 0.0
     method: str = "truncated"
     period: int = 1
     threshold: float = np.inf
+    group: float = 0.0
+    groups: np.ndarray = None
+    group_factors: np.ndarray = None
+    weight_factors: np.ndarray = None
 
     def __post_init__(self):
         check_number("l1", self.l1, 0)
+        check_number("l1_group", self.group, 0)
+        for name in ("groups", "group_factors", "weight_factors"):
+            value = getattr(self, name)
+            dtype = np.int64 if name == "groups" else np.float64
+            object.__setattr__(self, name, np.zeros(0, dtype) if value is None
+                               else np.ascontiguousarray(value, dtype=dtype))
+        if len(self.groups) and len(self.group_factors) != len(self.groups) - 1:
+            raise ValueError(f"{len(self.groups) - 1} groups but {len(self.group_factors)} "
+                             "group factors")
         check_number("truncation_period", self.period, 1, integer=True)
         check_number("truncation_threshold", self.threshold, 0)
         if self.method not in L1_METHODS:

@@ -211,7 +211,13 @@ class QueryData:
     def rows(self, normalize="none"):
         """The :class:`Rows` the kernels read: the stored rows, or for a
         per-query scaling (``"query-zscore"``, ``"query-minmax"``) the rows
-        scaled within each query, made once."""
+        scaled within each query, or for a
+        :class:`~rsrank.binning.StepEncoding` (an additive model's steps)
+        their bin codes; made once."""
+        if hasattr(normalize, "thresholds"):  # a step encoding
+            return self.memo(("rows", normalize.key),
+                             lambda: normalize.rows(self._X, self._offsets))
+
         def make():
             X = self._X
             if normalize.startswith("query-"):

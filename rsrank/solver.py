@@ -242,14 +242,16 @@ class Solver:
     def steps(self):
         """The :class:`~rsrank._kernels.Steps` record of the schedule and
         penalty."""
-        return _kernels.Steps(float(self.learning_rate), float(self.power_t),
-                              float(self.penalty.l1), int(self.penalty.period),
-                              float(self.penalty.threshold), self.penalty.cumulative)
+        penalty = self.penalty
+        return _kernels.Steps(float(self.learning_rate), float(self.power_t), float(penalty.l1),
+                              int(penalty.period), float(penalty.threshold), penalty.cumulative,
+                              float(penalty.group), penalty.groups, penalty.group_factors,
+                              penalty.weight_factors)
 
-    def new_work(self, data):
+    def new_work(self, data, normalize="none"):
         """Scratch arrays for the epochs of one fit on ``data`` (they keep
         each query's last ranking from epoch to epoch)."""
-        return workspace(data, threads(self.n_jobs))
+        return workspace(data, threads(self.n_jobs), normalize)
 
     def query_order(self, n_queries, rng):
         return rng.permutation(n_queries) if self.shuffle else np.arange(n_queries)
@@ -263,7 +265,7 @@ class Solver:
         the epoch kernel's build across them (:func:`rsrank._compile.choose`)."""
         n = threads(self.n_jobs)
         if work is None:
-            work = workspace(data, n)
+            work = workspace(data, n, normalize)
         batch = data.n_queries if self.batch_size is None else self.batch_size
         scale = np.zeros(0) if scale is None else np.ascontiguousarray(scale, dtype=np.float64)
         args = (data.rows(normalize), self.objective.pairs(data), self.steps, scale,
@@ -288,12 +290,17 @@ class Solver:
     def mix(self, state, w):
         """The step of iterative parameter mixing: the mixed weights ``w``
         become the iterate, and one period's truncation (``learning_rate *
-        truncation_period * l1``) makes them sparse again."""
+        truncation_period * l1``) and group shrinkage make them sparse
+        again."""
         state.w[:] = w
         state.t += 1
-        if self.penalty.l1 > 0:
-            _kernels.truncate(state.w, self.learning_rate * self.penalty.period * self.penalty.l1,
-                              self.penalty.threshold)
+        penalty, period = self.penalty, self.learning_rate * self.penalty.period
+        if penalty.l1 > 0:
+            _kernels.truncate(state.w, period * penalty.l1, penalty.threshold,
+                              penalty.weight_factors)
+        if penalty.group > 0 and len(penalty.groups):
+            _kernels.group_shrink(state.w, penalty.groups, penalty.group_factors,
+                                  period * penalty.group)
 
     def fit(self, train, state, rng, *, normalize="none", scale=None, validation=None,
             monitoring=Monitoring(), advice=lambda: ""):
@@ -310,7 +317,7 @@ class Solver:
             return self.for_work(train.n_stored).fit(
                 train, state, rng, normalize=normalize, scale=scale, validation=validation,
                 monitoring=monitoring, advice=advice)
-        work, kernels = self.new_work(train), {}
+        work, kernels = self.new_work(train, normalize), {}
         if self.batch_size is None and not state.w.any():
             reference = lambda losses: losses[0]  # noqa: E731
         else:
