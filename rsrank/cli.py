@@ -270,18 +270,23 @@ def _estimator(args):
     if getattr(args, "weight_tol", None) is not None:
         recipe["weight_tol"] = args.weight_tol or None
     max_iter = args.max_iter or (PATH_EPOCHS if _curvature_recipe(args) else DEFAULTS["max_iter"])
+    additive = dict(additive=True, max_bins=args.max_bins) if args.additive else {}
     return RSRank(max_iter=max_iter, normalize=args.normalize, random_state=args.seed,
                   eval_convention=args.convention, eval_train=False, verbose=verbose,
                   n_jobs=threads, l1_method=args.l1_method, average=args.average, **stopping,
-                  **recipe)
+                  **recipe, **additive)
 
 
 def _grid(args):
     grid = {"learning_rate": args.learning_rate}
     if args.l1 is not None:
         grid["l1"] = args.l1
+    elif args.l1_ratio is not None:
+        grid["l1_ratio"] = args.l1_ratio
+    elif args.additive:  # whole features in or out along the path
+        grid["l1_group_ratio"] = DEFAULT_L1_RATIO
     else:
-        grid["l1_ratio"] = DEFAULT_L1_RATIO if args.l1_ratio is None else args.l1_ratio
+        grid["l1_ratio"] = DEFAULT_L1_RATIO
     for name in ("ndcg_k", "discount"):
         if getattr(args, name) is not None:
             grid[name] = getattr(args, name)
@@ -682,26 +687,29 @@ def _run_path(args, name, data, results):
                        normalize=args.normalize, batch_size=args.batch_size,
                        ndcg_k=args.ndcg_k, random_state=args.seed,
                        l1_method=args.l1_method, power_t=args.power_t or 0.0,
-                       average=args.average)
+                       average=args.average, additive=args.additive, max_bins=args.max_bins)
+    strength = "l1_group" if args.additive else "l1"
     if estimator.learning_rate == "auto":  # chosen once, without L1, on vali
         chosen = clone(estimator).fit(*data.train[:2], qid=data.train[2],
                                       eval_set=data.vali[:3]).learning_rate_
         estimator.set_params(learning_rate=chosen)
     l1_values, top = args.l1, None
     if l1_values is None:
-        top = estimator.l1_max(*data.train[:2], qid=data.train[2])
+        edge = estimator.l1_group_max if args.additive else estimator.l1_max
+        top = edge(*data.train[:2], qid=data.train[2])
         l1_values = [0.0] + l1_grid(top, 10, 1e-3)
     test = data.get("test")
     path = regularization_path(*data.train[:3], l1_values, estimator=estimator,
                                eval_set=data.vali[:3],
                                test_set=None if test is None else test[:3], k=10,
-                               convention=args.convention)
-    grid = ("" if top is None else f" The grid runs from {top:.4g}, the smallest l1 that "
-            "keeps every weight at zero, down to 1/1000 of it, and 0.")
+                               convention=args.convention, strength=strength)
+    grid = ("" if top is None else f" The grid runs from {top:.4g}, the smallest {strength} "
+            "that keeps every weight at zero, down to 1/1000 of it, and 0.")
+    used = "features in use" if args.additive else "non-zeros"
     lines = [f"# Regularization path, {name} fold {data.fold}", "",
              f"Command: `{_command_line(args.argv)}`", "",
              f"NDCG@10 with the {args.convention!r} convention.{grid}", "",
-             "| l1 | non-zeros | train NDCG@10 | vali NDCG@10 | test NDCG@10 |",
+             f"| {strength} | {used} | train NDCG@10 | vali NDCG@10 | test NDCG@10 |",
              "|---|---|---|---|---|"]
     for p in path:
         tested = "" if test is None else f"{p.test_ndcg:.4f}"
@@ -789,6 +797,13 @@ def _add_training_options(parser, grid):
     else:
         parser.add_argument("--ndcg-k", type=int, default=None,
                             help="NDCG cut-off in the pair weights (default: whole list)")
+    parser.add_argument("--additive", action="store_true",
+                        help="learn one step function per feature (sums of depth-1 trees; "
+                        "every engine runs it) instead of one weight; the default path then "
+                        "takes whole features in or out (--l1-ratio: steps within them)")
+    parser.add_argument("--max-bins", type=_positive(int), default=DEFAULTS["max_bins"],
+                        help=f"bins per feature of --additive (2 to 256, default "
+                        f"{DEFAULTS['max_bins']}; thresholds at training quantiles)")
     parser.add_argument("--l1-method", choices=L1_METHODS, default=DEFAULTS["l1_method"],
                         help="how L1 is applied: truncated gradient (default) or Tsuruoka's "
                         "cumulative penalty")

@@ -8,6 +8,7 @@ exports read.
 """
 
 import warnings
+from dataclasses import replace
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
@@ -16,7 +17,8 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from . import persistence
 from .metrics import CONVENTIONS, mean_ndcg
-from .model import LinearModel
+from .binning import StepEncoding
+from .model import AdditiveModel, LinearModel
 from .objective import Objective
 from .penalty import L1Penalty, check_number
 from .preprocessing import GLOBAL_NORMALIZERS, NORMALIZERS, QUERY_NORMALIZERS, \
@@ -197,6 +199,27 @@ class RSRank(BaseEstimator):
         stay all zero, as strong ``l1`` keeps them). With full-batch steps
         the weights then sit at the penalized optimum, up to that tolerance;
         ``rsrank train``'s path uses it. None: always ``max_iter`` epochs.
+    additive : bool, default=False
+        Learn one step function per feature instead of one weight:
+        ``f(x) = sum_j sum_b w_jb [x_j > t_jb]``, with at most ``max_bins - 1``
+        thresholds ``t_jb`` per feature from the training values' quantiles
+        (every distinct value when there are few; :mod:`rsrank.binning`).
+        Each step is a depth-1 tree, so every engine runs the model.
+        ``coef_`` holds the steps; ``normalize`` does not apply (the steps
+        only compare values). Needs the training data in memory (``fit``).
+    max_bins : int, default=32
+        Bins per feature of an additive model (2 to 256).
+    l1_group : float, default=0.0
+        The group penalty ``l1_group * sum_j c_j sqrt(n_j) ||w_j||``, with
+        ``w_j`` feature j's weights (its ``n_j`` steps), ``c_j`` its cost:
+        it takes whole features out (``l1`` then keeps few steps inside the
+        features left). ``l1_group_max`` gives the smallest value that keeps
+        every weight at zero.
+    feature_costs : sequence or dict, optional
+        A cost per feature (in feature order, or by name or index; omitted
+        features cost 1), multiplying that feature's ``l1`` and
+        ``l1_group``: a feature that is dear to compute must earn more to be
+        kept.
 
     Attributes
     ----------
@@ -241,7 +264,8 @@ class RSRank(BaseEstimator):
                  pair_weight="delta_ndcg", eval_k=10, eval_convention="standard",
                  early_stopping=False, validation_fraction=0.1, n_iter_no_change=10, tol=1e-4,
                  restore_best=True, eval_train=True, random_state=None, warm_start=False,
-                 n_jobs=None, verbose=0, weight_tol=None):
+                 n_jobs=None, verbose=0, weight_tol=None, additive=False, max_bins=32,
+                 l1_group=0.0, feature_costs=None):
         vars(self).update({name: value for name, value in locals().items() if name != "self"})
 
     # -- assembling ------------------------------------------------------------
@@ -260,8 +284,10 @@ class RSRank(BaseEstimator):
                 raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
         objective = Objective(self.pair_loss, self.pair_weight, self.gain, self.discount,
                               self.ndcg_k)
+        if not isinstance(self.additive, (bool, np.bool_)):
+            raise ValueError(f"additive must be True or False, got {self.additive!r}")
         penalty = L1Penalty(self.l1, self.l1_method, self.truncation_period,
-                            self.truncation_threshold)
+                            self.truncation_threshold, self.l1_group)
         return Solver(objective, penalty, self.rate(), self.power_t, self.batch_size,
                       self.shuffle, self.average, self.max_iter, self.early_stopping,
                       self.n_iter_no_change, self.tol, self.restore_best, self.n_jobs,
@@ -298,7 +324,17 @@ class RSRank(BaseEstimator):
 
     def _model(self, moments, data=None):
         """An all-zero :class:`LinearModel` with the scaling fitted on
-        column ``moments`` and the feature names of ``data``."""
+        column ``moments`` and the feature names of ``data``; with
+        ``additive``, an all-zero :class:`AdditiveModel` whose thresholds
+        are fitted on ``data``'s rows."""
+        if self.additive:
+            if not hasattr(data, "X"):
+                raise ValueError("additive models fit their thresholds on training data in "
+                                 "memory: use fit, not fit_chunks or partial_fit")
+            encoding = StepEncoding.fit(data.X, self.max_bins)
+            return AdditiveModel(np.zeros(encoding.n_steps), encoding,
+                                 getattr(data, "feature_names", None),
+                                 getattr(data, "names_from_columns", False))
         width = len(moments[1])
         offset, scale = np.zeros(width), np.ones(width)
         if self.normalize in GLOBAL_NORMALIZERS:
@@ -306,6 +342,60 @@ class RSRank(BaseEstimator):
         return LinearModel(np.zeros(width), self.normalize, offset, scale,
                            getattr(data, "feature_names", None),
                            getattr(data, "names_from_columns", False))
+
+    def penalty_layout(self, model):
+        """``(groups, group_factors, weight_factors)`` of ``model``'s weights
+        for :class:`~rsrank.penalty.L1Penalty`: one group per feature (its
+        steps, or its one weight), each weighed by the square root of its
+        size times the feature's cost; the L1 of each weight times its
+        feature's cost (None without ``feature_costs``)."""
+        costs = self._costs(model)
+        if isinstance(model, AdditiveModel):
+            groups = model.encoding.bins
+        else:
+            groups = np.arange(model.n_features + 1, dtype=np.int64)
+        sizes = np.diff(groups)
+        factors = np.sqrt(sizes) * (1.0 if costs is None else costs)
+        weights = None if costs is None else np.repeat(costs, sizes)
+        return groups, factors, weights
+
+    def _costs(self, model):
+        """``feature_costs`` as one positive number per feature of ``model``
+        (a sequence in feature order, or a dict by name or index; features
+        a dict leaves out cost 1), or None."""
+        costs = self.feature_costs
+        if costs is None:
+            return None
+        width = model.n_features
+        if isinstance(costs, dict):
+            names = model.names()
+            where = {name: j for j, name in enumerate(names)}
+            out = np.ones(width)
+            for key, value in costs.items():
+                if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+                    if not 0 <= key < width:
+                        raise ValueError(f"feature_costs: feature index {key} is not in "
+                                         f"0..{width - 1}")
+                    out[key] = value
+                elif key in where:
+                    out[where[key]] = value
+                else:
+                    raise ValueError(f"feature_costs: no feature is named {key!r}")
+        else:
+            out = np.asarray(costs, dtype=np.float64).ravel()
+            if out.shape != (width,):
+                raise ValueError(f"feature_costs has {out.size} values for {width} features")
+        out = np.asarray(out, dtype=np.float64)
+        if not np.all(np.isfinite(out)) or np.any(out <= 0):
+            raise ValueError("feature_costs must be finite and > 0")
+        return out
+
+    def _solver_for(self, model):
+        """:meth:`solver` with the penalty laid out on ``model``'s weights."""
+        solver = self.solver()
+        groups, factors, weights = self.penalty_layout(model)
+        return replace(solver, penalty=replace(solver.penalty, groups=groups,
+                                               group_factors=factors, weight_factors=weights))
 
     def _advice(self, moments, names=None):
         """What the divergence warning and error end with: ``moments()``
@@ -359,8 +449,9 @@ class RSRank(BaseEstimator):
                              "document); RSRank learns from pairs of documents with different "
                              "labels: check the labels and the qid")
         model = self._model(train.moments, train) if reset else self.model_
-        state = self._state(train.n_features, coef_init, reset)
-        fit = solver.fit(train, state, rng, normalize=self.normalize,
+        solver = self._solver_for(model)
+        state = self._state(len(model.coef), coef_init, reset)
+        fit = solver.fit(train, state, rng, normalize=model.view,
                          scale=model.training_scale(), validation=validation,
                          monitoring=self._monitoring(), advice=self._advice(lambda: train.moments, train.feature_names))
         self._fitted(model, fit, state, train.n_queries, train.fingerprint)
@@ -374,7 +465,7 @@ class RSRank(BaseEstimator):
         data = X if isinstance(X, QueryData) else QueryData(X, y, qid)
         model = self._model(data.moments, data) if not (
             self.warm_start and hasattr(self, "model_")) else self.model_
-        trace = solver.objective.curvature(data, normalize=self.normalize,
+        trace = solver.objective.curvature(data, normalize=model.view,
                                            scale=model.training_scale())
         rate = CURVATURE_STEP / trace if trace > 0 else AUTO_DEFAULT
         return self._adopt(self._at_rate(rate).fit(data, eval_set=eval_set,
@@ -434,9 +525,7 @@ class RSRank(BaseEstimator):
     def _fitted(self, model, fit, state, n_queries, fingerprint):
         if not self.average:
             state.w = fit.coef.copy()  # partial_fit and warm_start go on from coef_
-        self.model_ = LinearModel(fit.coef, model.normalize, model.offset, model.scale,
-                                  model.feature_names, model.names_from_columns, fingerprint,
-                                  n_queries)
+        self.model_ = model.with_fit(fit.coef, fingerprint, n_queries)
         self.n_iter_, self.best_iteration_, self.history_ = (fit.n_iter, fit.best_iteration,
                                                              fit.history)
         self.learning_rate_ = self.rate()
@@ -499,6 +588,9 @@ class RSRank(BaseEstimator):
         if self.early_stopping and eval_set is None:
             raise ValueError("fit_chunks with early_stopping needs an eval_set (no queries "
                              "can be held out of a stream)")
+        if self.additive:
+            raise ValueError("additive models fit their thresholds on training data in memory: "
+                             "use fit, not fit_chunks")
         reset = not (self.warm_start and hasattr(self, "model_"))
         rng = check_random_state(self.random_state)
         first = next(iter(chunks()), None)
@@ -524,8 +616,22 @@ class RSRank(BaseEstimator):
         ``coef_`` (the scaled features): the top of a regularization path
         scaled to the data, :func:`rsrank.experiments.l1_grid`."""
         data = X if isinstance(X, QueryData) else QueryData(X, y, qid)
-        scale = self._model(data.moments, data).training_scale()
-        return self.solver().objective.l1_max(data, normalize=self.normalize, scale=scale)
+        model = self._model(data.moments, data)
+        weights = self.penalty_layout(model)[2]
+        return self.solver().objective.l1_max(data, normalize=model.view,
+                                              scale=model.training_scale(),
+                                              weight_factors=weights)
+
+    def l1_group_max(self, X, y=None, *, qid=None):
+        """The smallest ``l1_group`` at which this estimator (without
+        ``l1``) keeps every weight at zero: the largest norm of a feature's
+        gradient at zero over its group factor
+        (:meth:`rsrank.objective.Objective.group_max`)."""
+        data = X if isinstance(X, QueryData) else QueryData(X, y, qid)
+        model = self._model(data.moments, data)
+        groups, factors, _ = self.penalty_layout(model)
+        return self.solver().objective.group_max(data, groups, factors, normalize=model.view,
+                                                 scale=model.training_scale())
 
     def l1_max_chunks(self, chunks):
         """:meth:`l1_max` of training data read in blocks of whole queries,
@@ -544,6 +650,9 @@ class RSRank(BaseEstimator):
         and step count (for data that arrives in blocks of whole queries)."""
         first = not hasattr(self, "model_")
         solver = self.solver()
+        if self.additive:
+            raise ValueError("additive models fit their thresholds on training data in memory: "
+                             "use fit, not partial_fit")
         _warn_without_qid("partial_fit", X, qid)
         data = self._data(X, y, qid, reset=first)
         if first:  # the first block fixes the scaling
@@ -607,10 +716,12 @@ class RSRank(BaseEstimator):
         check_is_fitted(self)
         if isinstance(X, QueryData):
             data = self._data(X, None, None, reset=False)
-            return data.in_input_order(self.model_.score_rows(data.rows(self.normalize),
+            return data.in_input_order(self.model_.score_rows(data.rows(self.model_.view),
                                                               self.n_jobs))
         X = validate_data(self, X, reset=False, accept_sparse="csr",
                           dtype=[np.float64, np.float32], order="C")
+        if isinstance(self.model_, AdditiveModel):
+            return self.model_.score_rows(self.model_.encoding.rows(X), self.n_jobs)
         if self.normalize in QUERY_NORMALIZERS:
             if qid is None and self.model_.n_fit_queries > 1:
                 raise ValueError(f"normalize={self.normalize!r} scales features within each "
@@ -660,9 +771,24 @@ class RSRank(BaseEstimator):
     def selected_features(self):
         """Non-zero weights as ``[(name, weight), ...]`` by decreasing
         ``|weight|``, named by :meth:`feature_names`. The weights are those
-        of ``coef_`` (on the scaled features)."""
+        of ``coef_`` (on the scaled features). For an additive model, the
+        features with a non-zero step as ``[(name, spread), ...]``, the
+        spread of each shape function (largest minus smallest value) in
+        decreasing order."""
         check_is_fitted(self)
         return self.model_.selected_features()
+
+    def shape_functions(self):
+        """An additive model's shape function per feature in use: a list of
+        dicts with ``feature`` (index), ``name``, ``thresholds`` and
+        ``values`` (the contribution below the first threshold, between
+        each two, and above the last; see
+        :meth:`rsrank.model.AdditiveModel.shape_functions`)."""
+        check_is_fitted(self)
+        if not isinstance(self.model_, AdditiveModel):
+            raise ValueError("shape_functions() is for additive models (additive=True); a "
+                             "linear model's shape is its weight: selected_features()")
+        return self.model_.shape_functions()
 
     # -- model files -------------------------------------------------------------
 

@@ -217,24 +217,45 @@ def _metric_on(name, data, model, convention):
     return _metric_per_query(name, data.y, scores[data.order], data.groups, convention)
 
 
+def n_features_used(estimator):
+    """The features a fitted estimator's model uses (a non-zero weight, or
+    for an additive model a non-zero step): those an engine computes."""
+    return int(len(estimator.model_.selected_indices()))
+
+
+#: the penalty strengths of a path point, and their fractions of the edge
+STRENGTHS = ("l1", "l1_ratio", "l1_group", "l1_group_ratio")
+
+
 def _resolve_l1_ratio(estimator, params, data, tops):
     """A grid point's ``l1_ratio`` (a fraction of the fold's ``l1_max``) as
-    the ``l1`` it stands for; ``tops`` keeps ``l1_max`` per setting of the
-    other parameters, so a fold computes each once."""
+    the ``l1`` it stands for, and its ``l1_group_ratio`` (of
+    ``l1_group_max``) as the ``l1_group``; ``tops`` keeps each edge per
+    setting of the other parameters, so a fold computes each once."""
     params = dict(params)
-    ratio = params.pop("l1_ratio", None)
-    if ratio is None:
-        return params
-    if "l1" in params:
-        raise ValueError("a grid point has both l1 and l1_ratio; give one of them")
-    if not (isinstance(ratio, (int, float, np.number)) and 0 <= ratio):
-        raise ValueError(f"l1_ratio must be a number >= 0, got {ratio!r}")
-    base = clone(estimator).set_params(**params)
-    key = repr(sorted((k, v) for k, v in base.get_params().items() if k != "l1"))
-    if key not in tops:
-        tops[key] = (base.l1_max(data.train) if data.train is not None
-                     else base.l1_max_chunks(data.train_chunks))
-    return {**params, "l1": float(ratio) * tops[key]}
+    for ratio_name, name in (("l1_ratio", "l1"), ("l1_group_ratio", "l1_group")):
+        ratio = params.pop(ratio_name, None)
+        if ratio is None:
+            continue
+        if name in params:
+            raise ValueError(f"a grid point has both {name} and {ratio_name}; give one of them")
+        if not (isinstance(ratio, (int, float, np.number)) and 0 <= ratio):
+            raise ValueError(f"{ratio_name} must be a number >= 0, got {ratio!r}")
+        base = clone(estimator).set_params(**{k: v for k, v in params.items()
+                                              if k not in STRENGTHS})
+        key = (name, repr(sorted((k, v) for k, v in base.get_params().items()
+                                 if k not in STRENGTHS)))
+        if key not in tops:
+            if name == "l1_group":
+                if data.train is None:
+                    raise ValueError("l1_group_ratio needs the training data in memory "
+                                     "(not --stream)")
+                tops[key] = base.l1_group_max(data.train)
+            else:
+                tops[key] = (base.l1_max(data.train) if data.train is not None
+                             else base.l1_max_chunks(data.train_chunks))
+        params[name] = float(ratio) * tops[key]
+    return params
 
 
 def _resolve_rate(estimator, params, data, dense_fits):
@@ -242,15 +263,15 @@ def _resolve_rate(estimator, params, data, dense_fits):
     setting of the other parameters: :meth:`RSRank.fit` chooses it on vali
     without L1 (``dense_fits`` keeps that fit per setting, and returns it
     for a point without L1). Streamed training keeps ``"auto"`` (1e-2)."""
-    dense = {k: v for k, v in params.items() if k not in ("l1", "l1_ratio")}
+    dense = {k: v for k, v in params.items() if k not in STRENGTHS}
     if clone(estimator).set_params(**dense).learning_rate != "auto" or data.train is None:
         return params, None
     key = repr(sorted(dense.items()))
     if key not in dense_fits:
-        dense_fits[key] = clone(estimator).set_params(**dense, l1=0.0).fit(
+        dense_fits[key] = clone(estimator).set_params(**dense, l1=0.0, l1_group=0.0).fit(
             data.train, eval_set=data.vali)
     model = dense_fits[key]
-    without_l1 = params.get("l1", 0.0) == 0 and params.get("l1_ratio", 0.0) == 0
+    without_l1 = all(params.get(name, 0.0) == 0 for name in STRENGTHS)
     return {**params, "learning_rate": model.learning_rate_}, (model if without_l1 else None)
 
 
@@ -260,7 +281,7 @@ def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, seed=No
     last = {}  # with path: the weights of the last point of each setting but l1
     start = time.perf_counter()
     for point in grid:
-        setting = repr(sorted((k, v) for k, v in point.items() if k not in ("l1", "l1_ratio")))
+        setting = repr(sorted((k, v) for k, v in point.items() if k not in STRENGTHS))
         point, fitted = _resolve_rate(estimator, point, data, dense_fits)
         params = _resolve_l1_ratio(estimator, point, data, tops)
         model = clone(estimator).set_params(**params)
@@ -277,10 +298,11 @@ def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, seed=No
                       coef_init=last.get(setting) if path else None)
         last[setting] = model.coef_
         per_query = _metric_on(select, data.vali, model, convention)
-        if "l1_ratio" in point:
-            params = {**point, "l1": params["l1"]}
+        for ratio_name, name in (("l1_ratio", "l1"), ("l1_group_ratio", "l1_group")):
+            if ratio_name in point:
+                params = {**point, **params, name: params[name]}
         tried.append({"params": params, "vali_score": metrics.nanmean(per_query),
-                      "n_nonzero": int(np.count_nonzero(model.coef_))})
+                      "n_nonzero": n_features_used(model)})
         vali_per_query.append(per_query)
         models.append(model)
     seconds = time.perf_counter() - start
@@ -294,7 +316,7 @@ def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, seed=No
                                         evaluation.groups, convention=convention)
     report = {name: metrics.nanmean(values) for name, values in per_query.items()
               if name != "qid"}
-    return FoldResult(data.fold, params, vali, report, int(np.count_nonzero(model.coef_)),
+    return FoldResult(data.fold, params, vali, report, n_features_used(model),
                       model, scores, tried, seconds, evaluated_on, seed, per_query)
 
 
@@ -455,7 +477,7 @@ def l1_grid(l1_max, n_points=10, ratio=1e-3):
 
 
 def regularization_path(X, y, qid, l1_values, *, estimator=None, eval_set=None, test_set=None,
-                        k=10, convention="standard", warm_start=True):
+                        k=10, convention="standard", warm_start=True, strength="l1"):
     """Train along decreasing L1 strengths, each fit starting from the last
     (glmnet's order: from the sparsest model to the densest, so a strong
     penalty never starts from dense weights).
@@ -473,20 +495,24 @@ def regularization_path(X, y, qid, l1_values, *, estimator=None, eval_set=None, 
     k, convention : NDCG cut-off and convention of the reported scores.
     warm_start : bool
         Start each fit from the previous point's weights.
+    strength : {"l1", "l1_group"}
+        The parameter ``l1_values`` set (``"l1_group"``: whole features in
+        or out, as an additive model's path runs).
 
     Returns
     -------
     list of Bunch
-        Per g, in increasing order of g: ``l1``, ``n_nonzero``, ``coef``,
+        Per g, in increasing order of g: ``l1`` (the value of ``strength``),
+        ``n_nonzero`` (features in use), ``coef``,
         ``train_ndcg`` and, when given, ``val_ndcg`` and ``test_ndcg``.
     """
     base = RSRank() if estimator is None else estimator
     path, coef = [], None
     for g in sorted((float(v) for v in l1_values), reverse=True):
-        model = clone(base).set_params(l1=g)
+        model = clone(base).set_params(**{strength: g})
         model.fit(X, y, qid=qid, eval_set=eval_set, coef_init=coef if warm_start else None)
         coef = model.coef_.copy()
-        point = Bunch(l1=g, n_nonzero=int(np.count_nonzero(coef)), coef=coef,
+        point = Bunch(l1=g, n_nonzero=n_features_used(model), coef=coef,
                       train_ndcg=metrics.mean_ndcg(y, model.predict(X), qid, k,
                                                    convention=convention))
         for name, data in (("val_ndcg", eval_set), ("test_ndcg", test_set)):
@@ -621,10 +647,14 @@ def experiment_markdown(experiment, title="RSRank on LETOR folds", command=None)
         nnz = summary["n_nonzero"]
         blank = " |" if seeded else ""
         lines.append(f"| {label} |{blank} {values} | {nnz[0]:.1f} ± {nnz[1]:.1f} | |")
-    lines += ["", "Kept features (weights on the scaled features, largest first):", ""]
+    additive = any(getattr(fold.model, "additive", False) for fold in experiment.folds)
+    lines += ["", ("Kept features (the spread of each shape function, largest first):"
+                   if additive else
+                   "Kept features (weights on the scaled features, largest first):"), ""]
     for fold in experiment.folds:
         kept = fold.model.selected_features()
-        listed = ", ".join(f"{name} {weight:+.3g}" for name, weight in kept) or "none"
+        form = "{:.3g}" if additive else "{:+.3g}"
+        listed = ", ".join(f"{name} {form.format(weight)}" for name, weight in kept) or "none"
         lines.append(f"- {fold.name}: {listed}")
     return "\n".join(lines) + "\n"
 

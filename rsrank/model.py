@@ -12,7 +12,7 @@ from ._compile import choose
 from ._threads import SCORING_WORK_PER_THREAD, numba_threads, threads
 from .preprocessing import GLOBAL_NORMALIZERS, QUERY_NORMALIZERS
 
-__all__ = ["LinearModel", "linear_scores", "feature_name_problem"]
+__all__ = ["LinearModel", "AdditiveModel", "linear_scores", "feature_name_problem"]
 
 
 def feature_name_problem(names, n_features):
@@ -163,3 +163,140 @@ class LinearModel:
         names = [str(name) for name in names]
         return LinearModel(self.coef, self.normalize, self.offset, self.scale, names,
                            from_columns, self.fingerprint, self.n_fit_queries)
+
+    @property
+    def view(self):
+        """How the kernels read the data for this model
+        (:meth:`rsrank.querydata.QueryData.rows`): its per-query scaling, or
+        the stored rows."""
+        return self.normalize
+
+    def with_fit(self, coef, fingerprint, n_fit_queries):
+        """The same model with trained weights and what they were trained on."""
+        return LinearModel(np.asarray(coef, dtype=np.float64), self.normalize, self.offset,
+                           self.scale, self.feature_names, self.names_from_columns,
+                           fingerprint, n_fit_queries)
+
+    def selected_indices(self):
+        """The features in use (a non-zero weight)."""
+        return np.flatnonzero(self.coef)
+
+
+@dataclass(frozen=True)
+class AdditiveModel:
+    """An additive ranking function: one step function per feature,
+    ``f(x) = sum_j sum_b coef[bins[j] + b] * [x_j > t_jb]``, the comparison
+    on the float32 value of ``x_j`` (:mod:`rsrank.binning`).
+
+    Attributes
+    ----------
+    coef : ndarray of shape (n_steps,)
+        The step heights, feature after feature (``encoding.bins``).
+    encoding : rsrank.binning.StepEncoding
+        Each feature's thresholds ``t_jb``.
+    feature_names, names_from_columns, fingerprint, n_fit_queries
+        As for :class:`LinearModel`.
+    """
+
+    coef: np.ndarray
+    encoding: object
+    feature_names: list = None
+    names_from_columns: bool = False
+    fingerprint: dict = None
+    n_fit_queries: int = 1
+
+    normalize = "none"
+    deployable = True
+
+    def __post_init__(self):
+        if len(self.coef) != self.encoding.n_steps:
+            raise ValueError(f"{len(self.coef)} step weights for {self.encoding.n_steps} steps")
+        if self.feature_names is not None:
+            problem = feature_name_problem(list(self.feature_names), self.n_features)
+            if problem:
+                raise ValueError(problem)
+
+    @property
+    def n_features(self):
+        return self.encoding.n_features
+
+    @property
+    def view(self):
+        return self.encoding
+
+    @property
+    def offset(self):
+        return np.zeros(self.n_features)
+
+    @property
+    def scale(self):
+        return np.ones(self.n_features)
+
+    def training_scale(self):
+        return None
+
+    def score_rows(self, rows, n_jobs=None):
+        """Scores of the bin-code :class:`~rsrank._kernels.Rows` of this
+        model's encoding."""
+        return linear_scores(rows, self.coef, n_jobs)
+
+    def names(self):
+        if self.feature_names is None:
+            return [f"f{j + 1}" for j in range(self.n_features)]
+        return [str(name) for name in self.feature_names]
+
+    def linear_function(self):
+        raise ValueError("an additive model is a step function per feature, not a linear "
+                         "function: use shape_functions() (or the exports, which write its "
+                         "steps as trees)")
+
+    def shape_functions(self):
+        """Per feature in use, in feature order, a dict: ``feature`` (index),
+        ``name``, ``thresholds`` (float32 values, increasing) and ``values``
+        (one more than thresholds: the contribution of ``x <= t_0``, of
+        ``t_0 < x <= t_1``, ..., of ``x > t_last``). A constant shift of a
+        feature's values changes no ranking; each starts at 0."""
+        names, bins, out = self.names(), self.encoding.bins, []
+        for j in self.selected_indices():
+            steps = self.coef[bins[j]:bins[j + 1]]
+            out.append({"feature": int(j), "name": names[j],
+                        "thresholds": self.encoding.thresholds[j].copy(),
+                        "values": np.r_[0.0, np.cumsum(steps)]})
+        return out
+
+    def feature_ranges(self):
+        """Per feature, the spread of its shape function (largest minus
+        smallest contribution): how much it can move a score."""
+        bins, ranges = self.encoding.bins, np.zeros(self.n_features)
+        for j in range(self.n_features):
+            values = np.r_[0.0, np.cumsum(self.coef[bins[j]:bins[j + 1]])]
+            ranges[j] = values.max() - values.min()
+        return ranges
+
+    def selected_indices(self):
+        """The features in use (a non-zero step)."""
+        bins = self.encoding.bins
+        return np.flatnonzero([np.any(self.coef[bins[j]:bins[j + 1]])
+                               for j in range(self.n_features)])
+
+    def selected_features(self):
+        """The features in use as ``[(name, spread), ...]`` by decreasing
+        spread of their shape functions (:meth:`feature_ranges`)."""
+        names, ranges = self.names(), self.feature_ranges()
+        used = self.selected_indices()
+        used = used[np.argsort(-ranges[used], kind="stable")]
+        return [(str(names[j]), float(ranges[j])) for j in used]
+
+    def with_coef(self, coef):
+        return AdditiveModel(np.asarray(coef, dtype=np.float64), self.encoding,
+                             self.feature_names, self.names_from_columns, self.fingerprint,
+                             self.n_fit_queries)
+
+    def with_fit(self, coef, fingerprint, n_fit_queries):
+        return AdditiveModel(np.asarray(coef, dtype=np.float64), self.encoding,
+                             self.feature_names, self.names_from_columns, fingerprint,
+                             n_fit_queries)
+
+    def with_names(self, names, *, from_columns=False):
+        return AdditiveModel(self.coef, self.encoding, [str(name) for name in names],
+                             from_columns, self.fingerprint, self.n_fit_queries)

@@ -142,9 +142,12 @@ class Objective:
         groups = np.asarray(groups, dtype=np.int64)
         if grad.size == 0 or len(groups) < 2:
             return 0.0
-        norms = np.sqrt(np.add.reduceat(grad ** 2, groups[:-1])
-                        * (np.diff(groups) > 0))
-        return float(np.max(norms / np.asarray(group_factors, dtype=np.float64)))
+        sizes = np.diff(groups)
+        # groups without weights (a constant feature has no step) need no strength
+        norms = np.array([np.sqrt(np.sum(grad[lo:hi] ** 2)) for lo, hi in
+                          zip(groups[:-1], groups[1:])])
+        factors = np.asarray(group_factors, dtype=np.float64)
+        return float(np.max(norms[sizes > 0] / factors[sizes > 0], initial=0.0))
 
     def zero_model_gradient(self, data, *, normalize="none", scale=None):
         """The gradient of the mean per-query loss at ``w = 0``; ``data`` is a
@@ -193,7 +196,7 @@ class Objective:
                                           labels.inv_ideal[q], self.unit_weights)
             return PAIR_CURVATURE[self.pair_loss] * total / data.n_queries
         return data.memo(("curvature", self.gain, self.discount, self.ndcg_k, self.pair_loss,
-                          self.pair_weight, normalize,
+                          self.pair_weight, getattr(normalize, "key", normalize),
                           None if factor is None else factor.tobytes()), make)
 
     def zero_model_loss(self, data):
@@ -242,13 +245,31 @@ def _scale_vector(scale):
 
 
 def _query_rows(rows, lo, hi, width):
-    """Rows ``lo:hi`` of :class:`~rsrank._kernels.Rows` as a dense float64 array."""
+    """Rows ``lo:hi`` of :class:`~rsrank._kernels.Rows` as a dense float64
+    array: the features, or for bin codes the 0/1 step indicators."""
+    if len(rows.bins):
+        return _step_indicators(rows, lo, hi)
     if rows.indptr.shape[0] == 0:
         return np.asarray(rows.dense[lo:hi], dtype=np.float64)
     out = np.zeros((hi - lo, width))
     start, stop = rows.indptr[lo], rows.indptr[hi]
     row_of = np.repeat(np.arange(hi - lo), np.diff(rows.indptr[lo:hi + 1]))
     out[row_of, rows.indices[start:stop]] = rows.data[start:stop]
+    return out
+
+
+def _step_indicators(rows, lo, hi):
+    bins = rows.bins
+    if rows.indptr.shape[0] == 0:
+        codes = rows.dense_codes[lo:hi]
+    else:
+        codes = np.repeat(rows.zero_codes[None, :], hi - lo, axis=0)
+        start, stop = rows.indptr[lo], rows.indptr[hi]
+        row_of = np.repeat(np.arange(hi - lo), np.diff(rows.indptr[lo:hi + 1]))
+        codes[row_of, rows.indices[start:stop]] = rows.stored_codes[start:stop]
+    out = np.zeros((hi - lo, int(bins[-1])))
+    for j in range(len(bins) - 1):
+        out[:, bins[j]:bins[j + 1]] = codes[:, j:j + 1] > np.arange(bins[j + 1] - bins[j])
     return out
 
 

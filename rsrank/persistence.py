@@ -20,13 +20,17 @@ import numpy as np
 
 from ._files import atomic_write_text, read_bounded_text
 from ._version import __version__
-from .model import LinearModel, feature_name_problem
+from .binning import MAX_BINS, StepEncoding
+from .model import AdditiveModel, LinearModel, feature_name_problem
 
 __all__ = ["MODEL_FORMAT", "MODEL_FORMAT_VERSION", "MAX_MODEL_BYTES", "ModelFileError",
            "SavedModel", "save_model", "load_model", "model_document", "model_from_document"]
 
 MODEL_FORMAT = "rsrank-model"
-MODEL_FORMAT_VERSION = 2
+MODEL_FORMAT_VERSION = 3
+#: Linear models are written as version 2, which every earlier reader takes;
+#: version 3 adds additive models (``"model": "additive"`` and ``"thresholds"``)
+LINEAR_FORMAT_VERSION = 2
 #: Largest model file read (a million features take about 60 MB).
 MAX_MODEL_BYTES = 256 * 2**20
 
@@ -74,9 +78,10 @@ def model_document(model, params, fitted):
             raise ValueError(f"cannot save parameter {name}={value!r}: a callable has no "
                              "JSON form; use pickle or joblib for this model")
         values[name] = _to_json(value)
+    additive = isinstance(model, AdditiveModel)
     document = {
         "format": MODEL_FORMAT,
-        "format_version": MODEL_FORMAT_VERSION,
+        "format_version": MODEL_FORMAT_VERSION if additive else LINEAR_FORMAT_VERSION,
         "rsrank_version": __version__,
         "n_features": int(model.n_features),
         "feature_names": model.names(),
@@ -97,6 +102,11 @@ def model_document(model, params, fitted):
         "feature_offset": [float(v) for v in model.offset],
         "feature_scale": [float(v) for v in model.scale],
     }
+    if additive:
+        # float32 thresholds as the doubles of the same value: read back exactly
+        document["model"] = "additive"
+        document["thresholds"] = [[float(t) for t in cuts] for cuts in model.encoding.thresholds]
+        document["fitted"]["n_nonzero"] = len(model.selected_indices())
     return document
 
 
@@ -135,7 +145,11 @@ def model_from_document(document, path="<model>"):
     n = document.get("n_features")
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         raise ModelFileError(path, f"n_features must be a positive integer, got {n!r}")
-    coef = _vector(document, "coef", n, path)
+    kind = document.get("model", "linear")
+    if kind not in ("linear", "additive"):
+        raise ModelFileError(path, f"'model' must be 'linear' or 'additive', got {kind!r}")
+    encoding = _encoding(document, n, path) if kind == "additive" else None
+    coef = _vector(document, "coef", n if encoding is None else encoding.n_steps, path)
     params = document.get("params")
     if not isinstance(params, dict):
         raise ModelFileError(path, "'params' must be an object of parameter values")
@@ -177,11 +191,37 @@ def model_from_document(document, path="<model>"):
     problem = None if names is None else feature_name_problem(names, n)
     if problem:
         raise ModelFileError(path, f"feature_names: {problem}")
-    model = LinearModel(coef, normalize, offset, scale, names, from_columns,
-                        fingerprint if isinstance(fingerprint, dict) else None,
-                        count("n_fit_queries", 1) or 1)
+    fingerprint = fingerprint if isinstance(fingerprint, dict) else None
+    if encoding is not None:
+        model = AdditiveModel(coef, encoding, names, from_columns, fingerprint,
+                              count("n_fit_queries", 1) or 1)
+    else:
+        model = LinearModel(coef, normalize, offset, scale, names, from_columns, fingerprint,
+                            count("n_fit_queries", 1) or 1)
     return SavedModel(model, params, {"n_iter": count("n_iter", 0), "t": count("t", 0),
                                       "best_iteration": count("best_iteration", None)})
+
+
+def _encoding(document, n, path):
+    """The :class:`~rsrank.binning.StepEncoding` of an additive model's
+    ``thresholds``: per feature a list of increasing float32 values."""
+    thresholds = document.get("thresholds")
+    if not isinstance(thresholds, list) or len(thresholds) != n:
+        raise ModelFileError(path, f"'thresholds' must be a list of {n} lists (one per feature)")
+    out = []
+    for j, cuts in enumerate(thresholds, start=1):
+        if (not isinstance(cuts, list) or len(cuts) >= MAX_BINS or not all(
+                isinstance(v, numbers.Real) and not isinstance(v, bool) for v in cuts)):
+            raise ModelFileError(path, f"thresholds of feature {j} must be a list of at most "
+                                 f"{MAX_BINS - 1} numbers")
+        values = np.asarray(cuts, dtype=np.float64)
+        single = values.astype(np.float32)
+        if (not np.all(np.isfinite(values)) or np.any(single != values)
+                or np.any(np.diff(values) <= 0)):
+            raise ModelFileError(path, f"thresholds of feature {j} must be increasing finite "
+                                 "float32 values")
+        out.append(single)
+    return StepEncoding(out)
 
 
 def _looks_like_letor(text):

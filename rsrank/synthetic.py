@@ -14,7 +14,8 @@ from sklearn.utils import Bunch, check_random_state
 from ._files import atomic_write_text
 from .writers import letor_lines, write_lines
 
-__all__ = ["make_letor_like", "make_mslr_like", "make_raw_features", "write_letor_folds"]
+__all__ = ["make_letor_like", "make_mslr_like", "make_raw_features", "make_nonlinear",
+           "write_letor_folds"]
 
 
 def make_letor_like(n_queries=100, docs_per_query=(50, 250), n_features=45, n_informative=8,
@@ -205,3 +206,59 @@ def make_raw_features(n_queries=200, docs_per_query=(20, 60), random_state=0):
         y[start:start + size] = np.searchsorted(cuts, block)
         start += size
     return Bunch(X=X, y=y, qid=qid.astype(np.int64), feature_names=list(RAW_FEATURE_NAMES))
+
+
+#: The informative features of :func:`make_nonlinear`, in column order
+NONLINEAR_NAMES = ["peaked", "step", "saturating", "heavy_tailed"]
+
+
+def make_nonlinear(n_queries=300, docs_per_query=(20, 60), n_noise=16, noise=0.5,
+                   random_state=0):
+    """Queries whose relevance is a sum of non-linear effects of four
+    features, which no linear ranker can express, plus noise features.
+
+    * ``peaked`` (uniform on 0 to 10): best in the middle, ``-(x - 5)^2 / 4``,
+      as document length often is;
+    * ``step`` (uniform on 0 to 1): ``+1.5`` above 0.7 and nothing below, as
+      freshness within a window;
+    * ``saturating`` (exponential, mean 3): ``2 (1 - exp(-x))``, as a count
+      whose first few matter;
+    * ``heavy_tailed`` (log-normal, spanning five decades): ``log(1 + x) / 2``,
+      as clicks;
+    * ``n_noise`` features (``noise_1`` ...) drawn alike (uniform, normal,
+      exponential, log-normal in turn) with no effect.
+
+    The latent relevance is the sum of the effects plus Gaussian noise of
+    standard deviation ``noise``; within each query it is cut into labels
+    0-3 at its 50%, 80% and 95% quantiles.
+
+    Returns
+    -------
+    Bunch
+        ``X`` (dense float64), ``y``, ``qid`` (contiguous), ``feature_names``
+        and ``informative`` (the columns with an effect: 0 to 3).
+    """
+    rng = check_random_state(random_state)
+    low, high = docs_per_query
+    sizes = rng.randint(low, high + 1, size=n_queries)
+    n = int(sizes.sum())
+    peaked = rng.uniform(0, 10, n)
+    step = rng.uniform(0, 1, n)
+    saturating = rng.exponential(3.0, n)
+    heavy = np.exp(rng.normal(2.0, 2.0, n))
+    draws = [lambda: rng.uniform(0, 10, n), lambda: rng.normal(0, 1, n),
+             lambda: rng.exponential(3.0, n), lambda: np.exp(rng.normal(2.0, 2.0, n))]
+    noise_columns = [draws[k % 4]() for k in range(n_noise)]
+    X = np.column_stack([peaked, step, saturating, heavy, *noise_columns])
+    latent = (-(peaked - 5) ** 2 / 4 + 1.5 * (step > 0.7) + 2 * (1 - np.exp(-saturating))
+              + np.log1p(heavy) / 2 + rng.normal(scale=noise, size=n))
+    qid = np.repeat(np.arange(1, n_queries + 1), sizes)
+    y = np.zeros(n, dtype=np.int64)
+    start = 0
+    for size in sizes:
+        block = latent[start:start + size]
+        y[start:start + size] = np.searchsorted(np.quantile(block, [0.5, 0.8, 0.95]), block)
+        start += size
+    names = NONLINEAR_NAMES + [f"noise_{k + 1}" for k in range(n_noise)]
+    return Bunch(X=X, y=y, qid=qid.astype(np.int64), feature_names=names,
+                 informative=np.arange(len(NONLINEAR_NAMES)))

@@ -97,3 +97,121 @@ def test_workspace_has_one_weight_per_step():
     work = workspace(QueryData(X, y, qid), 1, encoding)
     assert work.partial.shape[1] == work.w_scaled.shape[0] == encoding.n_steps
     assert work.table.shape[0] == encoding.n_steps + X.shape[1]
+
+
+# -- the estimator ---------------------------------------------------------------------
+
+from rsrank import RSRank  # noqa: E402
+from rsrank.synthetic import make_nonlinear  # noqa: E402
+
+
+def nonlinear_split(seed=0, n_queries=120):
+    data = make_nonlinear(n_queries=n_queries, random_state=seed)
+    train = data.qid <= int(n_queries * 0.7)
+    parts = [(data.X[m], data.y[m], data.qid[m]) for m in (train, ~train)]
+    return data, parts[0], parts[1]
+
+
+def test_additive_predictions_are_the_step_sums_of_the_shape_functions():
+    _, train, test = nonlinear_split()
+    model = RSRank(additive=True, max_bins=16, max_iter=20).fit(*train[:2], qid=train[2])
+    # by hand: every shape function looked up with numpy's searchsorted on float32
+    expected = np.zeros(len(test[0]))
+    for shape in model.shape_functions():
+        x = test[0][:, shape["feature"]].astype(np.float32)
+        expected += shape["values"][np.searchsorted(shape["thresholds"], x, side="left")]
+    np.testing.assert_allclose(model.predict(test[0]), expected, rtol=1e-12, atol=1e-12)
+    assert model.coef_.shape == (model.model_.encoding.n_steps,)
+    # a value exactly on a threshold has that step off
+    shape = model.shape_functions()[0]
+    row = test[0][:1].copy()
+    row[0, shape["feature"]] = shape["thresholds"][3]
+    below = row.copy()
+    below[0, shape["feature"]] = np.nextafter(shape["thresholds"][3], -np.inf, dtype=np.float32)
+    assert model.predict(row)[0] == pytest.approx(model.predict(below)[0], abs=1e-12)
+
+
+def test_the_group_penalty_takes_whole_features_out_and_l1_group_max_is_its_edge():
+    data, train, _ = nonlinear_split(1)
+    base = RSRank(additive=True, max_bins=16, max_iter=40, learning_rate=0.1)
+    top = base.l1_group_max(*train[:2], qid=train[2])
+    above = RSRank(**{**base.get_params(), "l1_group": top * 1.001}).fit(*train[:2],
+                                                                         qid=train[2])
+    assert not np.any(above.coef_)
+    below = RSRank(**{**base.get_params(), "l1_group": top * 0.9, "max_iter": 1}).fit(
+        *train[:2], qid=train[2])
+    assert np.any(below.coef_)
+    sparse = RSRank(**{**base.get_params(), "l1_group": top * 0.05}).fit(*train[:2],
+                                                                         qid=train[2])
+    kept = sparse.model_.selected_indices()
+    assert set(kept) == set(data.informative)
+    bins = sparse.model_.encoding.bins
+    for j in range(len(bins) - 1):  # a feature out has every step at zero
+        steps = sparse.coef_[bins[j]:bins[j + 1]]
+        assert (j in kept) == bool(np.any(steps))
+
+
+def test_feature_costs_price_features_out():
+    _, train, _ = nonlinear_split(2)
+    params = dict(additive=True, max_bins=16, max_iter=40, learning_rate=0.1)
+    top = RSRank(**params).l1_group_max(*train[:2], qid=train[2])
+    cheap = RSRank(**params, l1_group=top * 0.05).fit(*train[:2], qid=train[2])
+    assert 0 in cheap.model_.selected_indices()
+    dear = RSRank(**params, l1_group=top * 0.05, feature_costs={0: 1000.0}).fit(
+        *train[:2], qid=train[2])
+    assert 0 not in dear.model_.selected_indices()
+    # by name, and for a linear model too (its L1 per feature)
+    linear = RSRank(max_iter=20, l1=0.05, feature_costs={"f1": 1e6}).fit(*train[:2],
+                                                                          qid=train[2])
+    assert linear.coef_[0] == 0.0
+    for bad, words in [([1.0, 2.0], "2 values for 20 features"), ({"nope": 2.0}, "nope"),
+                       ({0: -1.0}, "> 0"), ({99: 2.0}, "index 99")]:
+        with pytest.raises(ValueError, match=words):
+            RSRank(**params, feature_costs=bad).fit(*train[:2], qid=train[2])
+
+
+def test_additive_models_refuse_what_they_cannot_do():
+    _, train, _ = nonlinear_split(3)
+    model = RSRank(additive=True, max_iter=3)
+    with pytest.raises(ValueError, match="use fit, not partial_fit"):
+        model.partial_fit(*train[:2], qid=train[2])
+    with pytest.raises(ValueError, match="use fit, not fit_chunks"):
+        model.fit_chunks(lambda: iter([train]))
+    model.fit(*train[:2], qid=train[2])
+    with pytest.raises(ValueError, match="not a linear"):
+        model.linear_function()
+    with pytest.raises(ValueError, match="shape_functions"):
+        RSRank(max_iter=2).fit(*train[:2], qid=train[2]).shape_functions()
+    with pytest.raises(ValueError, match="max_bins"):
+        RSRank(additive=True, max_bins=1).fit(*train[:2], qid=train[2])
+
+
+def test_an_additive_model_file_predicts_the_same_and_is_checked(tmp_path):
+    import json
+
+    from rsrank.persistence import ModelFileError
+
+    _, train, test = nonlinear_split(4)
+    model = RSRank(additive=True, max_bins=16, max_iter=10).fit(*train[:2], qid=train[2])
+    path = tmp_path / "m.json"
+    model.save(path)
+    loaded = RSRank.load(path)
+    np.testing.assert_array_equal(loaded.predict(test[0]), model.predict(test[0]))
+    document = json.loads(path.read_text())
+    assert document["model"] == "additive" and document["format_version"] == 3
+    cases = [
+        (lambda d: d["thresholds"][0].reverse(), "increasing"),
+        (lambda d: d["thresholds"][0].__setitem__(0, 0.1), "float32"),
+        (lambda d: d["thresholds"].pop(), "one per feature"),
+        (lambda d: d["coef"].pop(), "'coef' must be a list"),
+        (lambda d: d.__setitem__("model", "trees"), "'linear' or 'additive'"),
+    ]
+    for change, words in cases:
+        bad = json.loads(path.read_text())
+        change(bad)
+        (tmp_path / "bad.json").write_text(json.dumps(bad))
+        with pytest.raises(ModelFileError, match=words):
+            RSRank.load(tmp_path / "bad.json")
+    # a linear model is still written as version 2
+    RSRank(max_iter=2).fit(*train[:2], qid=train[2]).save(tmp_path / "linear.json")
+    assert json.loads((tmp_path / "linear.json").read_text())["format_version"] == 2
