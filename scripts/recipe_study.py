@@ -14,8 +14,12 @@ chosen on vali among six, rounds early-stopped on vali) and LightGBM's
 lambdarank (early-stopped on vali). ``cli`` runs ``rsrank train DIR`` with
 no flags on the same folds written as files, ``cli-1se`` and ``cli-before``
 with the flags of :data:`CLI_VARIANTS`. Scores are test NDCG@10 with
-LETOR's convention, per query, so every method is compared with XGBoost by
-a paired t-test over the test queries of all folds and seeds.
+LETOR's convention, per query, so every method is compared with XGBoost (or
+``--baseline``) by a paired t-test over the test queries of all folds and
+seeds. ``cli-additive`` is ``rsrank train DIR --additive`` and
+``lightgbm-stumps`` LightGBM with ``num_leaves=2`` (an additive model of
+its own); the ``nonlinear`` sets (:func:`rsrank.synthetic.make_nonlinear`)
+are for them.
 
 Datasets: the real folds (OHSUMED, the bundled data, LightGBM's example with
 a seeded 20% of its training queries as vali) and generated sets that
@@ -42,7 +46,7 @@ from rsrank.cli import main as rsrank_main
 from rsrank.datasets import bundled_data_path, find_folds, load_letor, load_letor_fold
 from rsrank.experiments import per_query_from_results
 from rsrank.metrics import ndcg_per_query
-from rsrank.synthetic import make_raw_features
+from rsrank.synthetic import make_nonlinear, make_raw_features
 from rsrank.writers import write_letor
 
 from _bench import command_line, write_report
@@ -57,6 +61,8 @@ CLI_VARIANTS = {
     "cli-full": ["--weight-tol", "0"],
     # stopped sooner than the default 1e-4
     "cli-tol1e-3": ["--weight-tol", "1e-3"],
+    # one step function per feature, whole features along the path
+    "cli-additive": ["--additive"],
 }
 
 RECIPES = {
@@ -148,6 +154,9 @@ GENERATED = {
     "heavy-redundant": dict(n_queries=120, heavy=0.5, redundant=10, query_scale=True,
                             raw_scales=True),
     "few-queries": dict(n_queries=30, docs=(20, 80)),
+    # rsrank.synthetic.make_nonlinear: four non-linear effects and noise features
+    "nonlinear": dict(n_queries=150),
+    "nonlinear-noisy": dict(n_queries=150, n_noise=36, noise=1.5),
 }
 
 
@@ -208,10 +217,16 @@ def _dataset_folds(name, seed, data_root):
     if name == "raw":
         data = make_raw_features(n_queries=150, random_state=seed)
         return five_folds(data.X, data.y, data.qid)
+    if name.startswith("nonlinear"):
+        data = make_nonlinear(**GENERATED[name], random_state=seed)
+        return five_folds(data.X, data.y, data.qid)
     return five_folds(*make_set(1000 + seed, **GENERATED[name]))
 
 
-DATASETS = ["ohsumed", "bundled", "lightgbm", *GENERATED]
+#: the sets of the defaults' study (``--datasets`` default); the non-linear
+#: ones are for additive models
+DATASETS = ["ohsumed", "bundled", "lightgbm",
+            *[name for name in GENERATED if not name.startswith("nonlinear")]]
 
 
 def dense(X):
@@ -302,12 +317,15 @@ def fit_xgboost(fold, seed):
         "nonzero": int(np.count_nonzero(coef)), "rate": rate}
 
 
-def fit_lightgbm(fold, seed):
+def fit_lightgbm(fold, seed, num_leaves=31):
+    """LightGBM's lambdarank with its defaults (``num_leaves=2``: stumps, an
+    additive model), early-stopped on vali."""
     import lightgbm
 
     (X, y, qid), (Xv, yv, qv) = fold["train"], fold["vali"]
     sizes = lambda q: np.unique(q, return_counts=True)[1]  # noqa: E731 (queries are contiguous)
-    model = lightgbm.LGBMRanker(n_estimators=1000, random_state=seed, n_jobs=1, verbose=-1)
+    model = lightgbm.LGBMRanker(n_estimators=1000, random_state=seed, n_jobs=1, verbose=-1,
+                                num_leaves=num_leaves)
     model.fit(X, y, group=sizes(qid), eval_X=(Xv,), eval_y=(yv,), eval_group=[sizes(qv)],
               eval_at=[10], callbacks=[lightgbm.early_stopping(50, verbose=False)])
     return ndcg10(fold["test"], model.predict(fold["test"][0])), {}
@@ -338,6 +356,9 @@ def run_cli(folds, seed, flags=()):
     return values, {"nonzero": float(np.mean(nonzero))}
 
 
+TREE_AND_LINEAR_PEERS = ("xgboost", "lightgbm", "lightgbm-stumps")
+
+
 def run_one(name, seed, data_root, recipes, peers, peer_cache=None):
     """Every method on one dataset and seed: {method: (per-query values, info per fold)}.
     ``peer_cache``: a directory keeping the peers' results between runs."""
@@ -354,6 +375,8 @@ def run_one(name, seed, data_root, recipes, peers, peer_cache=None):
         methods.append(("xgboost", lambda f: fit_xgboost(f, seed)))
     if "lightgbm" in peers:
         methods.append(("lightgbm", lambda f: fit_lightgbm(f, seed)))
+    if "lightgbm-stumps" in peers:
+        methods.append(("lightgbm-stumps", lambda f: fit_lightgbm(f, seed, num_leaves=2)))
     for method, fit in methods:
         start = time.perf_counter()
         parts = [fit(fold) for fold in folds]
@@ -376,7 +399,7 @@ def run_one(name, seed, data_root, recipes, peers, peer_cache=None):
                          "seconds": time.perf_counter() - start}
     if cached is not None:
         kept = json.loads(cached.read_text()) if cached.exists() else {}
-        kept.update({m: r for m, r in results.items() if m in ("xgboost", "lightgbm")})
+        kept.update({m: r for m, r in results.items() if m in TREE_AND_LINEAR_PEERS})
         cached.write_text(json.dumps(kept))
     n_features = folds[0]["train"][0].shape[1]
     return name, seed, n_features, results
@@ -385,9 +408,9 @@ def run_one(name, seed, data_root, recipes, peers, peer_cache=None):
 # -- report -------------------------------------------------------------------------------------
 
 
-def summarize(runs):
+def summarize(runs, baseline="xgboost"):
     """Per dataset and method: mean test NDCG@10 over the queries of every
-    seed, paired t against XGBoost, kept features, best-epoch positions."""
+    seed, paired t against ``baseline``, kept features, best-epoch positions."""
     table = {}
     for name, seed, n_features, results in runs:
         entry = table.setdefault(name, {"n_features": n_features, "seeds": [], "methods": {}})
@@ -398,14 +421,14 @@ def summarize(runs):
             slot["info"].extend(result["info"])
             slot["seconds"] += result["seconds"]
     for entry in table.values():
-        reference = np.asarray(entry["methods"].get("xgboost", {}).get("values", []))
+        reference = np.asarray(entry["methods"].get(baseline, {}).get("values", []))
         for method, slot in entry["methods"].items():
             values = np.asarray(slot["values"])
             slot["mean"] = float(values.mean())
             slot["n_queries"] = len(values)
-            if len(reference) == len(values) and method != "xgboost":
-                slot["p_vs_xgboost"] = float(stats.ttest_rel(values, reference).pvalue)
-                slot["ratio_to_xgboost"] = float(values.mean() / reference.mean())
+            if len(reference) == len(values) and method != baseline:
+                slot["p_vs_baseline"] = float(stats.ttest_rel(values, reference).pvalue)
+                slot["ratio_to_baseline"] = float(values.mean() / reference.mean())
             nonzero = [i["nonzero"] for i in slot["info"] if "nonzero" in i]
             slot["mean_nonzero"] = float(np.mean(nonzero)) if nonzero else None
             epochs = [(i["best_epoch"], i["epochs"]) for i in slot["info"] if "best_epoch" in i]
@@ -423,13 +446,18 @@ def describe(params):
     return f"RSRank({', '.join(f'{k}={v!r}' for k, v in params.items())})"
 
 
-def markdown(table, recipes):
+BASELINE_TEXT = {"xgboost": "XGBoost gblinear tuned on vali",
+                 "cli": "`rsrank train DIR` (linear, no flags)"}
+
+
+def markdown(table, recipes, baseline="xgboost"):
     clis = [m for m in CLI_VARIANTS if any(m in e["methods"] for e in table.values())]
-    methods = [f"rsrank:{r}" for r in recipes] + clis + ["xgboost", "lightgbm"]
+    methods = [f"rsrank:{r}" for r in recipes] + clis + list(TREE_AND_LINEAR_PEERS)
     present = [m for m in methods if any(m in e["methods"] for e in table.values())]
     lines = ["Test NDCG@10 (LETOR convention), mean over the test queries of every fold and "
-             "seed; in brackets the paired t-test p against XGBoost gblinear tuned on vali "
-             "(+ above, - below), then the mean number of kept features.", "",
+             "seed; in brackets the paired t-test p against "
+             f"{BASELINE_TEXT.get(baseline, baseline)} (+ above, - below), then the mean "
+             "number of kept features.", "",
              "| data (queries, features) | " + " | ".join(present) + " |",
              "|---" * (len(present) + 1) + "|"]
     means = {m: [] for m in present}
@@ -442,9 +470,9 @@ def markdown(table, recipes):
                 continue
             means[method].append(slot["mean"])
             cell = f"{slot['mean']:.4f}"
-            if "p_vs_xgboost" in slot:
-                sign = "+" if slot["ratio_to_xgboost"] >= 1 else "-"
-                cell += f" ({sign}p={slot['p_vs_xgboost']:.2g})"
+            if "p_vs_baseline" in slot:
+                sign = "+" if slot["ratio_to_baseline"] >= 1 else "-"
+                cell += f" ({sign}p={slot['p_vs_baseline']:.2g})"
             if slot["mean_nonzero"] is not None:
                 cell += f", {slot['mean_nonzero']:.1f}"
             cells.append(cell)
@@ -476,8 +504,11 @@ def main(argv=None):
     parser.add_argument("--datasets", default=",".join(DATASETS))
     parser.add_argument("--recipes", default=",".join(RECIPES))
     parser.add_argument("--peers", default="xgboost,lightgbm,cli",
-                        help="comma-separated: xgboost, lightgbm, and rsrank train DIR as "
-                        "cli, cli-1se, cli-before, cli-full, cli-tol1e-3 (see CLI_VARIANTS)")
+                        help="comma-separated: xgboost, lightgbm, lightgbm-stumps, and rsrank "
+                        "train DIR as cli, cli-1se, cli-before, cli-full, cli-tol1e-3, "
+                        "cli-additive (see CLI_VARIANTS)")
+    parser.add_argument("--baseline", default="xgboost",
+                        help="the method the paired t-tests compare with (default xgboost)")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--name", default="recipes")
     parser.add_argument("--peer-cache", help="directory keeping the peers' results between runs")
@@ -490,8 +521,8 @@ def main(argv=None):
     tasks = [(name, seed) for name in names for seed in range(args.seeds)]
     runs = Parallel(n_jobs=args.jobs, verbose=0)(
         delayed(run_one)(name, seed, args.data, recipes, peers, args.peer_cache) for name, seed in tasks)
-    table = summarize(runs)
-    text = markdown(table, recipes)
+    table = summarize(runs, args.baseline)
+    text = markdown(table, recipes, args.baseline)
     print(text)
     report = {"command": command_line(), "recipes": {r: RECIPES.get(r) or PATH_TEXT[r] for r in recipes},
               "table": {name: {"n_features": e["n_features"], "seeds": e["seeds"],
