@@ -48,6 +48,33 @@ Formats, with the semantics the tests reproduce:
   every document (the value the training data had, 0 in a sparse LETOR
   file, where a feature is absent).
 
+An additive model (``RSRank(additive=True)``) is one step function per
+feature, and each is written as one regression tree over its feature: a
+balanced tree of the thresholds where its shape changes, whose leaves are
+the shape's values. Each engine compares float32 feature values with float32
+thresholds by a rule of its own, and the thresholds are written so that
+every float32 value goes where ``predict`` puts it (a value equal to a
+threshold counts as below it):
+
+* **Solr** ``MultipleAdditiveTreesModel``: a node sends ``x <= threshold``
+  left, after adding ``NODE_SPLIT_SLACK`` (1e-6, in float32) to the
+  threshold it reads (Solr's ``MultipleAdditiveTreesModel.RegressionTreeNode``);
+  the written threshold is the float32 that this addition takes to the
+  model's threshold.
+* **Elasticsearch / OpenSearch** ``model/xgboost+json``: a node sends
+  ``x < split_condition`` to ``yes`` (the plugin's
+  ``NaiveAdditiveDecisionTree``), so the condition is the next float32
+  above the threshold; a missing value goes to ``yes`` too.
+* **Vespa**: the rank expression sums one nested
+  ``if(attribute(f) < c, below, above)`` per feature, with the same
+  condition as XGBoost's (Vespa's own XGBoost import writes these), as the
+  exact double of that float32, since Vespa compares in double; a
+  tree-model file would need the model files deployed with the
+  application, an expression does not.
+
+Leaf values are float32 in every engine, so scores agree with ``predict``
+to float32 rounding.
+
 A model without a non-zero weight is refused by every format: it ranks
 every document alike (and Solr refuses a model without features).
 
@@ -59,13 +86,14 @@ weights). Its last step alone would drop the scalers: export the pipeline.
 """
 
 import copy
+import itertools
 import json
 import re
 
 import numpy as np
 
 __all__ = ["FORMATS", "export_model", "to_solr", "to_elasticsearch", "to_opensearch", "to_vespa",
-           "upload_hint", "engine_features", "featureset_subset", "fold_pipeline"]
+           "upload_hint", "engine_features", "featureset_subset", "fold_pipeline", "shape_trees"]
 
 FORMATS = ("solr", "elasticsearch", "opensearch", "vespa")
 
@@ -105,6 +133,12 @@ def fold_pipeline(model):
     ranker = steps[-1][1]
     if not hasattr(ranker, "model_"):
         raise ValueError("the pipeline's last step is not a fitted RSRank")
+    if _additive(ranker):
+        if any(step is not None and step != "passthrough" for _, step in steps[:-1]):
+            raise ValueError("an additive model's thresholds are on the values its pipeline "
+                             "scaled, which the engine does not see: train it on the raw "
+                             "features (its steps need no scaling) and export it alone")
+        return ranker
     width = ranker.n_features_in_
     a, b = np.ones(width), np.zeros(width)
     for _, step in steps[:-1]:
@@ -128,10 +162,15 @@ def fold_pipeline(model):
     return folded
 
 
+def _additive(model):
+    return getattr(model, "additive", False)
+
+
 def _check_deployable(model):
     """Raise for a model an engine cannot evaluate from one document, or
     one without a non-zero weight."""
-    model.linear_function()  # raises for per-query scaling, with the reason
+    if not _additive(model):
+        model.linear_function()  # raises for per-query scaling, with the reason
     if not np.any(model.coef_):
         raise ValueError("the model has no non-zero weight: it ranks every document alike "
                          "and there is nothing to export (train with a weaker l1)")
@@ -141,7 +180,99 @@ def engine_features(model):
     """``[(column, name)]`` of the features with a non-zero weight: the
     features the engine must compute."""
     names = model.feature_names()
-    return [(int(j), names[j]) for j in np.flatnonzero(model.coef_)]
+    return [(int(j), names[j]) for j in model.model_.selected_indices()]
+
+
+# -- additive models as trees -------------------------------------------------------
+
+
+def _float32_above(t):
+    """The next float32 above float32 ``t``: ``x < it`` holds for exactly
+    the float32 ``x <= t``."""
+    return np.nextafter(np.float32(t), np.float32(np.inf), dtype=np.float32)
+
+
+#: Solr adds this (in float32) to every threshold it reads
+SOLR_SPLIT_SLACK = np.float32(1e-6)
+
+
+def _solr_threshold(t):
+    """The largest float32 ``c`` with ``float32(c + 1e-6) <= t``, so that
+    Solr's ``x <= c + slack`` holds for the float32 ``x <= t``: exactly so
+    when the sum lands on ``t``, as it does unless ``t`` lies within about
+    1e-6 of zero (the float32 sums near ``t`` are then coarser than ``t``'s
+    neighbours, and the few float32 values between the landing and ``t`` go
+    right)."""
+    t = np.float32(t)
+    up, down = np.float32(np.inf), np.float32(-np.inf)
+    c = np.float32(t - SOLR_SPLIT_SLACK)
+    for _ in range(100_000):
+        if np.float32(c + SOLR_SPLIT_SLACK) > t:
+            c = np.nextafter(c, down)
+        elif np.float32(np.nextafter(c, up) + SOLR_SPLIT_SLACK) <= t:
+            c = np.nextafter(c, up)
+        else:
+            return c
+    raise ValueError(f"no Solr threshold found for {t!r}")  # pragma: no cover
+
+
+def shape_trees(model):
+    """Per feature in use: ``(name, tree)``, the tree a nested dict of
+    ``{"threshold": t, "left": ..., "right": ...}`` (``x <= t`` goes left,
+    ``t`` float32) and leaves ``{"value": v}``: the feature's shape function
+    over the thresholds where it changes (steps of 0 merged away)."""
+    out = []
+    for shape in model.shape_functions():
+        cuts, values = shape["thresholds"], shape["values"]
+        changes = np.flatnonzero(np.diff(values) != 0)
+        cuts = cuts[changes]
+        levels = np.r_[values[0], values[changes + 1]]
+        out.append((shape["name"], _balanced(cuts, levels)))
+    return out
+
+
+def _balanced(cuts, levels):
+    if len(cuts) == 0:
+        return {"value": float(levels[0])}
+    middle = len(cuts) // 2
+    return {"threshold": np.float32(cuts[middle]),
+            "left": _balanced(cuts[:middle], levels[:middle + 1]),
+            "right": _balanced(cuts[middle + 1:], levels[middle + 1:])}
+
+
+def _float(value):
+    """A float32 value as the shortest decimal that reads back as it."""
+    return float(np.format_float_positional(np.float32(value), unique=True, trim="-")) \
+        if np.isfinite(value) else float(value)
+
+
+def _solr_node(node, feature):
+    if "value" in node:
+        return {"value": _float(node["value"])}
+    return {"feature": feature, "threshold": _float(_solr_threshold(node["threshold"])),
+            "left": _solr_node(node["left"], feature),
+            "right": _solr_node(node["right"], feature)}
+
+
+def _xgboost_node(node, feature, counter, depth=0):
+    nodeid = next(counter)
+    if "value" in node:
+        return {"nodeid": nodeid, "leaf": _float(node["value"])}
+    yes = _xgboost_node(node["left"], feature, counter, depth + 1)
+    no = _xgboost_node(node["right"], feature, counter, depth + 1)
+    return {"nodeid": nodeid, "depth": depth, "split": feature,
+            "split_condition": _float(_float32_above(node["threshold"])),
+            "yes": yes["nodeid"], "no": no["nodeid"], "missing": yes["nodeid"],
+            "children": [yes, no]}
+
+
+def _vespa_node(node, feature):
+    """Vespa compares in double: the condition is written as the exact double
+    of the float32 (a shorter decimal may lie above it), leaves in full."""
+    if "value" in node:
+        return repr(float(node["value"]))
+    return (f"if({feature} < {float(_float32_above(node['threshold']))!r}, "
+            f"{_vespa_node(node['left'], feature)}, {_vespa_node(node['right'], feature)})")
 
 
 def _scaling(model):
@@ -163,6 +294,13 @@ def to_solr(model, *, name="rsrank", store="_DEFAULT_"):
     """
     model = fold_pipeline(model)
     _check_deployable(model)
+    if _additive(model):
+        trees = [{"weight": 1.0, "root": _solr_node(tree, feature)}
+                 for feature, tree in shape_trees(model)]
+        return {"store": store, "name": name,
+                "class": "org.apache.solr.ltr.model.MultipleAdditiveTreesModel",
+                "features": [{"name": feature} for _, feature in engine_features(model)],
+                "params": {"trees": trees}}
     scaling = _scaling(model)
     features, weights = [], {}
     for j, feature in engine_features(model):
@@ -186,6 +324,11 @@ def to_elasticsearch(model, *, name="rsrank"):
     with a ``model/linear`` definition and ``feature_normalizers``."""
     model = fold_pipeline(model)
     _check_deployable(model)
+    if _additive(model):
+        trees = [_xgboost_node(tree, feature, itertools.count())
+                 for feature, tree in shape_trees(model)]
+        return {"model": {"name": name, "model": {"type": "model/xgboost+json",
+                                                  "definition": json.dumps(trees)}}}
     scaling = _scaling(model)
     definition, normalizers = {}, {}
     for j, feature in engine_features(model):
@@ -235,10 +378,14 @@ def to_vespa(model, *, name="rsrank", inherits="default"):
     feature values: global scaling folded into the weights and a constant."""
     model = fold_pipeline(model)
     _check_deployable(model)
-    weights, constant = model.linear_function()
     used = engine_features(model)
-    terms = [f"{_number(weights[j])!r} * {_vespa_feature(feature)}" for j, feature in used]
-    terms.append(repr(_number(constant)))
+    if _additive(model):
+        terms = [_vespa_node(tree, _vespa_feature(feature))
+                 for feature, tree in shape_trees(model)]
+    else:
+        weights, constant = model.linear_function()
+        terms = [f"{_number(weights[j])!r} * {_vespa_feature(feature)}" for j, feature in used]
+        terms.append(repr(_number(constant)))
     body = " +\n                ".join(terms)
     header = (f"rank-profile {_vespa_name('rank-profile name', name)}"
               + (f" inherits {_vespa_name('inherited profile', inherits)}" if inherits else ""))
