@@ -161,8 +161,13 @@ class StepEncoding:
     step indicators ``[x > t_jb]``, on which a linear model is the additive
     one (the kernels never build them; tests and the curvature do)."""
 
-    def __init__(self, thresholds):
+    def __init__(self, thresholds, counts=None):
         self.thresholds = [np.ascontiguousarray(t, dtype=np.float32) for t in thresholds]
+        #: training rows per bin and feature (one more than its thresholds), or None
+        self.counts = None if counts is None else [np.asarray(c, dtype=np.int64) for c in counts]
+        if self.counts is not None and [len(c) for c in self.counts] != [
+                len(t) + 1 for t in self.thresholds]:
+            raise ValueError("bin counts must have one more value than each feature's thresholds")
         if any(len(t) >= MAX_BINS for t in self.thresholds):
             raise ValueError(f"a feature has more than {MAX_BINS - 1} thresholds")
         self.bins = np.r_[0, np.cumsum([len(t) for t in self.thresholds])].astype(np.int64)
@@ -173,7 +178,13 @@ class StepEncoding:
 
     @classmethod
     def fit(cls, X, max_bins=32):
-        return cls(fit_thresholds(X, max_bins))
+        """The thresholds of :func:`fit_thresholds` and the rows of ``X`` in
+        each bin (for pictures of the shapes over the data)."""
+        thresholds = fit_thresholds(X, max_bins)
+        codes = bin_codes(X, thresholds).toarray()
+        counts = [np.bincount(codes[:, j], minlength=len(t) + 1)
+                  for j, t in enumerate(thresholds)]
+        return cls(thresholds, counts)
 
     @property
     def n_features(self):

@@ -665,6 +665,27 @@ def _cmd_export(args):
     return 0
 
 
+# -- plot ------------------------------------------------------------------------------------
+
+
+def _cmd_plot(args):
+    _check_file_output(args.out, [args.model])
+    model = RSRank.load(args.model)
+    if not model.additive:
+        raise UsageError(f"{args.model}: rsrank plot draws the shape functions of additive "
+                         "models (rsrank train --additive); a linear model's features are its "
+                         "weights (rsrank export prints them)")
+    from .plotting import plot_shapes
+
+    try:
+        plot_shapes(model, args.out, columns=args.columns)
+    except ImportError as error:
+        raise UsageError(str(error)) from None
+    names = ", ".join(name for name, _ in model.selected_features())
+    print(f"wrote {args.out}: the shapes of {names}")
+    return 0
+
+
 # -- path ------------------------------------------------------------------------------------
 
 
@@ -950,6 +971,13 @@ def build_parser():
                         "plugin then computes")
     export.add_argument("--out", help="output file (default: stdout)")
     export.set_defaults(run=_cmd_export)
+
+    plot = commands.add_parser("plot", help="an additive model's shape functions as a picture")
+    plot.add_argument("model")
+    plot.add_argument("--out", required=True, help="picture file (.png, .svg, .pdf)")
+    plot.add_argument("--columns", type=_positive(int), default=3,
+                      help="pictures per row (default 3)")
+    plot.set_defaults(run=_cmd_plot)
 
     path = commands.add_parser("path", help="regularization path on one fold")
     _add_data_options(path)

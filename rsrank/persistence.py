@@ -106,6 +106,9 @@ def model_document(model, params, fitted):
         # float32 thresholds as the doubles of the same value: read back exactly
         document["model"] = "additive"
         document["thresholds"] = [[float(t) for t in cuts] for cuts in model.encoding.thresholds]
+        if model.encoding.counts is not None:
+            document["bin_counts"] = [[int(c) for c in counts]
+                                      for counts in model.encoding.counts]
         document["fitted"]["n_nonzero"] = len(model.selected_indices())
     return document
 
@@ -221,7 +224,15 @@ def _encoding(document, n, path):
             raise ModelFileError(path, f"thresholds of feature {j} must be increasing finite "
                                  "float32 values")
         out.append(single)
-    return StepEncoding(out)
+    counts = document.get("bin_counts")
+    if counts is not None:
+        if (not isinstance(counts, list) or len(counts) != n or any(
+                not isinstance(c, list) or len(c) != len(t) + 1 or not all(
+                    isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in c)
+                for c, t in zip(counts, out))):
+            raise ModelFileError(path, "'bin_counts' must hold, per feature, one count "
+                                 "(an integer >= 0) per bin: one more than its thresholds")
+    return StepEncoding(out, counts)
 
 
 def _looks_like_letor(text):

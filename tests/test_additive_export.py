@@ -177,3 +177,31 @@ def test_an_additive_model_in_a_scaling_pipeline_is_refused(fitted):
     pipeline = make_pipeline(StandardScaler().fit(held_out), model)
     with pytest.raises(ValueError, match="train it on the raw features"):
         to_solr(pipeline)
+
+
+def test_rsrank_plot_draws_each_kept_feature(fitted, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from rsrank.cli import main
+    from rsrank.plotting import plot_shapes
+
+    model, _ = fitted
+    path = tmp_path / "m.json"
+    model.save(path)
+    out = tmp_path / "pictures" / "shapes.png"
+    assert main(["plot", str(path), "--out", str(out)]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert capsys.readouterr().out.startswith(f"wrote {out}")
+    figure = plot_shapes(model)
+    # a shape and a density panel per kept feature
+    assert len(figure.axes) == 2 * len(model.selected_features())
+    # refusals: one line each, nothing written
+    RSRank(max_iter=2).fit(np.ones((4, 2)), [0, 1, 0, 1], qid=[1, 1, 2, 2]).save(
+        tmp_path / "linear.json")
+    for argv, words in [(["plot", str(tmp_path / "linear.json"), "--out",
+                          str(tmp_path / "x.png")], "additive models"),
+                        (["plot", str(path), "--out", str(path)], "input")]:
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and words in err, err
+    assert not (tmp_path / "x.png").exists()
+    assert json.loads(path.read_text())["model"] == "additive"
