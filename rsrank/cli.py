@@ -24,7 +24,7 @@ from ._version import __version__
 from .datasets import (LetorFormatError, bundled_data_path, check_exp2_labels,
                        data_line_numbers, dataset_summary, find_folds, letor_summary, load_letor,
                        load_letor_fold)
-from .layouts import find_splits, read_feature_names, resolve_training_data
+from .layouts import find_splits, read_feature_costs, read_feature_names, resolve_training_data
 from .runs import read_scores
 from .writers import run_problem, write_run, write_scores
 from ._files import (ResultsDirectory, atomic_write_text, check_not_input, make_parents,
@@ -277,6 +277,8 @@ def _estimator(args):
     path_epochs = PATH_EPOCHS_ADDITIVE if args.additive else PATH_EPOCHS
     max_iter = args.max_iter or (path_epochs if _curvature_recipe(args) else DEFAULTS["max_iter"])
     additive = dict(additive=True, max_bins=args.max_bins) if args.additive else {}
+    if args.feature_costs is not None:
+        additive["feature_costs"] = read_feature_costs(args.feature_costs)
     return RSRank(max_iter=max_iter, normalize=args.normalize, random_state=args.seed,
                   eval_convention=args.convention, eval_train=False, verbose=verbose,
                   n_jobs=threads, l1_method=args.l1_method, average=args.average, **stopping,
@@ -714,7 +716,9 @@ def _run_path(args, name, data, results):
                        normalize=args.normalize, batch_size=args.batch_size,
                        ndcg_k=args.ndcg_k, random_state=args.seed,
                        l1_method=args.l1_method, power_t=args.power_t or 0.0,
-                       average=args.average, additive=args.additive, max_bins=args.max_bins)
+                       average=args.average, additive=args.additive, max_bins=args.max_bins,
+                       feature_costs=None if args.feature_costs is None
+                       else read_feature_costs(args.feature_costs))
     strength = "l1_group" if args.additive else "l1"
     if estimator.learning_rate == "auto":  # chosen once, without L1, on vali
         chosen = clone(estimator).fit(*data.train[:2], qid=data.train[2],
@@ -733,15 +737,18 @@ def _run_path(args, name, data, results):
     grid = ("" if top is None else f" The grid runs from {top:.4g}, the smallest {strength} "
             "that keeps every weight at zero, down to 1/1000 of it, and 0.")
     used = "features in use" if args.additive else "non-zeros"
+    costed = estimator.feature_costs is not None
     lines = [f"# Regularization path, {name} fold {data.fold}", "",
              f"Command: `{_command_line(args.argv)}`", "",
              f"NDCG@10 with the {args.convention!r} convention.{grid}", "",
-             f"| {strength} | {used} | train NDCG@10 | vali NDCG@10 | test NDCG@10 |",
-             "|---|---|---|---|---|"]
+             f"| {strength} | {used} |" + (" total cost |" if costed else "")
+             + " train NDCG@10 | vali NDCG@10 | test NDCG@10 |",
+             "|---|---|---|---|---|" + ("---|" if costed else "")]
     for p in path:
         tested = "" if test is None else f"{p.test_ndcg:.4f}"
-        lines.append(f"| {p.l1:.4g} | {p.n_nonzero} | {p.train_ndcg:.4f} | {p.val_ndcg:.4f} | "
-                     f"{tested} |")
+        cost = f" {p.cost:.4g} |" if costed else ""
+        lines.append(f"| {p.l1:.4g} | {p.n_nonzero} |{cost} {p.train_ndcg:.4f} | "
+                     f"{p.val_ndcg:.4f} | {tested} |")
     text = "\n".join(lines) + "\n"
     print(text)
     if results is not None:
@@ -832,6 +839,11 @@ def _add_training_options(parser, grid):
     parser.add_argument("--max-bins", type=_positive(int), default=DEFAULTS["max_bins"],
                         help=f"bins per feature of --additive (2 to 256, default "
                         f"{DEFAULTS['max_bins']}; thresholds at training quantiles)")
+    parser.add_argument("--feature-costs", metavar="FILE",
+                        help="a cost per feature, 'FEATURE COST' lines (a name, or LETOR's "
+                        "1-based index; unlisted features cost 1): a dear feature must earn "
+                        "more to be kept, and the selection keeps the cheapest model within "
+                        "reach")
     parser.add_argument("--l1-method", choices=L1_METHODS, default=DEFAULTS["l1_method"],
                         help="how L1 is applied: truncated gradient (default) or Tsuruoka's "
                         "cumulative penalty")

@@ -380,7 +380,9 @@ class RSRank(BaseEstimator):
                 elif key in where:
                     out[where[key]] = value
                 else:
-                    raise ValueError(f"feature_costs: no feature is named {key!r}")
+                    shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+                    raise ValueError(f"feature_costs: no feature is named {key!r} (the "
+                                     f"features are {shown})")
         else:
             out = np.asarray(costs, dtype=np.float64).ravel()
             if out.shape != (width,):
@@ -777,6 +779,14 @@ class RSRank(BaseEstimator):
         decreasing order."""
         check_is_fitted(self)
         return self.model_.selected_features()
+
+    def feature_cost(self):
+        """The total ``feature_costs`` of the features the model uses (a
+        non-zero weight or step); without costs, their number."""
+        check_is_fitted(self)
+        used = self.model_.selected_indices()
+        costs = self._costs(self.model_)
+        return float(len(used) if costs is None else costs[used].sum())
 
     def shape_functions(self):
         """An additive model's shape function per feature in use: a list of

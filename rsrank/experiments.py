@@ -152,6 +152,7 @@ class LetorExperiment:
                  "test": f.test, "n_nonzero": f.n_nonzero, "fit_seconds": f.fit_seconds,
                  "selected_features": [[name, weight]
                                        for name, weight in f.model.selected_features()],
+                 "feature_cost": f.model.feature_cost(),
                  "grid": f.grid, "best_iteration": getattr(f.model, "best_iteration_", None),
                  "per_query": _json_per_query(f.per_query)}
                 for f in self.folds
@@ -303,6 +304,8 @@ def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, seed=No
                 params = {**point, **params, name: params[name]}
         tried.append({"params": params, "vali_score": metrics.nanmean(per_query),
                       "n_nonzero": n_features_used(model)})
+        if model.feature_costs is not None:  # the selection then weighs features by cost
+            tried[-1]["cost"] = model.feature_cost()
         vali_per_query.append(per_query)
         models.append(model)
     seconds = time.perf_counter() - start
@@ -503,7 +506,8 @@ def regularization_path(X, y, qid, l1_values, *, estimator=None, eval_set=None, 
     -------
     list of Bunch
         Per g, in increasing order of g: ``l1`` (the value of ``strength``),
-        ``n_nonzero`` (features in use), ``coef``,
+        ``n_nonzero`` (features in use), ``cost`` (their total
+        ``feature_costs``), ``coef``,
         ``train_ndcg`` and, when given, ``val_ndcg`` and ``test_ndcg``.
     """
     base = RSRank() if estimator is None else estimator
@@ -512,7 +516,8 @@ def regularization_path(X, y, qid, l1_values, *, estimator=None, eval_set=None, 
         model = clone(base).set_params(**{strength: g})
         model.fit(X, y, qid=qid, eval_set=eval_set, coef_init=coef if warm_start else None)
         coef = model.coef_.copy()
-        point = Bunch(l1=g, n_nonzero=n_features_used(model), coef=coef,
+        point = Bunch(l1=g, n_nonzero=n_features_used(model), cost=model.feature_cost(),
+                      coef=coef,
                       train_ndcg=metrics.mean_ndcg(y, model.predict(X), qid, k,
                                                    convention=convention))
         for name, data in (("val_ndcg", eval_set), ("test_ndcg", test_set)):
@@ -534,7 +539,9 @@ def sparsest_within(points, within, *, key="vali_score", reference="best"):
     ----------
     points : sequence of mapping
         Each with ``"n_nonzero"`` and ``key``: the grid points of a fold
-        (``rsrank train``), or a regularization path.
+        (``rsrank train``), or a regularization path. A point with a
+        ``"cost"`` (the total cost of its features) is as sparse as that
+        cost: the cheapest point within reach is kept.
     within : float in [0, 1) or "1se"
         Relative distance to the reference; 0 keeps the best (or the dense)
         score only. ``"1se"``: the one-standard-error rule of glmnet's
@@ -573,7 +580,8 @@ def sparsest_within(points, within, *, key="vali_score", reference="best"):
                 if _within_one_se(points[i]["per_query"], points[target]["per_query"])]
     else:
         keep = [i for i, score in enumerate(scores) if score >= (1 - within) * scores[target]]
-    return points[min(keep, key=lambda i: (points[i]["n_nonzero"], -scores[i], i))]
+    return points[min(keep, key=lambda i: (points[i].get("cost", points[i]["n_nonzero"]),
+                                           points[i]["n_nonzero"], -scores[i], i))]
 
 
 def check_within(within):
@@ -656,6 +664,12 @@ def experiment_markdown(experiment, title="RSRank on LETOR folds", command=None)
         form = "{:.3g}" if additive else "{:+.3g}"
         listed = ", ".join(f"{name} {form.format(weight)}" for name, weight in kept) or "none"
         lines.append(f"- {fold.name}: {listed}")
+    if any(fold.model.feature_costs is not None for fold in experiment.folds):
+        costs = [fold.model.feature_cost() for fold in experiment.folds]
+        lines += ["", "Total cost of the kept features (--feature-costs): "
+                  + ", ".join(f"{fold.name} {cost:.4g}" for fold, cost in
+                              zip(experiment.folds, costs))
+                  + f"; mean {np.mean(costs):.4g}"]
     return "\n".join(lines) + "\n"
 
 

@@ -292,3 +292,35 @@ def read_feature_names(path, n_features=None):
         warnings.warn(f"{path} names {len(named)} of the {width} features; the others are "
                       "called f<index>", UserWarning, stacklevel=2)
     return names
+
+
+def read_feature_costs(path):
+    """Feature costs from a text file: ``FEATURE COST`` per line, FEATURE a
+    feature name (as ``--feature-names`` or the model give them; ``f3`` for
+    LETOR's feature 3 without names) or a 1-based index, COST a number > 0.
+    Blank lines and ``#`` comments are skipped; features not listed cost 1.
+    Returns a dict for ``RSRank(feature_costs=...)`` (indices 0-based)."""
+    costs = {}
+    for number, text in read_lines(path, 10_000, "feature-cost file"):
+        text = text.split("#", 1)[0].strip()
+        if not text:
+            continue
+        parts = text.rsplit(None, 1)
+        if len(parts) != 2:
+            raise LetorFormatError(path, number, "expected 'FEATURE COST'")
+        feature, value = parts
+        try:
+            cost = float(value)
+        except ValueError:
+            raise LetorFormatError(path, number, f"cost {value!r} is not a number") from None
+        if not (np.isfinite(cost) and cost > 0):
+            raise LetorFormatError(path, number, f"cost {value} must be a finite number > 0")
+        key = int(feature) - 1 if feature.isdigit() else feature
+        if isinstance(key, int) and key < 0:
+            raise LetorFormatError(path, number, "feature indices start at 1")
+        if key in costs:
+            raise LetorFormatError(path, number, f"feature {feature} is listed twice")
+        costs[key] = cost
+    if not costs:
+        raise LetorFormatError(path, None, "no 'FEATURE COST' line")
+    return costs

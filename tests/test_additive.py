@@ -215,3 +215,45 @@ def test_an_additive_model_file_predicts_the_same_and_is_checked(tmp_path):
     # a linear model is still written as version 2
     RSRank(max_iter=2).fit(*train[:2], qid=train[2]).save(tmp_path / "linear.json")
     assert json.loads((tmp_path / "linear.json").read_text())["format_version"] == 2
+
+
+def test_feature_cost_files_are_read_and_checked(tmp_path):
+    from rsrank import LetorFormatError
+    from rsrank.layouts import read_feature_costs
+
+    good = tmp_path / "costs.txt"
+    good.write_text("# cost per feature\nbm25_title 4\n3 2.5\n\nclicks 0.5 # cheap\n")
+    assert read_feature_costs(good) == {"bm25_title": 4.0, 2: 2.5, "clicks": 0.5}
+    cases = [("x\n", 1, "FEATURE COST"), ("a 1\nb nope\n", 2, "not a number"),
+             ("a 0\n", 1, "> 0"), ("a nan\n", 1, "> 0"), ("a 1\na 2\n", 2, "twice"),
+             ("0 1\n", 1, "start at 1"), ("# nothing\n", None, "no 'FEATURE COST'")]
+    for text, line, words in cases:
+        bad = tmp_path / "bad.txt"
+        bad.write_text(text)
+        with pytest.raises(LetorFormatError, match=words) as caught:
+            read_feature_costs(bad)
+        assert caught.value.line == line and str(bad) in str(caught.value)
+
+
+def test_the_selection_keeps_the_cheapest_model_within_reach_and_reports_its_cost(tmp_path,
+                                                                                   capsys):
+    from rsrank.cli import main
+    from rsrank.experiments import sparsest_within
+
+    points = [{"n_nonzero": 3, "cost": 30.0, "vali_score": 0.90},
+              {"n_nonzero": 5, "cost": 5.0, "vali_score": 0.895},
+              {"n_nonzero": 2, "cost": 40.0, "vali_score": 0.899}]
+    assert sparsest_within(points, 0.01) is points[1]
+    assert sparsest_within([{k: v for k, v in p.items() if k != "cost"} for p in points],
+                           0.01)["n_nonzero"] == 2
+    costs = tmp_path / "costs.txt"
+    costs.write_text("f12 10\n")
+    assert main(["train", "--folds", "1", "--max-iter", "20", "--feature-costs", str(costs),
+                 "--quiet", "--out", str(tmp_path / "run")]) == 0
+    out = capsys.readouterr().out
+    assert "Total cost of the kept features (--feature-costs): Fold1 " in out
+    import json
+
+    fold = json.loads((tmp_path / "run" / "results.json").read_text())["folds"][0]
+    names = [name for name, _ in fold["selected_features"]]
+    assert fold["feature_cost"] == len(names) + (9 if "f12" in names else 0)
