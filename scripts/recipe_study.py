@@ -63,6 +63,9 @@ CLI_VARIANTS = {
     "cli-tol1e-3": ["--weight-tol", "1e-3"],
     # one step function per feature, whole features along the path
     "cli-additive": ["--additive"],
+    # ... selecting the sparsest point within 2% of the best vali, or one standard error
+    "cli-additive-2pct": ["--additive", "--within", "0.02"],
+    "cli-additive-1se": ["--additive", "--within", "1se"],
 }
 
 RECIPES = {
