@@ -888,20 +888,22 @@ def dense_add_gradient(X, lo, hi, lam, scale, grad):
 # An additive model's rows are bin codes (rsrank.binning): ``dense_codes``, one
 # uint8 per cell, or ``stored_codes`` aligned with the CSR ``indices`` plus
 # ``zero_codes``, the code of an implicit 0 per feature. Feature j has the
-# steps ``w[bins[j]:bins[j + 1]]`` (step b on when the code exceeds b), so its
-# contribution at code c is the sum of its first c steps: ``table[bins[j] + j +
-# c]`` (:func:`step_table`). The gradient of step b is the sum of the lambdas
-# of the rows whose code exceeds b: a histogram of the lambdas by code, then
-# a suffix sum per feature (:func:`suffix_sums`).
+# steps ``w[bins[j]:bins[j + 1]]`` (step b on when the code exceeds b), and
+# one slot per code from ``slots[j] = bins[j] + j``: its contribution at code c
+# is the sum of its first c steps, ``table[slots[j] + c]`` (:func:`step_table`).
+# The gradient of step b is the sum of the lambdas of the rows whose code
+# exceeds b: a histogram of the lambdas by slot, then a suffix sum per feature
+# moved onto the steps (:func:`suffix_sums`). Every code has a slot, code 0
+# included, so the loops over the rows have no branch.
 
 
 @njit(cache=True)
-def step_table(w, bins, table):
-    """Each feature's contribution per code, ``table[bins[j] + j + c] =
+def step_table(w, bins, slots, table):
+    """Each feature's contribution per code, ``table[slots[j] + c] =
     sum(w[bins[j]:bins[j] + c])``, into ``table`` (``bins[-1] + len(bins) -
     1`` values), which it returns."""
     for j in range(bins.shape[0] - 1):
-        base = bins[j] + j
+        base = slots[j]
         total = 0.0
         table[base] = 0.0
         for b in range(bins[j + 1] - bins[j]):
@@ -910,39 +912,38 @@ def step_table(w, bins, table):
     return table
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=_ARITHMETIC)
 def coded_scores(rows, lo, hi, table, out):
     """Scores of rows ``lo:hi`` of coded rows by table lookups."""
-    bins = rows.bins
-    d = bins.shape[0] - 1
+    slots = rows.slots
+    d = slots.shape[0]
     if rows.indptr.shape[0] == 0:
         codes = rows.dense_codes
         for r in range(lo, hi):
             total = 0.0
             for j in range(d):
-                total += table[bins[j] + j + codes[r, j]]
+                total += table[slots[j] + codes[r, j]]
             out[r] = total
         return
     base = 0.0
     for j in range(d):
-        base += table[bins[j] + j + rows.zero_codes[j]]
+        base += table[slots[j] + rows.zero_codes[j]]
     for r in range(lo, hi):
         total = base
         for p in range(rows.indptr[r], rows.indptr[r + 1]):
             j = rows.indices[p]
-            start = bins[j] + j
-            total += table[start + rows.stored_codes[p]] - table[start + rows.zero_codes[j]]
+            total += table[slots[j] + rows.stored_codes[p]] - table[slots[j] + rows.zero_codes[j]]
         out[r] = total
 
 
 @njit(cache=True)
 def coded_add_histogram(rows, lo, hi, lam, scale, grad):
     """Add ``scale * lam[r]`` of rows ``lo:hi`` to each feature's slot of the
-    row's code (``grad[bins[j] + code - 1]``; code 0 has no step). For CSR
-    rows only the stored values move a lambda away from the feature's zero
-    code: a query's lambdas sum to 0, so its implicit zeros add nothing."""
-    bins = rows.bins
-    d = bins.shape[0] - 1
+    row's code (``grad[slots[j] + code]``). For CSR rows only the stored
+    values move a lambda away from the feature's zero code: a query's
+    lambdas sum to 0, so its implicit zeros add nothing."""
+    slots = rows.slots
+    d = slots.shape[0]
     dense = rows.indptr.shape[0] == 0
     for r in range(lo, hi):
         coefficient = lam[r] * scale
@@ -950,33 +951,33 @@ def coded_add_histogram(rows, lo, hi, lam, scale, grad):
             continue
         if dense:
             for j in range(d):
-                code = rows.dense_codes[r, j]
-                if code > 0:
-                    grad[bins[j] + code - 1] += coefficient
+                grad[slots[j] + rows.dense_codes[r, j]] += coefficient
         else:
             for p in range(rows.indptr[r], rows.indptr[r + 1]):
                 j = rows.indices[p]
-                code, zero = rows.stored_codes[p], rows.zero_codes[j]
-                if code != zero:
-                    if code > 0:
-                        grad[bins[j] + code - 1] += coefficient
-                    if zero > 0:
-                        grad[bins[j] + zero - 1] -= coefficient
+                grad[slots[j] + rows.stored_codes[p]] += coefficient
+                grad[slots[j] + rows.zero_codes[j]] -= coefficient
 
 
 @njit(cache=True)
-def suffix_sums(grad, bins):
-    """Each feature's histogram into its steps' gradient, in place:
-    ``grad[bins[j] + b] = sum(grad[bins[j] + b:bins[j + 1]])``."""
+def suffix_sums(grad, bins, slots):
+    """Each feature's histogram over its slots into its steps' gradient, in
+    place: ``grad[bins[j] + b]`` becomes the sum of the slots of the codes
+    above ``b``. The steps' gradient fills ``grad[:bins[-1]]``; the rest is
+    left over."""
     for j in range(bins.shape[0] - 1):
-        for s in range(bins[j + 1] - 2, bins[j] - 1, -1):
+        top = slots[j] + bins[j + 1] - bins[j]
+        for s in range(top - 1, slots[j], -1):
             grad[s] += grad[s + 1]
+        # moved down, lowest first: each source lies above its destination
+        for b in range(bins[j + 1] - bins[j]):
+            grad[bins[j] + b] = grad[slots[j] + b + 1]
 
 
 @njit(cache=True)
 def coded_scores_all(rows, w, table, out):
     """Scores of every coded row at steps ``w``."""
-    step_table(w, rows.bins, table)
+    step_table(w, rows.bins, rows.slots, table)
     n = rows.dense_codes.shape[0] if rows.indptr.shape[0] == 0 else rows.indptr.shape[0] - 1
     coded_scores(rows, 0, n, table, out)
     return out
@@ -1028,9 +1029,9 @@ linear_scores_serial, linear_scores_parallel = twins(_linear_scores)
 
 #: the bin-code fields of linear rows (``bins`` empty: no codes)
 _NO_CODES = (np.zeros((0, 0), np.uint8), np.zeros(0, np.uint8), np.zeros(0, np.uint8),
-             np.zeros(0, np.int64))
+             np.zeros(0, np.int64), np.zeros(0, np.int64))
 Rows = namedtuple("Rows", "data indices indptr dense offsets dense_codes stored_codes zero_codes "
-                          "bins", defaults=_NO_CODES)
+                          "bins slots", defaults=_NO_CODES)
 Pairs = namedtuple("Pairs", "gains labels inv_ideal discount cutoff loss unit_weights levels "
                             "n_levels")
 Steps = namedtuple("Steps", "learning_rate power_t l1 period theta cumulative group groups "
@@ -1130,7 +1131,7 @@ def _epoch(rows, pairs, steps, scale, query_order, batch_size, w, l1_state, step
         used = min(partial.shape[0], stop - start)
         ws = scaled_weights(w, scale, work.w_scaled)
         if coded:
-            step_table(ws, rows.bins, work.table)
+            step_table(ws, rows.bins, rows.slots, work.table)
         for c in prange(used):
             # scores, lambdas and gradient of one query back to back: its rows
             # of X are read from memory once and are still in cache for the
@@ -1158,7 +1159,7 @@ def _epoch(rows, pairs, steps, scale, query_order, batch_size, w, l1_state, step
                     csr_add_gradient(rows.data, rows.indices, rows.indptr, lo, hi, lam, factor,
                                      grad)
             if coded:
-                suffix_sums(grad, rows.bins)
+                suffix_sums(grad, rows.bins, rows.slots)
         for t in range(start, stop):
             total += losses[t]
         step = take_step(w, partial, used, scale, steps, l1_state, step)
@@ -1186,8 +1187,9 @@ def objective(rows, pairs, scale, w, work, grad, epoch=epoch_serial):
     total, _ = epoch(rows, pairs, GRADIENT_ONLY, scale, np.arange(n_queries, dtype=np.int64),
                      max(n_queries, 1), np.array(w, dtype=np.float64), np.zeros(w.shape[0] + 1),
                      0, work)
-    # each row holds its queries' mean gradient share (factor 1 / n_queries)
-    grad[:] = work.partial.sum(axis=0) * n_queries
+    # each row holds its queries' mean gradient share (factor 1 / n_queries);
+    # an additive model's rows are wider (its histogram slots)
+    grad[:] = work.partial[:, :grad.shape[0]].sum(axis=0) * n_queries
     if scale.shape[0] > 0:
         grad *= scale
     return total

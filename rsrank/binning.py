@@ -205,11 +205,18 @@ class StepEncoding:
         offsets = (np.array([0, X.shape[0]], dtype=np.int64) if offsets is None
                    else np.asarray(offsets, dtype=np.int64))
         empty = (np.zeros(0), np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros((0, 0)))
+        slots = self.slots
         if codes.dense:
             return Rows(*empty, offsets, np.ascontiguousarray(codes.codes),
-                        np.zeros(0, np.uint8), np.zeros(0, np.uint8), self.bins)
+                        np.zeros(0, np.uint8), np.zeros(0, np.uint8), self.bins, slots)
         return Rows(np.zeros(0), codes.indices, codes.indptr, np.zeros((0, 0)), offsets,
-                    np.zeros((0, 0), np.uint8), codes.codes, codes.zero_codes, self.bins)
+                    np.zeros((0, 0), np.uint8), codes.codes, codes.zero_codes, self.bins, slots)
+
+    @property
+    def slots(self):
+        """Where each feature's codes start in a table of one value per code:
+        ``bins[j] + j`` (feature j has one more code than steps)."""
+        return (self.bins[:-1] + np.arange(self.n_features)).astype(np.int64)
 
     def indicators(self, X):
         """The dense ``(n_rows, n_steps)`` float64 0/1 matrix ``[x_j > t_jb]``

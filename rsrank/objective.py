@@ -231,9 +231,10 @@ def workspace(data, threads, normalize="none"):
     one per step, and the table of their sums."""
     bins = data.rows(normalize).bins
     width = n_weights(data, normalize)
-    table = np.zeros(width + len(bins) - 1 if len(bins) else 0)
+    slots = len(bins) - 1 if len(bins) else 0  # an additive model's extra code per feature
+    table = np.zeros(width + slots if len(bins) else 0)
     return _kernels.Work(np.zeros(data.n_rows), np.zeros(data.n_rows),
-                         np.zeros((max(GRADIENT_ROWS, threads), width)),
+                         np.zeros((max(GRADIENT_ROWS, threads), width + slots)),
                          np.full(data.n_rows, -1, dtype=np.int64), np.zeros(width), table)
 
 

@@ -95,7 +95,8 @@ def test_workspace_has_one_weight_per_step():
     X, y, qid = queries(5)
     encoding = StepEncoding.fit(X, 4)
     work = workspace(QueryData(X, y, qid), 1, encoding)
-    assert work.partial.shape[1] == work.w_scaled.shape[0] == encoding.n_steps
+    assert work.w_scaled.shape[0] == encoding.n_steps
+    assert work.partial.shape[1] == encoding.n_steps + X.shape[1]  # a histogram slot per code
     assert work.table.shape[0] == encoding.n_steps + X.shape[1]
 
 
