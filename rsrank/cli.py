@@ -124,13 +124,12 @@ def _positive(kind):
 
 
 def _rates(grid):
-    """``--learning-rate``: ``auto``, ``curvature`` (``train``) or positive
-    numbers (comma-separated for a grid)."""
+    """``--learning-rate``: ``auto``, ``curvature`` or positive numbers
+    (comma-separated for a grid)."""
     def parse(text):
-        if text.strip().lower() == "auto":
-            return ["auto"] if grid else "auto"
-        if grid and text.strip().lower() == "curvature":
-            return ["curvature"]
+        if text.strip().lower() in ("auto", "curvature"):
+            word = text.strip().lower()
+            return [word] if grid else word
         if grid:
             values = _number_list(float)(text)
             if not all(v > 0 for v in values):
@@ -712,8 +711,14 @@ def _path(args):
 
 
 def _run_path(args, name, data, results):
-    estimator = RSRank(learning_rate=args.learning_rate, max_iter=args.max_iter,
-                       normalize=args.normalize, batch_size=args.batch_size,
+    recipe = {}
+    if args.learning_rate == "curvature":  # train's recipe: each point at its settled end
+        recipe = dict(restore_best=False, weight_tol=PATH_WEIGHT_TOL)
+        if args.max_iter is None:
+            args.max_iter = PATH_EPOCHS_ADDITIVE if args.additive else PATH_EPOCHS
+    estimator = RSRank(learning_rate=args.learning_rate,
+                       max_iter=args.max_iter or DEFAULTS["max_iter"],
+                       normalize=args.normalize, batch_size=args.batch_size, **recipe,
                        ndcg_k=args.ndcg_k, random_state=args.seed,
                        l1_method=args.l1_method, power_t=args.power_t or 0.0,
                        average=args.average, additive=args.additive, max_bins=args.max_bins,
@@ -796,7 +801,9 @@ def _add_training_options(parser, grid):
     else:
         parser.add_argument("--learning-rate", type=_rates(grid), default=rate,
                             help="step size eta (default auto: 1e-3, 1e-2 or 1e-1, whichever "
-                            "gives the best vali NDCG without L1, chosen once per fold)")
+                            "gives the best vali NDCG without L1, chosen once per fold; "
+                            "curvature: rsrank train's recipe, each point at its last "
+                            "epoch once its weights settle)")
     parser.add_argument("--power-t", type=many_or_zero, default=None,
                         help="decay of the step size: gradient step t takes learning_rate / "
                         "t^power_t (default 0, a constant step; 0.5 is 1/sqrt(t))"
@@ -805,11 +812,10 @@ def _add_training_options(parser, grid):
                         help="feature scaling fitted on train and stored in the model "
                         "(default zscore; query-* scale within each query and cannot be "
                         "exported to a search engine)")
-    parser.add_argument("--max-iter", type=_positive(int),
-                        default=None if grid else DEFAULTS["max_iter"],
-                        help=f"epochs (default {DEFAULTS['max_iter']}"
-                        + (f"; {PATH_EPOCHS} with --learning-rate curvature, "
-                           f"{PATH_EPOCHS_ADDITIVE} with --additive too)" if grid else ")"))
+    parser.add_argument("--max-iter", type=_positive(int), default=None,
+                        help=f"epochs (default {DEFAULTS['max_iter']}; {PATH_EPOCHS} with "
+                        f"--learning-rate curvature, {PATH_EPOCHS_ADDITIVE} with --additive "
+                        "too)")
     if grid:
         parser.add_argument(
             "--weight-tol", type=_non_negative_float, default=None,

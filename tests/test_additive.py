@@ -258,3 +258,21 @@ def test_the_selection_keeps_the_cheapest_model_within_reach_and_reports_its_cos
     fold = json.loads((tmp_path / "run" / "results.json").read_text())["folds"][0]
     names = [name for name, _ in fold["selected_features"]]
     assert fold["feature_cost"] == len(names) + (9 if "f12" in names else 0)
+
+
+def test_rsrank_path_walks_the_group_path_with_costs(tmp_path, capsys):
+    import json
+
+    from rsrank.cli import main
+
+    costs = tmp_path / "costs.txt"
+    costs.write_text("f12 5\nf5 3\n")
+    out = tmp_path / "path"
+    assert main(["path", "--additive", "--learning-rate", "curvature", "--max-iter", "30",
+                 "--feature-costs", str(costs), "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "| l1_group | features in use | total cost |" in text
+    points = json.loads((out / "path.json").read_text())["path"]
+    assert points[0]["l1"] == 0 and points[-1]["n_nonzero"] <= points[0]["n_nonzero"]
+    for point in points:  # each cost is its features' sum (f12 and f5 dearer)
+        assert point["cost"] >= point["n_nonzero"]
