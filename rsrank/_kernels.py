@@ -30,6 +30,21 @@ from numba import njit, prange
 from numba import types as nbtypes
 from numba.extending import intrinsic
 
+def variant(function, suffix, **constants):
+    """A copy of ``function`` named with ``suffix`` whose globals hold
+    ``constants`` in place of the module's: numba reads a global as a
+    constant and drops the branches it rules out before compiling, so each
+    variant compiles only its own code (the linear epoch never compiles the
+    additive model's table lookups). The name keeps the variants apart in
+    numba's on-disk cache."""
+    copy = types.FunctionType(function.__code__, dict(function.__globals__, **constants),
+                              function.__name__ + suffix, function.__defaults__,
+                              function.__closure__)
+    copy.__qualname__ = function.__qualname__ + suffix
+    copy.__module__ = function.__module__
+    return copy
+
+
 def twins(function):
     """``(serial, parallel)`` builds of one kernel, both cached on disk.
 
@@ -1119,8 +1134,6 @@ def _epoch(rows, pairs, steps, scale, query_order, batch_size, w, l1_state, step
 
     Returns ``(summed query loss, new step count)``.
     """
-    dense = rows.indptr.shape[0] == 0
-    coded = rows.bins.shape[0] > 0
     n_batch_queries = query_order.shape[0]
     total = 0.0
     losses = np.zeros(n_batch_queries)
@@ -1130,7 +1143,7 @@ def _epoch(rows, pairs, steps, scale, query_order, batch_size, w, l1_state, step
         factor = 1.0 / (stop - start)
         used = min(partial.shape[0], stop - start)
         ws = scaled_weights(w, scale, work.w_scaled)
-        if coded:
+        if _CODED:
             step_table(ws, rows.bins, rows.slots, work.table)
         for c in prange(used):
             # scores, lambdas and gradient of one query back to back: its rows
@@ -1141,9 +1154,9 @@ def _epoch(rows, pairs, steps, scale, query_order, batch_size, w, l1_state, step
             for t in range(start + c, stop, used):
                 q = query_order[t]
                 lo, hi = rows.offsets[q], rows.offsets[q + 1]
-                if coded:
+                if _CODED:
                     coded_scores(rows, lo, hi, work.table, scores)
-                elif dense:
+                elif _DENSE:
                     dense_scores(rows.dense, lo, hi, ws, scores)
                 else:
                     csr_scores(rows.data, rows.indices, rows.indptr, lo, hi, ws, scores)
@@ -1151,14 +1164,14 @@ def _epoch(rows, pairs, steps, scale, query_order, batch_size, w, l1_state, step
                     scores[lo:hi], pairs.gains[lo:hi], pairs.labels[lo:hi], pairs.discount,
                     pairs.cutoff, pairs.inv_ideal[q], pairs.loss, pairs.unit_weights,
                     lam[lo:hi], work.rankings[lo:hi], pairs.levels[lo:hi], pairs.n_levels[q])
-                if coded:
+                if _CODED:
                     coded_add_histogram(rows, lo, hi, lam, factor, grad)
-                elif dense:
+                elif _DENSE:
                     dense_add_gradient(rows.dense, lo, hi, lam, factor, grad)
                 else:
                     csr_add_gradient(rows.data, rows.indices, rows.indptr, lo, hi, lam, factor,
                                      grad)
-            if coded:
+            if _CODED:
                 suffix_sums(grad, rows.bins, rows.slots)
         for t in range(start, stop):
             total += losses[t]
@@ -1166,14 +1179,30 @@ def _epoch(rows, pairs, steps, scale, query_order, batch_size, w, l1_state, step
     return total, step
 
 
+#: what the epoch's rows are, fixed per variant (:func:`variant`): an additive
+#: model's bin codes (``_CODED``) or a linear model's dense or CSR rows
+_CODED, _DENSE = False, True
 epoch_serial, epoch_parallel = twins(_epoch)
+csr_epoch_serial, csr_epoch_parallel = twins(variant(_epoch, "_csr", _DENSE=False))
+coded_epoch_serial, coded_epoch_parallel = twins(variant(_epoch, "_coded", _CODED=True))
+
+
+def epoch_kernels(rows):
+    """``(serial, parallel)`` epoch builds for ``rows``: the linear epoch on
+    dense or CSR rows, or the coded one for an additive model's bin codes
+    (each compiles only its own branch)."""
+    if rows.bins.shape[0] > 0:
+        return coded_epoch_serial, coded_epoch_parallel
+    if rows.indptr.shape[0] == 0:
+        return epoch_serial, epoch_parallel
+    return csr_epoch_serial, csr_epoch_parallel
 
 
 #: The step record of a step of size 0: an epoch that only sums the gradient
 GRADIENT_ONLY = Steps(0.0, 0.0, 0.0, 1, 0.0, False)
 
 
-def objective(rows, pairs, scale, w, work, grad, epoch=epoch_serial):
+def objective(rows, pairs, scale, w, work, grad, epoch=None):
     """Summed loss over all queries at ``w`` and its gradient (into ``grad``,
     times ``scale`` per feature when it is not empty), with the swap weights
     of the ranking at ``w`` held fixed.
@@ -1184,6 +1213,7 @@ def objective(rows, pairs, scale, w, work, grad, epoch=epoch_serial):
     (``l1_max``) is the very one the first epoch steps on. ``work`` must be
     fresh (no previous rankings)."""
     n_queries = rows.offsets.shape[0] - 1
+    epoch = epoch_kernels(rows)[0] if epoch is None else epoch
     total, _ = epoch(rows, pairs, GRADIENT_ONLY, scale, np.arange(n_queries, dtype=np.int64),
                      max(n_queries, 1), np.array(w, dtype=np.float64), np.zeros(w.shape[0] + 1),
                      0, work)
@@ -1216,4 +1246,5 @@ def compiled_before():
     """Whether numba's on-disk cache already holds the epoch kernel; False
     means this process compiles the kernels (the first run after an install
     or an upgrade). True when it cannot tell."""
-    return cached(epoch_serial) or cached(epoch_parallel)
+    return any(cached(kernel) for kernel in (epoch_serial, epoch_parallel, csr_epoch_serial,
+                                             csr_epoch_parallel))

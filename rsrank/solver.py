@@ -274,7 +274,7 @@ class Solver:
         kernels = {} if kernels is None else kernels
         if "epoch" not in kernels:
             settle()
-            kernels["epoch"] = choose(_kernels.epoch_serial, _kernels.epoch_parallel, n, args)
+            kernels["epoch"] = choose(*_kernels.epoch_kernels(args[0]), n, args)
         with numba_threads(n):
             total, state.t = kernels["epoch"](*args)
         return total / max(len(query_order), 1)

@@ -165,9 +165,11 @@ def test_objective_gradient_is_x_transpose_lambda_and_matches_finite_differences
     def work():
         return K.Work(np.zeros(n), np.zeros(n), np.zeros((1, d)), np.full(n, -1), np.zeros(d))
 
-    def objective(v, scale=np.zeros(0), X=X, kernel=K.epoch_serial):
+    def objective(v, scale=np.zeros(0), X=X, parallel=False):
         grad = np.zeros(d)
-        value = K.objective(rows_of(X), pairs, scale, v, work(), grad, kernel)
+        rows = rows_of(X)
+        value = K.objective(rows, pairs, scale, v, work(), grad,
+                            K.epoch_kernels(rows)[int(parallel)])
         return value, grad
 
     value, grad = objective(w)
@@ -184,7 +186,7 @@ def test_objective_gradient_is_x_transpose_lambda_and_matches_finite_differences
         step[c] = h
         fd = (objective(w + step)[0] - objective(w - step)[0]) / (2 * h)
         assert grad[c] == pytest.approx(fd, rel=1e-5, abs=1e-8)
-    parallel = objective(w, kernel=K.epoch_parallel)[1]
+    parallel = objective(w, parallel=True)[1]
     np.testing.assert_allclose(parallel, grad, rtol=1e-12)
     # a per-feature scale is the objective of the scaled columns X * scale
     scale = rng.uniform(0.1, 10, size=d)
