@@ -7,7 +7,8 @@ travel pickled over the worker's
 standard input and output, so no semaphore, shared memory or resource
 tracker is involved: nothing is left to leak or to complain when a
 process is killed. A worker's prints go to its standard error, which is
-this process's.
+this process's, and the warnings a task raises come back with its outcome
+and are raised again here, through this process's filters and display.
 """
 
 import json
@@ -17,6 +18,7 @@ import selectors
 import struct
 import subprocess
 import sys
+import warnings
 from collections import deque
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -74,8 +76,10 @@ def in_processes(function, tasks, n_workers):
                 return
             for key, _ in selector.select():
                 worker = key.data
-                status, value = _receive(worker)
+                status, value, caught = _receive(worker)
                 index = busy.pop(worker)
+                for message, category, filename, lineno in caught:
+                    warnings.warn_explicit(message, category, filename, lineno)
                 if status == "error":
                     error, text = value
                     raise error from _TaskTraceback(text)
@@ -184,16 +188,24 @@ def _serve():
             return
         (size,) = _HEADER.unpack(header)
         message = source.read(size)
-        try:
-            function, task = pickle.loads(message)
-            data = _dumps(("ok", function(*task)))
-        except Exception as error:  # sent back whole: the caller raises it
-            text = traceback.format_exc()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")  # the caller's filters decide what shows
             try:
-                data = _dumps(("error", (error, text)))
+                function, task = pickle.loads(message)
+                outcome = ("ok", function(*task))
+            except Exception as error:  # sent back whole: the caller raises it
+                outcome = ("error", (error, traceback.format_exc()))
+        raised = [(w.message, w.category, w.filename, w.lineno) for w in caught]
+        try:
+            data = _dumps((*outcome, raised))
+            if outcome[0] == "error" or raised:
                 pickle.loads(data)
-            except Exception:  # an exception that does not travel: its text does
-                data = _dumps(("error", (RuntimeError(
-                    f"{type(error).__name__}: {error}"), text)))
+        except Exception:  # an exception or warning that does not travel: its text does
+            text = outcome[1][1] if outcome[0] == "error" else traceback.format_exc()
+            error = outcome[1][0] if outcome[0] == "error" else None
+            data = _dumps(("error", (RuntimeError(
+                f"{type(error).__name__}: {error}" if error is not None
+                else "a task's outcome could not be sent back"), text),
+                [(str(m), UserWarning, f, n) for m, _, f, n in raised]))
         out.write(_HEADER.pack(len(data)) + data)
         out.flush()

@@ -5,6 +5,7 @@ import os
 import signal
 import sys
 import time
+import warnings
 
 import pytest
 
@@ -28,6 +29,12 @@ def fails_on_three(x):
 def dies_on_two(x):
     if x == 2:
         os.kill(os.getpid(), signal.SIGKILL)
+    return x
+
+
+def warns_on_one(x):
+    if x == 1:
+        warnings.warn(f"task {x} warns", RuntimeWarning)
     return x
 
 
@@ -76,3 +83,28 @@ def test_worker_count_reads_n_jobs_as_joblib_does():
     assert worker_count(3) == 3
     assert worker_count(-1) == (cores if cores > 1 else 0)
     assert worker_count(-cores) == 0
+
+
+def test_a_tasks_warnings_are_raised_here_once():
+    with pytest.warns(RuntimeWarning, match="task 1 warns") as caught:
+        assert list(in_processes(warns_on_one, [(x,) for x in range(4)], 2)) == [0, 1, 2, 3]
+    assert len([w for w in caught if "task 1 warns" in str(w.message)]) == 1
+
+
+def test_the_command_shows_a_workers_warning_as_its_own_one_line(tmp_path):
+    import subprocess
+
+    from rsrank.synthetic import make_raw_features
+    from rsrank.writers import write_letor
+
+    data = make_raw_features(60, random_state=0)
+    write_letor(tmp_path / "raw.txt", data.X, data.y, data.qid)
+    # raw features without scaling at a large step: the loss diverges in the worker
+    run = subprocess.run([sys.executable, "-m", "rsrank.cli", "train", str(tmp_path / "raw.txt"),
+                          "--jobs", "2", "--normalize", "none", "--learning-rate", "0.1",
+                          "--l1", "0", "--max-iter", "10", "--quiet"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rsrank train: warning: DivergenceWarning")
+    assert "| NDCG@1 |" in run.stdout  # and the table still comes
