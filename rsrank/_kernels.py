@@ -36,10 +36,11 @@ def variant(function, suffix, **constants):
     constant and drops the branches it rules out before compiling, so each
     variant compiles only its own code (the linear epoch never compiles the
     additive model's table lookups). The name keeps the variants apart in
-    numba's on-disk cache."""
-    copy = types.FunctionType(function.__code__, dict(function.__globals__, **constants),
-                              function.__name__ + suffix, function.__defaults__,
-                              function.__closure__)
+    numba's on-disk cache. Without ``constants`` the copy shares the
+    module's globals."""
+    namespace = dict(function.__globals__, **constants) if constants else function.__globals__
+    copy = types.FunctionType(function.__code__, namespace, function.__name__ + suffix,
+                              function.__defaults__, function.__closure__)
     copy.__qualname__ = function.__qualname__ + suffix
     copy.__module__ = function.__module__
     return copy
@@ -52,12 +53,9 @@ def twins(function):
     types, not by ``parallel=True``: two builds of one Python function share
     cache entries, and whichever compiled first is loaded for both. The
     parallel build is therefore made from a copy of the function with its
-    own name."""
-    copy = types.FunctionType(function.__code__, function.__globals__,
-                              function.__name__ + "_parallel", function.__defaults__,
-                              function.__closure__)
-    copy.__qualname__ = function.__qualname__ + "_parallel"
-    return njit(cache=True)(function), njit(cache=True, parallel=True)(copy)
+    own name (:func:`variant`)."""
+    return (njit(cache=True)(function),
+            njit(cache=True, parallel=True)(variant(function, "_parallel")))
 
 
 MODIFIED_HUBER, HINGE, LOGISTIC = 0, 1, 2

@@ -26,7 +26,8 @@ import scipy.sparse as sp
 
 from ._kernels import Rows
 
-__all__ = ["MAX_BINS", "fit_thresholds", "bin_codes", "BinCodes", "StepEncoding"]
+__all__ = ["MAX_BINS", "fit_thresholds", "bin_codes", "BinCodes", "StepEncoding",
+           "step_indicators"]
 
 #: Codes are uint8: at most 255 thresholds, 256 bins, per feature
 MAX_BINS = 256
@@ -221,9 +222,13 @@ class StepEncoding:
     def indicators(self, X):
         """The dense ``(n_rows, n_steps)`` float64 0/1 matrix ``[x_j > t_jb]``
         of ``X``."""
-        codes = bin_codes(X, self.thresholds).toarray()
-        out = np.zeros((codes.shape[0], self.n_steps))
-        for j in range(self.n_features):
-            steps = np.arange(self.bins[j + 1] - self.bins[j])
-            out[:, self.bins[j]:self.bins[j + 1]] = codes[:, j:j + 1] > steps[None, :]
-        return out
+        return step_indicators(bin_codes(X, self.thresholds).toarray(), self.bins)
+
+
+def step_indicators(codes, bins):
+    """The 0/1 step indicators of dense ``codes``: column ``bins[j] + b`` is 1
+    where feature ``j``'s code exceeds ``b``."""
+    out = np.zeros((codes.shape[0], int(bins[-1])))
+    for j in range(len(bins) - 1):
+        out[:, bins[j]:bins[j + 1]] = codes[:, j:j + 1] > np.arange(bins[j + 1] - bins[j])
+    return out

@@ -275,13 +275,13 @@ def _estimator(args):
         recipe["weight_tol"] = args.weight_tol or None
     path_epochs = PATH_EPOCHS_ADDITIVE if args.additive else PATH_EPOCHS
     max_iter = args.max_iter or (path_epochs if _curvature_recipe(args) else DEFAULTS["max_iter"])
-    additive = dict(additive=True, max_bins=args.max_bins) if args.additive else {}
+    model = dict(additive=True, max_bins=args.max_bins) if args.additive else {}
     if args.feature_costs is not None:
-        additive["feature_costs"] = read_feature_costs(args.feature_costs)
+        model["feature_costs"] = read_feature_costs(args.feature_costs)
     return RSRank(max_iter=max_iter, normalize=args.normalize, random_state=args.seed,
                   eval_convention=args.convention, eval_train=False, verbose=verbose,
                   n_jobs=threads, l1_method=args.l1_method, average=args.average, **stopping,
-                  **recipe, **additive)
+                  **recipe, **model)
 
 
 def _grid(args):

@@ -331,7 +331,9 @@ class RSRank(BaseEstimator):
             if not hasattr(data, "X"):
                 raise ValueError("additive models fit their thresholds on training data in "
                                  "memory: use fit, not fit_chunks or partial_fit")
-            encoding = StepEncoding.fit(data.X, self.max_bins)
+            # made once per data and bin count: a path fits the same data many times
+            encoding = data.memo(("steps", self.max_bins),
+                                 lambda: StepEncoding.fit(data.X, self.max_bins))
             return AdditiveModel(np.zeros(encoding.n_steps), encoding,
                                  getattr(data, "feature_names", None),
                                  getattr(data, "names_from_columns", False))

@@ -53,6 +53,13 @@ def linear_scores(rows, w, n_jobs=None):
     return out
 
 
+def feature_names_or_letor(names, n_features):
+    """``names`` as strings, or LETOR's 1-based ``"f1", "f2", ...``."""
+    if names is None:
+        return [f"f{j + 1}" for j in range(n_features)]
+    return [str(name) for name in names]
+
+
 @dataclass(frozen=True)
 class LinearModel:
     """A linear ranking function ``f(x) = <coef, (x - offset) / scale>``.
@@ -117,9 +124,7 @@ class LinearModel:
     def names(self):
         """The name of every feature: the given names, else LETOR's
         1-based ``"f1", "f2", ...``."""
-        if self.feature_names is None:
-            return [f"f{j + 1}" for j in range(self.n_features)]
-        return [str(name) for name in self.feature_names]
+        return feature_names_or_letor(self.feature_names, self.n_features)
 
     def linear_function(self):
         """``(weights, constant)`` on raw features: ``f(x) = x @ weights +
@@ -241,9 +246,7 @@ class AdditiveModel:
         return linear_scores(rows, self.coef, n_jobs)
 
     def names(self):
-        if self.feature_names is None:
-            return [f"f{j + 1}" for j in range(self.n_features)]
-        return [str(name) for name in self.feature_names]
+        return feature_names_or_letor(self.feature_names, self.n_features)
 
     def linear_function(self):
         raise ValueError("an additive model is a step function per feature, not a linear "

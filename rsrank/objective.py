@@ -17,6 +17,7 @@ import numpy as np
 
 from . import _kernels
 from ._compile import settle
+from .binning import BinCodes, step_indicators
 from .metrics import discount_values, gain_values
 
 __all__ = ["Objective", "PAIR_LOSSES", "PAIR_WEIGHTS", "PAIR_CURVATURE"]
@@ -260,18 +261,14 @@ def _query_rows(rows, lo, hi, width):
 
 
 def _step_indicators(rows, lo, hi):
-    bins = rows.bins
     if rows.indptr.shape[0] == 0:
         codes = rows.dense_codes[lo:hi]
     else:
-        codes = np.repeat(rows.zero_codes[None, :], hi - lo, axis=0)
         start, stop = rows.indptr[lo], rows.indptr[hi]
-        row_of = np.repeat(np.arange(hi - lo), np.diff(rows.indptr[lo:hi + 1]))
-        codes[row_of, rows.indices[start:stop]] = rows.stored_codes[start:stop]
-    out = np.zeros((hi - lo, int(bins[-1])))
-    for j in range(len(bins) - 1):
-        out[:, bins[j]:bins[j + 1]] = codes[:, j:j + 1] > np.arange(bins[j + 1] - bins[j])
-    return out
+        codes = BinCodes(rows.stored_codes[start:stop], (hi - lo, len(rows.zero_codes)),
+                         rows.indices[start:stop], rows.indptr[lo:hi + 1] - start,
+                         rows.zero_codes).toarray()
+    return step_indicators(codes, rows.bins)
 
 
 def _query_curvature(z, gains, discount, inv_ideal, unit_weights):
