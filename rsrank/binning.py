@@ -20,14 +20,16 @@ engine's side of the comparison as on this one.
 """
 
 import hashlib
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 
 from ._kernels import Rows
 
-__all__ = ["MAX_BINS", "fit_thresholds", "bin_codes", "BinCodes", "StepEncoding",
-           "step_indicators"]
+__all__ = ["MAX_BINS", "fit_thresholds", "bin_codes", "bin_counts", "BinCodes",
+           "StepEncoding", "step_indicators", "ValueSummary", "value_summary", "SortedColumns",
+           "merged_thresholds"]
 
 #: Codes are uint8: at most 255 thresholds, 256 bins, per feature
 MAX_BINS = 256
@@ -91,6 +93,110 @@ def fit_thresholds(X, max_bins=32):
             cuts = cuts[cuts < distinct[-1]]
         thresholds.append(np.ascontiguousarray(cuts, dtype=np.float32))
     return thresholds
+
+
+# -- the same thresholds from data split over machines -------------------------
+#
+# fit_thresholds needs every value of a column at once. Across machines, each
+# part of the rows sends its few distinct values (a column with more than
+# max_bins of them cannot have few overall), and each quantile is found by
+# bisection over the float32 values in their order, every round asking the
+# parts how many of their values lie at or below each candidate. The result
+# is fit_thresholds of all the rows together, and only O(features x bins)
+# numbers travel per round (about 32 rounds).
+
+
+class ValueSummary(NamedTuple):
+    """A part's share of :func:`merged_thresholds`: per column its
+    distinct float32 values when there are at most ``max_bins`` (else
+    None), its smallest and largest value, and the part's rows."""
+    few: list
+    low: np.ndarray
+    high: np.ndarray
+    n_rows: int
+
+
+def value_summary(X, max_bins):
+    """The :class:`ValueSummary` of the rows ``X`` (one part of them)."""
+    _check_max_bins(max_bins)
+    few, low, high = [], [], []
+    for values in _columns(X):
+        if not np.all(np.isfinite(values)):
+            raise ValueError("X has NaN or infinite values (as float32)")
+        distinct = np.unique(values)
+        few.append(distinct if len(distinct) <= max_bins else None)
+        low.append(distinct[0] if len(distinct) else np.inf)
+        high.append(distinct[-1] if len(distinct) else -np.inf)
+    return ValueSummary(few, np.array(low, np.float32), np.array(high, np.float32),
+                        int(X.shape[0]))
+
+
+class SortedColumns:
+    """A part's columns in increasing order, to count its values at or
+    below candidates (:meth:`count_at_most`) during the bisection."""
+
+    def __init__(self, X):
+        self.columns = [np.sort(values) for values in _columns(X)]
+
+    def count_at_most(self, features, candidates):
+        """Per feature of ``features``, the values at or below each of its
+        row of float32 ``candidates``."""
+        return np.array([np.searchsorted(self.columns[j], row, side="right")
+                         for j, row in zip(features, candidates)], dtype=np.int64).reshape(
+                             len(features), -1)
+
+
+def _order_keys(values):
+    """float32 values as int64 keys in the same order (-0.0 just below 0.0)."""
+    bits = np.asarray(values, dtype=np.float32).view(np.int32).astype(np.int64)
+    return np.where(bits >= 0, bits, -(bits & 0x7FFFFFFF) - 1)
+
+
+def _from_order_keys(keys):
+    keys = np.asarray(keys, dtype=np.int64)
+    bits = np.where(keys >= 0, keys, (-(keys + 1)) | -0x80000000).astype(np.int32)
+    return bits.view(np.float32) + np.float32(0.0)  # -0.0 becomes 0.0
+
+
+def merged_thresholds(summaries, max_bins, count_at_most):
+    """:func:`fit_thresholds` of the rows of every part together, from the
+    parts' :func:`value_summary` and ``count_at_most(features,
+    candidates)``, which returns the values at or below each candidate
+    summed over the parts (:meth:`SortedColumns.count_at_most` of each)."""
+    _check_max_bins(max_bins)
+    n_rows = sum(summary.n_rows for summary in summaries)
+    width = len(summaries[0].few)
+    low = np.min([summary.low for summary in summaries], axis=0)
+    high = np.max([summary.high for summary in summaries], axis=0)
+    thresholds, many = [None] * width, []
+    for j in range(width):
+        parts = [summary.few[j] for summary in summaries]
+        if all(part is not None for part in parts):
+            distinct = np.unique(np.concatenate(parts))
+            if len(distinct) <= max_bins:
+                thresholds[j] = np.ascontiguousarray(distinct[:-1], dtype=np.float32)
+                continue
+        many.append(j)
+    if many:
+        # fit_thresholds' ranks: the smallest value with at least rank rows at or below it
+        ranks = np.maximum(np.ceil(np.arange(1, max_bins) / max_bins * n_rows), 1)
+        lo = np.repeat(_order_keys(low[many])[:, None], max_bins - 1, axis=1)
+        hi = np.repeat(_order_keys(high[many])[:, None], max_bins - 1, axis=1)
+        while np.any(lo < hi):
+            mid = (lo + hi) // 2
+            enough = count_at_most(many, _from_order_keys(mid)) >= ranks
+            hi, lo = np.where(enough, mid, hi), np.where(enough, lo, mid + 1)
+        for row, j in enumerate(many):
+            cuts = np.unique(_from_order_keys(hi[row]))
+            thresholds[j] = np.ascontiguousarray(cuts[cuts < high[j]], dtype=np.float32)
+    return thresholds
+
+
+def bin_counts(X, thresholds):
+    """The rows of ``X`` in each bin, per feature (one more than its
+    thresholds)."""
+    codes = bin_codes(X, thresholds).toarray()
+    return [np.bincount(codes[:, j], minlength=len(t) + 1) for j, t in enumerate(thresholds)]
 
 
 class BinCodes:
@@ -182,10 +288,7 @@ class StepEncoding:
         """The thresholds of :func:`fit_thresholds` and the rows of ``X`` in
         each bin (for pictures of the shapes over the data)."""
         thresholds = fit_thresholds(X, max_bins)
-        codes = bin_codes(X, thresholds).toarray()
-        counts = [np.bincount(codes[:, j], minlength=len(t) + 1)
-                  for j, t in enumerate(thresholds)]
-        return cls(thresholds, counts)
+        return cls(thresholds, bin_counts(X, thresholds))
 
     @property
     def n_features(self):

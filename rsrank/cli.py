@@ -276,12 +276,20 @@ def _estimator(args):
     path_epochs = PATH_EPOCHS_ADDITIVE if args.additive else PATH_EPOCHS
     max_iter = args.max_iter or (path_epochs if _curvature_recipe(args) else DEFAULTS["max_iter"])
     model = dict(additive=True, max_bins=args.max_bins) if args.additive else {}
+    model["relax"] = _relax(args)
     if args.feature_costs is not None:
         model["feature_costs"] = read_feature_costs(args.feature_costs)
     return RSRank(max_iter=max_iter, normalize=args.normalize, random_state=args.seed,
                   eval_convention=args.convention, eval_train=False, verbose=verbose,
                   n_jobs=threads, l1_method=args.l1_method, average=args.average, **stopping,
                   **recipe, **model)
+
+
+def _relax(args):
+    """``--relax``, by default on for additive models: their group penalty
+    shrinks the shapes it keeps, so the sparse points of the path rank
+    worse than the features they chose can (``results/additive.md``)."""
+    return bool(args.additive) if args.relax is None else args.relax
 
 
 def _grid(args):
@@ -722,7 +730,7 @@ def _run_path(args, name, data, results):
                        ndcg_k=args.ndcg_k, random_state=args.seed,
                        l1_method=args.l1_method, power_t=args.power_t or 0.0,
                        average=args.average, additive=args.additive, max_bins=args.max_bins,
-                       feature_costs=None if args.feature_costs is None
+                       relax=_relax(args), feature_costs=None if args.feature_costs is None
                        else read_feature_costs(args.feature_costs))
     strength = "l1_group" if args.additive else "l1"
     if estimator.learning_rate == "auto":  # chosen once, without L1, on vali
@@ -845,6 +853,10 @@ def _add_training_options(parser, grid):
     parser.add_argument("--max-bins", type=_positive(int), default=DEFAULTS["max_bins"],
                         help=f"bins per feature of --additive (2 to 256, default "
                         f"{DEFAULTS['max_bins']}; thresholds at training quantiles)")
+    parser.add_argument("--relax", action=argparse.BooleanOptionalAction, default=None,
+                        help="also refit each point of the path on the features it kept, "
+                        "without the penalty (the relaxed lasso); the selection sees both fits "
+                        "(default: on with --additive, off without)")
     parser.add_argument("--feature-costs", metavar="FILE",
                         help="a cost per feature, 'FEATURE COST' lines (a name, or LETOR's "
                         "1-based index; unlisted features cost 1): a dear feature must earn "

@@ -25,6 +25,14 @@ modes:
     (``learning_rate * truncation_period * l1``) so the mixed model is sparse
     again.
 
+An additive model (``additive=True``) trains in both modes. Its thresholds
+are those :class:`~rsrank.RSRank` fits on all the rows together: each
+partition sends its few distinct values per feature, and each quantile is
+found by bisection, every round asking the partitions how many of their
+values lie at or below the candidates (:func:`rsrank.binning.merged_thresholds`).
+The partitions then keep their rows as bin codes, and a gradient is the
+sum of their histograms, as for a linear model.
+
 A partition must hold whole queries: :func:`repartition_by_query` cuts dask
 arrays at query boundaries and :func:`check_query_partitions` verifies it.
 ``DaskRSRank.fit_files`` reads LETOR files on the workers themselves.
@@ -35,8 +43,10 @@ import inspect
 import numpy as np
 
 from ._files import not_a_file
+from .binning import SortedColumns, StepEncoding, bin_counts, merged_thresholds, value_summary
 from .datasets import load_letor
 from .estimator import RSRank
+from .model import AdditiveModel
 from .preprocessing import combine_moments
 from .querydata import QueryData
 from .solver import DivergenceWatch, NDCGMonitor, SolverState, finite_check
@@ -103,6 +113,22 @@ def _partition_facts(data):
     return data.n_rows, data.n_queries, data.moments, data.qids
 
 
+def _partition_values(data, max_bins):
+    return value_summary(data.X, max_bins)
+
+
+def _partition_sorted(data):
+    return SortedColumns(data.X)
+
+
+def _partition_count(columns, features, candidates):
+    return columns.count_at_most(features, candidates)
+
+
+def _partition_bin_counts(data, thresholds):
+    return bin_counts(data.X, thresholds)
+
+
 def _partition_gradient(data, objective, w, normalize, scale):
     """Summed loss and pair gradient of a partition's queries at ``w``."""
     value, grad = objective.loss_and_gradient(data, w, normalize=normalize, scale=scale)
@@ -115,7 +141,7 @@ def _partition_epoch(data, solver, w, normalize, scale, seed):
     state = SolverState(w.copy())
     order = solver.query_order(data.n_queries, np.random.default_rng(seed))
     loss = solver.epoch(data, state, order, normalize=normalize, scale=scale,
-                        work=solver.new_work(data))
+                        work=solver.new_work(data, normalize))
     return state.w, loss * data.n_queries, data.n_queries
 
 
@@ -210,8 +236,27 @@ class DaskRSRank(RSRank):
                    for path in paths]
         return self._fit_partitions(client, futures, n_features, eval_set, coef_init, paths)
 
+    def _encoding(self, client, parts):
+        """The additive model's :class:`~rsrank.binning.StepEncoding`, the
+        same as on all the partitions' rows in one place."""
+        summaries = client.gather([client.submit(_partition_values, p, self.max_bins)
+                                   for p in parts])
+        columns = [client.submit(_partition_sorted, p) for p in parts]
+
+        def count_at_most(features, candidates):
+            return np.sum(client.gather([client.submit(_partition_count, c, features, candidates)
+                                         for c in columns]), axis=0)
+        thresholds = merged_thresholds(summaries, self.max_bins, count_at_most)
+        columns.clear()  # the workers drop the sorted copies
+        counts = client.gather([client.submit(_partition_bin_counts, p, thresholds)
+                                for p in parts])
+        return StepEncoding(thresholds, [np.sum(c, axis=0) for c in zip(*counts)])
+
     def _fit_partitions(self, client, parts, n_features, eval_set, coef_init, paths=None):
-        solver = self.solver()
+        self.solver()  # checks the parameters before any work
+        if self.relax and (self.l1 != 0 or self.l1_group != 0):
+            raise ValueError("DaskRSRank does not relax (refit on the kept features): set "
+                             "relax=False, or refit with a DaskRSRank on those features")
         if self.mode not in ("gradient", "mixing"):
             raise ValueError(f"mode must be 'gradient' or 'mixing', got {self.mode!r}")
         if self.early_stopping and eval_set is None:
@@ -230,16 +275,23 @@ class DaskRSRank(RSRank):
         moments = facts[0][2]
         for fact in facts[1:]:
             moments = combine_moments(moments, fact[2])
-        model = self._model(moments) if reset else self.model_
+        if not reset:
+            model = self.model_
+        elif self.additive:
+            encoding = self._encoding(client, parts)
+            model = AdditiveModel(np.zeros(encoding.n_steps), encoding)
+        else:
+            model = self._model(moments)
+        solver = self._solver_for(model)
         scale = model.training_scale()
         n_queries = sum(fact[1] for fact in facts)
         validation = None
         if eval_set is not None:
             validation = self._split(None, eval_set, None)[1]
-        state = self._state(n_features, coef_init, reset)
+        state = self._state(len(model.coef), coef_init, reset)
         rng = np.random.default_rng(self.random_state if isinstance(self.random_state, int)
                                     else None)
-        normalize = self.normalize
+        normalize = model.view
         self.bytes_per_epoch_ = 0
 
         def gradient_epoch():

@@ -220,6 +220,17 @@ class RSRank(BaseEstimator):
         features cost 1), multiplying that feature's ``l1`` and
         ``l1_group``: a feature that is dear to compute must earn more to be
         kept.
+    exclude : sequence, optional
+        Features (by name or index) held at zero: the model does not use
+        them, as if their columns were absent. ``relax`` refits with the
+        features its penalized fit left out excluded.
+    relax : bool, default=False
+        After the penalized fit, fit again from its weights on the features
+        it kept, without ``l1`` or ``l1_group``, the other features held at
+        0 (the relaxed lasso, Meinshausen 2007): the penalties choose the
+        features, and the refit undoes their shrinkage of the weights kept.
+        ``learning_rate="curvature"`` steps by the curvature of the kept
+        weights alone. Without a penalty there is nothing to relax.
 
     Attributes
     ----------
@@ -230,7 +241,11 @@ class RSRank(BaseEstimator):
         Gradient steps taken so far (drives the truncation schedule).
     learning_rate_ : float
         The step size the last ``fit`` trained with (``learning_rate``, or
-        the one ``"auto"`` chose).
+        the one ``"auto"`` chose; with ``relax``, the refit's).
+    penalized_ : RSRank, with ``relax``
+        The penalized fit (``relax=False``), whose features the refit kept: a
+        path warm-starts its next point from it, and ``rsrank train``'s
+        selection sees both fits.
     best_iteration_ : int or None
         Epoch (1-based) whose weights were kept, with validation data.
     history_ : dict of lists
@@ -265,7 +280,7 @@ class RSRank(BaseEstimator):
                  early_stopping=False, validation_fraction=0.1, n_iter_no_change=10, tol=1e-4,
                  restore_best=True, eval_train=True, random_state=None, warm_start=False,
                  n_jobs=None, verbose=0, weight_tol=None, additive=False, max_bins=32,
-                 l1_group=0.0, feature_costs=None):
+                 l1_group=0.0, feature_costs=None, relax=False, exclude=None):
         vars(self).update({name: value for name, value in locals().items() if name != "self"})
 
     # -- assembling ------------------------------------------------------------
@@ -395,11 +410,43 @@ class RSRank(BaseEstimator):
         return out
 
     def _solver_for(self, model):
-        """:meth:`solver` with the penalty laid out on ``model``'s weights."""
+        """:meth:`solver` with the penalty laid out on ``model``'s weights.
+        An ``exclude``\ d feature's group gets the factor inf: its proximal
+        step, taken every step, is then the projection onto zero."""
         solver = self.solver()
         groups, factors, weights = self.penalty_layout(model)
-        return replace(solver, penalty=replace(solver.penalty, groups=groups,
-                                               group_factors=factors, weight_factors=weights))
+        penalty = replace(solver.penalty, groups=groups, group_factors=factors,
+                          weight_factors=weights)
+        excluded = self._excluded(model)
+        if excluded is not None:
+            if penalty.period != 1:
+                raise ValueError("exclude holds features at zero at every step: use "
+                                 "truncation_period=1")
+            kept = factors if penalty.group > 0 else np.zeros(len(factors))
+            penalty = replace(penalty, group=penalty.group or 1.0,
+                              group_factors=np.where(excluded, np.inf, kept))
+        return replace(solver, penalty=penalty)
+
+    def _excluded(self, model):
+        """``exclude`` as a boolean per feature of ``model``, or None."""
+        if self.exclude is None:
+            return None
+        if isinstance(self.exclude, (str, bytes)) or not hasattr(self.exclude, "__iter__"):
+            raise ValueError(f"exclude must be a sequence of feature names or indices, got "
+                             f"{self.exclude!r}")
+        width, names = model.n_features, model.names()
+        where = {name: j for j, name in enumerate(names)}
+        out = np.zeros(width, dtype=bool)
+        for key in self.exclude:
+            if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+                if not 0 <= key < width:
+                    raise ValueError(f"exclude: feature index {key} is not in 0..{width - 1}")
+                out[key] = True
+            elif key in where:
+                out[where[key]] = True
+            else:
+                raise ValueError(f"exclude: no feature is named {key!r}")
+        return out
 
     def _advice(self, moments, names=None):
         """What the divergence warning and error end with: ``moments()``
@@ -436,6 +483,9 @@ class RSRank(BaseEstimator):
         self
         """
         _warn_without_qid("fit", X, qid)
+        if self._relaxed():
+            return self._fit_relaxed(X, y, qid, eval_set, coef_init)
+        vars(self).pop("penalized_", None)
         if self.learning_rate == "auto" and eval_set is not None:
             return self._fit_auto(X, y, qid, eval_set, coef_init)
         if self.learning_rate == "curvature":
@@ -459,6 +509,47 @@ class RSRank(BaseEstimator):
                          scale=model.training_scale(), validation=validation,
                          monitoring=self._monitoring(), advice=self._advice(lambda: train.moments, train.feature_names))
         self._fitted(model, fit, state, train.n_queries, train.fingerprint)
+        return self
+
+    def _relaxed(self):
+        """Whether ``fit`` refits on the penalized fit's features."""
+        if not isinstance(self.relax, (bool, np.bool_)):
+            raise ValueError(f"relax must be True or False, got {self.relax!r}")
+        if self.relax and self.warm_start:
+            raise ValueError("relax refits every fit from the penalized one; it does not go on "
+                             "from a previous fit: set warm_start=False")
+        return bool(self.relax) and (self.l1 != 0 or self.l1_group != 0)
+
+    def _refuse_relax(self, method):
+        if self._relaxed():
+            raise ValueError(f"relax refits on the training data in memory: use fit, not "
+                             f"{method}, or set relax=False")
+
+    def _fit_relaxed(self, X, y, qid, eval_set, coef_init):
+        """``relax``: the penalized fit, then a fit without penalty from its
+        weights, the features it left at zero held there."""
+        self.solver()  # checks the other parameters before any work
+        data = X if isinstance(X, QueryData) else QueryData(X, y, qid)
+        if eval_set is not None and not isinstance(eval_set, QueryData):
+            eval_set = QueryData(*_eval_tuple(eval_set))
+        penalized = clone(self).set_params(relax=False).fit(data, eval_set=eval_set,
+                                                             coef_init=coef_init)
+        vars(self).pop("penalized_", None)
+        model = penalized.model_
+        held = np.ones(model.n_features, dtype=bool)
+        held[model.selected_indices()] = False
+        rate = penalized.learning_rate_
+        if self.learning_rate == "curvature":
+            groups = self.penalty_layout(model)[0]
+            trace = penalized.solver().objective.curvature(
+                data, normalize=model.view, scale=model.training_scale(),
+                support=np.repeat(~held, np.diff(groups)))
+            rate = CURVATURE_STEP / trace if trace > 0 else rate
+        refit = clone(self).set_params(relax=False, l1=0.0, l1_group=0.0, learning_rate=rate,
+                                       exclude=np.flatnonzero(held).tolist())
+        refit.fit(data, eval_set=eval_set, coef_init=penalized.coef_)
+        self._adopt(refit)
+        self.penalized_ = penalized
         return self
 
     def _fit_curvature(self, X, y, qid, eval_set, coef_init):
@@ -589,6 +680,7 @@ class RSRank(BaseEstimator):
         :meth:`fit`.
         """
         solver = self.solver()
+        self._refuse_relax("fit_chunks")
         if self.early_stopping and eval_set is None:
             raise ValueError("fit_chunks with early_stopping needs an eval_set (no queries "
                              "can be held out of a stream)")
@@ -654,6 +746,7 @@ class RSRank(BaseEstimator):
         and step count (for data that arrives in blocks of whole queries)."""
         first = not hasattr(self, "model_")
         solver = self.solver()
+        self._refuse_relax("partial_fit")
         if self.additive:
             raise ValueError("additive models fit their thresholds on training data in memory: "
                              "use fit, not partial_fit")
@@ -808,7 +901,10 @@ class RSRank(BaseEstimator):
         """Write the fitted model as a small versioned JSON file (atomically);
         see :func:`rsrank.persistence.save_model`."""
         check_is_fitted(self)
-        persistence.save_model(path, self.model_, self.get_params(), {
+        params = self.get_params()
+        if isinstance(self.feature_costs, dict):  # JSON keys are text: one cost per feature
+            params["feature_costs"] = self._costs(self.model_).tolist()
+        persistence.save_model(path, self.model_, params, {
             "n_iter": self.n_iter_, "t": self.t_, "best_iteration": self.best_iteration_})
 
     @classmethod

@@ -297,17 +297,25 @@ def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, seed=No
             watched = model.restore_best or model.early_stopping
             model.fit(data.train, eval_set=data.vali if watched else None,
                       coef_init=last.get(setting) if path else None)
-        last[setting] = model.coef_
-        per_query = _metric_on(select, data.vali, model, convention)
+        # a relaxed point's features came from its penalized fit: the path goes on from that,
+        # and the selection sees both fits (the refit may overfit where the penalty did not)
+        penalized = getattr(model, "penalized_", None)
+        last[setting] = (model if penalized is None else penalized).coef_
         for ratio_name, name in (("l1_ratio", "l1"), ("l1_group_ratio", "l1_group")):
             if ratio_name in point:
                 params = {**point, **params, name: params[name]}
-        tried.append({"params": params, "vali_score": metrics.nanmean(per_query),
-                      "n_nonzero": n_features_used(model)})
-        if model.feature_costs is not None:  # the selection then weighs features by cost
-            tried[-1]["cost"] = model.feature_cost()
-        vali_per_query.append(per_query)
-        models.append(model)
+        candidates = [(params, model)]
+        if penalized is not None:
+            candidates = [({**params, "relax": False}, penalized),
+                          ({**params, "relax": True}, model)]
+        for params, fitted in candidates:
+            per_query = _metric_on(select, data.vali, fitted, convention)
+            tried.append({"params": params, "vali_score": metrics.nanmean(per_query),
+                          "n_nonzero": n_features_used(fitted)})
+            if fitted.feature_costs is not None:  # the selection then weighs features by cost
+                tried[-1]["cost"] = fitted.feature_cost()
+            vali_per_query.append(per_query)
+            models.append(fitted)
     seconds = time.perf_counter() - start
     chosen = sparsest_index([{**t, "per_query": v} for t, v in zip(tried, vali_per_query)],
                             within)
@@ -515,9 +523,9 @@ def regularization_path(X, y, qid, l1_values, *, estimator=None, eval_set=None, 
     for g in sorted((float(v) for v in l1_values), reverse=True):
         model = clone(base).set_params(**{strength: g})
         model.fit(X, y, qid=qid, eval_set=eval_set, coef_init=coef if warm_start else None)
-        coef = model.coef_.copy()
+        coef = getattr(model, "penalized_", model).coef_.copy()
         point = Bunch(l1=g, n_nonzero=n_features_used(model), cost=model.feature_cost(),
-                      coef=coef,
+                      coef=model.coef_.copy(),
                       train_ndcg=metrics.mean_ndcg(y, model.predict(X), qid, k,
                                                    convention=convention))
         for name, data in (("val_ndcg", eval_set), ("test_ndcg", test_set)):

@@ -165,7 +165,7 @@ class Objective:
             n_queries += block.n_queries
         return np.zeros(0) if grad is None else grad / n_queries
 
-    def curvature(self, data, *, normalize="none", scale=None):
+    def curvature(self, data, *, normalize="none", scale=None, support=None):
         """The trace of the Hessian of the mean per-query loss at ``w = 0``
         (pair weights of the all-zero model, ties in row order as the
         kernels rank them): ``c / Q * sum_q sum_pairs W_ij |z_i - z_j|^2``,
@@ -173,28 +173,40 @@ class Objective:
         and ``z`` the rows as the kernels score them (times ``scale``). It
         bounds the Hessian's largest eigenvalue, so ``2 / curvature`` is a
         step that full-batch gradient descent on that quadratic can take
-        without diverging.
+        without diverging. ``support`` (a boolean per weight): the trace of
+        the Hessian restricted to those weights, the others held at 0.
 
         Per query it takes O(n d L) with L label levels, by running sums of
-        the rows, their squared norms and the discounts over the levels
-        below each place, not O(n^2 d) over the pairs."""
+        the rows, their squares and the discounts over the levels below
+        each place, not O(n^2 d) over the pairs."""
+        diagonal = self.hessian_diagonal(data, normalize=normalize, scale=scale)
+        return float(diagonal.sum() if support is None else diagonal[support].sum())
+
+    def hessian_diagonal(self, data, *, normalize="none", scale=None):
+        """The diagonal of the Hessian of :meth:`curvature`, one value per
+        weight; kept with the data (the same for every L1 strength of a
+        path)."""
+        width = data.n_features
         if data.n_queries == 0:
-            return 0.0
+            return np.zeros(width)
         factor = None if scale is None else np.asarray(scale, dtype=np.float64)
 
-        def make():  # the same for every L1 strength of a path: kept with the data
+        def make():
             labels = self._labels(data)
             rows = data.rows(normalize)
-            total = 0.0
+            total = None
             for q in range(data.n_queries):
                 lo, hi = int(data.offsets[q]), int(data.offsets[q + 1])
                 if hi - lo < 2 or (labels.inv_ideal[q] == 0 and not self.unit_weights):
                     continue
-                z = _query_rows(rows, lo, hi, data.n_features)
+                z = _query_rows(rows, lo, hi, width)
                 if factor is not None:
                     z = z * factor
-                total += _query_curvature(z, labels.gains[lo:hi], labels.discount[:hi - lo],
-                                          labels.inv_ideal[q], self.unit_weights)
+                part = _query_curvature(z, labels.gains[lo:hi], labels.discount[:hi - lo],
+                                        labels.inv_ideal[q], self.unit_weights)
+                total = part if total is None else total + part
+            if total is None:
+                return np.zeros(len(factor) if factor is not None else width)
             return PAIR_CURVATURE[self.pair_loss] * total / data.n_queries
         return data.memo(("curvature", self.gain, self.discount, self.ndcg_k, self.pair_loss,
                           self.pair_weight, getattr(normalize, "key", normalize),
@@ -272,42 +284,43 @@ def _step_indicators(rows, lo, hi):
 
 
 def _query_curvature(z, gains, discount, inv_ideal, unit_weights):
-    """``sum_{i<j} W_ij |z_i - z_j|^2`` of one query, rows in rank order
-    (place p has discount ``discount[p]``, non-increasing).
+    """``sum_{i<j} W_ij (z_i - z_j)^2`` of one query, per column of ``z``
+    (rows in rank order; place p has discount ``discount[p]``,
+    non-increasing).
 
     Unit weights: every pair of different gains weighs 1, so the sum is
     that over all pairs less that within each gain level, and over a set
-    of m rows ``sum_pairs |z_i - z_j|^2 = m sum |z|^2 - |sum z|^2``. Swap
+    of m rows ``sum_pairs (z_i - z_j)^2 = m sum z^2 - (sum z)^2``. Swap
     weights ``Z |g_i - g_j| (d_i - d_j)`` (i above j): for each place, the
     partners below it on every other level enter by running sums of 1,
-    ``|z|^2``, d, ``d |z|^2``, z and ``d z`` from the bottom of the list."""
-    norms = np.einsum("ij,ij->i", z, z)
+    ``z^2``, d, ``d z^2``, z and ``d z`` from the bottom of the list."""
+    squares = z * z
     values, level = np.unique(gains, return_inverse=True)
     if unit_weights:
         def spread(mask):
             m = int(mask.sum())
             s = z[mask].sum(axis=0)
-            return m * norms[mask].sum() - s @ s
+            return m * squares[mask].sum(axis=0) - s * s
         return spread(np.ones(len(gains), dtype=bool)) - sum(
             spread(level == v) for v in range(len(values)))
     n, L = len(gains), len(values)
     onehot = np.zeros((n, L))
     onehot[np.arange(n), level] = 1.0
-    d = discount
+    d = discount[:, None, None]
     # sums over the places strictly below each place, per level
     def below(x):
         cumulative = np.cumsum(x[::-1], axis=0)[::-1]
         return cumulative - x
-    count = below(onehot)
-    norm_sum = below(onehot * norms[:, None])
-    d_sum = below(onehot * d[:, None])
-    dnorm_sum = below(onehot * (d * norms)[:, None])
-    z_sum = below(onehot[:, :, None] * z[:, None, :])
-    dz_sum = below(onehot[:, :, None] * (d[:, None] * z)[:, None, :])
-    weight = np.abs(values[level][:, None] - values[None, :])  # |g_i - G_m|, 0 on own level
-    # sum_m w_im sum_{j below i on m} (d_i - d_j)(|z_i|^2 + |z_j|^2 - 2 z_i . z_j)
-    terms = (d[:, None] * norms[:, None] * count + d[:, None] * norm_sum
-             - norms[:, None] * d_sum - dnorm_sum
-             - 2 * d[:, None] * np.einsum("id,imd->im", z, z_sum)
-             + 2 * np.einsum("id,imd->im", z, dz_sum))
-    return inv_ideal * float((weight * terms).sum())
+    by_level = onehot[:, :, None]
+    count = below(onehot)[:, :, None]
+    square_sum = below(by_level * squares[:, None, :])
+    d_sum = below(onehot * discount[:, None])[:, :, None]
+    dsquare_sum = below(by_level * (d * squares[:, None, :]))
+    z_sum = below(by_level * z[:, None, :])
+    dz_sum = below(by_level * (d * z[:, None, :]))
+    weight = np.abs(values[level][:, None] - values[None, :])[:, :, None]  # 0 on own level
+    # sum_m w_im sum_{j below i on m} (d_i - d_j)(z_i^2 + z_j^2 - 2 z_i z_j), per column
+    zi, si = z[:, None, :], squares[:, None, :]
+    terms = (d * si * count + d * square_sum - si * d_sum - dsquare_sum
+             - 2 * d * zi * z_sum + 2 * zi * dz_sum)
+    return inv_ideal * (weight * terms).sum(axis=(0, 1))

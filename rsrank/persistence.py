@@ -57,13 +57,21 @@ def _to_json(value):
             return str(value)
     if isinstance(value, np.integer):
         return int(value)
+    if isinstance(value, (list, tuple, np.ndarray)):  # feature costs, excluded features
+        return [_to_json(item) for item in value]
     return value
 
 
 def _from_json(value):
+    if isinstance(value, list):
+        return [_from_json(item) for item in value]
     if value in ("inf", "-inf", "nan"):
         return float(value)
     return value
+
+
+def _scalar(value):
+    return value is None or isinstance(value, (str, numbers.Real))
 
 
 def model_document(model, params, fitted):
@@ -157,7 +165,7 @@ def model_from_document(document, path="<model>"):
     if not isinstance(params, dict):
         raise ModelFileError(path, "'params' must be an object of parameter values")
     for name, value in params.items():
-        if value is not None and not isinstance(value, (str, numbers.Real)):
+        if not (_scalar(value) or isinstance(value, list) and all(map(_scalar, value))):
             raise ModelFileError(path, f"parameter {name} has a {type(value).__name__} value")
     params = {k: _from_json(v) for k, v in params.items()}
     if version == 1:

@@ -266,9 +266,15 @@ class Solver:
         n = threads(self.n_jobs)
         if work is None:
             work = workspace(data, n, normalize)
+        rows = data.rows(normalize)
+        slots = len(rows.bins) - 1 if len(rows.bins) else 0  # an additive model's table
+        if work.partial.shape[1] != len(state.w) + slots or len(work.table) != (
+                len(state.w) + slots if slots else 0):
+            raise ValueError("the workspace was made for other rows: make it with new_work(data, "
+                             "normalize) of the same normalize")
         batch = data.n_queries if self.batch_size is None else self.batch_size
         scale = np.zeros(0) if scale is None else np.ascontiguousarray(scale, dtype=np.float64)
-        args = (data.rows(normalize), self.objective.pairs(data), self.steps, scale,
+        args = (rows, self.objective.pairs(data), self.steps, scale,
                 np.ascontiguousarray(query_order, dtype=np.int64), max(batch, 1), state.w,
                 state.l1_state, int(state.t), work)
         kernels = {} if kernels is None else kernels

@@ -152,7 +152,7 @@ def test_the_group_penalty_takes_whole_features_out_and_l1_group_max_is_its_edge
         assert (j in kept) == bool(np.any(steps))
 
 
-def test_feature_costs_price_features_out():
+def test_feature_costs_price_features_out(tmp_path):
     _, train, _ = nonlinear_split(2)
     params = dict(additive=True, max_bins=16, max_iter=40, learning_rate=0.1)
     top = RSRank(**params).l1_group_max(*train[:2], qid=train[2])
@@ -161,6 +161,11 @@ def test_feature_costs_price_features_out():
     dear = RSRank(**params, l1_group=top * 0.05, feature_costs={0: 1000.0}).fit(
         *train[:2], qid=train[2])
     assert 0 not in dear.model_.selected_indices()
+    # a model file keeps the costs as one per feature (JSON keys would be text)
+    dear.save(tmp_path / "dear.json")
+    loaded = RSRank.load(tmp_path / "dear.json")
+    assert loaded.feature_costs == [1000.0] + [1.0] * 19
+    np.testing.assert_array_equal(loaded.predict(train[0]), dear.predict(train[0]))
     # by name, and for a linear model too (its L1 per feature)
     linear = RSRank(max_iter=20, l1=0.05, feature_costs={"f1": 1e6}).fit(*train[:2],
                                                                           qid=train[2])
@@ -276,3 +281,97 @@ def test_rsrank_path_walks_the_group_path_with_costs(tmp_path, capsys):
     assert points[0]["l1"] == 0 and points[-1]["n_nonzero"] <= points[0]["n_nonzero"]
     for point in points:  # each cost is its features' sum (f12 and f5 dearer)
         assert point["cost"] >= point["n_nonzero"]
+
+
+@pytest.mark.parametrize("additive", [True, False])
+def test_relax_refits_the_kept_features_without_the_penalty(additive):
+    data, train, _ = nonlinear_split(4)
+    penalty = dict(l1_group=0.0) if additive else dict(l1=0.0)
+    params = dict(additive=additive, max_bins=16, max_iter=60, learning_rate="curvature",
+                  restore_best=False, pair_weight="unit")
+    base = RSRank(**params)
+    edge = base.l1_group_max if additive else base.l1_max
+    strength = "l1_group" if additive else "l1"
+    penalty[strength] = 0.1 * edge(*train[:2], qid=train[2])
+    relaxed = RSRank(**params, **penalty, relax=True).fit(*train[:2], qid=train[2])
+    penalized = RSRank(**params, **penalty).fit(*train[:2], qid=train[2])
+    # the penalized fit is the one relax starts from, and it chose the features
+    np.testing.assert_allclose(relaxed.penalized_.coef_, penalized.coef_, rtol=1e-9, atol=1e-15)
+    assert relaxed.penalized_.relax is False
+    kept = set(penalized.model_.selected_indices())
+    assert 0 < len(kept) < 20 and set(relaxed.model_.selected_indices()) <= kept
+    groups = RSRank(**params).penalty_layout(relaxed.model_)[0]
+    for j in range(20):  # a feature left out stays exactly at zero, every step of it
+        steps = relaxed.coef_[groups[j]:groups[j + 1]]
+        assert (j in kept) or not np.any(steps)
+    # without the penalty the pair loss falls below the penalized fit's; the
+    # unit-weight loss is convex, and the step is 2 over the kept weights' curvature
+    loss = relaxed.history_["loss"]
+    assert loss[-1] < penalized.history_["loss"][-1] and np.all(np.diff(loss) <= 1e-12)
+    # the kept weights' curvature is smaller than all of them: a longer step
+    assert relaxed.learning_rate_ > penalized.learning_rate_
+    # the weights grow back from the penalty's shrinkage
+    assert np.linalg.norm(relaxed.coef_) > np.linalg.norm(penalized.coef_)
+    # without a penalty there is nothing to relax: the plain fit
+    plain = RSRank(**params, relax=True).fit(*train[:2], qid=train[2])
+    assert not hasattr(plain, "penalized_")
+    np.testing.assert_allclose(plain.coef_, RSRank(**params).fit(
+        *train[:2], qid=train[2]).coef_, rtol=1e-9, atol=1e-15)
+
+
+def test_relax_refuses_what_it_cannot_do():
+    _, train, _ = nonlinear_split(3)
+    for method, call in [("partial_fit", lambda m: m.partial_fit(*train[:2], qid=train[2])),
+                         ("fit_chunks", lambda m: m.fit_chunks(lambda: iter([train])))]:
+        with pytest.raises(ValueError, match=f"use fit, not {method}"):
+            call(RSRank(l1=0.1, relax=True, max_iter=2))
+    with pytest.raises(ValueError, match="warm_start=False"):
+        RSRank(l1=0.1, relax=True, warm_start=True).fit(*train[:2], qid=train[2])
+    with pytest.raises(ValueError, match="relax must be True or False"):
+        RSRank(l1=0.1, relax="yes").fit(*train[:2], qid=train[2])
+
+
+def test_the_path_selects_among_the_penalized_and_the_relaxed_fits(tmp_path):
+    from rsrank.experiments import run_letor_folds
+    from rsrank.writers import write_letor
+
+    data, train, test = nonlinear_split(5, n_queries=150)
+    fold = tmp_path / "Fold1"
+    fold.mkdir()
+    vali = train[2] > 80
+    for name, (X, y, qid) in [("train", [part[~vali] for part in train]),
+                              ("vali", [part[vali] for part in train]), ("test", test)]:
+        write_letor(fold / f"{name}.txt", X, y, qid)
+    estimator = RSRank(additive=True, max_bins=16, max_iter=200, learning_rate="curvature",
+                       restore_best=False, pair_weight="unit", relax=True, random_state=0)
+    grid = {"l1_group_ratio": [0.2, 0.05, 0.01]}
+    run = run_letor_folds(tmp_path, estimator, grid, path=True, within=0.01).folds[0]
+    assert [point["params"]["relax"] for point in run.grid] == [False, True] * 3
+    # the pair of each strength keeps the same features; the refit ranks vali better here
+    for penalized, relaxed in zip(run.grid[::2], run.grid[1::2]):
+        assert penalized["n_nonzero"] == relaxed["n_nonzero"]
+    assert sum(p["vali_score"] for p in run.grid[1::2]) > sum(p["vali_score"]
+                                                              for p in run.grid[::2])
+    assert run.params["relax"] is True
+    assert set(run.model.model_.selected_indices()) == set(data.informative)
+
+
+@pytest.mark.parametrize("additive", [True, False])
+def test_excluded_features_stay_at_zero(additive, tmp_path):
+    data, train, _ = nonlinear_split(6)
+    params = dict(additive=additive, max_bins=8, max_iter=15, learning_rate=0.1)
+    model = RSRank(**params, exclude=[0, "f3"]).fit(*train[:2], qid=train[2])
+    used = set(model.model_.selected_indices())
+    assert not used & {0, 2} and len(used) > 10  # the others are free
+    groups = RSRank(**params).penalty_layout(model.model_)[0]
+    assert not np.any(model.coef_[groups[0]:groups[1]]) and not np.any(
+        model.coef_[groups[2]:groups[3]])
+    with_group = RSRank(**params, l1_group=1e-3, exclude=[1]).fit(*train[:2], qid=train[2])
+    assert 1 not in with_group.model_.selected_indices()
+    model.save(tmp_path / "model.json")
+    assert RSRank.load(tmp_path / "model.json").exclude == [0, "f3"]
+    for bad, words in [([99], "index 99"), (["nope"], "nope"), ("f1", "a sequence")]:
+        with pytest.raises(ValueError, match=words):
+            RSRank(**params, exclude=bad).fit(*train[:2], qid=train[2])
+    with pytest.raises(ValueError, match="truncation_period=1"):
+        RSRank(**params, exclude=[0], truncation_period=2).fit(*train[:2], qid=train[2])

@@ -12,9 +12,9 @@ from rsrank.metrics import discount_values, gain_values, mean_ndcg
 from rsrank.objective import PAIR_CURVATURE, Objective
 
 
-def brute_force_trace(X, y, qid, scale, pair_weight, ndcg_k, pair_loss):
-    """c / Q * sum_q sum_{i<j, y_i != y_j} W_ij |z_i - z_j|^2, pair by pair,
-    ranks by row order (the all-zero model's ties)."""
+def brute_force_diagonal(X, y, qid, scale, pair_weight, ndcg_k, pair_loss):
+    """c / Q * sum_q sum_{i<j, y_i != y_j} W_ij (z_i - z_j)^2 per column,
+    pair by pair, ranks by row order (the all-zero model's ties)."""
     Z = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=float) * scale
     queries = list(dict.fromkeys(qid.tolist()))
     total = 0.0
@@ -37,7 +37,7 @@ def brute_force_trace(X, y, qid, scale, pair_weight, ndcg_k, pair_loss):
                 else:
                     weight = abs(gains[a] - gains[b]) * abs(discount[a] - discount[b]) / ideal
                 diff = Z[rows[a]] - Z[rows[b]]
-                total += weight * diff @ diff
+                total = total + weight * diff * diff
     return PAIR_CURVATURE[pair_loss] * total / len(queries)
 
 
@@ -52,11 +52,16 @@ def test_curvature_is_the_trace_summed_pair_by_pair(seed, pair_weight, ndcg_k):
     y = rng.integers(0, 4, len(qid))
     scale = rng.uniform(0.5, 2.0, 5)
     loss = ["modified_huber", "logistic"][seed % 2]
+    expected = brute_force_diagonal(X, y, qid, scale, pair_weight, ndcg_k, loss)
+    support = rng.random(5) < 0.5
     for matrix in (X, sp.csr_matrix(X)):
-        got = Objective(pair_weight=pair_weight, ndcg_k=ndcg_k, pair_loss=loss).curvature(
-            QueryData(matrix, y, qid), scale=scale)
-        assert got == pytest.approx(brute_force_trace(X, y, qid, scale, pair_weight, ndcg_k,
-                                                      loss), rel=1e-10)
+        objective = Objective(pair_weight=pair_weight, ndcg_k=ndcg_k, pair_loss=loss)
+        data = QueryData(matrix, y, qid)
+        assert objective.hessian_diagonal(data, scale=scale) == pytest.approx(expected,
+                                                                              rel=1e-10)
+        assert objective.curvature(data, scale=scale) == pytest.approx(expected.sum(), rel=1e-10)
+        assert objective.curvature(data, scale=scale, support=support) == pytest.approx(
+            expected[support].sum(), rel=1e-10, abs=1e-12)
 
 
 def test_the_curvature_step_is_two_over_the_trace_of_the_scaled_features():

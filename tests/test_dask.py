@@ -91,6 +91,21 @@ def test_mixing_reaches_single_machine_ndcg_on_ohsumed(client, ohsumed_root):
     assert abs(max(mixed.history_["val_ndcg"]) - max(local.history_["val_ndcg"])) < 0.03
 
 
+def test_mixing_trains_an_additive_model_as_well_as_one_machine(client, bundled_root):
+    X, y, qid = dask_fold(bundled_root)
+    data = load_letor_fold(bundled_root, 1)
+    params = dict(additive=True, learning_rate=0.05, batch_size=4, max_iter=15, random_state=0,
+                  l1_group=1e-3, eval_convention="letor")
+    local = RSRank(**params).fit(*data.train[:2], qid=data.train[2], eval_set=data.vali)
+    mixed = DaskRSRank(mode="mixing", **params).fit(X, y, qid=qid, eval_set=data.vali)
+    assert mixed.model_.encoding.key == local.model_.encoding.key
+    test = data.test
+    assert mixed.score(test[0], test[1], qid=test[2]) == pytest.approx(
+        local.score(test[0], test[1], qid=test[2]), abs=0.03)
+    with pytest.raises(ValueError, match="does not relax"):
+        DaskRSRank(relax=True, **params).fit(X, y, qid=qid)
+
+
 def test_killed_worker_gives_the_right_model_or_a_clear_error(bundled_root):
     data = load_letor_fold(bundled_root, 1)
     params = dict(learning_rate=0.1, normalize="none", l1=0.3, max_iter=400, batch_size=None, shuffle=False)
@@ -210,6 +225,9 @@ def test_parameters_are_rsranks_plus_mode():
     dict(early_stopping=True, n_iter_no_change=2, tol=0.0, restore_best=True),
     dict(restore_best=False, pair_loss="hinge", pair_weight="unit", ndcg_k=5),
     dict(gain="linear", discount="letor", eval_convention="letor", eval_k=5),
+    dict(l1=0.3, feature_costs={0: 5.0, "f3": 0.5}),
+    dict(additive=True, max_bins=16, l1_group=0.01),            # steps from the histograms
+    dict(additive=True, l1=0.001, l1_group=0.005, feature_costs={3: 4.0}, average=True),
 ])
 def test_gradient_mode_gives_the_local_full_batch_model(client, bundled_root, options):
     X, y, qid = dask_fold(bundled_root)
@@ -223,3 +241,8 @@ def test_gradient_mode_gives_the_local_full_batch_model(client, bundled_root, op
     for key in ("val_ndcg", "train_ndcg", "loss"):
         np.testing.assert_allclose(model.history_[key], local.history_[key], rtol=1e-9)
     np.testing.assert_allclose(model.feature_scale_, local.feature_scale_, rtol=1e-12)
+    if model.additive:  # the thresholds of all the rows, found across the partitions
+        assert model.model_.encoding.key == local.model_.encoding.key
+        for ours, theirs in zip(model.model_.encoding.counts, local.model_.encoding.counts):
+            np.testing.assert_array_equal(ours, theirs)
+        assert 0 < len(model.selected_features()) < 45
