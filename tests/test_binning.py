@@ -8,7 +8,8 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rsrank.binning import MAX_BINS, bin_codes, fit_thresholds
+from rsrank.binning import (MAX_BINS, SortedColumns, bin_codes, bin_counts, fit_thresholds,
+                            merged_thresholds, value_summary)
 
 
 def brute_codes(X, thresholds):
@@ -78,3 +79,31 @@ def test_dense_codes_take_a_quarter_of_float32_rows():
     X = np.random.default_rng(1).normal(size=(1000, 40)).astype(np.float32)
     codes = bin_codes(X, fit_thresholds(X, 32))
     assert codes.nbytes == X.nbytes // 4
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 10**6), max_bins=st.sampled_from([2, 3, 7, 32, 256]),
+       n_rows=st.integers(1, 400), n_parts=st.integers(1, 5), sparse=st.booleans())
+def test_thresholds_merged_from_parts_are_those_of_all_the_rows(seed, max_bins, n_rows,
+                                                                n_parts, sparse):
+    """What each part of the rows sends (its few distinct values, then
+    counts at or below candidates) gives fit_thresholds of all the rows:
+    wide and narrow scales, repeated values, signed zeros, empty parts."""
+    rng = np.random.default_rng(seed)
+    X = np.c_[rng.normal(size=n_rows) * 10.0 ** rng.integers(-8, 9),
+              rng.integers(0, rng.integers(1, 300), n_rows),
+              rng.choice([-0.0, 0.0, 1.5, -2.0], n_rows),
+              np.round(rng.exponential(size=n_rows), int(rng.integers(0, 4))),
+              -rng.lognormal(size=n_rows) * 1e-6]
+    X[rng.random(X.shape) < 0.3] = 0.0
+    cuts = np.sort(rng.integers(0, n_rows + 1, n_parts - 1))
+    parts = [sp.csr_matrix(part) if sparse else part for part in np.split(X, cuts)]
+    columns = [SortedColumns(part) for part in parts]
+    got = merged_thresholds([value_summary(part, max_bins) for part in parts], max_bins,
+                            lambda f, c: sum(part.count_at_most(f, c) for part in columns))
+    for ours, theirs in zip(got, fit_thresholds(X, max_bins)):
+        assert ours.dtype == np.float32
+        np.testing.assert_array_equal(ours, theirs)
+    counts = [bin_counts(part, got) for part in parts]
+    for j, total in enumerate(bin_counts(X, got)):
+        np.testing.assert_array_equal(sum(c[j] for c in counts), total)
