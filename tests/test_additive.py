@@ -331,17 +331,24 @@ def test_relax_refuses_what_it_cannot_do():
         RSRank(l1=0.1, relax="yes").fit(*train[:2], qid=train[2])
 
 
-def test_the_path_selects_among_the_penalized_and_the_relaxed_fits(tmp_path):
-    from rsrank.experiments import run_letor_folds
+def nonlinear_fold(directory, seed, n_queries=150):
+    """One LETOR fold of make_nonlinear in ``directory``/Fold1."""
     from rsrank.writers import write_letor
 
-    data, train, test = nonlinear_split(5, n_queries=150)
-    fold = tmp_path / "Fold1"
-    fold.mkdir()
+    data, train, test = nonlinear_split(seed, n_queries=n_queries)
+    fold = directory / "Fold1"
+    fold.mkdir(parents=True)
     vali = train[2] > 80
     for name, (X, y, qid) in [("train", [part[~vali] for part in train]),
                               ("vali", [part[vali] for part in train]), ("test", test)]:
         write_letor(fold / f"{name}.txt", X, y, qid)
+    return data
+
+
+def test_the_path_selects_among_the_penalized_and_the_relaxed_fits(tmp_path):
+    from rsrank.experiments import run_letor_folds
+
+    data = nonlinear_fold(tmp_path, 5)
     estimator = RSRank(additive=True, max_bins=16, max_iter=200, learning_rate="curvature",
                        restore_best=False, pair_weight="unit", relax=True, random_state=0)
     grid = {"l1_group_ratio": [0.2, 0.05, 0.01]}
@@ -375,3 +382,26 @@ def test_excluded_features_stay_at_zero(additive, tmp_path):
             RSRank(**params, exclude=bad).fit(*train[:2], qid=train[2])
     with pytest.raises(ValueError, match="truncation_period=1"):
         RSRank(**params, exclude=[0], truncation_period=2).fit(*train[:2], qid=train[2])
+
+
+def test_rsrank_train_additive_relaxes_by_default(tmp_path, capsys):
+    import json
+
+    from rsrank.cli import main
+
+    nonlinear_fold(tmp_path / "data", 7)
+    grids = {}
+    for flags in ([], ["--no-relax"]):
+        out = tmp_path / ("run" + "".join(flags))
+        assert main(["train", str(tmp_path / "data"), "--additive", "--max-iter", "100",
+                     "--quiet", "--out", str(out), *flags]) == 0
+        fold = json.loads((out / "results.json").read_text())["folds"][0]
+        grids[tuple(flags)] = fold["grid"]
+        assert 0 < len(fold["selected_features"]) < 20
+    relaxed, plain = grids[()], grids[("--no-relax",)]
+    # every penalized point twice (penalized, then relaxed); without a penalty, once
+    penalized = sum(p["params"]["l1_group"] > 0 for p in plain)
+    assert penalized == 18 and len(relaxed) == len(plain) + penalized
+    assert [p["params"].get("relax") for p in relaxed[:2]] == [False, True]
+    assert all("relax" not in p["params"] for p in plain)
+    capsys.readouterr()
