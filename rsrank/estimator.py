@@ -411,7 +411,7 @@ class RSRank(BaseEstimator):
 
     def _solver_for(self, model):
         """:meth:`solver` with the penalty laid out on ``model``'s weights.
-        An ``exclude``\ d feature's group gets the factor inf: its proximal
+        An excluded feature's group gets the factor inf: its proximal
         step, taken every step, is then the projection onto zero."""
         solver = self.solver()
         groups, factors, weights = self.penalty_layout(model)

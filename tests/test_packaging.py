@@ -6,6 +6,7 @@ import subprocess
 import sys
 import sysconfig
 import venv
+import warnings
 from pathlib import Path
 
 import pytest
@@ -47,3 +48,15 @@ def test_wheel_installs_and_trains_outside_the_source_tree(tmp_path):
     done = run([str(target / "bin" / "rsrank"), "train", "--max-iter", "3", "--folds", "1",
                 "--quiet"], cwd=work, env=environment)
     assert "| mean ± std |" in done.stdout and "rsrank/data/synthetic" in done.stdout
+
+
+def test_every_module_compiles_without_a_warning():
+    """A fresh interpreter (a worker, a first run) compiles the sources and
+    would print a SyntaxWarning, such as an invalid escape in a docstring,
+    on the user's terminal."""
+    sources = sorted((REPO / "rsrank").glob("*.py")) + sorted((REPO / "scripts").glob("*.py"))
+    assert len(sources) > 20
+    for path in sources:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            compile(path.read_text(encoding="utf-8"), str(path), "exec")
