@@ -14,13 +14,15 @@ from rsrank.querydata import QueryData
 from rsrank.solver import Solver, SolverState
 
 
-def queries(seed=0, n_queries=12, sparse=False):
-    """Rows with few distinct values in some features and zeros in all."""
+def queries(seed=0, n_queries=12, sparse=False, copies=1):
+    """Rows with few distinct values in some features and zeros in all
+    (``copies`` times four features)."""
     rng = np.random.default_rng(seed)
     sizes = rng.integers(3, 40, n_queries)
     n = int(sizes.sum())
-    X = np.column_stack([rng.normal(size=n), rng.integers(0, 4, n).astype(float),
-                         rng.exponential(size=n), rng.uniform(size=n)])
+    X = np.column_stack([column for _ in range(copies) for column in (
+        rng.normal(size=n), rng.integers(0, 4, n).astype(float), rng.exponential(size=n),
+        rng.uniform(size=n))])
     X[rng.uniform(size=X.shape) < 0.3] = 0.0
     y = rng.integers(0, 3, n)
     qid = np.repeat(np.arange(n_queries), sizes)
@@ -29,8 +31,10 @@ def queries(seed=0, n_queries=12, sparse=False):
 
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("pair_weight", ["delta_ndcg", "unit"])
-def test_loss_and_gradient_equal_the_linear_model_on_step_indicators(sparse, pair_weight):
-    X, y, qid = queries(1, sparse=sparse)
+@pytest.mark.parametrize("copies", [1, 4])  # 16 features: dense codes read eight at a time
+def test_loss_and_gradient_equal_the_linear_model_on_step_indicators(sparse, pair_weight,
+                                                                     copies):
+    X, y, qid = queries(1, sparse=sparse, copies=copies)
     encoding = StepEncoding.fit(X, 8)
     data = QueryData(X, y, qid)
     steps = QueryData(encoding.indicators(X), y, qid)
@@ -42,14 +46,16 @@ def test_loss_and_gradient_equal_the_linear_model_on_step_indicators(sparse, pai
     np.testing.assert_allclose(coded[1], linear[1], rtol=1e-10, atol=1e-12)
     # the scores are the step sums
     rows = data.rows(encoding)
-    out = K.coded_scores_all(rows, w, np.zeros(encoding.n_steps + 4), np.zeros(data.n_rows))
+    out = K.coded_scores_all(rows, w, np.zeros(encoding.n_steps + X.shape[1]),
+                             np.zeros(data.n_rows))
     np.testing.assert_allclose(out, steps.X @ w, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_epochs_with_both_penalties_equal_the_linear_models(sparse, threads):
-    X, y, qid = queries(3, sparse=sparse)
+@pytest.mark.parametrize("copies", [1, 2])
+def test_epochs_with_both_penalties_equal_the_linear_models(sparse, threads, copies):
+    X, y, qid = queries(3, sparse=sparse, copies=copies)
     encoding = StepEncoding.fit(X, 6)
     data = QueryData(X, y, qid)
     steps = QueryData(encoding.indicators(X), y, qid)
