@@ -299,8 +299,12 @@ class RSRank(BaseEstimator):
                 raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
         objective = Objective(self.pair_loss, self.pair_weight, self.gain, self.discount,
                               self.ndcg_k)
-        if not isinstance(self.additive, (bool, np.bool_)):
-            raise ValueError(f"additive must be True or False, got {self.additive!r}")
+        for name in ("additive", "relax"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        if self.relax and self.warm_start:
+            raise ValueError("relax refits every fit from the penalized one; it does not go on "
+                             "from a previous fit: set warm_start=False")
         penalty = L1Penalty(self.l1, self.l1_method, self.truncation_period,
                             self.truncation_threshold, self.l1_group)
         return Solver(objective, penalty, self.rate(), self.power_t, self.batch_size,
@@ -513,11 +517,7 @@ class RSRank(BaseEstimator):
 
     def _relaxed(self):
         """Whether ``fit`` refits on the penalized fit's features."""
-        if not isinstance(self.relax, (bool, np.bool_)):
-            raise ValueError(f"relax must be True or False, got {self.relax!r}")
-        if self.relax and self.warm_start:
-            raise ValueError("relax refits every fit from the penalized one; it does not go on "
-                             "from a previous fit: set warm_start=False")
+        self.solver()  # checks relax
         return bool(self.relax) and (self.l1 != 0 or self.l1_group != 0)
 
     def _refuse_relax(self, method):
@@ -526,8 +526,7 @@ class RSRank(BaseEstimator):
                              f"{method}, or set relax=False")
 
     def _fit_relaxed(self, X, y, qid, eval_set, coef_init):
-        """``relax``: the penalized fit, then a fit without penalty from its
-        weights, the features it left at zero held there."""
+        """``relax``: the penalized fit, then :meth:`refit_kept` of it."""
         self.solver()  # checks the other parameters before any work
         data = X if isinstance(X, QueryData) else QueryData(X, y, qid)
         if eval_set is not None and not isinstance(eval_set, QueryData):
@@ -535,22 +534,31 @@ class RSRank(BaseEstimator):
         penalized = clone(self).set_params(relax=False).fit(data, eval_set=eval_set,
                                                              coef_init=coef_init)
         vars(self).pop("penalized_", None)
-        model = penalized.model_
+        self._adopt(penalized.refit_kept(data, eval_set=eval_set))
+        self.penalized_ = penalized
+        return self
+
+    def refit_kept(self, X, y=None, *, qid=None, eval_set=None):
+        """A new estimator fitted from this fit's weights on the features it
+        keeps, without ``l1`` or ``l1_group``, the others excluded (the
+        relaxed fit of ``relax``; the same training data). With
+        ``learning_rate="curvature"`` its step is 2 over the curvature of
+        the kept weights alone; otherwise it keeps this fit's step."""
+        check_is_fitted(self)
+        data = X if isinstance(X, QueryData) else QueryData(X, y, qid)
+        model = self.model_
         held = np.ones(model.n_features, dtype=bool)
         held[model.selected_indices()] = False
-        rate = penalized.learning_rate_
+        rate = self.learning_rate_
         if self.learning_rate == "curvature":
             groups = self.penalty_layout(model)[0]
-            trace = penalized.solver().objective.curvature(
+            trace = self.solver().objective.curvature(
                 data, normalize=model.view, scale=model.training_scale(),
                 support=np.repeat(~held, np.diff(groups)))
             rate = CURVATURE_STEP / trace if trace > 0 else rate
         refit = clone(self).set_params(relax=False, l1=0.0, l1_group=0.0, learning_rate=rate,
                                        exclude=np.flatnonzero(held).tolist())
-        refit.fit(data, eval_set=eval_set, coef_init=penalized.coef_)
-        self._adopt(refit)
-        self.penalized_ = penalized
-        return self
+        return refit.fit(data, eval_set=eval_set, coef_init=self.coef_)
 
     def _fit_curvature(self, X, y, qid, eval_set, coef_init):
         """``learning_rate="curvature"``: one fit at :data:`CURVATURE_STEP`

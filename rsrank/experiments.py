@@ -280,12 +280,13 @@ def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, seed=No
                   path=False):
     tried, vali_per_query, models, tops, dense_fits = [], [], [], {}, {}
     last = {}  # with path: the weights of the last point of each setting but l1
+    refits = {}  # with relax: the refit per setting and kept features
     start = time.perf_counter()
     for point in grid:
         setting = repr(sorted((k, v) for k, v in point.items() if k not in STRENGTHS))
         point, fitted = _resolve_rate(estimator, point, data, dense_fits)
         params = _resolve_l1_ratio(estimator, point, data, tops)
-        model = clone(estimator).set_params(**params)
+        model, refit = clone(estimator).set_params(**params), None
         if fitted is not None:  # the fit that chose the rate
             model = fitted
         elif data.train is None:  # streamed from disk, one block of queries at a time
@@ -295,19 +296,24 @@ def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, seed=No
         else:
             # vali only watches epochs that may be kept or stop the fit
             watched = model.restore_best or model.early_stopping
-            model.fit(data.train, eval_set=data.vali if watched else None,
-                      coef_init=last.get(setting) if path else None)
-        # a relaxed point's features came from its penalized fit: the path goes on from that,
-        # and the selection sees both fits (the refit may overfit where the penalty did not)
-        penalized = getattr(model, "penalized_", None)
-        last[setting] = (model if penalized is None else penalized).coef_
+            eval_set = data.vali if watched else None
+            model.solver()  # checks relax with the other parameters
+            relax = model.relax and (model.l1 != 0 or model.l1_group != 0)
+            model.set_params(relax=False).fit(data.train, eval_set=eval_set,
+                                              coef_init=last.get(setting) if path else None)
+            if relax:  # and its refit on the features it kept, which points that keep the
+                # same features share; the selection sees both (the refit may overfit)
+                kept = (setting, tuple(model.model_.selected_indices()))
+                if kept not in refits:
+                    refits[kept] = model.refit_kept(data.train, eval_set=eval_set)
+                refit = refits[kept]
+        last[setting] = model.coef_
         for ratio_name, name in (("l1_ratio", "l1"), ("l1_group_ratio", "l1_group")):
             if ratio_name in point:
                 params = {**point, **params, name: params[name]}
         candidates = [(params, model)]
-        if penalized is not None:
-            candidates = [({**params, "relax": False}, penalized),
-                          ({**params, "relax": True}, model)]
+        if refit is not None:
+            candidates = [({**params, "relax": False}, model), ({**params, "relax": True}, refit)]
         for params, fitted in candidates:
             per_query = _metric_on(select, data.vali, fitted, convention)
             tried.append({"params": params, "vali_score": metrics.nanmean(per_query),
