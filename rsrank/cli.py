@@ -749,6 +749,9 @@ def _run_path(args, name, data, results):
                                convention=args.convention, strength=strength)
     grid = ("" if top is None else f" The grid runs from {top:.4g}, the smallest {strength} "
             "that keeps every weight at zero, down to 1/1000 of it, and 0.")
+    if estimator.relax:
+        grid += (" Each point is refit on the features its penalized fit kept, without the "
+                 "penalty (--relax; --no-relax shows the penalized fits).")
     used = "features in use" if args.additive else "non-zeros"
     costed = estimator.feature_costs is not None
     lines = [f"# Regularization path, {name} fold {data.fold}", "",

@@ -29,6 +29,12 @@ PAIR_WEIGHTS = ("delta_ndcg", "unit")
 #: given modified Huber's, so that its step size has the same scale)
 PAIR_CURVATURE = {"modified_huber": 2.0, "hinge": 2.0, "logistic": 0.25}
 
+#: :meth:`Objective.l1_max` and :meth:`Objective.group_max` are raised by this
+#: factor: exactly at the largest gradient, the rounding of a step can leave
+#: the weight that attains it a tiny value instead of zero, and once the scores
+#: differ, the pair weights of the new ranking can make it grow
+EDGE_MARGIN = 1.0 + 1e-9
+
 #: A query data's arrays for one objective, before the label levels.
 _Labels = namedtuple("_Labels", "gains inv_ideal discount cutoff")
 
@@ -133,7 +139,7 @@ class Objective:
             return 0.0
         if weight_factors is not None:
             grad = grad / np.asarray(weight_factors, dtype=np.float64)
-        return float(np.max(np.abs(grad)))
+        return float(np.max(np.abs(grad))) * EDGE_MARGIN
 
     def group_max(self, data, groups, group_factors, *, normalize="none", scale=None):
         """The smallest group penalty strength that keeps every weight at
@@ -148,7 +154,7 @@ class Objective:
         norms = np.array([np.sqrt(np.sum(grad[lo:hi] ** 2)) for lo, hi in
                           zip(groups[:-1], groups[1:])])
         factors = np.asarray(group_factors, dtype=np.float64)
-        return float(np.max(norms[sizes > 0] / factors[sizes > 0], initial=0.0))
+        return float(np.max(norms[sizes > 0] / factors[sizes > 0], initial=0.0)) * EDGE_MARGIN
 
     def zero_model_gradient(self, data, *, normalize="none", scale=None):
         """The gradient of the mean per-query loss at ``w = 0``; ``data`` is a

@@ -411,3 +411,26 @@ def test_rsrank_train_additive_relaxes_by_default(tmp_path, capsys):
     assert [p["params"].get("relax") for p in relaxed[:2]] == [False, True]
     assert all("relax" not in p["params"] for p in plain)
     capsys.readouterr()
+
+
+@pytest.mark.parametrize("additive", [True, False])
+@pytest.mark.parametrize("pair_weight", ["delta_ndcg", "unit"])
+def test_at_the_edge_of_the_path_every_weight_stays_at_zero(additive, pair_weight):
+    """Exactly at l1_max (l1_group_max), the first point of rsrank path: a
+    step's rounding must not leave the weight with the largest gradient a
+    tiny value, which the pair weights of its new ranking then grow (the
+    bundled folds 4 and 5 kept up to 34 features without the margin)."""
+    from rsrank import load_letor_fold
+    from rsrank.datasets import bundled_data_path
+
+    name = "l1_group" if additive else "l1"
+    for fold in (4, 5):
+        train = QueryData(*load_letor_fold(bundled_data_path(), fold).train[:3])
+        for costs in (None, {0: 2.0, 4: 3.0}):
+            base = RSRank(additive=additive, learning_rate="curvature", max_iter=3,
+                          restore_best=False, pair_weight=pair_weight, feature_costs=costs)
+            edge = base.l1_group_max(train) if additive else base.l1_max(train)
+            at = RSRank(**{**base.get_params(), name: edge}).fit(train)
+            assert not np.any(at.coef_), (fold, costs)
+            below = RSRank(**{**base.get_params(), name: edge * 0.99}).fit(train)
+            assert np.any(below.coef_), (fold, costs)
