@@ -355,8 +355,9 @@ def run_cli(folds, seed, flags=()):
     # The order of the other methods: fold by fold, queries by increasing qid.
     values = np.array([by_key[f"{k}:{q}"] for k, fold in enumerate(folds, 1)
                        for q in np.unique(fold["test"][2])], dtype=float)
-    nonzero = [len(entry["selected_features"]) for entry in document["folds"]]
-    return values, {"nonzero": float(np.mean(nonzero))}
+    kept = [sorted(name for name, _ in entry["selected_features"])
+            for entry in document["folds"]]
+    return values, {"nonzero": float(np.mean([len(names) for names in kept])), "kept": kept}
 
 
 TREE_AND_LINEAR_PEERS = ("xgboost", "lightgbm", "lightgbm-stumps")
