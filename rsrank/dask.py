@@ -254,7 +254,7 @@ class DaskRSRank(RSRank):
 
     def _fit_partitions(self, client, parts, n_features, eval_set, coef_init, paths=None):
         self.solver()  # checks the parameters before any work
-        if self.relax and (self.l1 != 0 or self.l1_group != 0):
+        if self._relaxed():
             raise ValueError("DaskRSRank does not relax (refit on the kept features): set "
                              "relax=False, or refit with a DaskRSRank on those features")
         if self.mode not in ("gradient", "mixing"):

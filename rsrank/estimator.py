@@ -389,21 +389,8 @@ class RSRank(BaseEstimator):
             return None
         width = model.n_features
         if isinstance(costs, dict):
-            names = model.names()
-            where = {name: j for j, name in enumerate(names)}
             out = np.ones(width)
-            for key, value in costs.items():
-                if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
-                    if not 0 <= key < width:
-                        raise ValueError(f"feature_costs: feature index {key} is not in "
-                                         f"0..{width - 1}")
-                    out[key] = value
-                elif key in where:
-                    out[where[key]] = value
-                else:
-                    shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
-                    raise ValueError(f"feature_costs: no feature is named {key!r} (the "
-                                     f"features are {shown})")
+            out[_feature_indices(model, costs, "feature_costs")] = list(costs.values())
         else:
             out = np.asarray(costs, dtype=np.float64).ravel()
             if out.shape != (width,):
@@ -438,18 +425,8 @@ class RSRank(BaseEstimator):
         if isinstance(self.exclude, (str, bytes)) or not hasattr(self.exclude, "__iter__"):
             raise ValueError(f"exclude must be a sequence of feature names or indices, got "
                              f"{self.exclude!r}")
-        width, names = model.n_features, model.names()
-        where = {name: j for j, name in enumerate(names)}
-        out = np.zeros(width, dtype=bool)
-        for key in self.exclude:
-            if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
-                if not 0 <= key < width:
-                    raise ValueError(f"exclude: feature index {key} is not in 0..{width - 1}")
-                out[key] = True
-            elif key in where:
-                out[where[key]] = True
-            else:
-                raise ValueError(f"exclude: no feature is named {key!r}")
+        out = np.zeros(model.n_features, dtype=bool)
+        out[_feature_indices(model, self.exclude, "exclude")] = True
         return out
 
     def _advice(self, moments, names=None):
@@ -527,7 +504,6 @@ class RSRank(BaseEstimator):
 
     def _fit_relaxed(self, X, y, qid, eval_set, coef_init):
         """``relax``: the penalized fit, then :meth:`refit_kept` of it."""
-        self.solver()  # checks the other parameters before any work
         data = X if isinstance(X, QueryData) else QueryData(X, y, qid)
         if eval_set is not None and not isinstance(eval_set, QueryData):
             eval_set = QueryData(*_eval_tuple(eval_set))
@@ -941,6 +917,25 @@ class RSRank(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+def _feature_indices(model, keys, what):
+    """The feature index of each of ``keys`` (an index, or a name of
+    ``model``'s features), for the parameter ``what``."""
+    width, names = model.n_features, model.names()
+    where = {name: j for j, name in enumerate(names)}
+    out = []
+    for key in keys:
+        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+            if not 0 <= key < width:
+                raise ValueError(f"{what}: feature index {key} is not in 0..{width - 1}")
+            out.append(int(key))
+        elif key in where:
+            out.append(where[key])
+        else:
+            shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+            raise ValueError(f"{what}: no feature is named {key!r} (the features are {shown})")
+    return np.array(out, dtype=np.int64)
 
 
 def _eval_tuple(eval_set):

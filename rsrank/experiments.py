@@ -226,6 +226,8 @@ def n_features_used(estimator):
 
 #: the penalty strengths of a path point, and their fractions of the edge
 STRENGTHS = ("l1", "l1_ratio", "l1_group", "l1_group_ratio")
+#: each fraction of an edge, and the strength it stands for
+RATIOS = (("l1_ratio", "l1"), ("l1_group_ratio", "l1_group"))
 
 
 def _resolve_l1_ratio(estimator, params, data, tops):
@@ -234,7 +236,7 @@ def _resolve_l1_ratio(estimator, params, data, tops):
     ``l1_group_max``) as the ``l1_group``; ``tops`` keeps each edge per
     setting of the other parameters, so a fold computes each once."""
     params = dict(params)
-    for ratio_name, name in (("l1_ratio", "l1"), ("l1_group_ratio", "l1_group")):
+    for ratio_name, name in RATIOS:
         ratio = params.pop(ratio_name, None)
         if ratio is None:
             continue
@@ -308,7 +310,7 @@ def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, seed=No
                     refits[kept] = model.refit_kept(data.train, eval_set=eval_set)
                 refit = refits[kept]
         last[setting] = model.coef_
-        for ratio_name, name in (("l1_ratio", "l1"), ("l1_group_ratio", "l1_group")):
+        for ratio_name, name in RATIOS:
             if ratio_name in point:
                 params = {**point, **params, name: params[name]}
         candidates = [(params, model)]
