@@ -148,6 +148,8 @@ def read_bounded_text(path, limit, what):
     path = Path(path)
     if path.is_dir():
         raise ValueError(f"{path}: is a directory, not a {what}")
+    if not path.exists():
+        raise not_a_file(path, what)
     with open(path, "rb") as handle:
         data = handle.read(limit + 1)
     if len(data) > limit:

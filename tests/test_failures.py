@@ -167,6 +167,12 @@ def bad_invocations(tmp_path, data_dir, model_file):
           "--out", tmp_path / "missing" / "run"], "huge.txt, line 1: label 300"),
         (["predict", model_file, tmp_path / "nothere.txt", "--out", tmp_path / "made" / "f"],
          "no such file"),
+        # a model file that is not there, for every command that reads one
+        (["predict", tmp_path / "gone.json", train], "gone.json: no such file (RSRank model file)"),
+        (["export", tmp_path / "gone.json", "--format", "solr"],
+         "gone.json: no such file (RSRank model file)"),
+        (["plot", tmp_path / "gone.json", "--out", tmp_path / "s.png"],
+         "gone.json: no such file (RSRank model file)"),
         (["train", "--train", train, "--vali-fraction", "1.5"], "1.5"),
         (["predict", model_file, train, "--out", train], "input"),
         (["predict", model_file, train, "--out", folder], "is a directory"),
