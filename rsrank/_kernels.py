@@ -902,19 +902,52 @@ def dense_add_gradient(X, lo, hi, lam, scale, grad):
 # uint8 per cell, or ``stored_codes`` aligned with the CSR ``indices`` plus
 # ``zero_codes``, the code of an implicit 0 per feature. Feature j has the
 # steps ``w[bins[j]:bins[j + 1]]`` (step b on when the code exceeds b), and
-# one slot per code from ``slots[j] = bins[j] + j``: its contribution at code c
-# is the sum of its first c steps, ``table[slots[j] + c]`` (:func:`step_table`).
-# The gradient of step b is the sum of the lambdas of the rows whose code
-# exceeds b: a histogram of the lambdas by slot, then a suffix sum per feature
-# moved onto the steps (:func:`suffix_sums`). Every code has a slot, code 0
-# included, so the loops over the rows have no branch.
+# one slot per code from ``slots[j]``: its contribution at code c is the sum
+# of its first c steps, ``table[slots[j] + c]`` (:func:`step_table`). The
+# gradient of step b is the sum of the lambdas of the rows whose code
+# exceeds b: a histogram of the lambdas by slot, then a suffix sum per
+# feature moved onto the steps (:func:`suffix_sums`). Every code has a slot,
+# code 0 included, so the loops over the rows have no branch.
+#
+# The slots are packed (``slots[j] = bins[j] + j``) or, for dense codes, one
+# stride apart (``slots[j] = j * stride``, every feature given the room of the
+# one with most codes; :meth:`rsrank.binning.StepEncoding.rows` chooses). With
+# a stride the row loops find each feature's slots by adding the stride, not
+# by reading ``slots``, one load less per value. The lookups run as four
+# scalar sums and without fastmath: reassociated, LLVM turns them into vector
+# gathers, which were slower than scalar loads on the machines measured.
+# Indices are unsigned so that numba adds no wraparound test for negative
+# ones. (``scripts/bench_additive.py`` times the epoch against the linear one.)
+
+
+def table_size(rows):
+    """Values in a table of one value per code of coded ``rows`` (an
+    additive model's :func:`step_table` and each histogram): from the first
+    slot to the last code of the last feature; 0 for linear rows."""
+    if rows.bins.shape[0] < 2:
+        return 0
+    return int(rows.slots[-1] + rows.bins[-1] - rows.bins[-2] + 1)
+
+
+@njit(cache=True)
+def uniform_stride(slots):
+    """The stride of ``slots`` when ``slots[j] = j * stride`` for every
+    feature (at least two, the stride positive), else 0."""
+    d = slots.shape[0]
+    if d < 2 or slots[0] != 0 or slots[1] <= 0:
+        return 0
+    stride = slots[1]
+    for j in range(d):
+        if slots[j] != j * stride:
+            return 0
+    return stride
 
 
 @njit(cache=True)
 def step_table(w, bins, slots, table):
     """Each feature's contribution per code, ``table[slots[j] + c] =
-    sum(w[bins[j]:bins[j] + c])``, into ``table`` (``bins[-1] + len(bins) -
-    1`` values), which it returns."""
+    sum(w[bins[j]:bins[j] + c])``, into ``table`` (:func:`table_size`
+    values; slots between features are left alone), which it returns."""
     for j in range(bins.shape[0] - 1):
         base = slots[j]
         total = 0.0
@@ -925,18 +958,69 @@ def step_table(w, bins, slots, table):
     return table
 
 
-@njit(cache=True, fastmath=_ARITHMETIC)
-def coded_scores(rows, lo, hi, table, out):
-    """Scores of rows ``lo:hi`` of coded rows by table lookups."""
+@njit(cache=True)
+def strided_scores(codes, stride, lo, hi, table, out):
+    """Scores of dense ``codes`` rows ``lo:hi``, feature j's slots at
+    ``j * stride`` (a uint64)."""
+    d = codes.shape[1]
+    two = stride + stride
+    three = two + stride
+    four = three + stride
+    for r in range(lo, hi):
+        t0 = 0.0
+        t1 = 0.0
+        t2 = 0.0
+        t3 = 0.0
+        base = np.uint64(0)
+        j = 0
+        while j + 4 <= d:
+            t0 += table[base + codes[r, j]]
+            t1 += table[base + stride + codes[r, j + 1]]
+            t2 += table[base + two + codes[r, j + 2]]
+            t3 += table[base + three + codes[r, j + 3]]
+            base += four
+            j += 4
+        while j < d:
+            t0 += table[base + codes[r, j]]
+            base += stride
+            j += 1
+        out[r] = (t0 + t1) + (t2 + t3)
+
+
+@njit(cache=True)
+def slotted_scores(codes, slots, lo, hi, table, out):
+    """Scores of dense ``codes`` rows ``lo:hi``, feature j's slots at
+    ``slots[j]``."""
+    d = codes.shape[1]
+    for r in range(lo, hi):
+        t0 = 0.0
+        t1 = 0.0
+        t2 = 0.0
+        t3 = 0.0
+        j = 0
+        while j + 4 <= d:
+            t0 += table[np.uint64(slots[j]) + codes[r, j]]
+            t1 += table[np.uint64(slots[j + 1]) + codes[r, j + 1]]
+            t2 += table[np.uint64(slots[j + 2]) + codes[r, j + 2]]
+            t3 += table[np.uint64(slots[j + 3]) + codes[r, j + 3]]
+            j += 4
+        while j < d:
+            t0 += table[np.uint64(slots[j]) + codes[r, j]]
+            j += 1
+        out[r] = (t0 + t1) + (t2 + t3)
+
+
+@njit(cache=True)
+def coded_scores(rows, lo, hi, table, out, stride):
+    """Scores of rows ``lo:hi`` of coded rows by table lookups; ``stride``:
+    :func:`uniform_stride` of their slots."""
     slots = rows.slots
     d = slots.shape[0]
     if rows.indptr.shape[0] == 0:
-        codes = rows.dense_codes
-        for r in range(lo, hi):
-            total = 0.0
-            for j in range(d):
-                total += table[slots[j] + codes[r, j]]
-            out[r] = total
+        if stride > 0:
+            strided_scores(rows.dense_codes, np.uint64(stride), lo, hi, table, out)
+        else:
+            slotted_scores(rows.dense_codes, slots, lo, hi, table, out)
         return
     base = 0.0
     for j in range(d):
@@ -950,21 +1034,29 @@ def coded_scores(rows, lo, hi, table, out):
 
 
 @njit(cache=True)
-def coded_add_histogram(rows, lo, hi, lam, scale, grad):
+def coded_add_histogram(rows, lo, hi, lam, scale, grad, stride):
     """Add ``scale * lam[r]`` of rows ``lo:hi`` to each feature's slot of the
-    row's code (``grad[slots[j] + code]``). For CSR rows only the stored
-    values move a lambda away from the feature's zero code: a query's
-    lambdas sum to 0, so its implicit zeros add nothing."""
+    row's code (``grad[slots[j] + code]``); ``stride``: :func:`uniform_stride`
+    of the slots. For CSR rows only the stored values move a lambda away
+    from the feature's zero code: a query's lambdas sum to 0, so its
+    implicit zeros add nothing."""
     slots = rows.slots
     d = slots.shape[0]
     dense = rows.indptr.shape[0] == 0
+    codes = rows.dense_codes
+    step = np.uint64(stride)
     for r in range(lo, hi):
         coefficient = lam[r] * scale
         if coefficient == 0.0:
             continue
-        if dense:
+        if dense and stride > 0:
+            base = np.uint64(0)
             for j in range(d):
-                grad[slots[j] + rows.dense_codes[r, j]] += coefficient
+                grad[base + codes[r, j]] += coefficient
+                base += step
+        elif dense:
+            for j in range(d):
+                grad[np.uint64(slots[j]) + codes[r, j]] += coefficient
         else:
             for p in range(rows.indptr[r], rows.indptr[r + 1]):
                 j = rows.indices[p]
@@ -992,7 +1084,7 @@ def coded_scores_all(rows, w, table, out):
     """Scores of every coded row at steps ``w``."""
     step_table(w, rows.bins, rows.slots, table)
     n = rows.dense_codes.shape[0] if rows.indptr.shape[0] == 0 else rows.indptr.shape[0] - 1
-    coded_scores(rows, 0, n, table, out)
+    coded_scores(rows, 0, n, table, out, uniform_stride(rows.slots))
     return out
 
 
@@ -1136,6 +1228,7 @@ def _epoch(rows, pairs, steps, scale, query_order, batch_size, w, l1_state, step
     total = 0.0
     losses = np.zeros(n_batch_queries)
     scores, lam, partial = work.scores, work.lam, work.partial
+    stride = uniform_stride(rows.slots) if _CODED else 0
     for start in range(0, n_batch_queries, batch_size):
         stop = min(start + batch_size, n_batch_queries)
         factor = 1.0 / (stop - start)
@@ -1153,7 +1246,7 @@ def _epoch(rows, pairs, steps, scale, query_order, batch_size, w, l1_state, step
                 q = query_order[t]
                 lo, hi = rows.offsets[q], rows.offsets[q + 1]
                 if _CODED:
-                    coded_scores(rows, lo, hi, work.table, scores)
+                    coded_scores(rows, lo, hi, work.table, scores, stride)
                 elif _DENSE:
                     dense_scores(rows.dense, lo, hi, ws, scores)
                 else:
@@ -1163,7 +1256,7 @@ def _epoch(rows, pairs, steps, scale, query_order, batch_size, w, l1_state, step
                     pairs.cutoff, pairs.inv_ideal[q], pairs.loss, pairs.unit_weights,
                     lam[lo:hi], work.rankings[lo:hi], pairs.levels[lo:hi], pairs.n_levels[q])
                 if _CODED:
-                    coded_add_histogram(rows, lo, hi, lam, factor, grad)
+                    coded_add_histogram(rows, lo, hi, lam, factor, grad, stride)
                 elif _DENSE:
                     dense_add_gradient(rows.dense, lo, hi, lam, factor, grad)
                 else:

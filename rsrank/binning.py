@@ -309,18 +309,36 @@ class StepEncoding:
         offsets = (np.array([0, X.shape[0]], dtype=np.int64) if offsets is None
                    else np.asarray(offsets, dtype=np.int64))
         empty = (np.zeros(0), np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros((0, 0)))
-        slots = self.slots
         if codes.dense:
             return Rows(*empty, offsets, np.ascontiguousarray(codes.codes),
-                        np.zeros(0, np.uint8), np.zeros(0, np.uint8), self.bins, slots)
+                        np.zeros(0, np.uint8), np.zeros(0, np.uint8), self.bins,
+                        self.strided_slots() if self.stride_fits() else self.slots)
         return Rows(np.zeros(0), codes.indices, codes.indptr, np.zeros((0, 0)), offsets,
-                    np.zeros((0, 0), np.uint8), codes.codes, codes.zero_codes, self.bins, slots)
+                    np.zeros((0, 0), np.uint8), codes.codes, codes.zero_codes, self.bins,
+                    self.slots)
 
     @property
     def slots(self):
-        """Where each feature's codes start in a table of one value per code:
-        ``bins[j] + j`` (feature j has one more code than steps)."""
+        """Where each feature's codes start in a table of one value per code,
+        packed: ``bins[j] + j`` (feature j has one more code than steps)."""
         return (self.bins[:-1] + np.arange(self.n_features)).astype(np.int64)
+
+    @property
+    def stride(self):
+        """The most codes of any feature (at least 1)."""
+        return int(np.diff(self.bins).max(initial=0)) + 1
+
+    def strided_slots(self):
+        """Slots one :attr:`stride` apart, ``j * stride``: each feature has
+        the room of the one with most codes, and the kernels find its slots
+        without reading them (:func:`rsrank._kernels.uniform_stride`)."""
+        return np.arange(self.n_features, dtype=np.int64) * self.stride
+
+    def stride_fits(self):
+        """Whether dense rows take :meth:`strided_slots`: when their tables
+        are at most twice as long as packed ones (every batch of an epoch
+        builds the table and sums a histogram of that length)."""
+        return self.n_features * self.stride <= 2 * (self.n_steps + self.n_features)
 
     def indicators(self, X):
         """The dense ``(n_rows, n_steps)`` float64 0/1 matrix ``[x_j > t_jb]``

@@ -42,7 +42,7 @@ def linear_scores(rows, w, n_jobs=None):
     w = np.ascontiguousarray(w, dtype=np.float64)
     if len(rows.bins):
         n = rows.dense_codes.shape[0] if rows.indptr.shape[0] == 0 else rows.indptr.shape[0] - 1
-        return _kernels.coded_scores_all(rows, w, np.zeros(int(rows.bins[-1]) + len(rows.bins) - 1),
+        return _kernels.coded_scores_all(rows, w, np.zeros(_kernels.table_size(rows)),
                                          np.empty(n))
     dense = rows.indptr.shape[0] == 0
     out = np.empty(rows.dense.shape[0] if dense else rows.indptr.shape[0] - 1)

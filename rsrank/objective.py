@@ -248,12 +248,12 @@ def workspace(data, threads, normalize="none"):
     thread beyond that; one weight per feature, or for the rows of a step
     encoding (``normalize``, see :meth:`rsrank.querydata.QueryData.rows`)
     one per step, and the table of their sums."""
-    bins = data.rows(normalize).bins
+    rows = data.rows(normalize)
     width = n_weights(data, normalize)
-    slots = len(bins) - 1 if len(bins) else 0  # an additive model's extra code per feature
-    table = np.zeros(width + slots if len(bins) else 0)
+    # an additive model's gradient rows are its histograms (a slot per code)
+    table = np.zeros(_kernels.table_size(rows))
     return _kernels.Work(np.zeros(data.n_rows), np.zeros(data.n_rows),
-                         np.zeros((max(GRADIENT_ROWS, threads), width + slots)),
+                         np.zeros((max(GRADIENT_ROWS, threads), max(width, len(table)))),
                          np.full(data.n_rows, -1, dtype=np.int64), np.zeros(width), table)
 
 

@@ -267,9 +267,8 @@ class Solver:
         if work is None:
             work = workspace(data, n, normalize)
         rows = data.rows(normalize)
-        slots = len(rows.bins) - 1 if len(rows.bins) else 0  # an additive model's table
-        if work.partial.shape[1] != len(state.w) + slots or len(work.table) != (
-                len(state.w) + slots if slots else 0):
+        table = _kernels.table_size(rows)  # an additive model's histograms
+        if work.partial.shape[1] != max(len(state.w), table) or len(work.table) != table:
             raise ValueError("the workspace was made for other rows: make it with new_work(data, "
                              "normalize) of the same normalize")
         batch = data.n_queries if self.batch_size is None else self.batch_size

@@ -5,6 +5,7 @@ kernels' tables and histograms)."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings, strategies as st
 
 from rsrank import _kernels as K
 from rsrank.binning import StepEncoding
@@ -29,14 +30,28 @@ def queries(seed=0, n_queries=12, sparse=False, copies=1):
     return (sp.csr_matrix(X) if sparse else X), y, qid
 
 
+@pytest.fixture(params=["strided", "packed"])
+def layout(request, monkeypatch):
+    """Dense rows' slots one stride apart, or packed (as CSR rows' always
+    are): the kernels take another loop for each."""
+    monkeypatch.setattr(StepEncoding, "stride_fits", lambda self: request.param == "strided")
+    return request.param
+
+
+def check_layout(rows, layout):
+    dense = rows.indptr.shape[0] == 0
+    assert (K.uniform_stride(rows.slots) > 0) == (dense and layout == "strided")
+
+
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("pair_weight", ["delta_ndcg", "unit"])
-@pytest.mark.parametrize("copies", [1, 4])  # 16 features: dense codes read eight at a time
+@pytest.mark.parametrize("copies", [1, 4])  # 16 features: dense codes read four at a time
 def test_loss_and_gradient_equal_the_linear_model_on_step_indicators(sparse, pair_weight,
-                                                                     copies):
+                                                                     copies, layout):
     X, y, qid = queries(1, sparse=sparse, copies=copies)
     encoding = StepEncoding.fit(X, 8)
     data = QueryData(X, y, qid)
+    check_layout(data.rows(encoding), layout)
     steps = QueryData(encoding.indicators(X), y, qid)
     objective = Objective(pair_weight=pair_weight)
     w = np.random.default_rng(2).normal(size=encoding.n_steps)
@@ -46,18 +61,18 @@ def test_loss_and_gradient_equal_the_linear_model_on_step_indicators(sparse, pai
     np.testing.assert_allclose(coded[1], linear[1], rtol=1e-10, atol=1e-12)
     # the scores are the step sums
     rows = data.rows(encoding)
-    out = K.coded_scores_all(rows, w, np.zeros(encoding.n_steps + X.shape[1]),
-                             np.zeros(data.n_rows))
+    out = K.coded_scores_all(rows, w, np.zeros(K.table_size(rows)), np.zeros(data.n_rows))
     np.testing.assert_allclose(out, steps.X @ w, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("copies", [1, 2])
-def test_epochs_with_both_penalties_equal_the_linear_models(sparse, threads, copies):
+def test_epochs_with_both_penalties_equal_the_linear_models(sparse, threads, copies, layout):
     X, y, qid = queries(3, sparse=sparse, copies=copies)
     encoding = StepEncoding.fit(X, 6)
     data = QueryData(X, y, qid)
+    check_layout(data.rows(encoding), layout)
     steps = QueryData(encoding.indicators(X), y, qid)
     sizes = np.diff(encoding.bins)
     penalty = L1Penalty(0.002, group=0.01, groups=encoding.bins, group_factors=np.sqrt(sizes))
@@ -97,13 +112,53 @@ def test_group_shrink_is_the_group_lasso_proximal_step():
                     assert objective(expected) <= objective(nearby) + 1e-15
 
 
-def test_workspace_has_one_weight_per_step():
+def test_workspace_has_one_weight_per_step(layout):
     X, y, qid = queries(5)
+    X[:, 1] = X[:, 1] > 1  # a feature of two codes among ones of four
     encoding = StepEncoding.fit(X, 4)
     work = workspace(QueryData(X, y, qid), 1, encoding)
     assert work.w_scaled.shape[0] == encoding.n_steps
-    assert work.partial.shape[1] == encoding.n_steps + X.shape[1]  # a histogram slot per code
-    assert work.table.shape[0] == encoding.n_steps + X.shape[1]
+    # a histogram slot per code: packed (3 + 1 + 3 + 3 steps, a code more each), or
+    # four per feature (the most codes of any)
+    size = 3 + 1 + 3 + 3 + 4 if layout == "packed" else 4 * 4
+    assert work.partial.shape[1] == size
+    assert work.table.shape[0] == size
+
+
+@given(st.lists(st.integers(0, 255), min_size=1, max_size=40), st.data())
+@settings(max_examples=200, deadline=None)
+def test_uniform_stride_is_found_exactly_when_every_feature_is_a_stride_apart(steps, draw):
+    encoding = StepEncoding([np.arange(n, dtype=np.float32) for n in steps])
+
+    def brute_force(slots):  # the stride s > 0 with slots[j] = j * s, if any
+        d = len(slots)
+        return next((s for s in range(1, 600)
+                     if d > 1 and np.array_equal(slots, s * np.arange(d))), 0)
+
+    strided = encoding.strided_slots()
+    if len(steps) > 1:
+        assert K.uniform_stride(strided) == max(steps) + 1
+    moved = strided.copy()
+    moved[draw.draw(st.integers(0, len(steps) - 1))] += draw.draw(st.sampled_from([-1, 1]))
+    for slots in (strided, encoding.slots, moved):
+        assert K.uniform_stride(slots) == brute_force(slots)
+
+
+def test_dense_rows_are_strided_when_the_tables_stay_within_twice_the_packed_size():
+    rng = np.random.default_rng(6)
+    even = rng.normal(size=(200, 5))
+    assert K.uniform_stride(StepEncoding.fit(even, 16).rows(even).slots) == 16
+    # one feature of 16 codes among 20 of two: strided tables would be 21 * 16 long
+    # against 2 * (15 + 20 + 21) packed
+    uneven = np.column_stack([even[:, 0], rng.integers(0, 2, (200, 20))])
+    encoding = StepEncoding.fit(uneven, 16)
+    assert not encoding.stride_fits()
+    np.testing.assert_array_equal(encoding.rows(uneven).slots, encoding.slots)
+    # CSR rows always have packed slots
+    np.testing.assert_array_equal(encoding.rows(sp.csr_matrix(uneven)).slots, encoding.slots)
+    encoding = StepEncoding.fit(even, 16)
+    assert encoding.stride_fits()
+    np.testing.assert_array_equal(encoding.rows(sp.csr_matrix(even)).slots, encoding.slots)
 
 
 # -- the estimator ---------------------------------------------------------------------
