@@ -913,11 +913,12 @@ def dense_add_gradient(X, lo, hi, lam, scale, grad):
 # stride apart (``slots[j] = j * stride``, every feature given the room of the
 # one with most codes; :meth:`rsrank.binning.StepEncoding.rows` chooses). With
 # a stride the row loops find each feature's slots by adding the stride, not
-# by reading ``slots``, one load less per value. The lookups run as four
-# scalar sums and without fastmath: reassociated, LLVM turns them into vector
-# gathers, which were slower than scalar loads on the machines measured.
+# by reading ``slots``, one load less per value. The lookups run as scalar
+# sums, four per row, and without fastmath: reassociated, LLVM turns them
+# into AVX-512 gathers, which were slower than scalar loads on the machine
+# measured (``scripts/bench_additive.py``, ``results/additive_speed.md``).
 # Indices are unsigned so that numba adds no wraparound test for negative
-# ones. (``scripts/bench_additive.py`` times the epoch against the linear one.)
+# ones.
 
 
 def table_size(rows):
