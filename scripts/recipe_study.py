@@ -420,7 +420,11 @@ def summarize(runs, baseline="xgboost"):
         entry = table.setdefault(name, {"n_features": n_features, "seeds": [], "methods": {}})
         entry["seeds"].append(seed)
         for method, result in results.items():
-            slot = entry["methods"].setdefault(method, {"values": [], "info": [], "seconds": 0.0})
+            slot = entry["methods"].setdefault(method, {"values": [], "info": [], "seconds": 0.0,
+                                                        "seed_means": [], "seed_nonzero": []})
+            slot["seed_means"].append(float(np.mean(result["values"])))
+            nonzero = [i["nonzero"] for i in result["info"] if "nonzero" in i]
+            slot["seed_nonzero"].append(float(np.mean(nonzero)) if nonzero else None)
             slot["values"].extend(result["values"])
             slot["info"].extend(result["info"])
             slot["seconds"] += result["seconds"]
@@ -440,6 +444,26 @@ def summarize(runs, baseline="xgboost"):
                 slot["best_first"] = float(np.mean([b == 1 for b, _ in epochs]))
                 slot["best_last"] = float(np.mean([b == e for b, e in epochs]))
     return table
+
+
+def per_seed_markdown(table):
+    """Per dataset and seed: each method's mean test NDCG@10 over that
+    seed's test queries, and the features it kept (mean over the folds)."""
+    lines = []
+    for name, entry in table.items():
+        methods = list(entry["methods"])
+        lines += ["", f"Per seed, {name}: test NDCG@10, then the features kept", "",
+                  "| seed | " + " | ".join(methods) + " |", "|---" * (len(methods) + 1) + "|"]
+        for k, seed in enumerate(entry["seeds"]):
+            cells = []
+            for method in methods:
+                slot = entry["methods"][method]
+                cell = f"{slot['seed_means'][k]:.4f}"
+                if slot["seed_nonzero"][k] is not None:
+                    cell += f", {slot['seed_nonzero'][k]:.1f}"
+                cells.append(cell)
+            lines.append(f"| {seed} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def describe(params):
@@ -516,6 +540,8 @@ def main(argv=None):
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--name", default="recipes")
     parser.add_argument("--peer-cache", help="directory keeping the peers' results between runs")
+    parser.add_argument("--per-seed", action="store_true",
+                        help="add a table per dataset of each seed's test NDCG@10 and kept features")
     args = parser.parse_args(argv)
     names = args.datasets.split(",")
     recipes = [r for r in args.recipes.split(",") if r]
@@ -527,6 +553,8 @@ def main(argv=None):
         delayed(run_one)(name, seed, args.data, recipes, peers, args.peer_cache) for name, seed in tasks)
     table = summarize(runs, args.baseline)
     text = markdown(table, recipes, args.baseline)
+    if args.per_seed:
+        text += per_seed_markdown(table)
     print(text)
     report = {"command": command_line(), "recipes": {r: RECIPES.get(r) or PATH_TEXT[r] for r in recipes},
               "table": {name: {"n_features": e["n_features"], "seeds": e["seeds"],
