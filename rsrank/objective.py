@@ -248,13 +248,26 @@ def workspace(data, threads, normalize="none"):
     thread beyond that; one weight per feature, or for the rows of a step
     encoding (``normalize``, see :meth:`rsrank.querydata.QueryData.rows`)
     one per step, and the table of their sums."""
-    rows = data.rows(normalize)
     width = n_weights(data, normalize)
-    # an additive model's gradient rows are its histograms (a slot per code)
-    table = np.zeros(_kernels.table_size(rows))
+    row_width, table = _work_widths(data.rows(normalize), width)
     return _kernels.Work(np.zeros(data.n_rows), np.zeros(data.n_rows),
-                         np.zeros((max(GRADIENT_ROWS, threads), max(width, len(table)))),
-                         np.full(data.n_rows, -1, dtype=np.int64), np.zeros(width), table)
+                         np.zeros((max(GRADIENT_ROWS, threads), row_width)),
+                         np.full(data.n_rows, -1, dtype=np.int64), np.zeros(width),
+                         np.zeros(table))
+
+
+def workspace_fits(work, rows, width):
+    """Whether ``work`` (from :func:`workspace`) fits the kernels' ``rows``
+    and a model of ``width`` weights."""
+    return (work.partial.shape[1], len(work.table)) == _work_widths(rows, width)
+
+
+def _work_widths(rows, width):
+    """A workspace's gradient row width and table length: an additive
+    model's gradient rows are its histograms (a slot per code), at least
+    one value per weight."""
+    table = _kernels.table_size(rows)
+    return max(width, table), table
 
 
 def _scale_vector(scale):

@@ -22,7 +22,7 @@ from ._compile import choose, settle
 from ._threads import numba_threads, threads
 from .metrics import CONVENTIONS, discount_values, gain_values, mean_ndcg
 from .model import linear_scores
-from .objective import Objective, workspace
+from .objective import Objective, workspace, workspace_fits
 from .penalty import L1Penalty, check_number
 
 __all__ = ["Solver", "SolverState", "Monitoring", "DivergenceWarning", "NDCGMonitor",
@@ -267,8 +267,7 @@ class Solver:
         if work is None:
             work = workspace(data, n, normalize)
         rows = data.rows(normalize)
-        table = _kernels.table_size(rows)  # an additive model's histograms
-        if work.partial.shape[1] != max(len(state.w), table) or len(work.table) != table:
+        if not workspace_fits(work, rows, len(state.w)):
             raise ValueError("the workspace was made for other rows: make it with new_work(data, "
                              "normalize) of the same normalize")
         batch = data.n_queries if self.batch_size is None else self.batch_size

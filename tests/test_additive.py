@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 from rsrank import _kernels as K
 from rsrank.binning import StepEncoding
-from rsrank.objective import Objective, workspace
+from rsrank.objective import Objective, workspace, workspace_fits
 from rsrank.penalty import L1Penalty
 from rsrank.querydata import QueryData
 from rsrank.solver import Solver, SolverState
@@ -127,6 +127,24 @@ def test_workspace_has_one_weight_per_step(layout):
     size = 3 + 1 + 3 + 3 + 4 if layout == "packed" else 4 * 4
     assert work.partial.shape[1] == size
     assert work.table.shape[0] == size
+
+
+def test_a_workspace_made_for_other_rows_is_refused(layout):
+    X, y, qid = queries(5)
+    data = QueryData(X, y, qid)
+    encoding = StepEncoding.fit(X, 4)
+    solver = Solver(Objective(), L1Penalty(0.0), learning_rate=0.1, max_iter=1)
+    order = np.arange(data.n_queries)
+    coded = workspace(data, 1, encoding)
+    assert workspace_fits(coded, data.rows(encoding), encoding.n_steps)
+    state = SolverState(np.zeros(encoding.n_steps))
+    solver.epoch(data, state, order, normalize=encoding, work=coded)
+    # the linear model's workspace has no table and one gradient value per feature
+    linear = workspace(data, 1)
+    assert not workspace_fits(linear, data.rows(encoding), encoding.n_steps)
+    with pytest.raises(ValueError, match="workspace was made for other rows"):
+        solver.epoch(data, SolverState(np.zeros(encoding.n_steps)), order, normalize=encoding,
+                     work=linear)
 
 
 @given(st.lists(st.integers(0, 255), min_size=1, max_size=40), st.data())
