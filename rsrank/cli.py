@@ -31,7 +31,8 @@ from ._files import (ResultsDirectory, atomic_write_text, check_not_input, make_
                      read_bounded_text, remove_empty)
 from .estimator import RSRank
 from .penalty import L1_METHODS
-from .export import FORMATS, engine_features, export_model, featureset_subset, upload_hint
+from .export import (FORMATS, engine_features, export_model, featureset_subset, guarantee,
+                     upload_hint)
 from .metrics import CONVENTIONS, letor_per_query, letor_report
 from .experiments import (check_within, experiment_markdown, l1_grid, parse_metric,
                           per_query_from_results, read_results, regularization_path,
@@ -665,6 +666,7 @@ def _cmd_export(args):
                  "in it (--subset-featureset FULL.json OUT.json writes that featureset)")
     print(f"rsrank export: the engine computes {len(used)} of {model.n_features_in_} "
           f"features: {listed}; {hint}", file=sys.stderr)
+    print(f"rsrank export: {args.format}: {guarantee(args.format, model)}", file=sys.stderr)
     if body is not None:
         atomic_write_text(subset[1], json.dumps(body, indent=2) + "\n")
     if args.out:

@@ -43,37 +43,59 @@ Formats, with the semantics the tests reproduce:
   ``attribute(x)``; a name that is already a rank feature (``bm25(title)``,
   ``attribute(pagerank)``, ``fieldMatch(title).completeness``) is kept. Any
   other text is refused, so that no name can change the expression. Vespa
-  gives a float attribute that a document lacks the value NaN, which ranks
-  the document last: every attribute the expression reads needs a value in
-  every document (the value the training data had, 0 in a sparse LETOR
-  file, where a feature is absent).
+  gives a float or double attribute that a document lacks the value NaN;
+  each attribute is read as ``if(isNan(a) == 1.0, 0.0, a)``, so that the document
+  scores as ``predict`` scores a 0 there.
+
+**Missing features.** RSRank has one meaning of a feature that a document
+lacks: it is the value 0, which is what such a feature is in a sparse
+LETOR file and what the model was trained on. Every export makes the engine
+score such a document as ``predict`` scores it with 0 there, whatever the
+engine holds for a missing feature (Solr: the feature's ``defaultValue``,
+0 unless set otherwise, or NaN with ``isNullSameAsZero: false``; the LTR
+plugins: 0 for linear models, NaN for trees from Elasticsearch LTR 1.5.9
+and OpenSearch LTR 3.2; Vespa: NaN for float and double attributes).
 
 An additive model (``RSRank(additive=True)``) is one step function per
 feature, and each is written as one regression tree over its feature: a
 balanced tree of the thresholds where its shape changes, whose leaves are
-the shape's values. Each engine compares float32 feature values with float32
-thresholds by a rule of its own, and the thresholds are written so that
-every float32 value goes where ``predict`` puts it (a value equal to a
-threshold counts as below it):
+the shape's values. Each engine compares feature values with thresholds by
+a rule of its own, and the thresholds are written so that every value goes
+where ``predict`` puts it (a float32 value equal to a threshold counts as
+below it), subnormals and signed zeros included:
 
 * **Solr** ``MultipleAdditiveTreesModel``: a node sends ``x <= threshold``
-  left, after adding ``NODE_SPLIT_SLACK`` (1e-6, in float32) to the
-  threshold it reads (Solr's ``MultipleAdditiveTreesModel.RegressionTreeNode``);
-  the written threshold is the float32 that this addition takes to the
-  model's threshold.
+  left, after adding 1e-6 (in float32) to the threshold it reads (Solr's
+  ``RegressionTreeNode``). The written threshold is the float32 that this
+  addition takes to the model's threshold. Near zero no float32 does, and
+  the feature is then scaled by a power of two (a ``StandardNormalizer``
+  with ``avg`` 0, exact in float32 and order-keeping) until every threshold
+  lands. Values are JSON strings: Solr's setters take ``float`` or
+  ``String``, and its JSON reader makes numbers ``Double``. Each node's
+  ``missing`` is the branch of 0, which Solr 9.2 and later read when the
+  model's ``isNullSameAsZero`` is false (Solr before 9.2 refuses the key:
+  ``to_solr(model, missing=False)`` leaves it out).
 * **Elasticsearch / OpenSearch** ``model/xgboost+json``: a node sends
   ``x < split_condition`` to ``yes`` (the plugin's
   ``NaiveAdditiveDecisionTree``), so the condition is the next float32
-  above the threshold; a missing value goes to ``yes`` too.
-* **Vespa**: the rank expression sums one nested
-  ``if(attribute(f) < c, below, above)`` per feature, with the same
-  condition as XGBoost's (Vespa's own XGBoost import writes these), as the
-  exact double of that float32, since Vespa compares in double; a
-  tree-model file would need the model files deployed with the
-  application, an expression does not.
+  above the threshold, and ``missing`` is the branch of 0. OpenSearch LTR
+  3.2 to 3.7 ignores ``missing`` and sends a NaN to ``no`` at every node;
+  where the rightmost leaf is not the leaf of 0, a root ``x < Infinity``
+  sends every finite value to the tree and a NaN to a leaf of 0's value,
+  in every plugin version.
+* **Vespa**: the expression sums one nested ``if()`` per feature. Vespa
+  compares in double: the cut is the midpoint between the threshold and
+  the next float32 (nudged by one double where round-half-even takes the
+  midpoint down), which splits float attributes and double attributes
+  exactly as ``predict`` splits their float32 values. A NaN fails every
+  comparison, so each condition is written (``x >= c`` or ``x < c``) to
+  make false the branch of 0. A tree-model file would need the model
+  files deployed with the application, an expression does not.
 
-Leaf values are float32 in every engine, so scores agree with ``predict``
-to float32 rounding.
+Every number is written as the shortest decimal of the float32's exact
+double value, which Java reads back as that float32 whether it parses a
+float or a double. Leaf values are float32 in Solr and the plugins, so
+scores agree with ``predict`` to float32 rounding.
 
 A model without a non-zero weight is refused by every format: it ranks
 every document alike (and Solr refuses a model without features).
@@ -93,7 +115,8 @@ import re
 import numpy as np
 
 __all__ = ["FORMATS", "export_model", "to_solr", "to_elasticsearch", "to_opensearch", "to_vespa",
-           "upload_hint", "engine_features", "featureset_subset", "fold_pipeline", "shape_trees"]
+           "upload_hint", "guarantee", "engine_features", "featureset_subset", "fold_pipeline",
+           "shape_trees", "solr_scale_exponent"]
 
 FORMATS = ("solr", "elasticsearch", "opensearch", "vespa")
 
@@ -184,6 +207,22 @@ def engine_features(model):
 
 
 # -- additive models as trees -------------------------------------------------------
+#
+# One meaning of "missing" everywhere: a document that lacks a feature scores
+# as predict scores it with the value 0 there, which is what the feature is in
+# a sparse LETOR file and what the model was trained on. Each engine holds
+# something else for a missing feature (0, NaN, or the feature's default) and
+# routes NaN by a rule of its own, so each format steers it to the leaf of 0.
+#
+# Numbers travel as the shortest decimal of the float32's exact double value:
+# Java's Float.parseFloat and (float) Double.parseDouble both read that text
+# back as the same float32, and Vespa reads it as that double.
+
+
+def _exact_text(value):
+    """A float32 ``value`` as the decimal that reads back as it in float32 and
+    in double (the shortest decimal of its exact double value)."""
+    return repr(float(np.float32(value)))
 
 
 def _float32_above(t):
@@ -197,23 +236,47 @@ SOLR_SPLIT_SLACK = np.float32(1e-6)
 
 
 def _solr_threshold(t):
-    """The largest float32 ``c`` with ``float32(c + 1e-6) <= t``, so that
-    Solr's ``x <= c + slack`` holds for the float32 ``x <= t``: exactly so
-    when the sum lands on ``t``, as it does unless ``t`` lies within about
-    1e-6 of zero (the float32 sums near ``t`` are then coarser than ``t``'s
-    neighbours, and the few float32 values between the landing and ``t`` go
-    right)."""
+    """The float32 ``c`` whose Solr threshold ``float32(c + 1e-6)`` is
+    ``t`` itself, so that Solr's ``x <= threshold`` holds for exactly the
+    float32 ``x <= t``; None when no float32 lands on ``t`` (within about
+    1e-6 of zero, where the sums near ``t`` are coarser than ``t``'s
+    neighbours, or just above a negative power of two)."""
     t = np.float32(t)
+    if not np.isfinite(t):
+        return None
     up, down = np.float32(np.inf), np.float32(-np.inf)
-    c = np.float32(t - SOLR_SPLIT_SLACK)
-    for _ in range(100_000):
-        if np.float32(c + SOLR_SPLIT_SLACK) > t:
-            c = np.nextafter(c, down)
-        elif np.float32(np.nextafter(c, up) + SOLR_SPLIT_SLACK) <= t:
-            c = np.nextafter(c, up)
-        else:
-            return c
-    raise ValueError(f"no Solr threshold found for {t!r}")  # pragma: no cover
+    with np.errstate(over="ignore"):
+        c = np.float32(t - SOLR_SPLIT_SLACK)
+        # the landing float32(c + slack) rises with c: walk to the largest c
+        # landing at or below t, then see whether it lands on t
+        for _ in range(64):
+            if not np.isfinite(c):
+                return None
+            if np.float32(c + SOLR_SPLIT_SLACK) > t:
+                c = np.nextafter(c, down)
+            elif np.float32(np.nextafter(c, up) + SOLR_SPLIT_SLACK) <= t:
+                c = np.nextafter(c, up)
+            else:
+                return c if np.float32(c + SOLR_SPLIT_SLACK) == t else None
+    return None
+
+
+def solr_scale_exponent(cuts):
+    """The smallest power of two ``e >= 0`` such that every float32 cut
+    times ``2**e`` has a Solr threshold that lands on it exactly
+    (:func:`_solr_threshold`); None when none does. Multiplying by
+    ``2**e`` is exact in float32 (a value too large becomes infinite, still
+    above every cut), so the scaled feature splits where the model does.
+    Dividing would not be: it rounds subnormals onto their neighbours."""
+    cuts = np.asarray(cuts, dtype=np.float32)
+    for e in range(0, 127):
+        with np.errstate(over="ignore"):
+            scaled = cuts * np.float32(2.0 ** e)
+        if not np.all(np.isfinite(scaled)):
+            return None
+        if all(_solr_threshold(t) is not None for t in scaled):
+            return e
+    return None
 
 
 def shape_trees(model):
@@ -240,39 +303,133 @@ def _balanced(cuts, levels):
             "right": _balanced(cuts[middle + 1:], levels[middle + 1:])}
 
 
-def _float(value):
-    """A float32 value as the shortest decimal that reads back as it."""
-    return float(np.format_float_positional(np.float32(value), unique=True, trim="-")) \
-        if np.isfinite(value) else float(value)
+def _zero_goes_left(node):
+    """Whether the value 0 (a missing feature, as predict scores it) goes
+    left at ``node``: ``0 <= t``."""
+    return bool(np.float32(0) <= node["threshold"])
 
 
-def _solr_node(node, feature):
+def _leaf_of_zero(node):
+    while "value" not in node:
+        node = node["left"] if _zero_goes_left(node) else node["right"]
+    return node["value"]
+
+
+def _rightmost_leaf(node):
+    while "value" not in node:
+        node = node["right"]
+    return node["value"]
+
+
+def _tree_cuts(node):
     if "value" in node:
-        return {"value": _float(node["value"])}
-    return {"feature": feature, "threshold": _float(_solr_threshold(node["threshold"])),
-            "left": _solr_node(node["left"], feature),
-            "right": _solr_node(node["right"], feature)}
+        return []
+    return _tree_cuts(node["left"]) + [node["threshold"]] + _tree_cuts(node["right"])
+
+
+def _solr_node(node, feature, scale, missing=True):
+    """Solr's node: values as strings (its setters take float or String, and
+    its JSON reader makes numbers Double, which neither accepts), the
+    threshold that lands on the scaled cut after Solr's slack, and the
+    branch of 0 for a NaN (Solr 9.2's ``missing``, read when the model sets
+    ``isNullSameAsZero`` to false)."""
+    if "value" in node:
+        return {"value": _exact_text(node["value"])}
+    cut = np.float32(node["threshold"] * np.float32(2.0 ** scale))
+    out = {"feature": feature, "threshold": _exact_text(_solr_threshold(cut))}
+    if missing:
+        out["missing"] = "left" if _zero_goes_left(node) else "right"
+    out["left"] = _solr_node(node["left"], feature, scale, missing)
+    out["right"] = _solr_node(node["right"], feature, scale, missing)
+    return out
+
+
+def _solr_trees(model, missing=True):
+    features, trees = [], []
+    for feature, tree in shape_trees(model):
+        scale = solr_scale_exponent(_tree_cuts(tree))
+        if scale is None:
+            raise ValueError(f"feature {feature!r}: Solr adds 1e-6 to every threshold it reads, "
+                             "and no power-of-two scaling of this feature keeps all its "
+                             "thresholds exact (they span too many orders of magnitude); "
+                             "rescale the feature or use fewer bins (--max-bins)")
+        entry = {"name": feature}
+        if scale:
+            # (value - 0) / 2**-scale is exact in float32 and keeps every
+            # value's order; a missing 0 stays 0 and NaN stays NaN
+            entry["norm"] = {"class": "org.apache.solr.ltr.norm.StandardNormalizer",
+                             "params": {"avg": "0.0", "std": _exact_text(2.0 ** -scale)}}
+        features.append(entry)
+        trees.append({"weight": "1.0", "root": _solr_node(tree, feature, scale, missing)})
+    return features, trees
 
 
 def _xgboost_node(node, feature, counter, depth=0):
+    """A ``model/xgboost+json`` node: ``x < split_condition`` goes to ``yes``,
+    a NaN to ``missing``, which is the branch of 0."""
     nodeid = next(counter)
     if "value" in node:
-        return {"nodeid": nodeid, "leaf": _float(node["value"])}
+        return {"nodeid": nodeid, "leaf": float(_exact_text(node["value"]))}
     yes = _xgboost_node(node["left"], feature, counter, depth + 1)
     no = _xgboost_node(node["right"], feature, counter, depth + 1)
     return {"nodeid": nodeid, "depth": depth, "split": feature,
-            "split_condition": _float(_float32_above(node["threshold"])),
-            "yes": yes["nodeid"], "no": no["nodeid"], "missing": yes["nodeid"],
+            "split_condition": float(_exact_text(_float32_above(node["threshold"]))),
+            "yes": yes["nodeid"], "no": no["nodeid"],
+            "missing": yes["nodeid"] if _zero_goes_left(node) else no["nodeid"],
             "children": [yes, no]}
 
 
+def _xgboost_tree(node, feature):
+    """The feature's tree for the LTR plugins. A NaN (a missing feature in
+    the Elasticsearch plugin from 1.5.9 and in OpenSearch's from 3.2) takes
+    ``missing`` where a plugin reads it, and ``no`` at every node where it
+    does not (OpenSearch 3.2 to 3.7), which ends at the rightmost leaf.
+    When that leaf is not the leaf of 0, a root ``x < Infinity`` sends
+    every finite value to the tree and a NaN (and +inf) to a leaf of its
+    own, in every version. Older plugins hold 0 for a missing feature."""
+    counter = itertools.count()
+    if _rightmost_leaf(node) == _leaf_of_zero(node) or "value" in node:
+        return _xgboost_node(node, feature, counter)
+    guard = next(counter)
+    tree = _xgboost_node(node, feature, counter, depth=1)
+    missing = {"nodeid": next(counter), "leaf": float(_exact_text(_leaf_of_zero(node)))}
+    return {"nodeid": guard, "depth": 0, "split": feature,
+            # the plugin parses a float field given as a string with
+            # Float.parseFloat, which reads Infinity (JSON has no infinity)
+            "split_condition": "Infinity",
+            "yes": tree["nodeid"], "no": missing["nodeid"], "missing": missing["nodeid"],
+            "children": [tree, missing]}
+
+
+def _vespa_cut(t):
+    """The double ``c`` with ``d < c`` exactly when ``float32(d) <= t``, for
+    every double ``d``: the midpoint between ``t`` and the next float32,
+    nudged up one double when round-half-even takes that midpoint down to
+    ``t`` (``t``'s last bit is 0). A float attribute's values are float32,
+    for which ``x < c`` is ``x <= t`` too: one condition serves both
+    attribute types."""
+    t = np.float32(t)
+    above = _float32_above(t)
+    if np.isfinite(above):
+        middle = (float(t) + float(above)) / 2  # exact: two float32s in double
+    else:  # t is FLT_MAX; float32 rounds from FLT_MAX + half its ulp upwards to inf
+        middle = float(t) + (float(t) - float(np.nextafter(t, np.float32(-np.inf)))) / 2
+    even = int(t.view(np.uint32)) & 1 == 0
+    return float(np.nextafter(middle, np.inf)) if even else middle
+
+
 def _vespa_node(node, feature):
-    """Vespa compares in double: the condition is written as the exact double
-    of the float32 (a shorter decimal may lie above it), leaves in full."""
+    """Vespa compares in double and a float or double attribute a document
+    lacks is NaN, for which every comparison is false: the condition is
+    written so that false is the branch of 0, ``x >= c`` when 0 goes below
+    the cut, ``x < c`` when it goes above."""
     if "value" in node:
         return repr(float(node["value"]))
-    return (f"if({feature} < {float(_float32_above(node['threshold']))!r}, "
-            f"{_vespa_node(node['left'], feature)}, {_vespa_node(node['right'], feature)})")
+    cut = repr(_vespa_cut(node["threshold"]))
+    below, above = _vespa_node(node["left"], feature), _vespa_node(node["right"], feature)
+    if _zero_goes_left(node):
+        return f"if({feature} >= {cut}, {above}, {below})"
+    return f"if({feature} < {cut}, {below}, {above})"
 
 
 def _scaling(model):
@@ -281,7 +438,7 @@ def _scaling(model):
     return None
 
 
-def to_solr(model, *, name="rsrank", store="_DEFAULT_"):
+def to_solr(model, *, name="rsrank", store="_DEFAULT_", missing=True):
     """The Solr LTR ``LinearModel`` JSON (a dict) for ``/schema/model-store``.
 
     Parameters
@@ -291,16 +448,17 @@ def to_solr(model, *, name="rsrank", store="_DEFAULT_"):
         Model name, as used in ``{!ltr model=NAME}``.
     store : str
         Feature store holding features of the model's feature names.
+    missing : bool
+        Write each tree node's ``missing`` branch (an additive model),
+        which Solr 9.2 and later read; Solr before 9.2 refuses the key.
     """
     model = fold_pipeline(model)
     _check_deployable(model)
     if _additive(model):
-        trees = [{"weight": 1.0, "root": _solr_node(tree, feature)}
-                 for feature, tree in shape_trees(model)]
+        features, trees = _solr_trees(model, missing)
         return {"store": store, "name": name,
                 "class": "org.apache.solr.ltr.model.MultipleAdditiveTreesModel",
-                "features": [{"name": feature} for _, feature in engine_features(model)],
-                "params": {"trees": trees}}
+                "features": features, "params": {"trees": trees}}
     scaling = _scaling(model)
     features, weights = [], {}
     for j, feature in engine_features(model):
@@ -325,8 +483,7 @@ def to_elasticsearch(model, *, name="rsrank"):
     model = fold_pipeline(model)
     _check_deployable(model)
     if _additive(model):
-        trees = [_xgboost_node(tree, feature, itertools.count())
-                 for feature, tree in shape_trees(model)]
+        trees = [_xgboost_tree(tree, feature) for feature, tree in shape_trees(model)]
         return {"model": {"name": name, "model": {"type": "model/xgboost+json",
                                                   "definition": json.dumps(trees)}}}
     scaling = _scaling(model)
@@ -366,6 +523,16 @@ def _vespa_feature(name):
                      "(--feature-names)")
 
 
+def _vespa_value(feature):
+    """An attribute as a linear term reads it: a float or double attribute a
+    document lacks is NaN, which would make the whole score NaN; it counts
+    as 0 instead, as in predict. Rank features (``bm25(title)``) always
+    have a value."""
+    if feature.startswith("attribute("):
+        return f"if(isNan({feature}) == 1.0, 0.0, {feature})"
+    return feature
+
+
 def _vespa_name(kind, name):
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", name):
         raise ValueError(f"{kind} {name!r} is not a Vespa name (letters, digits, '_' and "
@@ -384,14 +551,15 @@ def to_vespa(model, *, name="rsrank", inherits="default"):
                  for feature, tree in shape_trees(model)]
     else:
         weights, constant = model.linear_function()
-        terms = [f"{_number(weights[j])!r} * {_vespa_feature(feature)}" for j, feature in used]
+        terms = [f"{_number(weights[j])!r} * {_vespa_value(_vespa_feature(feature))}"
+                 for j, feature in used]
         terms.append(repr(_number(constant)))
     body = " +\n                ".join(terms)
     header = (f"rank-profile {_vespa_name('rank-profile name', name)}"
               + (f" inherits {_vespa_name('inherited profile', inherits)}" if inherits else ""))
     return (f"{header} {{\n"
-            f"    # RSRank model: {len(used)} of {model.n_features_in_} features. Every attribute\n"
-            f"    # read here needs a value in every document: without one it is NaN.\n"
+            f"    # RSRank model: {len(used)} of {model.n_features_in_} features. An attribute a\n"
+            f"    # document lacks scores as the value 0, as in RSRank's predict.\n"
             f"    first-phase {{\n"
             f"        expression {{\n"
             f"                {body}\n"
@@ -400,10 +568,11 @@ def to_vespa(model, *, name="rsrank", inherits="default"):
             f"}}\n")
 
 
-def export_model(model, form, *, name="rsrank", store="_DEFAULT_"):
+def export_model(model, form, *, name="rsrank", store="_DEFAULT_", solr_missing=True):
     """The model as text in format ``form`` (one of :data:`FORMATS`)."""
     if form == "solr":
-        return json.dumps(to_solr(model, name=name, store=store), indent=2) + "\n"
+        return json.dumps(to_solr(model, name=name, store=store, missing=solr_missing),
+                          indent=2) + "\n"
     if form in ("elasticsearch", "opensearch"):
         return json.dumps(to_elasticsearch(model, name=name), indent=2) + "\n"
     if form == "vespa":
@@ -419,6 +588,25 @@ def upload_hint(form, *, featureset="rsrank_features", store="_DEFAULT_"):
         "opensearch": f"POST it to _ltr/_featureset/{featureset}/_createmodel",
         "vespa": "add the rank-profile to the schema (.sd) and deploy",
     }[form]
+
+
+def guarantee(form, model):
+    """What the engine's scores of the export promise, as one line."""
+    additive = _additive(fold_pipeline(model))
+    rounding = "" if form == "vespa" and not additive else " to float32 rounding"
+    if form == "solr":
+        missing = ("a feature a document lacks scores as 0 with Solr's defaults (isNullSameAsZero "
+                   "true, defaultValue 0) and, from Solr 9.2, with isNullSameAsZero false"
+                   if additive else "a feature a document lacks is its defaultValue: keep "
+                   "Solr's default, 0")
+    elif form in ("elasticsearch", "opensearch"):
+        missing = ("a feature a document lacks scores as 0 in every plugin version"
+                   if additive else "a feature a document lacks is 0 in the plugin")
+    else:
+        missing = ("float and double attributes split exactly where predict does; "
+                   if additive else "") + ("an attribute a document lacks scores as 0 (an int "
+                                           "attribute holds its own default: give it a value)")
+    return f"every document scores as predict scores it{rounding}; {missing}"
 
 
 def featureset_subset(featureset, model):

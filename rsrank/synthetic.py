@@ -15,7 +15,7 @@ from ._files import atomic_write_text
 from .writers import letor_lines, write_lines
 
 __all__ = ["make_letor_like", "make_mslr_like", "make_raw_features", "make_nonlinear",
-           "write_letor_folds"]
+           "make_edge_values", "write_letor_folds"]
 
 
 def make_letor_like(n_queries=100, docs_per_query=(50, 250), n_features=45, n_informative=8,
@@ -198,14 +198,20 @@ def make_raw_features(n_queries=200, docs_per_query=(20, 60), random_state=0):
     latent = (0.35 * (bm25_title - 10) / 5 + 0.25 * (bm25_body - 12) / 4
               + 0.2 * (log_pagerank + 14) + 0.3 * np.log1p(clicks) + rng.normal(scale=0.6, size=n))
     qid = np.repeat(np.arange(1, n_queries + 1), sizes)
-    y = np.zeros(n, dtype=np.int64)
+    y = _labels_within_queries(latent, sizes)
+    return Bunch(X=X, y=y, qid=qid.astype(np.int64), feature_names=list(RAW_FEATURE_NAMES))
+
+
+def _labels_within_queries(latent, sizes):
+    """Labels 0-3: each query's latent relevance cut at its 50%, 80% and
+    95% quantiles."""
+    y = np.zeros(len(latent), dtype=np.int64)
     start = 0
     for size in sizes:
         block = latent[start:start + size]
-        cuts = np.quantile(block, [0.5, 0.8, 0.95])
-        y[start:start + size] = np.searchsorted(cuts, block)
+        y[start:start + size] = np.searchsorted(np.quantile(block, [0.5, 0.8, 0.95]), block)
         start += size
-    return Bunch(X=X, y=y, qid=qid.astype(np.int64), feature_names=list(RAW_FEATURE_NAMES))
+    return y
 
 
 #: The informative features of :func:`make_nonlinear`, in column order
@@ -253,12 +259,55 @@ def make_nonlinear(n_queries=300, docs_per_query=(20, 60), n_noise=16, noise=0.5
     latent = (-(peaked - 5) ** 2 / 4 + 1.5 * (step > 0.7) + 2 * (1 - np.exp(-saturating))
               + np.log1p(heavy) / 2 + rng.normal(scale=noise, size=n))
     qid = np.repeat(np.arange(1, n_queries + 1), sizes)
-    y = np.zeros(n, dtype=np.int64)
-    start = 0
-    for size in sizes:
-        block = latent[start:start + size]
-        y[start:start + size] = np.searchsorted(np.quantile(block, [0.5, 0.8, 0.95]), block)
-        start += size
+    y = _labels_within_queries(latent, sizes)
     names = NONLINEAR_NAMES + [f"noise_{k + 1}" for k in range(n_noise)]
     return Bunch(X=X, y=y, qid=qid.astype(np.int64), feature_names=names,
                  informative=np.arange(len(NONLINEAR_NAMES)))
+
+
+#: The features of :func:`make_edge_values`, in column order
+EDGE_NAMES = ["signed", "pagerank", "subnormal", "huge", "counts", "signed_zero",
+              "nonpositive"]
+
+
+def make_edge_values(n_queries=60, docs_per_query=(10, 30), random_state=0):
+    """Queries whose features hold the values that engines compare
+    differently: where an exported tree's thresholds are hardest to keep.
+
+    * ``signed``: normal, half its values negative, so 0 (a missing
+      feature) lies between thresholds;
+    * ``pagerank``: around 1e-6 (log-normal), thresholds of Solr's 1e-6
+      slack's size;
+    * ``subnormal``: float32 subnormals (about 1e-42) and zeros;
+    * ``huge``: up to 3e38, near float32's largest value;
+    * ``counts``: small integers, 0 in about half the documents;
+    * ``signed_zero``: -1, -0.0, 0.0 and 1, with both zeros;
+    * ``nonpositive``: negative (log-normal) or 0, so 0 is the top bin.
+
+    Every feature carries signal (labels 0-3 per query, as in
+    :func:`make_nonlinear`).
+
+    Returns
+    -------
+    Bunch
+        ``X`` (dense float64), ``y``, ``qid`` (contiguous), ``feature_names``.
+    """
+    rng = check_random_state(random_state)
+    low, high = docs_per_query
+    sizes = rng.randint(low, high + 1, size=n_queries)
+    n = int(sizes.sum())
+    signed = rng.normal(0, 1, n)
+    pagerank = np.exp(rng.normal(np.log(1e-6), 1.0, n))
+    subnormal = rng.randint(0, 2000, n) * 1e-45 * (rng.uniform(size=n) < 0.7)
+    huge = np.exp(rng.uniform(np.log(1e30), np.log(3e38), n))
+    counts = rng.poisson(0.8, n).astype(np.float64)
+    signed_zero = rng.choice([-1.0, -0.0, 0.0, 1.0], n)
+    nonpositive = -np.exp(rng.normal(0, 1, n)) * (rng.uniform(size=n) < 0.7)
+    X = np.column_stack([signed, pagerank, subnormal, huge, counts, signed_zero, nonpositive])
+    latent = (np.abs(signed) - 0.8 + np.log(pagerank / 1e-6) / 2 + (subnormal > 1e-42)
+              + np.log(huge / 1e30) / 10 + np.minimum(counts, 2) / 2
+              + 0.7 * np.signbit(signed_zero) + np.cos(nonpositive)
+              + rng.normal(scale=0.5, size=n))
+    qid = np.repeat(np.arange(1, n_queries + 1), sizes)
+    return Bunch(X=X, y=_labels_within_queries(latent, sizes), qid=qid.astype(np.int64),
+                 feature_names=list(EDGE_NAMES))

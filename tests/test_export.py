@@ -52,14 +52,19 @@ def elasticsearch_scores(text, rows):
 
 
 def vespa_scores(text, rows):
-    """A Vespa first-phase expression 'w * attribute(name) + ... + c'."""
+    """A Vespa first-phase expression 'w * attribute(name) + ... + c', each
+    attribute read as 'if(isNan(attribute(name)) == 1.0, 0.0, attribute(name))'
+    (a missing attribute is NaN in Vespa, and isNan gives 1.0 for NaN)."""
     expression = re.search(r"expression \{(.*?)\}", text, re.S).group(1)
     total = np.zeros(len(rows))
     for term in re.split(r"\s\+\s", expression.strip()):  # '1e+20' stays one number
         term = term.strip()
-        match = re.fullmatch(r"(\S+) \* attribute\((\w+)\)", term)
+        match = re.fullmatch(r"(\S+) \* if\(isNan\(attribute\((\w+)\)\) == 1\.0, 0\.0, "
+                             r"attribute\((\w+)\)\)", term)
         if match:
-            total += float(match.group(1)) * np.array([row[match.group(2)] for row in rows])
+            assert match.group(2) == match.group(3)
+            values = np.array([row[match.group(2)] for row in rows])
+            total += float(match.group(1)) * np.where(np.isnan(values), 0.0, values)
         else:
             total += float(term)
     return total
