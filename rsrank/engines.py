@@ -372,30 +372,35 @@ def _plugin_scores(body, X, names, engine):
     if not isinstance(definition, str):
         raise EngineError("definition must be a string of JSON")
     parsed = json.loads(definition)
+    featureset = list(names)  # the featureset: a feature per column of X, in its order
     if kind == "model/linear":
         if not isinstance(parsed, dict):
             raise EngineError("Expected start object")
-        listed = list(parsed)
-        weights = []
+        weights = np.zeros(len(featureset), dtype=F32)
         for name, weight in parsed.items():
+            if name not in featureset:
+                raise EngineError(f"Feature [{name}] is unknown.")
             if isinstance(weight, bool) or not isinstance(weight, (int, float)):
                 raise EngineError(f"Expected a float but found {weight!r}")
-            weights.append(_plugin_float(weight, name))
-        values = _columns(X, names, listed).astype(F32)
+            weights[featureset.index(name)] = _plugin_float(weight, name)
+        values = _columns(X, names, featureset).astype(F32)
         values = np.where(np.isnan(values), F32(0), values)  # a dense vector: 0 for missing
         for name, spec in (model.get("feature_normalizers") or {}).items():
-            if name not in listed:
+            if name not in featureset:
                 raise EngineError(f"normalizer for unknown feature [{name}]")
             standard = spec.get("standard")
             if set(spec) != {"standard"} or set(standard) != {"mean", "standard_deviation"}:
                 raise EngineError(f"unsupported normalizer {spec!r}")
             mean = _plugin_float(standard["mean"], "mean")
             deviation = _plugin_float(standard["standard_deviation"], "standard_deviation")
-            j = listed.index(name)
+            if not deviation > 0:
+                raise EngineError("standard deviation must be positive")
+            j = featureset.index(name)
             values[:, j] = (values[:, j] - mean) / deviation  # float32 arithmetic
+        # LinearRanker sums weight * value over the whole featureset, in its order
         total = np.zeros(len(values), dtype=F32)
         with np.errstate(all="ignore"):
-            for j in range(len(listed)):
+            for j in range(len(featureset)):
                 total = total + weights[j] * values[:, j]
         return total.astype(np.float64)
     if kind != "model/xgboost+json":
@@ -407,10 +412,9 @@ def _plugin_scores(body, X, names, engine):
         parsed = parsed.get("splits")
     if not isinstance(parsed, list) or not parsed:
         raise EngineError("XGBoost model must define at lease one tree")
-    listed = sorted({name for name in names})  # the featureset: every named feature
-    index = {name: j for j, name in enumerate(listed)}
+    index = {name: j for j, name in enumerate(featureset)}
     trees = [_xgboost_node(tree, index, engine) for tree in parsed]
-    values = _columns(X, names, listed).astype(F32)
+    values = _columns(X, names, featureset).astype(F32)
     if engine == "elasticsearch-1.5.8":
         values = np.where(np.isnan(values), F32(0), values)  # a dense vector: 0 for missing
     total = np.zeros(len(values), dtype=F32)
