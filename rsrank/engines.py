@@ -102,6 +102,19 @@ def java_float(text):
     return -value if negative else value
 
 
+class _JsonNumber(float):
+    """A JSON number that keeps its text, to read it as Java would."""
+
+    def __new__(cls, text):
+        number = super().__new__(cls, text)
+        number.text = text
+        return number
+
+
+def _plugin_json(text):
+    return json.loads(text, parse_float=_JsonNumber)
+
+
 def _plugin_float(value, what):
     """A float field of the LTR plugins' XContent parser: a JSON number
     through double, or a string through ``Float.parseFloat``."""
@@ -110,7 +123,8 @@ def _plugin_float(value, what):
     if isinstance(value, str):
         return java_float(value)
     through_double = F32(float(value))
-    if not np.isnan(through_double) and through_double != java_float(repr(value)):
+    if not np.isnan(through_double) and through_double != java_float(
+            getattr(value, "text", repr(value))):
         raise EngineError(f"{what}: {value!r} reads as a different float32 through a double "
                           "than directly; plugin versions would disagree")
     return through_double
@@ -371,7 +385,7 @@ def _plugin_scores(body, X, names, engine):
         raise EngineError("the body is not {'model': {'model': {'type', 'definition'}}}") from None
     if not isinstance(definition, str):
         raise EngineError("definition must be a string of JSON")
-    parsed = json.loads(definition)
+    parsed = _plugin_json(definition)
     featureset = list(names)  # the featureset: a feature per column of X, in its order
     if kind == "model/linear":
         if not isinstance(parsed, dict):
@@ -591,7 +605,7 @@ def engine_scores(text, X, names, engine):
     if engine in ("solr", "solr-nan"):
         return _solr_scores(json.loads(text), X, names, engine == "solr")
     if engine in ("elasticsearch-1.5.8", "elasticsearch", "opensearch-3.7", "opensearch"):
-        return _plugin_scores(json.loads(text), X, names, engine)
+        return _plugin_scores(_plugin_json(text), X, names, engine)
     if engine in ("vespa-float", "vespa-double"):
         return _vespa_scores(text, X, names, engine.split("-")[1])
     raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")

@@ -273,3 +273,20 @@ def test_a_solr_threshold_lands_on_the_cut_or_is_none(bits):
             assert all(F32(x + SOLR_SPLIT_SLACK) != t for x in near)
     else:
         assert F32(c + SOLR_SPLIT_SLACK) == t
+
+
+def test_a_plugin_number_that_double_rounding_would_move_is_refused():
+    """0.5 + 2**-25 + 2**-60 lies just above the midpoint between two
+    float32s: read directly it rounds up, through the nearest double (the
+    midpoint itself) it rounds to even, down. Plugin versions differ in
+    which road they take."""
+    from fractions import Fraction
+
+    exact = Fraction(1, 2) + Fraction(1, 2 ** 25) + Fraction(1, 2 ** 60)
+    digits = str(exact.numerator * 10 ** 60 // exact.denominator)
+    decimal = "0." + digits.rjust(60, "0")
+    assert Fraction(decimal) == exact
+    assert java_float(decimal) != F32(float(decimal))
+    body = _xgboost_body().replace('\\"split_condition\\": 0.5', f'\\"split_condition\\": {decimal}')
+    with pytest.raises(EngineError, match="different float32"):
+        engine_scores(body, np.array([[0.5]]), ["a"], "elasticsearch")
