@@ -11,7 +11,6 @@ this process's, and the warnings a task raises come back with its outcome
 and are raised again here, through this process's filters and display.
 """
 
-import json
 import os
 import pickle
 import selectors
@@ -31,7 +30,7 @@ except ImportError:  # pragma: no cover - joblib before 1.5 kept its own copy
     except ImportError:
         cloudpickle = None
 
-__all__ = ["in_processes", "worker_count"]
+__all__ = ["in_processes", "worker_count", "WorkerStartError"]
 
 _HEADER = struct.Struct("<Q")
 
@@ -101,10 +100,13 @@ class _TaskTraceback(Exception):
     """The traceback of a task that failed in a worker process."""
 
 
+class WorkerStartError(BrokenProcessPool):
+    """A worker process could not start; the message gives its reason."""
+
+
 def _start(workers, selector):
     package_root = str(Path(__file__).resolve().parents[1])
-    worker = subprocess.Popen([sys.executable, "-c", _WORKER, package_root,
-                               json.dumps(sys.path)],
+    worker = subprocess.Popen([sys.executable, "-c", _WORKER, package_root, str(os.getpid())],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               start_new_session=True)
     workers.append(worker)
@@ -129,7 +131,11 @@ def _receive(worker):
     data = worker.stdout.read(size)
     if len(data) < size:
         raise _died(worker)
-    return pickle.loads(data)
+    outcome = pickle.loads(data)
+    if outcome[0] == "startup":
+        worker.wait()
+        raise WorkerStartError(f"a worker process could not start: {outcome[1]}")
+    return outcome
 
 
 def _died(worker):
@@ -153,32 +159,65 @@ def _stop(worker):
     worker.wait()
 
 
-#: The worker's program: this very package first on the path when the
-#: interpreter would find another rsrank or none, then :func:`_serve`
-_WORKER = """import importlib.util, sys
-from pathlib import Path
-
-try:  # functions and classes of a script travel by value, as joblib sends them
-    import cloudpickle
-except ImportError:  # pragma: no cover - joblib before 1.5 kept its own copy
-    try:
-        from joblib.externals import cloudpickle
-    except ImportError:
-        cloudpickle = None
-spec = importlib.util.find_spec("rsrank")
-if spec is None or Path(spec.origin).resolve().parents[1] != Path(sys.argv[1]):
-    sys.path.insert(0, sys.argv[1])
-from rsrank._workers import _serve
-_serve()
+#: The worker's program. The working directory leaves the path first (a
+#: folder named rsrank there, a clone or an earlier --out, is not this
+#: package); this very package goes first when the interpreter would find
+#: another rsrank or none; a failure to start is sent back as its reason.
+#: The worker ends when its parent does, however the parent ended.
+_WORKER = """import os, pickle, struct, sys
+if sys.path and sys.path[0] in ("", os.getcwd()):
+    del sys.path[0]
+try:
+    import importlib.util
+    from pathlib import Path
+    spec = importlib.util.find_spec("rsrank")
+    origin = getattr(spec, "origin", None)
+    if origin is None or Path(origin).resolve().parents[1] != Path(sys.argv[1]):
+        sys.path.insert(0, sys.argv[1])
+    from rsrank._workers import _serve
+except BaseException as error:
+    data = pickle.dumps(("startup", f"{type(error).__name__}: {error}", []))
+    out = sys.stdout.buffer
+    out.write(struct.pack("<Q", len(data)) + data)
+    out.flush()
+    sys.exit(3)
+_serve(int(sys.argv[2]))
 """
 
 
-def _serve():
+def _end_with(parent):
+    """End this process as soon as ``parent`` is gone: at once on Linux
+    (the kernel's parent-death signal), else within half a second (a
+    thread that watches the parent's id)."""
+    import signal
+    import threading
+    import time
+
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        pass
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    if os.getppid() != parent:  # gone before the signal was set
+        os._exit(1)
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def _serve(parent):
     """A worker's loop: read a task, run it, write its outcome, until the
-    input ends. Standard output becomes standard error, so that prints do
-    not mix with the outcomes."""
+    input ends or ``parent`` does. Standard output becomes standard error,
+    so that prints do not mix with the outcomes."""
     import traceback
 
+    _end_with(parent)
     out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     source = sys.stdin.buffer
@@ -207,5 +246,8 @@ def _serve():
                 f"{type(error).__name__}: {error}" if error is not None
                 else "a task's outcome could not be sent back"), text),
                 [(str(m), UserWarning, f, n) for m, _, f, n in raised]))
-        out.write(_HEADER.pack(len(data)) + data)
-        out.flush()
+        try:
+            out.write(_HEADER.pack(len(data)) + data)
+            out.flush()
+        except OSError:  # the parent is gone: nobody waits for the outcome
+            os._exit(1)

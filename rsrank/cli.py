@@ -11,6 +11,7 @@ from concurrent.futures import BrokenExecutor
 import json
 import os
 import shlex
+import signal
 import sys
 import warnings
 from pathlib import Path
@@ -27,6 +28,7 @@ from .datasets import (LetorFormatError, bundled_data_path, check_exp2_labels,
 from .layouts import find_splits, read_feature_costs, read_feature_names, resolve_training_data
 from .runs import read_scores
 from .writers import run_problem, write_run, write_scores
+from ._workers import WorkerStartError
 from ._files import (ResultsDirectory, atomic_write_text, check_not_input, make_parents,
                      read_bounded_text, remove_empty)
 from .estimator import RSRank
@@ -37,7 +39,7 @@ from .metrics import CONVENTIONS, letor_per_query, letor_report
 from .experiments import (check_within, experiment_markdown, l1_grid, parse_metric,
                           per_query_from_results, read_results, regularization_path,
                           run_letor_folds, write_experiment)
-from .preprocessing import NORMALIZERS
+from .preprocessing import NORMALIZERS, QUERY_NORMALIZERS
 from .stats import compare
 
 DEFAULTS = RSRank().get_params()
@@ -276,7 +278,7 @@ def _estimator(args):
         recipe["weight_tol"] = args.weight_tol or None
     path_epochs = PATH_EPOCHS_ADDITIVE if args.additive else PATH_EPOCHS
     max_iter = args.max_iter or (path_epochs if _curvature_recipe(args) else DEFAULTS["max_iter"])
-    model = dict(additive=True, max_bins=args.max_bins) if args.additive else {}
+    model = _kind_options(args)
     model["relax"] = _relax(args)
     if args.feature_costs is not None:
         model["feature_costs"] = read_feature_costs(args.feature_costs)
@@ -284,6 +286,22 @@ def _estimator(args):
                   eval_convention=args.convention, eval_train=False, verbose=verbose,
                   n_jobs=threads, l1_method=args.l1_method, average=args.average, **stopping,
                   **recipe, **model)
+
+
+def _kind_options(args):
+    """The model kind's parameters, refusing flags the kind would ignore."""
+    if not args.additive:
+        if args.max_bins is not None:
+            raise UsageError("--max-bins applies to --additive models; a linear model has no "
+                             "bins")
+        return {}
+    if args.normalize in QUERY_NORMALIZERS:
+        raise UsageError(f"--normalize {args.normalize} scales features within each query, "
+                         "which the thresholds of --additive models cannot follow (an engine "
+                         "compares a document's raw value with them); use --normalize zscore "
+                         "or none")
+    return {"additive": True,
+            "max_bins": DEFAULTS["max_bins"] if args.max_bins is None else args.max_bins}
 
 
 def _relax(args):
@@ -395,6 +413,7 @@ def _cmd_train(args):
 
 
 def _train(args):
+    _kind_options(args)  # a flag the kind would ignore is refused before any work
     data, name, inputs = _training_data(args)
     if isinstance(data, list) and args.folds is not None:
         raise UsageError(f"--folds needs a directory of Fold<k>; {name} is one fold: leave "
@@ -603,13 +622,16 @@ def _fit_width(X, model, path):
     if X.shape[1] > width:
         raise UsageError(f"{path} has feature indices up to {X.shape[1]} but the model has "
                          f"{width} features")
-    beyond = [name for j, name in enumerate(model.feature_names())
-              if j >= X.shape[1] and model.coef_[j] != 0]
+    names, used = model.feature_names(), model.model_.selected_indices()
+    beyond = [names[j] for j in used if j >= X.shape[1]]
     if beyond:
+        alike = ("every document gets the same score" if len(beyond) == len(used)
+                 else "every document gets 0 there")
         warnings.warn(f"{path} mentions features up to {X.shape[1]}, but the model uses "
-                      f"{len(beyond)} beyond them ({', '.join(beyond[:3])}"
-                      f"{', ...' if len(beyond) > 3 else ''}); every document gets 0 there: is "
-                      "it the file the model was trained for?", UserWarning, stacklevel=2)
+                      f"{len(beyond)} of its {len(used)} features beyond them "
+                      f"({', '.join(beyond[:3])}{', ...' if len(beyond) > 3 else ''}); "
+                      f"{alike}: is it the file the model was trained for?", UserWarning,
+                      stacklevel=2)
     return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width))
 
 
@@ -706,6 +728,7 @@ def _cmd_path(args):
 
 
 def _path(args):
+    _kind_options(args)  # a flag the kind would ignore is refused before any work
     data, name, inputs = _training_data(args)
     if isinstance(data, list):
         if args.fold != 1:
@@ -731,7 +754,7 @@ def _run_path(args, name, data, results):
                        normalize=args.normalize, batch_size=args.batch_size, **recipe,
                        ndcg_k=args.ndcg_k, random_state=args.seed,
                        l1_method=args.l1_method, power_t=args.power_t or 0.0,
-                       average=args.average, additive=args.additive, max_bins=args.max_bins,
+                       average=args.average, **_kind_options(args),
                        relax=_relax(args), feature_costs=None if args.feature_costs is None
                        else read_feature_costs(args.feature_costs))
     strength = "l1_group" if args.additive else "l1"
@@ -855,7 +878,7 @@ def _add_training_options(parser, grid):
                         help="learn one step function per feature (sums of depth-1 trees; "
                         "every engine runs it) instead of one weight; the default path then "
                         "takes whole features in or out (--l1-ratio: steps within them)")
-    parser.add_argument("--max-bins", type=_positive(int), default=DEFAULTS["max_bins"],
+    parser.add_argument("--max-bins", type=_positive(int), default=None,
                         help=f"bins per feature of --additive (2 to 256, default "
                         f"{DEFAULTS['max_bins']}; thresholds at training quantiles)")
     parser.add_argument("--relax", action=argparse.BooleanOptionalAction, default=None,
@@ -1033,15 +1056,57 @@ def build_parser():
     return parser
 
 
-def _interrupted(error):
-    """Whether ``error`` or an exception it chains from is a KeyboardInterrupt."""
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP: unwinds like a Ctrl-C (workers stopped, partial
+    results and locks removed), then ends with ``128 + signal``."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate(signum, _frame):
+    raise Terminated(signum)
+
+
+@contextlib.contextmanager
+def _termination_unwinds():
+    """While the command runs, SIGTERM and SIGHUP (a batch scheduler, a
+    closed terminal, ``timeout``) raise :class:`Terminated` instead of
+    ending the process where it stands."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {signum: signal.signal(signum, _terminate)
+                for signum in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _interruption(error):
+    """The KeyboardInterrupt (or :class:`Terminated`) that ``error`` is or
+    chains from, or None."""
     seen = set()
     while error is not None and id(error) not in seen:
         if isinstance(error, KeyboardInterrupt):
-            return True
+            return error
         seen.add(id(error))
         error = error.__cause__ or error.__context__
-    return False
+    return None
+
+
+def _interrupted_exit(command, interruption):
+    if isinstance(interruption, Terminated):
+        name = signal.Signals(interruption.signum).name
+        print(f"rsrank {command}: terminated ({name})", file=sys.stderr)
+        return 128 + interruption.signum
+    print(f"rsrank {command}: interrupted", file=sys.stderr)
+    return 130
 
 
 def main(argv=None):
@@ -1055,7 +1120,7 @@ def main(argv=None):
         caught.append((category.__name__, str(message)))
 
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _termination_unwinds():
             warnings.simplefilter("default")
             warnings.showwarning = one_line
             return args.run(args)
@@ -1071,6 +1136,12 @@ def main(argv=None):
             f"input ended early ({error}); is a .gz file truncated?")
         print(f"rsrank {args.command}: error: {text}", file=sys.stderr)
         return 2
+    except WorkerStartError as error:
+        if args.debug:
+            raise
+        print(f"rsrank {args.command}: error: {error}; run without --jobs to see it in "
+              "this process", file=sys.stderr)
+        return 2
     except BrokenExecutor as error:
         if args.debug:
             raise
@@ -1083,17 +1154,16 @@ def main(argv=None):
         print(f"rsrank {args.command}: error: out of memory; use --stream for training files "
               "larger than memory, or a machine with more", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"rsrank {args.command}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as error:
+        return _interrupted_exit(args.command, error)
     except SystemError as error:
-        # Ctrl-C while a compiled kernel runs: the kernel returns with the
-        # interrupt pending, which CPython reports as a SystemError whose
-        # cause is the KeyboardInterrupt
-        if not _interrupted(error):
+        # Ctrl-C (or a signal) while a compiled kernel runs: the kernel
+        # returns with the interrupt pending, which CPython reports as a
+        # SystemError whose cause is the KeyboardInterrupt
+        interruption = _interruption(error)
+        if interruption is None:
             raise
-        print(f"rsrank {args.command}: interrupted", file=sys.stderr)
-        return 130
+        return _interrupted_exit(args.command, interruption)
     finally:
         remove_empty(_MADE_DIRECTORIES)
         _MADE_DIRECTORIES.clear()
