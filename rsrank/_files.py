@@ -4,9 +4,11 @@
   rename: a reader sees the old file or the new one.
 * :class:`ResultsDirectory` claims an output directory before the work
   starts and publishes it in one step when the work is done. The claim is
-  git's lock-file protocol: ``.NAME.lock`` beside the target, created with
-  ``O_CREAT | O_EXCL``, so of two runs only one holds it; the other is told
-  at once, before it trains anything. The results are written into a hidden
+  git's lock-file protocol: ``.NAME.lock`` beside the target, made by one
+  ``link`` of a file that already holds the process id, so of two runs only
+  one holds it and the lock always names its owner; the other is told at
+  once, before it trains anything, and a lock whose owner is gone is taken
+  over. The results are written into a hidden
   staging directory and then renamed into place; replacing existing results
   (``overwrite``) swaps the two directories atomically with Linux's
   ``renameat2(RENAME_EXCHANGE)``, so the path holds the complete old results
@@ -23,6 +25,7 @@ import errno
 import os
 import re
 import shutil
+import time
 from pathlib import Path
 
 __all__ = ["OutputError", "atomic_write_text", "atomic_write_bytes", "read_bounded_text",
@@ -138,7 +141,9 @@ def _about(path, error):
         return NotADirectoryError(f"{path}: {through} is a file, not a directory")
     if not parent.is_dir():
         return FileNotFoundError(f"{path}: the directory {parent} does not exist")
-    return type(error)(f"{path}: cannot write it ({error.strerror or error})")
+    told = type(error)(f"{path}: cannot write it ({error.strerror or error})")
+    told.errno, told.strerror, told.filename = error.errno, error.strerror, str(path)
+    return told
 
 
 def read_bounded_text(path, limit, what):
@@ -200,6 +205,67 @@ def process_alive(pid):
     return True
 
 
+#: a lock without a valid process id (from an rsrank before locks held their
+#: owner from the start) is taken over when it is this old
+_OWNERLESS_LOCK_AGE = 60
+
+
+def _claim(lock):
+    """Create ``lock`` holding this process's id, or raise FileExistsError.
+
+    The id is written to a private sibling first, and the lock appears by
+    one ``link``, which fails when the lock exists: a lock is never empty,
+    so its owner is always known (a full disk fails the private write and
+    leaves no lock)."""
+    own = lock.with_name(f"{lock.name}.{os.getpid()}")
+    try:
+        with open(own, "x") as handle:
+            handle.write(f"{os.getpid()}\n")
+        os.link(own, lock)
+    finally:
+        _remove(own)
+    return lock
+
+
+def _lock_owner(lock):
+    """The process id a lock holds, or None when it holds none."""
+    try:
+        return int(lock.read_text().split()[0])
+    except (ValueError, IndexError):
+        return None
+
+
+def _take_over_if_dead(lock):
+    """Remove ``lock`` when its owner is gone (or when it names none and is
+    older than :data:`_OWNERLESS_LOCK_AGE`). The lock is first renamed to a
+    name of this process's own, so that of two runs that find the same dead
+    lock only one removes it; a live lock taken by a race is put back."""
+    try:
+        owner = _lock_owner(lock)
+        if owner is not None and process_alive(owner):
+            return
+        if owner is None and time.time() - lock.stat().st_mtime < _OWNERLESS_LOCK_AGE:
+            return
+        aside = lock.with_name(f"{lock.name}.stale-{os.getpid()}")
+        os.rename(lock, aside)
+    except FileNotFoundError:
+        return
+    taken = _lock_owner(aside)
+    if taken is not None and taken != owner and process_alive(taken):
+        try:  # another run claimed the path meanwhile: its lock goes back
+            os.link(aside, lock)
+        except FileExistsError:
+            pass
+    _remove(aside)
+
+
+def _names_inside(error, directory):
+    """Whether ``error`` names a path inside ``directory``."""
+    directory = str(Path(directory).absolute())
+    return any(str(Path(name).absolute()).startswith(directory + os.sep)
+               for name in (error.filename, error.filename2) if name)
+
+
 class ResultsDirectory:
     """Claim ``out`` now, fill a staging directory, publish it atomically.
 
@@ -234,25 +300,26 @@ class ResultsDirectory:
         check_not_input(self.out, self.inputs)
         self._created = make_parents(self.out)  # taken back if nothing is published
         parent = self.out.resolve().parent
-        self._remove_stale(parent)
-        lock = parent / f".{self.out.name}.lock"
         try:
-            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
+            self._remove_stale(parent)
+            self._lock = _claim(parent / f".{self.out.name}.lock")
         except FileExistsError:
             self._release()
-            raise OutputError(f"{self.out}: another rsrank run is writing it (lock {lock}); "
-                              "wait for it or choose another path") from None
+            raise OutputError(f"{self.out}: another rsrank run is writing it (lock "
+                              f"{parent / f'.{self.out.name}.lock'}); wait for it or choose "
+                              "another path") from None
         except OSError as error:
             self._release()
             raise OutputError(f"{self.out}: cannot write in {parent} ({error.strerror})") \
                 from None
-        with os.fdopen(fd, "w") as handle:
-            handle.write(f"{os.getpid()}\n")
-        self._lock = lock
         try:
             self._check_target()
             self.staging = parent / f".{self.out.name}.staging-{os.getpid()}"
             self.staging.mkdir(mode=0o777)  # the umask applies, as to any new directory
+        except OSError as error:
+            self._release()
+            raise OutputError(f"{self.out}: cannot write in {parent} ({error.strerror})") \
+                from None
         except BaseException:
             self._release()
             raise
@@ -267,18 +334,16 @@ class ResultsDirectory:
 
     def _remove_stale(self, parent):
         """Staging directories and locks left by runs whose process is gone."""
-        pattern = re.compile(rf"^\.{re.escape(self.out.name)}\.(staging|old)-(\d+)$")
+        pattern = re.compile(rf"^\.{re.escape(self.out.name)}\.(staging-|old-|lock\.|lock\.stale-)"
+                             rf"(\d+)$")
         for entry in parent.iterdir():
             match = pattern.match(entry.name)
             if match and not process_alive(int(match.group(2))):
-                shutil.rmtree(entry, ignore_errors=True)
-        lock = parent / f".{self.out.name}.lock"
-        try:
-            pid = int(lock.read_text().split()[0])
-        except (OSError, ValueError, IndexError):
-            return
-        if not process_alive(pid):
-            lock.unlink(missing_ok=True)
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry, ignore_errors=True)
+                else:
+                    _remove(entry)
+        _take_over_if_dead(parent / f".{self.out.name}.lock")
 
     # -- publishing ------------------------------------------------------------
 
@@ -306,11 +371,17 @@ class ResultsDirectory:
             shutil.rmtree(self.staging, ignore_errors=True)  # the old results
         self.staging = None
 
-    def __exit__(self, *exc):
+    def __exit__(self, kind, error, traceback):
+        staging = self.staging
         if self.staging is not None:
             shutil.rmtree(self.staging, ignore_errors=True)
             self.staging = None
         self._release()
+        if isinstance(error, OSError) and not isinstance(error, OutputError) and staging \
+                and _names_inside(error, staging):
+            # a write into the hidden staging directory failed: say so of --out
+            raise OutputError(f"{self.out}: cannot write the results "
+                              f"({error.strerror or error})") from None
         return False
 
     def _release(self):
