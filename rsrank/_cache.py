@@ -1,8 +1,8 @@
 """A binary cache of parsed LETOR files: memory-mappable ``.npy`` arrays.
 
 An entry is keyed by what the parse depends on: the source's resolved path,
-size and modification time, a SHA-256 of its first and last MiB, and the
-parse options (``n_features``, ``dtype``, the query-size file). A changed
+size, modification time, inode and inode change time, a SHA-256 of its
+first and last MiB and of 64 blocks between them, and the parse options (``n_features``, ``dtype``, the query-size file). A changed
 source gets a new key, and the stale entry of the same source is removed
 when the new one is written. Entries are written into a staging directory
 (``.KEY.staging-PID``) and renamed into place, so a reader never sees half
@@ -11,7 +11,7 @@ the next write.
 
 Nothing read back is trusted. ``meta.json`` carries a SHA-256 of itself and
 of every array's header (dtype and shape); the entry must describe the file
-asked for (path, size, time, hash of its ends, options); and the arrays must
+asked for (path, size, times, inode, sampled hash, options); and the arrays must
 form the CSR matrix the parser would have made: ``indptr`` from 0 to the
 number of values and never decreasing, column indices in range and
 increasing within a row, finite values, labels from 0 to 255, one label and
@@ -40,9 +40,11 @@ from ._files import process_alive
 
 __all__ = ["CacheWarning", "cache_directory", "cache_key", "load_cached", "store"]
 
-_FORMAT = 2
+_FORMAT = 3
 _ARRAYS = ("data", "indices", "indptr", "y", "qid")
 _BLOCK = 1 << 20
+#: blocks of :data:`_SAMPLE` bytes hashed between a file's first and last MiB
+_SAMPLES, _SAMPLE = 64, 4096
 #: values checked at a time (bounded memory on files of any size)
 _CHECK_BLOCK = 1 << 22
 _LABEL_MAX = 255
@@ -72,16 +74,26 @@ def cache_directory(path, cache):
 
 
 def _file_stamp(path):
+    """What identifies one version of a file: its resolved path, size,
+    modification time, inode and inode change time (which no user-level
+    tool sets back: a file rewritten in place with its size and mtime kept
+    still gets a new one, as git's index relies on), and a SHA-256 of its
+    first and last MiB and of :data:`_SAMPLES` blocks spread between them."""
     path = Path(path)
     stat = path.stat()
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         digest.update(handle.read(_BLOCK))
         if stat.st_size > _BLOCK:
+            middle = stat.st_size - 2 * _BLOCK
+            for k in range(_SAMPLES if middle > 0 else 0):
+                handle.seek(_BLOCK + middle * k // _SAMPLES)
+                digest.update(handle.read(_SAMPLE))
             handle.seek(max(stat.st_size - _BLOCK, _BLOCK))
             digest.update(handle.read(_BLOCK))
     return {"path": str(path.resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
-            "sha256_ends": digest.hexdigest()}
+            "ctime_ns": stat.st_ctime_ns, "inode": stat.st_ino, "device": stat.st_dev,
+            "sha256_sampled": digest.hexdigest()}
 
 
 def cache_key(path, n_features, dtype, query_file):
