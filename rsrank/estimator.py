@@ -56,6 +56,10 @@ def _warn_without_qid(method, X, qid):
                   "route it (qid=np.zeros(n) says one query)", OneQueryWarning, stacklevel=3)
 
 
+#: bins per feature of an additive model unless ``max_bins`` says otherwise
+DEFAULT_MAX_BINS = 32
+
+
 class RSRank(BaseEstimator):
     """Sparse linear ranker trained on |Delta NDCG|-weighted pairwise losses.
 
@@ -279,7 +283,7 @@ class RSRank(BaseEstimator):
                  pair_weight="delta_ndcg", eval_k=10, eval_convention="standard",
                  early_stopping=False, validation_fraction=0.1, n_iter_no_change=10, tol=1e-4,
                  restore_best=True, eval_train=True, random_state=None, warm_start=False,
-                 n_jobs=None, verbose=0, weight_tol=None, additive=False, max_bins=32,
+                 n_jobs=None, verbose=0, weight_tol=None, additive=False, max_bins=DEFAULT_MAX_BINS,
                  l1_group=0.0, feature_costs=None, relax=False, exclude=None):
         vars(self).update({name: value for name, value in locals().items() if name != "self"})
 
@@ -305,6 +309,14 @@ class RSRank(BaseEstimator):
         if self.relax and self.warm_start:
             raise ValueError("relax refits every fit from the penalized one; it does not go on "
                              "from a previous fit: set warm_start=False")
+        if self.additive and self.normalize in QUERY_NORMALIZERS:
+            raise ValueError(f"normalize={self.normalize!r} scales features within each query, "
+                             "which an additive model's thresholds cannot follow (an engine "
+                             "compares a document's raw value with them): use "
+                             "normalize='zscore' or 'none' (a global scaling changes no step)")
+        if not self.additive and self.max_bins != DEFAULT_MAX_BINS:
+            raise ValueError(f"max_bins={self.max_bins!r} applies to additive models "
+                             "(additive=True); a linear model has no bins")
         penalty = L1Penalty(self.l1, self.l1_method, self.truncation_period,
                             self.truncation_threshold, self.l1_group)
         return Solver(objective, penalty, self.rate(), self.power_t, self.batch_size,
@@ -483,7 +495,7 @@ class RSRank(BaseEstimator):
                              "queries every document has the same label (or the query has one "
                              "document); RSRank learns from pairs of documents with different "
                              "labels: check the labels and the qid")
-        model = self._model(train.moments, train) if reset else self.model_
+        model = self._model(train.moments, train) if reset else self._warm_model()
         solver = self._solver_for(model)
         state = self._state(len(model.coef), coef_init, reset)
         fit = solver.fit(train, state, rng, normalize=model.view,
@@ -543,7 +555,7 @@ class RSRank(BaseEstimator):
         solver = self.solver()  # checks the other parameters before any work
         data = X if isinstance(X, QueryData) else QueryData(X, y, qid)
         model = self._model(data.moments, data) if not (
-            self.warm_start and hasattr(self, "model_")) else self.model_
+            self.warm_start and hasattr(self, "model_")) else self._warm_model()
         trace = solver.objective.curvature(data, normalize=model.view,
                                            scale=model.training_scale())
         rate = CURVATURE_STEP / trace if trace > 0 else AUTO_DEFAULT
@@ -601,7 +613,26 @@ class RSRank(BaseEstimator):
                                    warning.lineno)
         return self._adopt(best[1])
 
+    def _warm_model(self):
+        """The fitted model that ``warm_start`` and ``partial_fit`` go on
+        from, refused when a parameter that shapes it has changed since (its
+        kind, its bins, its scaling): going on would keep the old one."""
+        model = self.model_
+        additive = isinstance(model, AdditiveModel)
+        was = {"additive": additive,
+               "max_bins": getattr(self, "fitted_max_bins_", self.max_bins) if additive
+               else self.max_bins,
+               "normalize": self.normalize if additive else model.normalize}
+        for name, value in was.items():
+            if getattr(self, name) != value:
+                raise ValueError(f"the fitted model has {name}={value!r}, now {name}="
+                                 f"{getattr(self, name)!r}: going on from it would keep "
+                                 f"{name}={value!r}; fit without warm_start to refit")
+        return model
+
     def _fitted(self, model, fit, state, n_queries, fingerprint):
+        if isinstance(model, AdditiveModel):
+            self.fitted_max_bins_ = self.max_bins
         if not self.average:
             state.w = fit.coef.copy()  # partial_fit and warm_start go on from coef_
         self.model_ = model.with_fit(fit.coef, fingerprint, n_queries)
@@ -678,7 +709,7 @@ class RSRank(BaseEstimator):
             raise ValueError("fit_chunks: the chunks gave no block of queries")
         first = self._data(*first, reset=reset)  # fixes the width (and checks eval_set's)
         moments = None if not reset else _stream_moments(chunks, first.n_features)
-        model = self.model_ if not reset else self._model(moments, first)
+        model = self._warm_model() if not reset else self._model(moments, first)
         validation = self._split(first, eval_set, rng)[1] if eval_set is not None else None
         state = self._state(first.n_features, coef_init, reset)
         fit, n_queries = solver.fit_blocks(
@@ -742,7 +773,7 @@ class RSRank(BaseEstimator):
             self.n_iter_ = 0
         if not hasattr(self, "_partial_rng"):
             self._partial_rng = check_random_state(self.random_state)
-        state, model = self.solver_state_, self.model_
+        state, model = self.solver_state_, self._warm_model()
         solver.epoch(data, state, solver.query_order(data.n_queries, self._partial_rng),
                      normalize=self.normalize, scale=model.training_scale(),
                      work=solver.new_work(data))
@@ -904,6 +935,8 @@ class RSRank(BaseEstimator):
         except (TypeError, ValueError) as error:
             raise persistence.ModelFileError(path, f"invalid parameter: {error}") from None
         estimator.model_ = saved.model
+        if isinstance(saved.model, AdditiveModel):
+            estimator.fitted_max_bins_ = estimator.max_bins
         estimator.n_features_in_ = saved.model.n_features
         if saved.model.names_from_columns:
             estimator.feature_names_in_ = np.asarray(saved.model.feature_names, dtype=object)
@@ -921,20 +954,28 @@ class RSRank(BaseEstimator):
 
 def _feature_indices(model, keys, what):
     """The feature index of each of ``keys`` (an index, or a name of
-    ``model``'s features), for the parameter ``what``."""
+    ``model``'s features), for the parameter ``what``; a feature given
+    twice (by name and by index, say) is an error, not the later value."""
     width, names = model.n_features, model.names()
     where = {name: j for j, name in enumerate(names)}
-    out = []
+    out, given = [], {}
     for key in keys:
         if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
             if not 0 <= key < width:
                 raise ValueError(f"{what}: feature index {key} is not in 0..{width - 1}")
-            out.append(int(key))
+            j = int(key)
         elif key in where:
-            out.append(where[key])
+            j = where[key]
         else:
             shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
             raise ValueError(f"{what}: no feature is named {key!r} (the features are {shown})")
+        if j in given:
+            how = {True: "its name", False: "its index"}
+            raise ValueError(f"{what}: feature {names[j]!r} is given twice (by "
+                             f"{how[isinstance(given[j], str)]} and by "
+                             f"{how[isinstance(key, str)]}); give it once")
+        given[j] = key
+        out.append(j)
     return np.array(out, dtype=np.int64)
 
 

@@ -142,9 +142,21 @@ def _vector(document, key, n, path, *, positive=False):
 
 def model_from_document(document, path="<model>"):
     """A :class:`SavedModel` from :func:`model_document`'s dict; every type
-    and shape is checked and a problem raises ``ModelFileError`` naming
-    ``path``. The parameters are checked by the estimator that takes them
-    (:meth:`rsrank.RSRank.load`)."""
+    and shape is checked, and so is the agreement of the parameters with
+    the kind of model; a problem raises ``ModelFileError`` naming ``path``
+    (also one the checks did not foresee, such as a number too large for
+    its array). The parameters' values are checked by the estimator that
+    takes them (:meth:`rsrank.RSRank.load`)."""
+    try:
+        return _model_from_document(document, path)
+    except ModelFileError:
+        raise
+    except (OverflowError, TypeError, ValueError, KeyError, AttributeError) as error:
+        raise ModelFileError(path, f"not a valid RSRank model file ({type(error).__name__}: "
+                             f"{error})") from None
+
+
+def _model_from_document(document, path):
     if not isinstance(document, dict) or document.get("format") != MODEL_FORMAT:
         raise ModelFileError(path, f"not an RSRank model file (no format: {MODEL_FORMAT!r})")
     version = document.get("format_version")
@@ -168,6 +180,15 @@ def model_from_document(document, path="<model>"):
         if not (_scalar(value) or isinstance(value, list) and all(map(_scalar, value))):
             raise ModelFileError(path, f"parameter {name} has a {type(value).__name__} value")
     params = {k: _from_json(v) for k, v in params.items()}
+    if params.get("additive", False) is not (kind == "additive"):
+        raise ModelFileError(path, f"the parameters say additive={params.get('additive')!r} "
+                             f"but the model is {kind}: the file was edited or damaged")
+    if encoding is not None:
+        max_bins = params.get("max_bins", 32)
+        widest = max(len(t) for t in encoding.thresholds)
+        if not isinstance(max_bins, int) or widest > max_bins - 1:
+            raise ModelFileError(path, f"a feature has {widest} thresholds, more than "
+                                 f"max_bins={max_bins!r} allows (max_bins - 1)")
     if version == 1:
         params.setdefault("normalize", "none")  # version 1 predates feature scaling
     normalize = params.get("normalize", "zscore")
@@ -226,7 +247,8 @@ def _encoding(document, n, path):
             raise ModelFileError(path, f"thresholds of feature {j} must be a list of at most "
                                  f"{MAX_BINS - 1} numbers")
         values = np.asarray(cuts, dtype=np.float64)
-        single = values.astype(np.float32)
+        with np.errstate(over="ignore"):  # beyond float32: inf, refused below
+            single = values.astype(np.float32)
         if (not np.all(np.isfinite(values)) or np.any(single != values)
                 or np.any(np.diff(values) <= 0)):
             raise ModelFileError(path, f"thresholds of feature {j} must be increasing finite "
@@ -236,7 +258,8 @@ def _encoding(document, n, path):
     if counts is not None:
         if (not isinstance(counts, list) or len(counts) != n or any(
                 not isinstance(c, list) or len(c) != len(t) + 1 or not all(
-                    isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in c)
+                    isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2 ** 63
+                    for v in c)
                 for c, t in zip(counts, out))):
             raise ModelFileError(path, "'bin_counts' must hold, per feature, one count "
                                  "(an integer >= 0) per bin: one more than its thresholds")

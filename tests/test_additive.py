@@ -370,8 +370,8 @@ def test_rsrank_path_walks_the_group_path_with_costs(tmp_path, capsys):
 def test_relax_refits_the_kept_features_without_the_penalty(additive):
     data, train, _ = nonlinear_split(4)
     penalty = dict(l1_group=0.0) if additive else dict(l1=0.0)
-    params = dict(additive=additive, max_bins=16, max_iter=60, learning_rate="curvature",
-                  restore_best=False, pair_weight="unit")
+    params = dict(additive=additive, max_iter=60, learning_rate="curvature",
+                  restore_best=False, pair_weight="unit", **({"max_bins": 16} if additive else {}))
     base = RSRank(**params)
     edge = base.l1_group_max if additive else base.l1_max
     strength = "l1_group" if additive else "l1"
@@ -449,7 +449,8 @@ def test_the_path_selects_among_the_penalized_and_the_relaxed_fits(tmp_path):
 @pytest.mark.parametrize("additive", [True, False])
 def test_excluded_features_stay_at_zero(additive, tmp_path):
     data, train, _ = nonlinear_split(6)
-    params = dict(additive=additive, max_bins=8, max_iter=15, learning_rate=0.1)
+    params = dict(additive=additive, max_iter=15, learning_rate=0.1,
+                  **({"max_bins": 8} if additive else {}))
     model = RSRank(**params, exclude=[0, "f3"]).fit(*train[:2], qid=train[2])
     used = set(model.model_.selected_indices())
     assert not used & {0, 2} and len(used) > 10  # the others are free
