@@ -15,7 +15,10 @@ asked for (path, size, times, inode, sampled hash, options); and the arrays must
 form the CSR matrix the parser would have made: ``indptr`` from 0 to the
 number of values and never decreasing, column indices in range and
 increasing within a row, finite values, labels from 0 to 255, one label and
-one qid per row. A failed check removes the entry with one
+one qid per row. The kinds, lengths and ends are checked at every load; the
+values (a pass over every array) when an array file is not the one the
+writer wrote: ``meta.json`` records each file's size, times and inode as
+written, and any change to its bytes gives it a new inode change time. A failed check removes the entry with one
 :class:`CacheWarning` line, and the file is parsed (and cached) again.
 
 The cache lives in ``.rsrank-cache`` beside the source when that directory
@@ -144,16 +147,27 @@ def _checked(entry, description):
                              f"against {header['dtype']} {header['shape']} in meta.json")
         arrays[name] = array
     n_rows, width = meta["shape"]
-    _check_arrays(arrays, n_rows, width, description)
+    _check_layout(arrays, n_rows, width, description)
+    written = meta.get("written")
+    if not isinstance(written, dict) or any(
+            written.get(name) != _array_stamp(entry / f"{name}.npy") for name in _ARRAYS):
+        _check_values(arrays, n_rows, width)
     X = sp.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]),
                       shape=(n_rows, width), copy=False)
     X.has_sorted_indices = True
     return X, arrays["y"], arrays["qid"], meta
 
 
-def _check_arrays(arrays, n_rows, width, description):
-    """``ValueError`` unless the arrays are the CSR matrix, labels and qids
-    the parser makes (see the module's docstring)."""
+def _array_stamp(path):
+    """What changes whenever an array file's bytes do: its size,
+    modification time, inode and inode change time."""
+    stat = os.stat(path)
+    return [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino]
+
+
+def _check_layout(arrays, n_rows, width, description):
+    """``ValueError`` unless the arrays have the kinds, lengths and ends of
+    the CSR matrix, labels and qids the parser makes."""
     data, indices, indptr = arrays["data"], arrays["indices"], arrays["indptr"]
     y, qid = arrays["y"], arrays["qid"]
     expected = {"data": np.dtype(description["dtype"])}
@@ -172,6 +186,13 @@ def _check_arrays(arrays, n_rows, width, description):
                          f"for {n_rows} rows")
     if len(data) != len(indices) or indptr[0] != 0 or indptr[-1] != len(data):
         raise ValueError("row pointers do not span the stored values")
+
+
+def _check_values(arrays, n_rows, width):
+    """``ValueError`` unless every value is what the parser makes: row
+    pointers never decreasing, labels 0 to 255, column indices in range and
+    increasing within a row, finite values (one pass over the arrays)."""
+    data, indices, indptr, y = arrays["data"], arrays["indices"], arrays["indptr"], arrays["y"]
     for lo in range(0, n_rows, _CHECK_BLOCK):
         block = np.asarray(indptr[lo:lo + _CHECK_BLOCK + 1])
         if np.any(np.diff(block) < 0):
@@ -211,13 +232,15 @@ def store(directory, key, description, X, y, qid, warning=None):
         return None
     try:
         X = sp.csr_matrix(X)
-        arrays = {}
+        arrays, written = {}, {}
         for name, array in (("data", X.data), ("indices", X.indices), ("indptr", X.indptr),
                             ("y", y), ("qid", qid)):
             array = np.ascontiguousarray(array)
             np.save(staging / f"{name}.npy", array, allow_pickle=False)
             arrays[name] = {"dtype": array.dtype.str, "shape": list(array.shape)}
-        meta = dict(description, shape=list(X.shape), warning=warning, arrays=arrays)
+            written[name] = _array_stamp(staging / f"{name}.npy")
+        meta = dict(description, shape=list(X.shape), warning=warning, arrays=arrays,
+                    written=written)
         meta["checksum"] = _digest(meta)
         (staging / "meta.json").write_text(json.dumps(meta, indent=1))
         os.chmod(staging, 0o777 & ~_umask())
