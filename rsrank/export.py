@@ -593,7 +593,10 @@ def upload_hint(form, *, featureset="rsrank_features", store="_DEFAULT_"):
 def guarantee(form, model):
     """What the engine's scores of the export promise, as one line."""
     additive = _additive(fold_pipeline(model))
-    rounding = "" if form == "vespa" and not additive else " to float32 rounding"
+    if form != "vespa":
+        rounding = " to float32 rounding"
+    else:  # Vespa sums doubles; a float attribute holds the float32 of a value
+        rounding = "" if additive else " (to float32 rounding of float attributes)"
     if form == "solr":
         missing = ("a feature a document lacks scores as 0 with Solr's defaults (isNullSameAsZero "
                    "true, defaultValue 0) and, from Solr 9.2, with isNullSameAsZero false"
