@@ -2,24 +2,26 @@
 
 An entry is keyed by what the parse depends on: the source's resolved path,
 size, modification time, inode and inode change time, a SHA-256 of its
-first and last MiB and of 64 blocks between them, and the parse options (``n_features``, ``dtype``, the query-size file). A changed
-source gets a new key, and the stale entry of the same source is removed
-when the new one is written. Entries are written into a staging directory
+first and last MiB and of 64 blocks between them, and the parse options
+(``n_features``, ``dtype``, the query-size file). A changed source gets a
+new key, and the stale entry of the same source is removed when the new
+one is written. Entries are written into a staging directory
 (``.KEY.staging-PID``) and renamed into place, so a reader never sees half
 of one; staging directories whose process is gone (a kill) are removed by
 the next write.
 
 Nothing read back is trusted. ``meta.json`` carries a SHA-256 of itself and
 of every array's header (dtype and shape); the entry must describe the file
-asked for (path, size, times, inode, sampled hash, options); and the arrays must
-form the CSR matrix the parser would have made: ``indptr`` from 0 to the
-number of values and never decreasing, column indices in range and
+asked for (path, size, times, inode, sampled hash, options); and the arrays
+must form the CSR matrix the parser would have made: ``indptr`` from 0 to
+the number of values and never decreasing, column indices in range and
 increasing within a row, finite values, labels from 0 to 255, one label and
 one qid per row. The kinds, lengths and ends are checked at every load; the
 values (a pass over every array) when an array file is not the one the
 writer wrote: ``meta.json`` records each file's size, times and inode as
-written, and any change to its bytes gives it a new inode change time. A failed check removes the entry with one
-:class:`CacheWarning` line, and the file is parsed (and cached) again.
+written, and any change to its bytes gives it a new inode change time. A
+failed check removes the entry with one :class:`CacheWarning` line, and the
+file is parsed (and cached) again.
 
 The cache lives in ``.rsrank-cache`` beside the source when that directory
 can be written, else in the user's cache directory (``$XDG_CACHE_HOME`` or

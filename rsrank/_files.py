@@ -1,7 +1,8 @@
 """Outputs that never half-exist and never replace an input.
 
-* :func:`atomic_write_bytes` and :func:`atomic_write_text` write a file through a temporary sibling and one
-  rename: a reader sees the old file or the new one.
+* :func:`atomic_write_bytes` and :func:`atomic_write_text` write a file
+  through a temporary sibling and one rename: a reader sees the old file or
+  the new one.
 * :class:`ResultsDirectory` claims an output directory before the work
   starts and publishes it in one step when the work is done. The claim is
   git's lock-file protocol: ``.NAME.lock`` beside the target, made by one

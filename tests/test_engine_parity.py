@@ -287,6 +287,7 @@ def test_a_plugin_number_that_double_rounding_would_move_is_refused():
     decimal = "0." + digits.rjust(60, "0")
     assert Fraction(decimal) == exact
     assert java_float(decimal) != F32(float(decimal))
-    body = _xgboost_body().replace('\\"split_condition\\": 0.5', f'\\"split_condition\\": {decimal}')
+    body = _xgboost_body().replace('\\"split_condition\\": 0.5',
+                                   f'\\"split_condition\\": {decimal}')
     with pytest.raises(EngineError, match="different float32"):
         engine_scores(body, np.array([[0.5]]), ["a"], "elasticsearch")
