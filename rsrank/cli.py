@@ -1079,8 +1079,11 @@ def _termination_unwinds():
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    # a signal the caller ignores stays ignored: nohup ignores SIGHUP so that
+    # the run outlives the terminal
     previous = {signum: signal.signal(signum, _terminate)
-                for signum in (signal.SIGTERM, signal.SIGHUP)}
+                for signum in (signal.SIGTERM, signal.SIGHUP)
+                if signal.getsignal(signum) is not signal.SIG_IGN}
     try:
         yield
     finally:

@@ -111,6 +111,36 @@ def test_a_terminated_run_stops_its_workers_and_leaves_nothing(signum, tmp_path,
     assert sorted(p.name for p in tmp_path.iterdir()) == ["folds"]
 
 
+def _catches(pid, signum):
+    """Whether process ``pid`` has a handler for ``signum`` (/proc's SigCgt)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigCgt:"):
+            return bool(int(line.split()[1], 16) >> (signum - 1) & 1)
+    return False
+
+
+@needs_proc
+def test_a_signal_the_caller_ignores_stays_ignored(tmp_path, small_folds):
+    """nohup ignores SIGHUP so that a run outlives its terminal: rsrank must
+    not turn it into an exit (SIGTERM still ends the run)."""
+    child = subprocess.Popen([sys.executable, "-m", "rsrank", "train", str(small_folds),
+                              "--max-iter", "1000000", "--weight-tol", "0", "--quiet", "--out",
+                              str(tmp_path / "run")],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+    deadline = time.monotonic() + 120
+    while not _catches(child.pid, signal.SIGTERM) and time.monotonic() < deadline:
+        time.sleep(0.05)  # until the command has set its handlers
+    child.send_signal(signal.SIGHUP)
+    time.sleep(1.0)
+    assert child.poll() is None, child.communicate()
+    child.send_signal(signal.SIGTERM)
+    err = child.communicate(timeout=60)[1].strip().splitlines()
+    assert (child.returncode, err) == (128 + signal.SIGTERM,
+                                       ["rsrank train: terminated (SIGTERM)"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folds"]
+
+
 @needs_proc
 def test_workers_end_when_their_parent_is_killed_outright(tmp_path, small_folds):
     child, workers = _start_train_with_workers(tmp_path / "run", small_folds)
