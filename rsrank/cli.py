@@ -695,7 +695,37 @@ def _cmd_export(args):
         atomic_write_text(args.out, text)
     else:
         sys.stdout.write(text)
-    return 0
+    return _check_export(args, model) if args.check else 0
+
+
+#: the versions of each engine's rules that ``rsrank export --check`` tries
+_CHECKED_ENGINES = {"solr": ("solr", "solr-nan"),
+                    "elasticsearch": ("elasticsearch-1.5.8", "elasticsearch"),
+                    "opensearch": ("opensearch-3.7", "opensearch"),
+                    "vespa": ("vespa-float", "vespa-double")}
+
+
+def _check_export(args, model):
+    """``--check DATA``: one line per version of the engine's rules."""
+    from .engines import parity
+
+    X, _, qid = load_letor(args.check)
+    engines = [e for e in _CHECKED_ENGINES[args.format] if e != "solr-nan" or model.additive]
+    results = parity(model, _fit_width(X, model, args.check), qid, engines, name=args.name,
+                     store=args.store)
+    failed = False
+    for engine, result in results.items():
+        if not result["accepted"]:
+            failed = True
+            print(f"rsrank export: check {engine}: refused: {result['error']}", file=sys.stderr)
+            continue
+        failed |= bool(result["reordered"] or result["reordered_missing"])
+        largest = max(result["max_abs_difference"], result["max_abs_difference_missing"])
+        print(f"rsrank export: check {engine} on {args.check}: {result['reordered']} of "
+              f"{result['queries']} queries ordered differently from predict with every value "
+              f"given, {result['reordered_missing']} with every 0 sent as missing (largest "
+              f"difference {largest:.2g})", file=sys.stderr)
+    return 1 if failed else 0
 
 
 # -- plot ------------------------------------------------------------------------------------
@@ -1028,6 +1058,11 @@ def build_parser():
                         "_ltr/_featureset body) with only the model's features, the ones the "
                         "plugin then computes")
     export.add_argument("--out", help="output file (default: stdout)")
+    export.add_argument("--check", metavar="DATA",
+                        help="score DATA (a LETOR file) with the export by each version of the "
+                        "engine's rules (rsrank.engines), with every value given and with every "
+                        "0 sent as a missing feature, and say how many queries any orders "
+                        "differently from predict (exit 1 if one does)")
     export.set_defaults(run=_cmd_export)
 
     plot = commands.add_parser("plot", help="an additive model's shape functions as a picture")

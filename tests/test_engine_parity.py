@@ -291,3 +291,26 @@ def test_a_plugin_number_that_double_rounding_would_move_is_refused():
                                    f'\\"split_condition\\": {decimal}')
     with pytest.raises(EngineError, match="different float32"):
         engine_scores(body, np.array([[0.5]]), ["a"], "elasticsearch")
+
+
+def test_rsrank_export_check_scores_the_export_by_each_versions_rules(edge_model, tmp_path,
+                                                                      capsys, monkeypatch):
+    import rsrank.export
+    from rsrank.cli import main
+    from rsrank.writers import write_letor
+
+    model, held_out, qid = edge_model
+    model.save(tmp_path / "m.json")
+    write_letor(tmp_path / "test.txt", held_out, np.zeros(len(qid), dtype=int), qid)
+    argv = ["export", str(tmp_path / "m.json"), "--format", "opensearch", "--out",
+            str(tmp_path / "m.os"), "--check", str(tmp_path / "test.txt")]
+    assert main(argv) == 0
+    checks = [line for line in capsys.readouterr().err.splitlines() if " check " in line]
+    assert [line.split()[3] for line in checks] == ["opensearch-3.7", "opensearch"]
+    assert all(": 0 of 20 queries" in line and ", 0 with every 0 sent" in line
+               for line in checks), checks
+    # an export that sends a missing value the wrong way is caught, exit 1
+    monkeypatch.setattr(rsrank.export, "_zero_goes_left", lambda node: False)
+    assert main(argv) == 1
+    checks = [line for line in capsys.readouterr().err.splitlines() if " check " in line]
+    assert any(", 0 with every 0 sent" not in line for line in checks), checks
