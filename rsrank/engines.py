@@ -228,33 +228,46 @@ def _solr_node(spec, index):
             node["left"], node["right"])
 
 
-def _solr_tree_scores(node, vectors, null_same_as_zero):
-    """``scoreNode`` (``scoreNodeWithNullSupport`` without null-as-zero) for
-    every row of ``vectors`` at once: each node splits the rows that reach
-    it, so each row takes exactly the path the Java loop takes."""
-    out = np.zeros(len(vectors), dtype=F32)
+def _descend(root, n_rows, step):
+    """Every row down a tree at once: ``step(node, rows)`` gives the score of
+    the rows reaching a leaf (or a node that ends the walk), else
+    ``(goes_left, left, right)``; each node splits the rows that reach it,
+    so each row takes exactly the path an engine's loop takes alone."""
+    out = np.zeros(n_rows, dtype=F32)
 
     def walk(node, rows):
         if len(rows) == 0:
             return
-        if node[0] == "leaf":
-            out[rows] = node[1]
+        taken = step(node, rows)
+        if not isinstance(taken, tuple):
+            out[rows] = taken
             return
+        goes_left, left, right = taken
+        walk(left, rows[goes_left])
+        walk(right, rows[~goes_left])
+
+    walk(root, np.arange(n_rows))
+    return out
+
+
+def _solr_tree_scores(root, vectors, null_same_as_zero):
+    """``scoreNode`` (``scoreNodeWithNullSupport`` without null-as-zero)."""
+
+    def step(node, rows):
+        if node[0] == "leaf":
+            return node[1]
         _, feature, threshold, missing, left, right = node
         if feature < 0:
-            out[rows] = F32(0)  # a feature the model does not list scores the tree as 0
-            return
+            return F32(0)  # a feature the model does not list scores the tree as 0
         x = vectors[rows, feature]
         goes_left = x <= threshold
         if not null_same_as_zero and np.any(np.isnan(x)):
             if missing is None:
                 raise EngineError("NullPointerException: a NaN reached a node without 'missing'")
             goes_left = goes_left | (np.isnan(x) & (missing == "left"))
-        walk(left, rows[goes_left])
-        walk(right, rows[~goes_left])
+        return goes_left, left, right
 
-    walk(node, np.arange(len(vectors)))
-    return out
+    return _descend(root, len(vectors), step)
 
 
 def _solr_scores(document, X, names, null_same_as_zero):
@@ -353,28 +366,22 @@ def _xgboost_node(spec, features, engine):
     return (nodeid, "split", features[spec["split"]], threshold, missing == yes, left, right)
 
 
-def _xgboost_scores(node, vectors, engine):
+def _xgboost_scores(root, vectors, engine):
     """``Split.eval`` of the plugin version ``engine`` for every row at once."""
-    out = np.zeros(len(vectors), dtype=F32)
     honours_missing = engine in ("elasticsearch", "opensearch")
 
-    def walk(node, rows):
-        if len(rows) == 0:
-            return
+    def step(node, rows):
         if node[1] == "leaf":
-            out[rows] = node[2]
-            return
+            return node[2]
         _, _, feature, threshold, missing_left, left, right = node
         x = vectors[rows, feature]
         with np.errstate(invalid="ignore"):
             goes_left = threshold > x  # false for NaN: NaN goes right
         if honours_missing:
             goes_left = np.where(np.isnan(x), missing_left, goes_left)
-        walk(left, rows[goes_left])
-        walk(right, rows[~goes_left])
+        return goes_left, left, right
 
-    walk(node, np.arange(len(vectors)))
-    return out
+    return _descend(root, len(vectors), step)
 
 
 def _plugin_scores(body, X, names, engine):
@@ -645,11 +652,14 @@ def parity(model, X, qid, engines=ENGINES, **export_options):
     expected = model.predict(X)
     absent = np.where(X == 0, np.nan, X)
     out = {}
+    texts = {}  # one export per format, scored by each version of its engine
     for engine in engines:
         form = engine.split("-")[0]
         result = {"queries": int(len(np.unique(qid))), "accepted": True, "error": None}
         try:
-            text = export_model(model, form, **export_options)
+            if form not in texts:
+                texts[form] = export_model(model, form, **export_options)
+            text = texts[form]
             given = engine_scores(text, X, names, engine)
             missing = engine_scores(text, absent, names, engine)
         except EngineError as error:
