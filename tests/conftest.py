@@ -24,6 +24,17 @@ def lightgbm_example():
     return root
 
 
+@pytest.fixture
+def data_dir(tmp_path):
+    """``tmp_path/data/train.txt``: 12 queries of 6 documents, 2 features."""
+    directory = tmp_path / "data"
+    directory.mkdir()
+    rows = [f"{(d + q) % 3} qid:{q} 1:{d / 6:.3f} 2:{(q * d) % 5 / 5:.3f}\n"
+            for q in range(12) for d in range(6)]
+    (directory / "train.txt").write_text("".join(rows))
+    return directory
+
+
 @pytest.fixture(scope="session")
 def bundled_root():
     return REPO / "rsrank" / "data" / "synthetic"

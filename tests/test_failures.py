@@ -136,18 +136,6 @@ def test_float32_overflow_names_the_line(tmp_path):
         load_letor(path, dtype=np.float32)
 
 
-@pytest.fixture
-def data_dir(tmp_path):
-    directory = tmp_path / "data"
-    directory.mkdir()
-    rows = []
-    for q in range(12):
-        for d in range(6):
-            rows.append(f"{(d + q) % 3} qid:{q} 1:{d / 6:.3f} 2:{(q * d) % 5 / 5:.3f}\n")
-    write(directory, "train.txt", "".join(rows))
-    return directory
-
-
 def bad_invocations(tmp_path, data_dir, model_file):
     train = data_dir / "train.txt"
     existing = write(tmp_path, "existing.txt", "keep me\n")

@@ -202,16 +202,6 @@ def test_locks(name, content, old, code, words, tmp_path, capsys, data_dir):
     assert digest(data_dir) == before
 
 
-@pytest.fixture
-def data_dir(tmp_path):
-    directory = tmp_path / "data"
-    directory.mkdir()
-    rows = [f"{(d + q) % 3} qid:{q} 1:{d / 6:.3f} 2:{(q * d) % 5 / 5:.3f}\n"
-            for q in range(12) for d in range(6)]
-    write(directory, "train.txt", "".join(rows))
-    return directory
-
-
 def _disk_full_for(monkeypatch, function, inside):
     """``os.function`` fails with ENOSPC for a path whose name holds ``inside``."""
     real = getattr(os, function)
