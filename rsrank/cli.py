@@ -665,13 +665,18 @@ def _cmd_predict(args):
 
 def _cmd_export(args):
     subset = args.subset_featureset
-    _check_file_output(args.out, [args.model] + (list(subset) if subset else []))
+    _check_file_output(args.out, [args.model] + (list(subset) if subset else [])
+                       + ([args.check] if args.check else []))
     if subset:
         if args.format not in ("elasticsearch", "opensearch"):
             raise UsageError("--subset-featureset is for --format elasticsearch or opensearch")
         _check_file_output(subset[1], [args.model, subset[0]] + ([args.out] if args.out else []),
                            "--subset-featureset OUT")
     model = RSRank.load(args.model)
+    checked = None
+    if args.check:  # read before anything is written: a bad file leaves no export
+        X, _, qid = load_letor(args.check)
+        checked = (X, qid)
     text = export_model(model, args.format, name=args.name, store=args.store)
     body = None
     if subset:
@@ -695,7 +700,7 @@ def _cmd_export(args):
         atomic_write_text(args.out, text)
     else:
         sys.stdout.write(text)
-    return _check_export(args, model) if args.check else 0
+    return _check_export(args, model, *checked) if args.check else 0
 
 
 #: the versions of each engine's rules that ``rsrank export --check`` tries
@@ -705,11 +710,11 @@ _CHECKED_ENGINES = {"solr": ("solr", "solr-nan"),
                     "vespa": ("vespa-float", "vespa-double")}
 
 
-def _check_export(args, model):
-    """``--check DATA``: one line per version of the engine's rules."""
+def _check_export(args, model, X, qid):
+    """``--check DATA`` (its rows ``X`` and queries ``qid``): one line per
+    version of the engine's rules."""
     from .engines import parity
 
-    X, _, qid = load_letor(args.check)
     engines = [e for e in _CHECKED_ENGINES[args.format] if e != "solr-nan" or model.additive]
     results = parity(model, _fit_width(X, model, args.check), qid, engines, name=args.name,
                      store=args.store)

@@ -309,6 +309,12 @@ def test_rsrank_export_check_scores_the_export_by_each_versions_rules(edge_model
     assert [line.split()[3] for line in checks] == ["opensearch-3.7", "opensearch"]
     assert all(": 0 of 20 queries" in line and ", 0 with every 0 sent" in line
                for line in checks), checks
+    # a --check file that cannot be read is one line, before anything is written
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 qid:1 1:abc\n")
+    out = tmp_path / "none.os"
+    assert main([*argv[:4], "--out", str(out), "--check", str(bad)]) == 2
+    assert "bad.txt, line 1" in capsys.readouterr().err and not out.exists()
     # an export that sends a missing value the wrong way is caught, exit 1
     monkeypatch.setattr(rsrank.export, "_zero_goes_left", lambda node: False)
     assert main(argv) == 1
