@@ -317,6 +317,11 @@ class StepEncoding:
                     np.zeros((0, 0), np.uint8), codes.codes, codes.zero_codes, self.bins,
                     self.slots)
 
+    def query_rows(self, X, groups):
+        """:meth:`rows` of ``X`` in query order, queries in ``groups`` (the
+        view protocol of :meth:`rsrank.querydata.QueryData.rows`)."""
+        return self.rows(X, groups.offsets)
+
     @property
     def slots(self):
         """Where each feature's codes start in a table of one value per code,

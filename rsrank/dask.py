@@ -45,8 +45,8 @@ import numpy as np
 from ._files import not_a_file
 from .binning import SortedColumns, StepEncoding, bin_counts, merged_thresholds, value_summary
 from .datasets import load_letor
-from .estimator import RSRank
-from .model import AdditiveModel
+from . import fitting
+from .estimator import RSRank, adopt
 from .preprocessing import combine_moments
 from .querydata import QueryData
 from .solver import DivergenceWatch, NDCGMonitor, SolverState, finite_check
@@ -129,25 +129,25 @@ def _partition_bin_counts(data, thresholds):
     return bin_counts(data.X, thresholds)
 
 
-def _partition_gradient(data, objective, w, normalize, scale):
+def _partition_gradient(data, objective, w, view, scale):
     """Summed loss and pair gradient of a partition's queries at ``w``."""
-    value, grad = objective.loss_and_gradient(data, w, normalize=normalize, scale=scale)
+    value, grad = objective.loss_and_gradient(data, w, view=view, scale=scale)
     return value, grad, data.n_queries
 
 
-def _partition_epoch(data, solver, w, normalize, scale, seed):
+def _partition_epoch(data, solver, w, view, scale, seed):
     """One local epoch of RSRank SGD from ``w`` on a partition (its penalty
     schedule counts the partition's own steps)."""
     state = SolverState(w.copy())
     order = solver.query_order(data.n_queries, np.random.default_rng(seed))
-    loss = solver.epoch(data, state, order, normalize=normalize, scale=scale,
-                        work=solver.new_work(data, normalize))
+    loss = solver.epoch(data, state, order, view=view, scale=scale,
+                        work=solver.new_work(data, view))
     return state.w, loss * data.n_queries, data.n_queries
 
 
-def _partition_ndcg(data, w, k, convention, normalize, scale):
+def _partition_ndcg(data, w, k, convention, view, scale):
     """Summed NDCG@k over a partition's queries at ``w``, and their number."""
-    value = NDCGMonitor(data, k, convention, normalize=normalize, scale=scale)(w)
+    value = NDCGMonitor(data, k, convention, view=view, scale=scale)(w)
     return (0.0 if np.isnan(value) else value * data.n_queries), data.n_queries
 
 
@@ -236,25 +236,9 @@ class DaskRSRank(RSRank):
                    for path in paths]
         return self._fit_partitions(client, futures, n_features, eval_set, coef_init, paths)
 
-    def _encoding(self, client, parts):
-        """The additive model's :class:`~rsrank.binning.StepEncoding`, the
-        same as on all the partitions' rows in one place."""
-        summaries = client.gather([client.submit(_partition_values, p, self.max_bins)
-                                   for p in parts])
-        columns = [client.submit(_partition_sorted, p) for p in parts]
-
-        def count_at_most(features, candidates):
-            return np.sum(client.gather([client.submit(_partition_count, c, features, candidates)
-                                         for c in columns]), axis=0)
-        thresholds = merged_thresholds(summaries, self.max_bins, count_at_most)
-        columns.clear()  # the workers drop the sorted copies
-        counts = client.gather([client.submit(_partition_bin_counts, p, thresholds)
-                                for p in parts])
-        return StepEncoding(thresholds, [np.sum(c, axis=0) for c in zip(*counts)])
-
     def _fit_partitions(self, client, parts, n_features, eval_set, coef_init, paths=None):
-        self.solver()  # checks the parameters before any work
-        if self._relaxed():
+        plan = self.setup()  # checks the parameters before any work
+        if plan.relaxed:
             raise ValueError("DaskRSRank does not relax (refit on the kept features): set "
                              "relax=False, or refit with a DaskRSRank on those features")
         if self.mode not in ("gradient", "mixing"):
@@ -270,33 +254,23 @@ class DaskRSRank(RSRank):
                         raise ValueError(f"query {value} is in both {owner[value]} and {path}; "
                                          "a query must be in one file (one partition)")
                     owner[value] = path
-        reset = not (self.warm_start and hasattr(self, "model_"))
+        warm = self._warm()
         self.n_features_in_ = n_features
-        moments = facts[0][2]
-        for fact in facts[1:]:
-            moments = combine_moments(moments, fact[2])
-        if not reset:
-            model = self.model_
-        elif self.additive:
-            encoding = self._encoding(client, parts)
-            model = AdditiveModel(np.zeros(encoding.n_steps), encoding)
-        else:
-            model = self._model(moments)
-        solver = self._solver_for(model)
+        source = _Cluster(client, parts, facts)
+        model = fitting.start(plan, source, warm)
+        solver = fitting.laid_out(plan, model)
         scale = model.training_scale()
         n_queries = sum(fact[1] for fact in facts)
-        validation = None
-        if eval_set is not None:
-            validation = self._split(None, eval_set, None)[1]
-        state = self._state(len(model.coef), coef_init, reset)
+        validation = self._validation(eval_set)
+        state = fitting.start_state(len(model.coef), coef_init, warm)
         rng = np.random.default_rng(self.random_state if isinstance(self.random_state, int)
                                     else None)
-        normalize = model.view
+        view = model.view
         self.bytes_per_epoch_ = 0
 
         def gradient_epoch():
             results = client.gather([client.submit(
-                _partition_gradient, p, solver.objective, state.w, normalize, scale,
+                _partition_gradient, p, solver.objective, state.w, view, scale,
                 pure=False) for p in parts])
             solver.step(state, np.sum([g for _, g, _ in results], axis=0) / max(n_queries, 1))
             self.bytes_per_epoch_ = 2 * len(parts) * state.w.nbytes
@@ -305,7 +279,7 @@ class DaskRSRank(RSRank):
         def mixing_epoch():
             seeds = rng.integers(0, 2**31, size=len(parts))
             results = client.gather([client.submit(
-                _partition_epoch, p, solver, state.w, normalize, scale, int(seed), pure=False)
+                _partition_epoch, p, solver, state.w, view, scale, int(seed), pure=False)
                 for p, seed in zip(parts, seeds)])
             total = sum(q for _, _, q in results)
             solver.mix(state, np.sum([local * q for local, _, q in results], axis=0)
@@ -315,19 +289,19 @@ class DaskRSRank(RSRank):
 
         def train_ndcg(w):
             results = client.gather([client.submit(
-                _partition_ndcg, p, w, self.eval_k, self.eval_convention, normalize, scale,
+                _partition_ndcg, p, w, self.eval_k, self.eval_convention, view, scale,
                 pure=False) for p in parts])
             self.bytes_per_epoch_ += len(parts) * w.nbytes
             return sum(v for v, _ in results) / max(sum(q for _, q in results), 1)
         train_ndcg.k = self.eval_k
 
-        monitor = self._monitoring().on(validation, normalize, scale, self.n_jobs)
-        advice = self._advice(lambda: moments)
+        monitor = plan.monitoring.on(validation, view, scale, self.n_jobs)
+        advice = fitting.advice(plan, lambda: source.moments)
         fit = solver.run(gradient_epoch if self.mode == "gradient" else mixing_epoch, state,
                          train_ndcg=train_ndcg if self.eval_train else None, validation=monitor,
                          watch=DivergenceWatch(None, advice), check=finite_check(advice))
-        self._fitted(model, fit, state, n_queries, None)
-        return self
+        return adopt(self, fitting.fitted(plan, model, fit, state, n_queries, None,
+                                          solver.learning_rate))
 
     def to_local(self):
         """A plain :class:`~rsrank.RSRank` with this model (and its fitted
@@ -338,6 +312,36 @@ class DaskRSRank(RSRank):
             if hasattr(self, name):
                 setattr(local, name, getattr(self, name))
         return local
+
+
+class _Cluster:
+    """The partitions on the workers as a data source for
+    :meth:`~rsrank.kinds.Kind.start`: their column moments, combined from
+    what the partitions reported as they were built, and a step encoding
+    the same as on all their rows in one place."""
+
+    feature_names, names_from_columns = None, False
+
+    def __init__(self, client, parts, facts):
+        self.client, self.parts = client, parts
+        self.moments = facts[0][2]
+        for fact in facts[1:]:
+            self.moments = combine_moments(self.moments, fact[2])
+
+    def step_encoding(self, max_bins):
+        client, parts = self.client, self.parts
+        summaries = client.gather([client.submit(_partition_values, p, max_bins)
+                                   for p in parts])
+        columns = [client.submit(_partition_sorted, p) for p in parts]
+
+        def count_at_most(features, candidates):
+            return np.sum(client.gather([client.submit(_partition_count, c, features, candidates)
+                                         for c in columns]), axis=0)
+        thresholds = merged_thresholds(summaries, max_bins, count_at_most)
+        columns.clear()  # the workers drop the sorted copies
+        counts = client.gather([client.submit(_partition_bin_counts, p, thresholds)
+                                for p in parts])
+        return StepEncoding(thresholds, [np.sum(c, axis=0) for c in zip(*counts)])
 
 
 def _delayed(function):

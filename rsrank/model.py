@@ -10,7 +10,8 @@ import numpy as np
 from . import _kernels
 from ._compile import choose
 from ._threads import SCORING_WORK_PER_THREAD, numba_threads, threads
-from .preprocessing import GLOBAL_NORMALIZERS, QUERY_NORMALIZERS
+from .preprocessing import GLOBAL_NORMALIZERS, QUERY_NORMALIZERS, query_normalize
+from .querydata import ROW_VIEWS, matrix_rows
 
 __all__ = ["LinearModel", "AdditiveModel", "linear_scores", "feature_name_problem"]
 
@@ -51,6 +52,12 @@ def linear_scores(rows, w, n_jobs=None):
     with numba_threads(n):
         choose(_kernels.linear_scores_serial, _kernels.linear_scores_parallel, n, args)(*args)
     return out
+
+
+def query_scores(model, data, n_jobs=None):
+    """``model``'s scores of a :class:`~rsrank.querydata.QueryData`'s rows in
+    query order (``data.order``), as metrics and selections read them."""
+    return model.score_rows(data.rows(model.view), n_jobs)
 
 
 def feature_names_or_letor(names, n_features):
@@ -95,6 +102,9 @@ class LinearModel:
     fingerprint: dict = None
     n_fit_queries: int = 1
 
+    #: the model's :class:`~rsrank.kinds.Kind`, by name
+    kind = "linear"
+
     def __post_init__(self):
         width = len(self.coef)
         if self.feature_names is not None:
@@ -121,10 +131,24 @@ class LinearModel:
         weights, constant = self.linear_function() if self.deployable else (self.coef, 0.0)
         return linear_scores(rows, weights, n_jobs) + constant
 
+    def score_matrix(self, X, qid=None, n_jobs=None):
+        """Scores of a checked matrix of raw features (C-ordered dense or
+        CSR); a per-query scaling needs each row's ``qid``."""
+        if not self.deployable:
+            if qid is None and self.n_fit_queries > 1:
+                raise ValueError(f"normalize={self.normalize!r} scales features within each "
+                                 "query: pass qid=... (the query of every row) to predict")
+            X = query_normalize(X, qid, self.normalize)
+        return self.score_rows(matrix_rows(X), n_jobs)
+
     def names(self):
         """The name of every feature: the given names, else LETOR's
         1-based ``"f1", "f2", ...``."""
         return feature_names_or_letor(self.feature_names, self.n_features)
+
+    def shape_functions(self):
+        raise ValueError("shape_functions() is for additive models (additive=True); a linear "
+                         "model's shape is its weight: selected_features()")
 
     def linear_function(self):
         """``(weights, constant)`` on raw features: ``f(x) = x @ weights +
@@ -174,7 +198,7 @@ class LinearModel:
         """How the kernels read the data for this model
         (:meth:`rsrank.querydata.QueryData.rows`): its per-query scaling, or
         the stored rows."""
-        return self.normalize
+        return ROW_VIEWS[self.normalize]
 
     def with_fit(self, coef, fingerprint, n_fit_queries):
         """The same model with trained weights and what they were trained on."""
@@ -185,6 +209,10 @@ class LinearModel:
     def selected_indices(self):
         """The features in use (a non-zero weight)."""
         return np.flatnonzero(self.coef)
+
+    def groups(self):
+        """Each feature's weights as offsets into ``coef``: one each."""
+        return np.arange(self.n_features + 1, dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -210,6 +238,7 @@ class AdditiveModel:
     fingerprint: dict = None
     n_fit_queries: int = 1
 
+    kind = "additive"
     normalize = "none"
     deployable = True
 
@@ -245,6 +274,10 @@ class AdditiveModel:
         model's encoding."""
         return linear_scores(rows, self.coef, n_jobs)
 
+    def score_matrix(self, X, qid=None, n_jobs=None):
+        """Scores of a checked matrix of raw features (``qid`` is not needed)."""
+        return self.score_rows(self.encoding.rows(X), n_jobs)
+
     def names(self):
         return feature_names_or_letor(self.feature_names, self.n_features)
 
@@ -275,6 +308,10 @@ class AdditiveModel:
             values = np.r_[0.0, np.cumsum(self.coef[bins[j]:bins[j + 1]])]
             ranges[j] = values.max() - values.min()
         return ranges
+
+    def groups(self):
+        """Each feature's steps as offsets into ``coef``."""
+        return self.encoding.bins
 
     def selected_indices(self):
         """The features in use (a non-zero step)."""

@@ -19,6 +19,7 @@ from . import _kernels
 from ._compile import settle
 from .binning import BinCodes, step_indicators
 from .metrics import discount_values, gain_values
+from .querydata import as_view
 
 __all__ = ["Objective", "PAIR_LOSSES", "PAIR_WEIGHTS", "PAIR_CURVATURE"]
 
@@ -109,20 +110,20 @@ class Objective:
         return data.memo(("pairs", self.gain, self.discount, self.ndcg_k, self.pair_loss,
                           self.pair_weight), make)
 
-    def loss_and_gradient(self, data, w, *, normalize="none", scale=None):
+    def loss_and_gradient(self, data, w, *, view="none", scale=None):
         """Summed loss of ``data``'s queries at ``w`` and its gradient, with
         the swap weights of the ranking at ``w`` held fixed. ``scale``: one
         factor per feature of a global scaling (the model scores
-        ``X @ (scale * w)``); ``normalize``: a per-query scaling of the rows."""
+        ``X @ (scale * w)``); ``view``: a per-query scaling of the rows."""
         w = np.ascontiguousarray(w, dtype=np.float64)
         grad = np.zeros(len(w))
-        work = workspace(data, 1, normalize)
-        rows, pairs = data.rows(normalize), self.pairs(data)
+        work = workspace(data, 1, view)
+        rows, pairs = data.rows(view), self.pairs(data)
         settle()
         total = _kernels.objective(rows, pairs, _scale_vector(scale), w, work, grad)
         return total, grad
 
-    def l1_max(self, data, *, normalize="none", scale=None, weight_factors=None):
+    def l1_max(self, data, *, view="none", scale=None, weight_factors=None):
         """The smallest L1 strength that keeps every weight at zero: the
         largest ``|gradient|`` of the mean per-query loss at ``w = 0`` (the
         pair weights of the all-zero model, its ties in row order as the
@@ -134,18 +135,18 @@ class Objective:
 
         ``data`` is a :class:`~rsrank.querydata.QueryData`, or an iterable
         of them holding whole queries (a stream read in blocks)."""
-        grad = self.zero_model_gradient(data, normalize=normalize, scale=scale)
+        grad = self.zero_model_gradient(data, view=view, scale=scale)
         if grad.size == 0:
             return 0.0
         if weight_factors is not None:
             grad = grad / np.asarray(weight_factors, dtype=np.float64)
         return float(np.max(np.abs(grad))) * EDGE_MARGIN
 
-    def group_max(self, data, groups, group_factors, *, normalize="none", scale=None):
+    def group_max(self, data, groups, group_factors, *, view="none", scale=None):
         """The smallest group penalty strength that keeps every weight at
         zero (with no L1): the largest Euclidean norm of a group's gradient
         at ``w = 0``, over its factor (the group lasso's ``lambda_max``)."""
-        grad = self.zero_model_gradient(data, normalize=normalize, scale=scale)
+        grad = self.zero_model_gradient(data, view=view, scale=scale)
         groups = np.asarray(groups, dtype=np.int64)
         if grad.size == 0 or len(groups) < 2:
             return 0.0
@@ -156,7 +157,7 @@ class Objective:
         factors = np.asarray(group_factors, dtype=np.float64)
         return float(np.max(norms[sizes > 0] / factors[sizes > 0], initial=0.0)) * EDGE_MARGIN
 
-    def zero_model_gradient(self, data, *, normalize="none", scale=None):
+    def zero_model_gradient(self, data, *, view="none", scale=None):
         """The gradient of the mean per-query loss at ``w = 0``; ``data`` is a
         :class:`~rsrank.querydata.QueryData` or an iterable of them holding
         whole queries (a stream read in blocks)."""
@@ -165,13 +166,13 @@ class Objective:
         for block in blocks:
             if block.n_queries == 0:
                 continue
-            part = self.loss_and_gradient(block, np.zeros(n_weights(block, normalize)),
-                                          normalize=normalize, scale=scale)[1]
+            part = self.loss_and_gradient(block, np.zeros(n_weights(block, view)),
+                                          view=view, scale=scale)[1]
             grad = part if grad is None else grad + part
             n_queries += block.n_queries
         return np.zeros(0) if grad is None else grad / n_queries
 
-    def curvature(self, data, *, normalize="none", scale=None, support=None):
+    def curvature(self, data, *, view="none", scale=None, support=None):
         """The trace of the Hessian of the mean per-query loss at ``w = 0``
         (pair weights of the all-zero model, ties in row order as the
         kernels rank them): ``c / Q * sum_q sum_pairs W_ij |z_i - z_j|^2``,
@@ -185,10 +186,10 @@ class Objective:
         Per query it takes O(n d L) with L label levels, by running sums of
         the rows, their squares and the discounts over the levels below
         each place, not O(n^2 d) over the pairs."""
-        diagonal = self.hessian_diagonal(data, normalize=normalize, scale=scale)
+        diagonal = self.hessian_diagonal(data, view=view, scale=scale)
         return float(diagonal.sum() if support is None else diagonal[support].sum())
 
-    def hessian_diagonal(self, data, *, normalize="none", scale=None):
+    def hessian_diagonal(self, data, *, view="none", scale=None):
         """The diagonal of the Hessian of :meth:`curvature`, one value per
         weight; kept with the data (the same for every L1 strength of a
         path)."""
@@ -199,7 +200,7 @@ class Objective:
 
         def make():
             labels = self._labels(data)
-            rows = data.rows(normalize)
+            rows = data.rows(view)
             total = None
             for q in range(data.n_queries):
                 lo, hi = int(data.offsets[q]), int(data.offsets[q + 1])
@@ -215,7 +216,7 @@ class Objective:
                 return np.zeros(len(factor) if factor is not None else width)
             return PAIR_CURVATURE[self.pair_loss] * total / data.n_queries
         return data.memo(("curvature", self.gain, self.discount, self.ndcg_k, self.pair_loss,
-                          self.pair_weight, getattr(normalize, "key", normalize),
+                          self.pair_weight, as_view(view).key,
                           None if factor is None else factor.tobytes()), make)
 
     def zero_model_loss(self, data):
@@ -235,21 +236,21 @@ class Objective:
 GRADIENT_ROWS = 8
 
 
-def n_weights(data, normalize="none"):
-    """Weights of a model of ``data``'s rows as ``normalize`` views them:
+def n_weights(data, view="none"):
+    """Weights of a model of ``data``'s rows as ``view`` views them:
     one per feature, or one per step of a step encoding."""
-    bins = data.rows(normalize).bins
+    bins = data.rows(view).bins
     return int(bins[-1]) if len(bins) else data.n_features
 
 
-def workspace(data, threads, normalize="none"):
+def workspace(data, threads, view="none"):
     """Fresh :class:`~rsrank._kernels.Work` for a fit on ``data`` by
     ``threads`` threads: :data:`GRADIENT_ROWS` gradient rows, or one per
     thread beyond that; one weight per feature, or for the rows of a step
-    encoding (``normalize``, see :meth:`rsrank.querydata.QueryData.rows`)
+    encoding (``view``, see :meth:`rsrank.querydata.QueryData.rows`)
     one per step, and the table of their sums."""
-    width = n_weights(data, normalize)
-    row_width, table = _work_widths(data.rows(normalize), width)
+    width = n_weights(data, view)
+    row_width, table = _work_widths(data.rows(view), width)
     return _kernels.Work(np.zeros(data.n_rows), np.zeros(data.n_rows),
                          np.zeros((max(GRADIENT_ROWS, threads), row_width)),
                          np.full(data.n_rows, -1, dtype=np.int64), np.zeros(width),

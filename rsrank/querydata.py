@@ -16,6 +16,7 @@ on it writes into its arrays.
 """
 
 import hashlib
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -23,6 +24,7 @@ from sklearn.utils.validation import check_array
 
 from ._kernels import Rows
 from ._queries import QueryGroups, group_queries
+from .binning import StepEncoding
 from .preprocessing import column_moments, query_normalize
 
 __all__ = ["QueryData", "Rows", "check_labels", "matrix_rows"]
@@ -73,6 +75,32 @@ def matrix_rows(X):
         return Rows(X.data, X.indices, X.indptr, np.zeros((0, 0), X.dtype), offsets)
     X = np.ascontiguousarray(X)
     return Rows(np.zeros(0, X.dtype), np.zeros(0, np.int32), np.zeros(0, np.int32), X, offsets)
+
+
+@dataclass(frozen=True)
+class Scaling:
+    """A view of the stored rows for the kernels: as they are (``"none"``,
+    also for a global scaling, which enters the kernels as a factor per
+    feature), or scaled within each query (``"query-zscore"``,
+    ``"query-minmax"``)."""
+
+    key: str = "none"
+
+    def query_rows(self, X, groups):
+        """The :class:`Rows` of ``X`` (in query order, queries in ``groups``)."""
+        if self.key != "none":
+            X = query_normalize(X, groups, self.key)
+        return matrix_rows(X)._replace(offsets=groups.offsets)
+
+
+#: the view of the rows of each ``normalize``
+ROW_VIEWS = {"none": Scaling(), "zscore": Scaling(), "minmax": Scaling(),
+             "query-zscore": Scaling("query-zscore"), "query-minmax": Scaling("query-minmax")}
+
+
+def as_view(view):
+    """A view of the rows: ``view`` itself, or the view of a ``normalize`` name."""
+    return ROW_VIEWS[view] if isinstance(view, str) else view
 
 
 class QueryData:
@@ -208,23 +236,19 @@ class QueryData:
 
     # -- derived once ---------------------------------------------------------
 
-    def rows(self, normalize="none"):
-        """The :class:`Rows` the kernels read: the stored rows, or for a
-        per-query scaling (``"query-zscore"``, ``"query-minmax"``) the rows
-        scaled within each query, or for a
-        :class:`~rsrank.binning.StepEncoding` (an additive model's steps)
-        their bin codes; made once."""
-        if hasattr(normalize, "thresholds"):  # a step encoding
-            return self.memo(("rows", normalize.key),
-                             lambda: normalize.rows(self._X, self._offsets))
+    def rows(self, view="none"):
+        """The :class:`Rows` the kernels read, made once per ``view`` (a
+        model's :attr:`~rsrank.model.LinearModel.view`, or its name): the
+        stored rows, the rows scaled within each query, or an additive
+        model's bin codes (a :class:`~rsrank.binning.StepEncoding`)."""
+        view = as_view(view)
+        return self.memo(("rows", view.key), lambda: view.query_rows(self._X, self.groups))
 
-        def make():
-            X = self._X
-            if normalize.startswith("query-"):
-                X = query_normalize(X, self.groups, normalize)
-            return matrix_rows(X)._replace(offsets=self._offsets)
-        return self.memo(("rows", normalize if normalize.startswith("query-") else "none"),
-                         make)
+    def step_encoding(self, max_bins):
+        """The :class:`~rsrank.binning.StepEncoding` of ``max_bins`` bins per
+        feature fitted on the rows, made once per bin count (a path fits
+        the same data many times)."""
+        return self.memo(("steps", max_bins), lambda: StepEncoding.fit(self._X, max_bins))
 
     @property
     def n_mixed_queries(self):

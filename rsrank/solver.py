@@ -82,9 +82,9 @@ class NDCGMonitor:
     kernel (ties in row order). Conventions that break ties otherwise go
     through :func:`rsrank.metrics.mean_ndcg`."""
 
-    def __init__(self, data, k, convention, *, normalize="none", scale=None, n_jobs=None):
+    def __init__(self, data, k, convention, *, view="none", scale=None, n_jobs=None):
         self.data, self.k, self.convention, self.n_jobs = data, k, convention, n_jobs
-        self.rows = data.rows(normalize)
+        self.rows = data.rows(view)
         self.scale = np.zeros(0) if scale is None else np.asarray(scale, dtype=np.float64)
         settings = CONVENTIONS[convention]
         self.kernel_ready = (settings["ties"] == "stable"
@@ -139,11 +139,11 @@ class Monitoring:
     convention: str = "standard"
     train: bool = True
 
-    def on(self, data, normalize, scale, n_jobs):
+    def on(self, data, view, scale, n_jobs):
         """The :class:`NDCGMonitor` of ``data`` (None for no data)."""
         if data is None:
             return None
-        return NDCGMonitor(data, self.k, self.convention, normalize=normalize, scale=scale,
+        return NDCGMonitor(data, self.k, self.convention, view=view, scale=scale,
                            n_jobs=n_jobs)
 
 
@@ -248,15 +248,15 @@ class Solver:
                               float(penalty.group), penalty.groups, penalty.group_factors,
                               penalty.weight_factors)
 
-    def new_work(self, data, normalize="none"):
+    def new_work(self, data, view="none"):
         """Scratch arrays for the epochs of one fit on ``data`` (they keep
         each query's last ranking from epoch to epoch)."""
-        return workspace(data, threads(self.n_jobs), normalize)
+        return workspace(data, threads(self.n_jobs), view)
 
     def query_order(self, n_queries, rng):
         return rng.permutation(n_queries) if self.shuffle else np.arange(n_queries)
 
-    def epoch(self, data, state, query_order, *, normalize="none", scale=None, work=None,
+    def epoch(self, data, state, query_order, *, view="none", scale=None, work=None,
               kernels=None):
         """One pass over ``data``'s queries in ``query_order``, stepping
         ``state``; returns the mean per-query loss. ``work``: the
@@ -265,11 +265,11 @@ class Solver:
         the epoch kernel's build across them (:func:`rsrank._compile.choose`)."""
         n = threads(self.n_jobs)
         if work is None:
-            work = workspace(data, n, normalize)
-        rows = data.rows(normalize)
+            work = workspace(data, n, view)
+        rows = data.rows(view)
         if not workspace_fits(work, rows, len(state.w)):
             raise ValueError("the workspace was made for other rows: make it with new_work(data, "
-                             "normalize) of the same normalize")
+                             "view) of the same view")
         batch = data.n_queries if self.batch_size is None else self.batch_size
         scale = np.zeros(0) if scale is None else np.ascontiguousarray(scale, dtype=np.float64)
         args = (rows, self.objective.pairs(data), self.steps, scale,
@@ -306,7 +306,7 @@ class Solver:
             _kernels.group_shrink(state.w, penalty.groups, penalty.group_factors,
                                   period * penalty.group)
 
-    def fit(self, train, state, rng, *, normalize="none", scale=None, validation=None,
+    def fit(self, train, state, rng, *, view="none", scale=None, validation=None,
             monitoring=Monitoring(), advice=lambda: ""):
         """Epochs over ``train`` (a :class:`~rsrank.querydata.QueryData`)
         from ``state``, with validation on ``validation``; returns the
@@ -319,22 +319,22 @@ class Solver:
         """
         if isinstance(self.n_jobs, str):
             return self.for_work(train.n_stored).fit(
-                train, state, rng, normalize=normalize, scale=scale, validation=validation,
+                train, state, rng, view=view, scale=scale, validation=validation,
                 monitoring=monitoring, advice=advice)
-        work, kernels = self.new_work(train, normalize), {}
+        work, kernels = self.new_work(train, view), {}
         if self.batch_size is None and not state.w.any():
             reference = lambda losses: losses[0]  # noqa: E731
         else:
             reference = lambda losses: self.objective.zero_model_loss(train)  # noqa: E731
         return self.run(
             lambda: self.epoch(train, state, self.query_order(train.n_queries, rng),
-                               normalize=normalize, scale=scale, work=work, kernels=kernels),
-            state, validation=monitoring.on(validation, normalize, scale, self.n_jobs),
-            train_ndcg=monitoring.on(train if monitoring.train else None, normalize, scale,
+                               view=view, scale=scale, work=work, kernels=kernels),
+            state, validation=monitoring.on(validation, view, scale, self.n_jobs),
+            train_ndcg=monitoring.on(train if monitoring.train else None, view, scale,
                                      self.n_jobs),
             watch=DivergenceWatch(reference, advice), check=finite_check(advice))
 
-    def fit_blocks(self, blocks, state, rng, *, normalize="none", scale=None, validation=None,
+    def fit_blocks(self, blocks, state, rng, *, view="none", scale=None, validation=None,
                    monitoring=Monitoring(), advice=lambda: ""):
         """Epochs over a stream: ``blocks()`` gives one epoch's
         :class:`~rsrank.querydata.QueryData` blocks of whole queries, in
@@ -343,7 +343,7 @@ class Solver:
         model loss (from the labels only) for the divergence watch. Returns
         ``(Fit, queries in an epoch)``."""
         if isinstance(self.n_jobs, str):
-            return self.for_work().fit_blocks(blocks, state, rng, normalize=normalize,
+            return self.for_work().fit_blocks(blocks, state, rng, view=view,
                                               scale=scale, validation=validation,
                                               monitoring=monitoring, advice=advice)
         seen = {"queries": 0, "zero_loss": 0.0, "epochs": 0}
@@ -354,14 +354,14 @@ class Solver:
                 if not seen["epochs"]:
                     seen["zero_loss"] += self.objective.zero_model_loss(data) * data.n_queries
                 order = self.query_order(data.n_queries, rng)
-                total += self.epoch(data, state, order, normalize=normalize,
+                total += self.epoch(data, state, order, view=view,
                                     scale=scale) * data.n_queries
                 n_queries += data.n_queries
             seen["queries"], seen["epochs"] = n_queries, seen["epochs"] + 1
             return total / max(n_queries, 1)
 
         reference = lambda losses: seen["zero_loss"] / max(seen["queries"], 1)  # noqa: E731
-        fit = self.run(epoch, state, validation=monitoring.on(validation, normalize, scale,
+        fit = self.run(epoch, state, validation=monitoring.on(validation, view, scale,
                                                               self.n_jobs),
                        watch=DivergenceWatch(reference, advice), check=finite_check(advice))
         return fit, seen["queries"]

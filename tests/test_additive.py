@@ -57,7 +57,7 @@ def test_loss_and_gradient_equal_the_linear_model_on_step_indicators(sparse, pai
     steps = QueryData(encoding.indicators(X), y, qid)
     objective = Objective(pair_weight=pair_weight)
     w = np.random.default_rng(2).normal(size=encoding.n_steps)
-    coded = objective.loss_and_gradient(data, w, normalize=encoding)
+    coded = objective.loss_and_gradient(data, w, view=encoding)
     linear = objective.loss_and_gradient(steps, w)
     assert coded[0] == pytest.approx(linear[0], rel=1e-12)
     np.testing.assert_allclose(coded[1], linear[1], rtol=1e-10, atol=1e-12)
@@ -82,7 +82,7 @@ def test_epochs_with_both_penalties_equal_the_linear_models(sparse, threads, cop
     penalty = L1Penalty(0.002, group=0.01, groups=encoding.bins, group_factors=np.sqrt(sizes))
     solver = Solver(Objective(), penalty, learning_rate=0.5, max_iter=30, n_jobs=threads)
     rng = np.random.default_rng(0)
-    coded = solver.fit(data, SolverState(np.zeros(encoding.n_steps)), rng, normalize=encoding)
+    coded = solver.fit(data, SolverState(np.zeros(encoding.n_steps)), rng, view=encoding)
     rng = np.random.default_rng(0)
     linear = solver.fit(steps, SolverState(np.zeros(encoding.n_steps)), rng)
     np.testing.assert_allclose(coded.coef, linear.coef, rtol=1e-9, atol=1e-12)
@@ -138,12 +138,12 @@ def test_a_workspace_made_for_other_rows_is_refused(layout):
     coded = workspace(data, 1, encoding)
     assert workspace_fits(coded, data.rows(encoding), encoding.n_steps)
     state = SolverState(np.zeros(encoding.n_steps))
-    solver.epoch(data, state, order, normalize=encoding, work=coded)
+    solver.epoch(data, state, order, view=encoding, work=coded)
     # the linear model's workspace has no table and one gradient value per feature
     linear = workspace(data, 1)
     assert not workspace_fits(linear, data.rows(encoding), encoding.n_steps)
     with pytest.raises(ValueError, match="workspace was made for other rows"):
-        solver.epoch(data, SolverState(np.zeros(encoding.n_steps)), order, normalize=encoding,
+        solver.epoch(data, SolverState(np.zeros(encoding.n_steps)), order, view=encoding,
                      work=linear)
 
 

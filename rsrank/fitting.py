@@ -1,0 +1,514 @@
+"""One fit pipeline: parameters in, a :class:`Fitted` value out.
+
+:func:`setup` turns an estimator's parameters into objects once per public
+call (the model :class:`~rsrank.kinds.Kind`, the
+:class:`~rsrank.solver.Solver` with its objective and penalty, what the
+epochs record), checking every parameter. :func:`fit` is then one flat
+sequence on :class:`~rsrank.querydata.QueryData`: the step size (a number,
+chosen on validation among :data:`AUTO_RATES`, or from the curvature of
+the loss), the penalized fit, and with ``relax`` the refit on the features
+it kept. :func:`fit_stream` and :func:`partial_fit` are the same steps on
+data that comes in blocks; :mod:`rsrank.dask` runs them on a cluster
+through :func:`start`, :func:`laid_out` and :meth:`Solver.run`.
+"""
+
+import copy
+import functools
+import warnings
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from .kinds import kind_of
+from .metrics import CONVENTIONS
+from .objective import Objective
+from .penalty import L1Penalty, check_number
+from .preprocessing import NORMALIZERS
+from .querydata import QueryData
+from .solver import DivergenceWarning, Monitoring, Solver, SolverState, finite_check
+
+__all__ = ["Setup", "Fitted", "setup", "fit", "fit_stream", "partial_fit", "refit_kept",
+           "start", "laid_out", "penalty_layout", "feature_costs", "edge", "l1_edge",
+           "group_edge", "scale_advice", "AUTO_RATES", "AUTO_DEFAULT", "CURVATURE_STEP"]
+
+#: The step sizes ``learning_rate="auto"`` tries on the validation data, and
+#: the one it takes without validation data
+AUTO_RATES = (1e-3, 1e-2, 1e-1)
+AUTO_DEFAULT = 1e-2
+#: ``learning_rate="curvature"`` takes this over the trace of the loss's
+#: Hessian at w = 0 (:meth:`~rsrank.objective.Objective.curvature`)
+CURVATURE_STEP = 2.0
+
+
+@dataclass(frozen=True)
+class Setup:
+    """An estimator's parameters as objects: ``params`` (the dict, for what
+    stays a value), the model ``kind``, the ``solver`` (its penalty not yet
+    laid out on a model's weights; its step size ``learning_rate`` or 1e-2
+    for ``"auto"`` and ``"curvature"``) and the per-epoch ``monitoring``."""
+
+    params: dict
+    kind: object
+    solver: Solver
+    monitoring: Monitoring
+
+    @property
+    def rule(self):
+        """``"auto"``, ``"curvature"`` or None (a number)."""
+        rate = self.params["learning_rate"]
+        return rate if isinstance(rate, str) else None
+
+    @property
+    def relaxed(self):
+        """Whether :func:`fit` refits on the penalized fit's features."""
+        return bool(self.params["relax"]) and (self.params["l1"] != 0
+                                               or self.params["l1_group"] != 0)
+
+    def but(self, **changes):
+        """The setup of these parameters with ``changes``, each copied as
+        scikit-learn's ``clone`` copies them."""
+        return setup({**{k: copy.deepcopy(v) for k, v in self.params.items()}, **changes})
+
+
+def setup(params):
+    """The :class:`Setup` of ``params``; building it checks every parameter."""
+    p = params
+    check_number("eval_k", p["eval_k"], 1, integer=True)
+    if not (isinstance(p["validation_fraction"], (int, float, np.number))
+            and 0 < p["validation_fraction"] < 1):
+        raise ValueError(f"validation_fraction must be in (0, 1), got "
+                         f"{p['validation_fraction']!r}")
+    for name, allowed in (("eval_convention", tuple(CONVENTIONS)), ("normalize", NORMALIZERS)):
+        if p[name] not in allowed:
+            raise ValueError(f"{name} must be one of {allowed}, got {p[name]!r}")
+    objective = Objective(p["pair_loss"], p["pair_weight"], p["gain"], p["discount"], p["ndcg_k"])
+    kind = kind_of(p)
+    if not isinstance(p["relax"], (bool, np.bool_)):
+        raise ValueError(f"relax must be True or False, got {p['relax']!r}")
+    if p["relax"] and p["warm_start"]:
+        raise ValueError("relax refits every fit from the penalized one; it does not go on "
+                         "from a previous fit: set warm_start=False")
+    kind.check(p)
+    rate = p["learning_rate"]
+    if isinstance(rate, str):
+        if rate not in ("auto", "curvature"):
+            raise ValueError(f"learning_rate must be a number > 0, 'auto' or 'curvature', "
+                             f"got {rate!r}")
+        rate = AUTO_DEFAULT
+    penalty = L1Penalty(p["l1"], p["l1_method"], p["truncation_period"],
+                        p["truncation_threshold"], p["l1_group"])
+    solver = Solver(objective, penalty, rate, p["power_t"], p["batch_size"], p["shuffle"],
+                    p["average"], p["max_iter"], p["early_stopping"], p["n_iter_no_change"],
+                    p["tol"], p["restore_best"], p["n_jobs"], p["verbose"], p["weight_tol"])
+    return Setup(dict(params), kind, solver,
+                 Monitoring(p["eval_k"], p["eval_convention"], p["eval_train"]))
+
+
+@dataclass
+class Fitted:
+    """What a fit leaves: the ``model`` value, the solver ``state`` that
+    ``warm_start`` and ``partial_fit`` go on from, the epochs run, the epoch
+    kept, the per-epoch ``history``, the step size it trained with, what the
+    model is made with (``shape``, see :meth:`~rsrank.kinds.Kind.shape`),
+    after a relaxed fit the ``penalized`` fit whose features it kept, and
+    the ``params`` it was fitted with."""
+
+    model: object
+    state: SolverState
+    n_iter: int
+    best_iteration: object
+    history: dict
+    learning_rate: float
+    shape: dict
+    penalized: object = None
+    params: dict = field(default_factory=dict)
+
+
+# -- the penalty on a model's weights -----------------------------------------------------
+
+
+def feature_indices(model, keys, what):
+    """The feature index of each of ``keys`` (an index, or a name of
+    ``model``'s features), for the parameter ``what``; a feature given
+    twice (by name and by index, say) is an error, not the later value."""
+    width, names = model.n_features, model.names()
+    where = {name: j for j, name in enumerate(names)}
+    out, given = [], {}
+    for key in keys:
+        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+            if not 0 <= key < width:
+                raise ValueError(f"{what}: feature index {key} is not in 0..{width - 1}")
+            j = int(key)
+        elif key in where:
+            j = where[key]
+        else:
+            shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+            raise ValueError(f"{what}: no feature is named {key!r} (the features are {shown})")
+        if j in given:
+            how = {True: "its name", False: "its index"}
+            raise ValueError(f"{what}: feature {names[j]!r} is given twice (by "
+                             f"{how[isinstance(given[j], str)]} and by "
+                             f"{how[isinstance(key, str)]}); give it once")
+        given[j] = key
+        out.append(j)
+    return np.array(out, dtype=np.int64)
+
+
+def feature_costs(params, model):
+    """``feature_costs`` as one positive number per feature of ``model``
+    (a sequence in feature order, or a dict by name or index; features a
+    dict leaves out cost 1), or None."""
+    costs = params["feature_costs"]
+    if costs is None:
+        return None
+    width = model.n_features
+    if isinstance(costs, dict):
+        out = np.ones(width)
+        out[feature_indices(model, costs, "feature_costs")] = list(costs.values())
+    else:
+        out = np.asarray(costs, dtype=np.float64).ravel()
+        if out.shape != (width,):
+            raise ValueError(f"feature_costs has {out.size} values for {width} features")
+    out = np.asarray(out, dtype=np.float64)
+    if not np.all(np.isfinite(out)) or np.any(out <= 0):
+        raise ValueError("feature_costs must be finite and > 0")
+    return out
+
+
+def penalty_layout(params, model):
+    """``(groups, group_factors, weight_factors)`` of ``model``'s weights
+    for :class:`~rsrank.penalty.L1Penalty`: one group per feature (its
+    weights, :meth:`groups` of the model), each weighed by the square root
+    of its size times the feature's cost; the L1 of each weight times its
+    feature's cost (None without ``feature_costs``)."""
+    costs = feature_costs(params, model)
+    groups = model.groups()
+    sizes = np.diff(groups)
+    factors = np.sqrt(sizes) * (1.0 if costs is None else costs)
+    weights = None if costs is None else np.repeat(costs, sizes)
+    return groups, factors, weights
+
+
+def excluded(params, model):
+    """``exclude`` as a boolean per feature of ``model``, or None."""
+    exclude = params["exclude"]
+    if exclude is None:
+        return None
+    if isinstance(exclude, (str, bytes)) or not hasattr(exclude, "__iter__"):
+        raise ValueError(f"exclude must be a sequence of feature names or indices, got "
+                         f"{exclude!r}")
+    out = np.zeros(model.n_features, dtype=bool)
+    out[feature_indices(model, exclude, "exclude")] = True
+    return out
+
+
+def laid_out(plan, model, rate=None):
+    """``plan``'s solver (at step size ``rate`` if given) with the penalty
+    laid out on ``model``'s weights. An excluded feature's group gets the
+    factor inf: its proximal step, taken every step, is then the
+    projection onto zero."""
+    solver = plan.solver if rate is None else replace(plan.solver, learning_rate=rate)
+    groups, factors, weights = penalty_layout(plan.params, model)
+    penalty = replace(solver.penalty, groups=groups, group_factors=factors,
+                      weight_factors=weights)
+    held = excluded(plan.params, model)
+    if held is not None:
+        if penalty.period != 1:
+            raise ValueError("exclude holds features at zero at every step: use "
+                             "truncation_period=1")
+        kept = factors if penalty.group > 0 else np.zeros(len(factors))
+        penalty = replace(penalty, group=penalty.group or 1.0,
+                          group_factors=np.where(held, np.inf, kept))
+    return replace(solver, penalty=penalty)
+
+
+# -- where a fit starts ---------------------------------------------------------------------
+
+
+def start(plan, source, warm=None):
+    """The model a fit starts from: the kind's all-zero model on ``source``,
+    or the model of ``warm`` (a :class:`Fitted` that ``warm_start`` goes on
+    from), refused when a parameter that shapes it has changed since: going
+    on would keep the old one."""
+    if warm is None:
+        return plan.kind.start(plan.params, source)
+    now = plan.kind.shape(plan.params)
+    for name, value in warm.shape.items():
+        if now.get(name) != value:
+            raise ValueError(f"the fitted model has {name}={value!r}, now {name}="
+                             f"{now.get(name)!r}: going on from it would keep {name}="
+                             f"{value!r}; fit without warm_start to refit")
+    return warm.model
+
+
+def start_state(n_weights, coef_init, warm=None):
+    """Where the steps start: ``coef_init``, else the previous iterate
+    (``warm``: with its step count and penalty record), else zeros."""
+    if coef_init is not None:
+        coef = np.array(coef_init, dtype=np.float64).ravel()
+        if coef.shape != (n_weights,):
+            raise ValueError(f"coef_init has {coef.size} values for {n_weights} features")
+        if not np.all(np.isfinite(coef)):
+            raise ValueError("coef_init contains NaN or infinite values")
+    else:
+        coef = np.zeros(n_weights) if warm is None else warm.model.coef.copy()
+    if warm is None:
+        return SolverState(coef)
+    return SolverState(coef, warm.state.t, warm.state.l1_state.copy())
+
+
+def split(plan, data, validation, rng):
+    """(train, validation or None) as :class:`QueryData`: ``validation``
+    as given, else with ``early_stopping`` a seeded share of the queries."""
+    if validation is not None or not plan.params["early_stopping"]:
+        return data, validation
+    n_val = int(np.ceil(plan.params["validation_fraction"] * data.n_queries))
+    if data.n_queries < 2 or n_val >= data.n_queries:
+        raise ValueError("early_stopping without eval_set needs at least 2 queries to "
+                         "hold some out; pass eval_set or more queries")
+    held_out = rng.permutation(data.n_queries)[:n_val]
+    kept = np.setdiff1d(np.arange(data.n_queries), held_out)
+    return data.subset(kept), data.subset(held_out)
+
+
+def scale_advice(moments, names, normalize, learning_rate):
+    """What to do when training diverges, naming the widest features by the
+    column ``moments`` of the training data (None when unknown)."""
+    text = ""
+    if moments is not None and len(moments[3]):
+        low, high = moments[3], moments[4]
+        width = np.where(np.isfinite(high - low), high - low, 0.0)
+        widest = np.argsort(-width, kind="stable")[:3]
+        label = (lambda j: names[j]) if names is not None else (lambda j: f"f{j + 1}")
+        listed = ", ".join(f"{label(j)} in [{low[j]:.3g}, {high[j]:.3g}]" for j in widest)
+        text = f"; widest features: {listed}"
+    if normalize == "none":
+        fix = ("scale the features (normalize='zscore', rsrank train --normalize zscore) "
+               f"or lower learning_rate (now {learning_rate:g})")
+    else:
+        fix = f"lower learning_rate (now {learning_rate:g})"
+    return f"{text}. Fix: {fix}"
+
+
+def advice(plan, moments, names=None, rate=None):
+    """What the divergence warning and error end with: ``moments()`` gives
+    the training data's column moments (None when unknown)."""
+    rate = plan.solver.learning_rate if rate is None else rate
+    return lambda: scale_advice(moments(), names, plan.params["normalize"], rate)
+
+
+# -- the fit --------------------------------------------------------------------------------
+
+
+def no_pairs_problem(train):
+    """Why ``train`` has nothing to learn from, or None."""
+    if train.n_mixed_queries:
+        return None
+    if train.n_rows < 2:
+        return f"{train.n_rows} sample: no pair of documents to learn from"
+    return (f"no pair to learn from: in each of the {train.n_queries} training queries every "
+            "document has the same label (or the query has one document); RSRank learns from "
+            "pairs of documents with different labels: check the labels and the qid")
+
+
+def fit(plan, data, validation=None, *, warm=None, coef_init=None):
+    """Train on ``data`` (a :class:`QueryData`), validating on
+    ``validation``: the step size by ``plan``'s rule, the fit, and with
+    ``relax`` the refit on the features the penalized fit kept."""
+    if plan.relaxed:
+        penalized = fit(plan.but(relax=False), data, validation, coef_init=coef_init)
+        return replace(refit_kept(plan, penalized, data, validation), penalized=penalized,
+                       params=plan.params)
+    if plan.rule == "auto" and validation is not None:
+        result = _fit_auto(plan, data, validation, warm, coef_init)
+    else:
+        rate = None
+        if plan.rule == "curvature":
+            model = start(plan, data, warm)
+            trace = plan.solver.objective.curvature(data, view=model.view,
+                                                    scale=model.training_scale())
+            rate = CURVATURE_STEP / trace if trace > 0 else AUTO_DEFAULT
+        result = _fit_at(plan, rate, data, validation, warm, coef_init)
+    return replace(result, params=plan.params)
+
+
+def _fit_at(plan, rate, data, validation, warm, coef_init):
+    """One run of the solver at step size ``rate`` (None: the plan's)."""
+    rng = check_random_state(plan.params["random_state"])
+    train, validation = split(plan, data, validation, rng)
+    problem = no_pairs_problem(train)
+    if problem:
+        raise ValueError(problem)
+    model = start(plan, train, warm)
+    solver = laid_out(plan, model, rate)
+    state = start_state(len(model.coef), coef_init, warm)
+    result = solver.fit(train, state, rng, view=model.view, scale=model.training_scale(),
+                        validation=validation, monitoring=plan.monitoring,
+                        advice=advice(plan, lambda: train.moments, train.feature_names,
+                                      solver.learning_rate))
+    return fitted(plan, model, result, state, train.n_queries, train.fingerprint,
+                  solver.learning_rate)
+
+
+def fitted(plan, model, result, state, n_queries, fingerprint, rate):
+    """The :class:`Fitted` of a solver's ``result`` on ``model``."""
+    if not plan.params["average"]:
+        state.w = result.coef.copy()  # partial_fit and warm_start go on from the model
+    return Fitted(model.with_fit(result.coef, fingerprint, n_queries), state, result.n_iter,
+                  result.best_iteration, result.history, rate, plan.kind.shape(plan.params))
+
+
+def _fit_auto(plan, data, validation, warm, coef_init):
+    """``learning_rate="auto"`` with validation data: one fit per rate of
+    :data:`AUTO_RATES` on the data built once; the best validation
+    NDCG@eval_k wins (the smaller rate on ties), among the rates whose
+    training loss did not diverge (:class:`DivergenceWarning`) when there
+    are any: such a fit may rank well on validation while its weights grow
+    without bound."""
+    best, failure = None, None
+    for rate in AUTO_RATES:
+        # a rate too large for the data warns or fails; that counts only if it wins
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                result = fit(plan.but(learning_rate=rate), data, validation, warm=warm,
+                             coef_init=coef_init)
+            except ValueError as error:
+                if "non-finite" not in str(error):
+                    raise
+                failure = error
+                continue
+        # a rate whose loss diverged ranks after every rate whose loss did not
+        stable = not any(issubclass(w.category, DivergenceWarning) for w in caught)
+        score = (stable, float(np.nanmax(result.history["val_ndcg"], initial=-np.inf)))
+        if best is None or score > best[0]:
+            best = (score, result, caught)
+    if best is None:
+        raise failure
+    for warning in best[2]:
+        warnings.warn_explicit(warning.message, warning.category, warning.filename,
+                               warning.lineno)
+    return best[1]
+
+
+def refit_kept(plan, penalized, data, validation=None):
+    """A fit from ``penalized``'s weights on the features it keeps, without
+    ``l1`` or ``l1_group``, the others excluded (the relaxed fit; the same
+    training data). With ``learning_rate="curvature"`` its step is 2 over
+    the curvature of the kept weights alone; otherwise it keeps the
+    penalized fit's step."""
+    model = penalized.model
+    held = np.ones(model.n_features, dtype=bool)
+    held[model.selected_indices()] = False
+    rate = penalized.learning_rate
+    if plan.rule == "curvature":
+        trace = plan.solver.objective.curvature(
+            data, view=model.view, scale=model.training_scale(),
+            support=np.repeat(~held, np.diff(model.groups())))
+        rate = CURVATURE_STEP / trace if trace > 0 else rate
+    refit = plan.but(relax=False, l1=0.0, l1_group=0.0, learning_rate=rate,
+                     exclude=np.flatnonzero(held).tolist())
+    return fit(refit, data, validation, coef_init=model.coef)
+
+
+# -- data in blocks -------------------------------------------------------------------------
+
+
+class Stream:
+    """A data source for :meth:`~rsrank.kinds.Kind.start` read in blocks of
+    whole queries: its column moments take one pass; its rows are never in
+    memory at once."""
+
+    def __init__(self, first, moments, method):
+        self._moments, self.method = moments, method
+        self.feature_names, self.names_from_columns = (first.feature_names,
+                                                       first.names_from_columns)
+
+    @property
+    def moments(self):
+        return self._moments()
+
+    def step_encoding(self, max_bins):
+        raise ValueError("additive models fit their thresholds on training data in memory: "
+                         f"use fit, not {self.method}")
+
+
+def refuse_relax(plan, method):
+    if plan.relaxed:
+        raise ValueError(f"relax refits on the training data in memory: use fit, not "
+                         f"{method}, or set relax=False")
+
+
+def fit_stream(plan, first, blocks, moments, validation=None, *, warm=None, coef_init=None):
+    """Epochs over blocks of whole queries (``blocks()`` gives one epoch's
+    :class:`QueryData`, ``first`` is the first of them, ``moments()`` the
+    column moments of all, None with ``warm``)."""
+    refuse_relax(plan, "fit_chunks")
+    if plan.params["early_stopping"] and validation is None:
+        raise ValueError("fit_chunks with early_stopping needs an eval_set (no queries "
+                         "can be held out of a stream)")
+    moments = functools.cache(moments)  # one pass, for the scaling and any advice
+    model = start(plan, Stream(first, moments, "fit_chunks"), warm)
+    rng = check_random_state(plan.params["random_state"])
+    state = start_state(first.n_features, coef_init, warm)
+    solver = laid_out(plan, model)
+    result, n_queries = solver.fit_blocks(
+        blocks, state, rng, view=model.view, scale=model.training_scale(),
+        validation=validation, monitoring=plan.monitoring,
+        advice=advice(plan, lambda: None if warm is not None else moments(),
+                      first.feature_names))
+    return fitted(plan, model, result, state, n_queries, None, solver.learning_rate)
+
+
+def partial_fit(plan, data, previous, rng):
+    """One pass over ``data``'s queries from ``previous`` (a :class:`Fitted`,
+    or None: the first block fixes the scaling)."""
+    refuse_relax(plan, "partial_fit")
+    if previous is None:
+        model = start(plan, Stream(data, lambda: data.moments, "partial_fit"))
+        previous = Fitted(model, SolverState(np.zeros(data.n_features)), 0, None, {},
+                          plan.solver.learning_rate, plan.kind.shape(plan.params))
+    model = start(plan, None, previous)
+    state, solver = previous.state, plan.solver
+    solver.epoch(data, state, solver.query_order(data.n_queries, rng), view=model.view,
+                 scale=model.training_scale(), work=solver.new_work(data))
+    finite_check(advice(plan, lambda: data.moments, data.feature_names))(state)
+    if plan.params["average"]:  # the steps go on from the last iterate; the model is their mean
+        state.n_averaged += 1
+        coef = model.coef + (state.w - model.coef) / state.n_averaged
+    else:
+        coef = state.w.copy()
+    return replace(previous, model=model.with_coef(coef), n_iter=previous.n_iter + 1)
+
+
+# -- the edges of a path --------------------------------------------------------------------
+
+
+def l1_edge(plan, data, source=None):
+    """The smallest ``l1`` at which the plan keeps every weight at zero, in
+    the units of the model's weights: on a :class:`QueryData`, or on an
+    iterable of them (blocks of a stream, whose column moments ``source``
+    holds)."""
+    model = start(plan, data if source is None else source)
+    weights = penalty_layout(plan.params, model)[2]
+    return plan.solver.objective.l1_max(data, view=model.view,
+                                        scale=model.training_scale(), weight_factors=weights)
+
+
+def group_edge(plan, data):
+    """The smallest ``l1_group`` at which the plan (without ``l1``) keeps
+    every weight at zero."""
+    model = start(plan, data)
+    groups, factors, _ = penalty_layout(plan.params, model)
+    return plan.solver.objective.group_max(data, groups, factors, view=model.view,
+                                           scale=model.training_scale())
+
+
+#: the edge of each penalty a path walks
+EDGES = {"l1": l1_edge, "l1_group": group_edge}
+
+
+def edge(plan, data, strength=None):
+    """The edge of the path of ``strength`` (default: the kind's)."""
+    return EDGES[strength or plan.kind.strength](plan, data)

@@ -1,0 +1,132 @@
+"""The model kinds: one row per kind of ranking function RSRank learns.
+
+A :class:`Kind` knows everything that differs between kinds outside the
+kernels: how its all-zero model starts on the training data, the penalty a
+regularization path walks and that path's defaults, which parameters shape
+its model (so that ``warm_start`` may go on from it), and what it refuses.
+Its fitted model (:mod:`rsrank.model`) answers everything after the fit:
+scores, penalty groups, the features it uses, the rows the kernels read,
+model files and exports. The kind is decided from the parameters in one
+place, :func:`kind_of`, and from a model by its ``kind`` name in
+:data:`KINDS`; nothing else asks which kind a model is.
+
+A data source for :meth:`Kind.start` is a :class:`~rsrank.querydata.QueryData`
+or anything with its ``moments``, ``feature_names``, ``names_from_columns``
+and ``step_encoding(max_bins)`` (a stream or a cluster).
+"""
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .model import AdditiveModel, LinearModel
+from .preprocessing import GLOBAL_NORMALIZERS, QUERY_NORMALIZERS, scaling_from_moments
+
+__all__ = ["Kind", "KINDS", "kind_of", "DEFAULT_MAX_BINS"]
+
+#: bins per feature of an additive model unless ``max_bins`` says otherwise
+DEFAULT_MAX_BINS = 32
+
+
+def _names(source):
+    return getattr(source, "feature_names", None), getattr(source, "names_from_columns", False)
+
+
+def _start_linear(params, source):
+    """All-zero weights with the scaling fitted on ``source``'s column moments."""
+    moments = source.moments
+    width = len(moments[1])
+    offset, scale = np.zeros(width), np.ones(width)
+    if params["normalize"] in GLOBAL_NORMALIZERS:
+        offset, scale = scaling_from_moments(moments, params["normalize"])
+    return LinearModel(np.zeros(width), params["normalize"], offset, scale, *_names(source))
+
+
+def _start_additive(params, source):
+    """All-zero steps at thresholds fitted on ``source``'s rows."""
+    encoding = source.step_encoding(params["max_bins"])
+    return AdditiveModel(np.zeros(encoding.n_steps), encoding, *_names(source))
+
+
+def _refuse_linear(params):
+    if params["max_bins"] != DEFAULT_MAX_BINS:
+        return (f"max_bins={params['max_bins']!r} applies to additive models (additive=True); "
+                "a linear model has no bins")
+    return None
+
+
+def _refuse_additive(params):
+    if params["normalize"] in QUERY_NORMALIZERS:
+        return (f"normalize={params['normalize']!r} scales features within each query, which "
+                "an additive model's thresholds cannot follow (an engine compares a document's "
+                "raw value with them): use normalize='zscore' or 'none' (a global scaling "
+                "changes no step)")
+    return None
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of model.
+
+    Attributes
+    ----------
+    name : str
+        The ``kind`` of its models and of model files.
+    model : type
+        Its fitted model's class (:mod:`rsrank.model`).
+    strength : str
+        The penalty its regularization path walks: ``"l1"`` (weights in or
+        out) or ``"l1_group"`` (whole features in or out).
+    relax : bool
+        Whether ``rsrank train`` refits each point of the path on the
+        features it kept (``--relax``) unless told otherwise: a group
+        penalty shrinks the shapes it keeps (``results/additive.md``).
+    path_epochs : int
+        Epochs of a path point with ``learning_rate="curvature"`` unless
+        ``max_iter`` is given (a step function has more weights to settle).
+    shaping : tuple of str
+        The parameters its model is made with: ``warm_start`` goes on
+        from a fitted model only while they are unchanged.
+    start : callable
+        ``start(params, source)``: the all-zero model on a data source.
+    refuse : callable
+        ``refuse(params)``: why the kind cannot take these parameters, or None.
+    """
+
+    name: str
+    model: type
+    strength: str
+    relax: bool
+    path_epochs: int
+    shaping: tuple
+    start: Callable
+    refuse: Callable
+
+    def shape(self, params):
+        """What the model is made with, for the ``warm_start`` check."""
+        return {"additive": params["additive"], **{name: params[name] for name in self.shaping}}
+
+    def check(self, params):
+        """``ValueError`` when the kind refuses ``params``."""
+        problem = self.refuse(params)
+        if problem:
+            raise ValueError(problem)
+
+
+LINEAR = Kind("linear", LinearModel, "l1", relax=False, path_epochs=300,
+              shaping=("normalize",), start=_start_linear, refuse=_refuse_linear)
+ADDITIVE = Kind("additive", AdditiveModel, "l1_group", relax=True, path_epochs=1000,
+                shaping=("max_bins",), start=_start_additive, refuse=_refuse_additive)
+
+#: every kind by name (a model's ``kind`` and a model file's ``"model"``)
+KINDS = {kind.name: kind for kind in (LINEAR, ADDITIVE)}
+
+
+def kind_of(params):
+    """The :class:`Kind` that ``params`` (an estimator's parameters) ask for:
+    the one place where parameters decide the kind."""
+    additive = params["additive"]
+    if not isinstance(additive, (bool, np.bool_)):
+        raise ValueError(f"additive must be True or False, got {additive!r}")
+    return ADDITIVE if additive else LINEAR

@@ -1,0 +1,220 @@
+"""The documentation of :class:`~rsrank.RSRank`'s parameters and fitted
+attributes, one text shared by ``RSRank`` and
+:class:`~rsrank.dask.DaskRSRank` (their ``__doc__``, which ``help()`` and
+the API reference read).
+"""
+
+__all__ = ["RSRANK_DOC"]
+
+RSRANK_DOC = """Sparse linear ranker trained on |Delta NDCG|-weighted pairwise losses.
+
+``X`` may also be a :class:`~rsrank.querydata.QueryData` (built once,
+reused across fits), for ``fit``, ``eval_set``, ``predict`` and ``score``.
+
+For each query, documents are ranked by the current scores
+``s = X @ coef_``; every pair with ``y_i > y_j`` is weighted by the change
+in NDCG if the two swapped places and pays ``pair_loss(s_i - s_j)``
+(modified Huber by default). A step over ``batch_size`` queries takes a
+gradient step on their mean loss; every ``truncation_period`` steps the
+truncated gradient of Langford, Li and Zhang (2009) moves each weight with
+``|w_j| <= truncation_threshold`` toward 0 by
+``learning_rate * truncation_period * l1`` without crossing it, which
+yields exact zeros. This is RSRank (Sun, Qin, Tao and Wang, SIGIR 2009).
+
+Parameters
+----------
+learning_rate : float, "auto" or "curvature", default="auto"
+    Step size eta (the paper used 0.001 on OHSUMED's [0, 1] features).
+    ``"auto"``: with an ``eval_set``, :meth:`fit` trains once with each
+    of :data:`AUTO_RATES` (1e-3, 1e-2, 1e-1) on the query data built
+    once and keeps the fit of the best validation NDCG@eval_k among
+    those whose training loss did not diverge (``learning_rate_`` says
+    which); elsewhere (no ``eval_set``,
+    ``partial_fit``, ``fit_chunks``, :class:`~rsrank.dask.DaskRSRank`)
+    it is 1e-2. The step that suits
+    the data varies more than anything else in the recipe: 1e-2
+    oscillates on noisy data with few relevant documents, 1e-3 stops
+    short on clean data with many grades (``results/recipes.md``).
+    ``"curvature"``: :meth:`fit` takes :data:`CURVATURE_STEP` (2) over
+    the trace of the training loss's Hessian at w = 0
+    (:meth:`~rsrank.objective.Objective.curvature`): on z-scored
+    features full-batch descent then decreases the loss every epoch, so
+    that with ``restore_best=False`` and enough epochs the model is the
+    penalized optimum (``rsrank train``'s L1 path; ``results/paths.md``).
+    Unscaled features of very different scales can still oscillate.
+    1e-2 where there is no training data at once (``partial_fit``,
+    ``fit_chunks``, Dask).
+power_t : float, default=0.0
+    Decay of the step size: gradient step ``t`` (counted from 1 over
+    the whole fit, ``t_``) takes ``learning_rate / t ** power_t``, as
+    scikit-learn's ``learning_rate="invscaling"``; the L1 penalty of a
+    step scales with it. 0 keeps the step size constant; 0.5 is the
+    classical 1/sqrt(t) of stochastic gradient descent.
+normalize : {"zscore", "minmax", "query-zscore", "query-minmax", "none"}, default="zscore"
+    Feature scaling applied before the linear function (see
+    :mod:`rsrank.preprocessing`). ``"zscore"`` and ``"minmax"`` fit one
+    offset and scale per feature on the training rows and remain
+    deployable in a search engine; the ``"query-*"`` variants scale
+    within each query (LETOR's QueryLevelNorm) and need ``qid`` in
+    :meth:`predict`. ``coef_`` weighs the scaled features, so weights
+    are comparable across features; :meth:`linear_function` gives the
+    equivalent weights and constant on raw features. Centring does not
+    change training (a query's pair differences ignore it), so sparse
+    ``X`` stays sparse.
+l1 : float, default=0.0
+    L1 strength g. 0 gives plain (dense) gradient descent.
+truncation_period : int, default=1
+    K: truncate every K steps (the paper's K = 1).
+truncation_threshold : float, default=inf
+    theta: only weights with ``|w_j| <= theta`` are shrunk. ``inf`` with
+    ``K = 1`` is soft-thresholding. Applies to ``l1_method="truncated"``.
+l1_method : {"truncated", "cumulative"}, default="truncated"
+    How the L1 penalty is applied. ``"truncated"``: the truncated
+    gradient above. ``"cumulative"``: the cumulative penalty of
+    Tsuruoka, Tsujii and Ananiadou (2009), scikit-learn's L1 for
+    ``SGDClassifier``: every ``truncation_period`` steps each weight
+    moves toward 0 by the penalty it is still owed, the running total
+    ``learning_rate * l1`` per step minus what it has already paid, so a
+    weight that noisy steps keep pushing off zero is charged what it
+    missed. Its state carries over ``warm_start`` and ``partial_fit``.
+average : bool, default=False
+    Make the model the running mean of the weights at the end of every
+    epoch (Polyak-Ruppert averaging of the iterates; per step with the
+    default full batch): validation, early stopping, the best epoch and
+    ``coef_`` all use the mean, while the steps go on from the last
+    iterate. The mean smooths the noise of the steps and of an epoch
+    choice on few validation queries. With ``l1``, a weight of the mean
+    is exactly 0 only where every averaged iterate was 0. With
+    ``warm_start`` the mean starts again from ``coef_``; ``partial_fit``
+    keeps the iterate and the mean across calls.
+max_iter : int, default=100
+    Number of epochs (passes over the training queries).
+batch_size : int or None, default=None
+    Queries per step. None takes one step per epoch on the mean over all
+    queries (deterministic, and stable on scaled features); 1 is the
+    paper's online update (with ``normalize="none"`` and
+    ``learning_rate=1e-3`` on LETOR's per-query normalised features).
+shuffle : bool, default=True
+    Visit the queries in a new random order each epoch.
+ndcg_k : int or None, default=None
+    Cut-off of the NDCG in the swap weights: positions from ``ndcg_k``
+    on are not discounted, so pairs with both documents there have
+    weight 0 and are skipped (O(n k) work per query instead of O(n^2)).
+gain : {"exp2", "linear"} or callable, default="exp2"
+    Gain of a label in the swap weights (see :func:`rsrank.metrics.gain_values`).
+discount : {"log2", "letor", "zipf"}, float or callable, default="log2"
+    Discount in the swap weights (see :func:`rsrank.metrics.discount_values`).
+pair_loss : {"modified_huber", "hinge", "logistic"}, default="modified_huber"
+    Loss of a pair's margin.
+pair_weight : {"delta_ndcg", "unit"}, default="delta_ndcg"
+    ``"unit"`` weighs every pair 1 (plain pairwise classification, as in
+    RankSVM), for ablations.
+eval_k : int, default=10
+    Cut-off of the NDCG reported by :meth:`score`, in ``history_`` and
+    used for early stopping.
+eval_convention : str, default="standard"
+    NDCG convention of :meth:`score` (see :mod:`rsrank.metrics`).
+early_stopping : bool, default=False
+    Stop when validation NDCG@eval_k has not improved by ``tol`` for
+    ``n_iter_no_change`` epochs. Validation data is ``eval_set`` if given,
+    else ``validation_fraction`` of the training queries.
+validation_fraction : float, default=0.1
+    Share of training queries held out when ``early_stopping`` is on and
+    no ``eval_set`` is given.
+n_iter_no_change : int, default=10
+tol : float, default=1e-4
+restore_best : bool, default=True
+    With validation data, end with the weights of the best validation
+    epoch (the paper chose the number of iterations on validation).
+eval_train : bool, default=True
+    Record the training NDCG@eval_k after every epoch in ``history_``
+    (NaN when off). On millions of documents it costs more than the
+    epoch itself: one sort of every query.
+random_state : int, RandomState or None, default=None
+    Seeds the query order and the validation split.
+warm_start : bool, default=False
+    Start ``fit`` from the previous ``coef_``.
+n_jobs : int, "auto" or None, default=None
+    Threads for the per-query work inside a batch (useful with large
+    batches). None means 1, -1 all cores. ``"auto"`` (``rsrank train``'s
+    choice) settles the count once per fit: one thread per core that
+    other processes leave idle, and no more threads than the data has
+    ten thousand stored values (``results/threads.md``).
+verbose : int, default=0
+    A progress bar over epochs with training and validation NDCG.
+weight_tol : float or None, default=None
+    Stop after the first epoch in which no weight moved by more than
+    ``weight_tol`` times the largest weight (at once when the weights
+    stay all zero, as strong ``l1`` keeps them). With full-batch steps
+    the weights then sit at the penalized optimum, up to that tolerance;
+    ``rsrank train``'s path uses it. None: always ``max_iter`` epochs.
+additive : bool, default=False
+    Learn one step function per feature instead of one weight:
+    ``f(x) = sum_j sum_b w_jb [x_j > t_jb]``, with at most ``max_bins - 1``
+    thresholds ``t_jb`` per feature from the training values' quantiles
+    (every distinct value when there are few; :mod:`rsrank.binning`).
+    Each step is a depth-1 tree, so every engine runs the model.
+    ``coef_`` holds the steps; ``normalize`` does not apply (the steps
+    only compare values). Needs the training data in memory (``fit``).
+max_bins : int, default=32
+    Bins per feature of an additive model (2 to 256).
+l1_group : float, default=0.0
+    The group penalty ``l1_group * sum_j c_j sqrt(n_j) ||w_j||``, with
+    ``w_j`` feature j's weights (its ``n_j`` steps), ``c_j`` its cost:
+    it takes whole features out (``l1`` then keeps few steps inside the
+    features left). ``l1_group_max`` gives the smallest value that keeps
+    every weight at zero.
+feature_costs : sequence or dict, optional
+    A cost per feature (in feature order, or by name or index; omitted
+    features cost 1), multiplying that feature's ``l1`` and
+    ``l1_group``: a feature that is dear to compute must earn more to be
+    kept.
+exclude : sequence, optional
+    Features (by name or index) held at zero: the model does not use
+    them, as if their columns were absent. ``relax`` refits with the
+    features its penalized fit left out excluded.
+relax : bool, default=False
+    After the penalized fit, fit again from its weights on the features
+    it kept, without ``l1`` or ``l1_group``, the other features held at
+    0 (the relaxed lasso, Meinshausen 2007): the penalties choose the
+    features, and the refit undoes their shrinkage of the weights kept.
+    ``learning_rate="curvature"`` steps by the curvature of the kept
+    weights alone. Without a penalty there is nothing to relax.
+
+Attributes
+----------
+coef_ : ndarray of shape (n_features,)
+n_iter_ : int
+    Epochs run by the last ``fit``.
+t_ : int
+    Gradient steps taken so far (drives the truncation schedule).
+learning_rate_ : float
+    The step size the last ``fit`` trained with (``learning_rate``, or
+    the one ``"auto"`` chose; with ``relax``, the refit's).
+penalized_ : RSRank, with ``relax``
+    The penalized fit (``relax=False``), whose features the refit kept: a
+    path warm-starts its next point from it, and ``rsrank train``'s
+    selection sees both fits.
+best_iteration_ : int or None
+    Epoch (1-based) whose weights were kept, with validation data.
+history_ : dict of lists
+    Per epoch: ``loss`` (mean per-query training loss), ``train_ndcg``,
+    ``val_ndcg`` (with validation data), ``n_nonzero`` and ``seconds``
+    (wall time of the training pass, without the NDCG bookkeeping).
+n_features_in_ : int
+feature_names_in_ : ndarray of str, when X has column names
+feature_offset_, feature_scale_ : ndarray of shape (n_features,)
+    The global scaling ``(x - offset) / scale`` (offset 0 and scale 1
+    for ``normalize="none"`` or a per-query scaling).
+model_ : rsrank.model.LinearModel or rsrank.model.AdditiveModel
+    The fitted model as a value (weights, scaling or thresholds, names,
+    fingerprint): what model files, ``predict``, plots and the exports
+    read.
+model_shape_ : dict
+    The parameters the model was made with (its kind, its scaling or
+    bins): ``warm_start`` and ``partial_fit`` go on from it only while
+    they are unchanged.
+solver_state_ : rsrank.solver.SolverState
+    The iterate, step count and penalty record that ``warm_start`` and
+    ``partial_fit`` continue from.
+"""
