@@ -30,6 +30,7 @@ from .datasets import check_exp2_labels, find_folds, iter_letor_folds, streamed_
 from .writers import write_scores
 from .estimator import RSRank
 from .querydata import QueryData
+from .path import l1_grid, ndcg_on, walk
 from .stats import average_over_seeds
 
 __all__ = [
@@ -224,99 +225,14 @@ def n_features_used(estimator):
     return int(len(estimator.model_.selected_indices()))
 
 
-#: the penalty strengths of a path point, and their fractions of the edge
-STRENGTHS = ("l1", "l1_ratio", "l1_group", "l1_group_ratio")
-#: each fraction of an edge, and the strength it stands for
-RATIOS = (("l1_ratio", "l1"), ("l1_group_ratio", "l1_group"))
-
-
-def _resolve_l1_ratio(estimator, params, data, tops):
-    """A grid point's ``l1_ratio`` (a fraction of the fold's ``l1_max``) as
-    the ``l1`` it stands for, and its ``l1_group_ratio`` (of
-    ``l1_group_max``) as the ``l1_group``; ``tops`` keeps each edge per
-    setting of the other parameters, so a fold computes each once."""
-    params = dict(params)
-    for ratio_name, name in RATIOS:
-        ratio = params.pop(ratio_name, None)
-        if ratio is None:
-            continue
-        if name in params:
-            raise ValueError(f"a grid point has both {name} and {ratio_name}; give one of them")
-        if not (isinstance(ratio, (int, float, np.number)) and 0 <= ratio):
-            raise ValueError(f"{ratio_name} must be a number >= 0, got {ratio!r}")
-        base = clone(estimator).set_params(**{k: v for k, v in params.items()
-                                              if k not in STRENGTHS})
-        key = (name, repr(sorted((k, v) for k, v in base.get_params().items()
-                                 if k not in STRENGTHS)))
-        if key not in tops:
-            if name == "l1_group":
-                if data.train is None:
-                    raise ValueError("l1_group_ratio needs the training data in memory "
-                                     "(not --stream)")
-                tops[key] = base.l1_group_max(data.train)
-            else:
-                tops[key] = (base.l1_max(data.train) if data.train is not None
-                             else base.l1_max_chunks(data.train_chunks))
-        params[name] = float(ratio) * tops[key]
-    return params
-
-
-def _resolve_rate(estimator, params, data, dense_fits):
-    """A grid point's ``learning_rate="auto"`` settled once per fold and
-    setting of the other parameters: :meth:`RSRank.fit` chooses it on vali
-    without L1 (``dense_fits`` keeps that fit per setting, and returns it
-    for a point without L1). Streamed training keeps ``"auto"`` (1e-2)."""
-    dense = {k: v for k, v in params.items() if k not in STRENGTHS}
-    if clone(estimator).set_params(**dense).learning_rate != "auto" or data.train is None:
-        return params, None
-    key = repr(sorted(dense.items()))
-    if key not in dense_fits:
-        dense_fits[key] = clone(estimator).set_params(**dense, l1=0.0, l1_group=0.0).fit(
-            data.train, eval_set=data.vali)
-    model = dense_fits[key]
-    without_l1 = all(params.get(name, 0.0) == 0 for name in STRENGTHS)
-    return {**params, "learning_rate": model.learning_rate_}, (model if without_l1 else None)
-
-
 def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, seed=None,
                   path=False):
-    tried, vali_per_query, models, tops, dense_fits = [], [], [], {}, {}
-    last = {}  # with path: the weights of the last point of each setting but l1
-    refits = {}  # with relax: the refit per setting and kept features
+    tried, vali_per_query, models = [], [], []
     start = time.perf_counter()
-    for point in grid:
-        setting = repr(sorted((k, v) for k, v in point.items() if k not in STRENGTHS))
-        point, fitted = _resolve_rate(estimator, point, data, dense_fits)
-        params = _resolve_l1_ratio(estimator, point, data, tops)
-        model, refit = clone(estimator).set_params(**params), None
-        if fitted is not None:  # the fit that chose the rate
-            model = fitted
-        elif data.train is None:  # streamed from disk, one block of queries at a time
-            model.fit_chunks(data.train_chunks, eval_set=data.vali)
-            if data.vali.feature_names is not None:
-                model.set_feature_names(data.vali.feature_names)
-        else:
-            # vali only watches epochs that may be kept or stop the fit
-            watched = model.restore_best or model.early_stopping
-            eval_set = data.vali if watched else None
-            model.solver()  # checks relax with the other parameters
-            relax = model.relax and (model.l1 != 0 or model.l1_group != 0)
-            model.set_params(relax=False).fit(data.train, eval_set=eval_set,
-                                              coef_init=last.get(setting) if path else None)
-            if relax:  # and its refit on the features it kept, which points that keep the
-                # same features share; the selection sees both (the refit may overfit)
-                kept = (setting, tuple(model.model_.selected_indices()))
-                if kept not in refits:
-                    refits[kept] = model.refit_kept(data.train, eval_set=eval_set)
-                refit = refits[kept]
-        last[setting] = model.coef_
-        for ratio_name, name in RATIOS:
-            if ratio_name in point:
-                params = {**point, **params, name: params[name]}
-        candidates = [(params, model)]
-        if refit is not None:
-            candidates = [({**params, "relax": False}, model), ({**params, "relax": True}, refit)]
-        for params, fitted in candidates:
+    points = walk(estimator, grid, data.train, validation=data.vali,
+                  chunks=data.train_chunks, warm=path)
+    for point in points:
+        for params, fitted in point.fits:
             per_query = _metric_on(select, data.vali, fitted, convention)
             tried.append({"params": params, "vali_score": metrics.nanmean(per_query),
                           "n_nonzero": n_features_used(fitted)})
@@ -484,22 +400,11 @@ def _seed_list(seeds):
 # -- regularization path ------------------------------------------------------------
 
 
-def l1_grid(l1_max, n_points=10, ratio=1e-3):
-    """A log grid of L1 strengths from ``l1_max`` (every weight zero) down
-    to ``ratio * l1_max``, strongest first, as glmnet and scikit-learn's
-    ``lasso_path`` lay out theirs."""
-    if not (np.isfinite(l1_max) and l1_max >= 0):
-        raise ValueError(f"l1_max must be a finite number >= 0, got {l1_max}")
-    if not 0 < ratio < 1 or int(n_points) != n_points or n_points < 2:
-        raise ValueError(f"need 0 < ratio < 1 and at least 2 points, got {ratio}, {n_points}")
-    return list(l1_max * np.geomspace(1.0, ratio, int(n_points)))
-
-
 def regularization_path(X, y, qid, l1_values, *, estimator=None, eval_set=None, test_set=None,
                         k=10, convention="standard", warm_start=True, strength="l1"):
     """Train along decreasing L1 strengths, each fit starting from the last
-    (glmnet's order: from the sparsest model to the densest, so a strong
-    penalty never starts from dense weights).
+    (:func:`rsrank.path.walk`: glmnet's order, from the sparsest model to
+    the densest, so a strong penalty never starts from dense weights).
 
     Parameters
     ----------
@@ -507,7 +412,8 @@ def regularization_path(X, y, qid, l1_values, *, estimator=None, eval_set=None, 
     l1_values : sequence of float
         Values of g, visited in decreasing order.
     estimator : RSRank, optional
-        Base parameters (default ``RSRank()``).
+        Base parameters (default ``RSRank()``); ``learning_rate="auto"`` is
+        settled once for the path, by the fit without a penalty.
     eval_set, test_set : tuple (X, y, qid), optional
         Validation data (also passed to ``fit``, so each point keeps its best
         validation epoch) and test data to evaluate.
@@ -525,23 +431,25 @@ def regularization_path(X, y, qid, l1_values, *, estimator=None, eval_set=None, 
         ``n_nonzero`` (features in use), ``cost`` (their total
         ``feature_costs``), ``coef``,
         ``train_ndcg`` and, when given, ``val_ndcg`` and ``test_ndcg``.
+        With ``relax``, each point is its refit on the features it kept.
     """
     base = RSRank() if estimator is None else estimator
-    path, coef = [], None
-    for g in sorted((float(v) for v in l1_values), reverse=True):
-        model = clone(base).set_params(**{strength: g})
-        model.fit(X, y, qid=qid, eval_set=eval_set, coef_init=coef if warm_start else None)
-        coef = getattr(model, "penalized_", model).coef_.copy()
-        point = Bunch(l1=g, n_nonzero=n_features_used(model), cost=model.feature_cost(),
-                      coef=model.coef_.copy(),
-                      train_ndcg=metrics.mean_ndcg(y, model.predict(X), qid, k,
-                                                   convention=convention))
-        for name, data in (("val_ndcg", eval_set), ("test_ndcg", test_set)):
+    train = QueryData(X, y, qid)
+    splits = {name: None if part is None else QueryData(*part[:3])
+              for name, part in (("val_ndcg", eval_set), ("test_ndcg", test_set))}
+    points = walk(base, [{strength: float(g)} for g in sorted(l1_values, reverse=True)], train,
+                  validation=splits["val_ndcg"], warm=warm_start)
+    path = []
+    for point in reversed(points):
+        model = point.best
+        out = Bunch(l1=point.params[strength], n_nonzero=n_features_used(model),
+                    cost=model.feature_cost(), coef=model.coef_.copy(),
+                    train_ndcg=ndcg_on(model, train, k, convention))
+        for name, data in splits.items():
             if data is not None:
-                point[name] = metrics.mean_ndcg(data[1], model.predict(data[0]), data[2], k,
-                                                convention=convention)
-        path.append(point)
-    return path[::-1]
+                out[name] = ndcg_on(model, data, k, convention)
+        path.append(out)
+    return path
 
 
 def sparsest_within(points, within, *, key="vali_score", reference="best"):
@@ -671,13 +579,11 @@ def experiment_markdown(experiment, title="RSRank on LETOR folds", command=None)
         nnz = summary["n_nonzero"]
         blank = " |" if seeded else ""
         lines.append(f"| {label} |{blank} {values} | {nnz[0]:.1f} ± {nnz[1]:.1f} | |")
-    additive = any(getattr(fold.model, "additive", False) for fold in experiment.folds)
-    lines += ["", ("Kept features (the spread of each shape function, largest first):"
-                   if additive else
-                   "Kept features (weights on the scaled features, largest first):"), ""]
+    if experiment.folds:
+        lines += ["", f"Kept features ({experiment.folds[0].model.model_.kept_words}):", ""]
     for fold in experiment.folds:
         kept = fold.model.selected_features()
-        form = "{:.3g}" if additive else "{:+.3g}"
+        form = fold.model.model_.kept_format
         listed = ", ".join(f"{name} {form.format(weight)}" for name, weight in kept) or "none"
         lines.append(f"- {fold.name}: {listed}")
     if any(fold.model.feature_costs is not None for fold in experiment.folds):

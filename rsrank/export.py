@@ -111,12 +111,13 @@ import copy
 import itertools
 import json
 import re
+from dataclasses import dataclass
 
 import numpy as np
 
 __all__ = ["FORMATS", "export_model", "to_solr", "to_elasticsearch", "to_opensearch", "to_vespa",
            "upload_hint", "guarantee", "engine_features", "featureset_subset", "fold_pipeline",
-           "shape_trees", "solr_scale_exponent"]
+           "shape_trees", "solr_scale_exponent", "missing_branches", "WRITERS"]
 
 FORMATS = ("solr", "elasticsearch", "opensearch", "vespa")
 
@@ -156,12 +157,11 @@ def fold_pipeline(model):
     ranker = steps[-1][1]
     if not hasattr(ranker, "model_"):
         raise ValueError("the pipeline's last step is not a fitted RSRank")
-    if _additive(ranker):
-        if any(step is not None and step != "passthrough" for _, step in steps[:-1]):
-            raise ValueError("an additive model's thresholds are on the values its pipeline "
-                             "scaled, which the engine does not see: train it on the raw "
-                             "features (its steps need no scaling) and export it alone")
-        return ranker
+    return _writer(ranker).fold(ranker, steps)
+
+
+def _fold_scalers(ranker, steps):
+    """A linear model's pipeline: its scalers folded into its scaling."""
     width = ranker.n_features_in_
     a, b = np.ones(width), np.zeros(width)
     for _, step in steps[:-1]:
@@ -185,14 +185,19 @@ def fold_pipeline(model):
     return folded
 
 
-def _additive(model):
-    return getattr(model, "additive", False)
+def _refuse_scalers(ranker, steps):
+    """A step model's pipeline: no scaler, its thresholds are on raw values."""
+    if any(step is not None and step != "passthrough" for _, step in steps[:-1]):
+        raise ValueError("an additive model's thresholds are on the values its pipeline "
+                         "scaled, which the engine does not see: train it on the raw "
+                         "features (its steps need no scaling) and export it alone")
+    return ranker
 
 
 def _check_deployable(model):
     """Raise for a model an engine cannot evaluate from one document, or
     one without a non-zero weight."""
-    if not _additive(model):
+    if not model.model_.deployable:
         model.linear_function()  # raises for per-query scaling, with the reason
     if not np.any(model.coef_):
         raise ValueError("the model has no non-zero weight: it ranks every document alike "
@@ -439,7 +444,8 @@ def _scaling(model):
 
 
 def to_solr(model, *, name="rsrank", store="_DEFAULT_", missing=True):
-    """The Solr LTR ``LinearModel`` JSON (a dict) for ``/schema/model-store``.
+    """The Solr LTR model JSON (a dict) for ``/schema/model-store``: a
+    ``LinearModel``, or a ``MultipleAdditiveTreesModel`` for step functions.
 
     Parameters
     ----------
@@ -454,11 +460,17 @@ def to_solr(model, *, name="rsrank", store="_DEFAULT_", missing=True):
     """
     model = fold_pipeline(model)
     _check_deployable(model)
-    if _additive(model):
-        features, trees = _solr_trees(model, missing)
-        return {"store": store, "name": name,
-                "class": "org.apache.solr.ltr.model.MultipleAdditiveTreesModel",
-                "features": features, "params": {"trees": trees}}
+    kind, features, params = _writer(model).solr(model, missing)
+    return {"store": store, "name": name, "class": f"org.apache.solr.ltr.model.{kind}",
+            "features": features, "params": params}
+
+
+def _solr_additive(model, missing):
+    features, trees = _solr_trees(model, missing)
+    return "MultipleAdditiveTreesModel", features, {"trees": trees}
+
+
+def _solr_linear(model, missing):
     scaling = _scaling(model)
     features, weights = [], {}
     for j, feature in engine_features(model):
@@ -473,19 +485,24 @@ def to_solr(model, *, name="rsrank", store="_DEFAULT_", missing=True):
                                         "max": repr(_number(scaling[0][j] + scaling[1][j]))}}
         features.append(entry)
         weights[feature] = _number(model.coef_[j])
-    return {"store": store, "name": name, "class": "org.apache.solr.ltr.model.LinearModel",
-            "features": features, "params": {"weights": weights}}
+    return "LinearModel", features, {"weights": weights}
 
 
 def to_elasticsearch(model, *, name="rsrank"):
-    """The Elasticsearch LTR plugin's ``_createmodel`` request body (a dict)
-    with a ``model/linear`` definition and ``feature_normalizers``."""
+    """The Elasticsearch LTR plugin's ``_createmodel`` request body (a dict):
+    a ``model/linear`` definition with ``feature_normalizers``, or a
+    ``model/xgboost+json`` one for step functions."""
     model = fold_pipeline(model)
     _check_deployable(model)
-    if _additive(model):
-        trees = [_xgboost_tree(tree, feature) for feature, tree in shape_trees(model)]
-        return {"model": {"name": name, "model": {"type": "model/xgboost+json",
-                                                  "definition": json.dumps(trees)}}}
+    return {"model": {"name": name, "model": _writer(model).plugin(model)}}
+
+
+def _plugin_additive(model):
+    trees = [_xgboost_tree(tree, feature) for feature, tree in shape_trees(model)]
+    return {"type": "model/xgboost+json", "definition": json.dumps(trees)}
+
+
+def _plugin_linear(model):
     scaling = _scaling(model)
     definition, normalizers = {}, {}
     for j, feature in engine_features(model):
@@ -496,7 +513,7 @@ def to_elasticsearch(model, *, name="rsrank"):
     body = {"type": "model/linear", "definition": json.dumps(definition)}
     if normalizers:
         body["feature_normalizers"] = normalizers
-    return {"model": {"name": name, "model": body}}
+    return body
 
 
 def to_opensearch(model, *, name="rsrank"):
@@ -546,15 +563,7 @@ def to_vespa(model, *, name="rsrank", inherits="default"):
     model = fold_pipeline(model)
     _check_deployable(model)
     used = engine_features(model)
-    if _additive(model):
-        terms = [_vespa_node(tree, _vespa_feature(feature))
-                 for feature, tree in shape_trees(model)]
-    else:
-        weights, constant = model.linear_function()
-        terms = [f"{_number(weights[j])!r} * {_vespa_value(_vespa_feature(feature))}"
-                 for j, feature in used]
-        terms.append(repr(_number(constant)))
-    body = " +\n                ".join(terms)
+    body = " +\n                ".join(_writer(model).vespa(model))
     header = (f"rank-profile {_vespa_name('rank-profile name', name)}"
               + (f" inherits {_vespa_name('inherited profile', inherits)}" if inherits else ""))
     return (f"{header} {{\n"
@@ -566,6 +575,16 @@ def to_vespa(model, *, name="rsrank", inherits="default"):
             f"        }}\n"
             f"    }}\n"
             f"}}\n")
+
+
+def _vespa_additive(model):
+    return [_vespa_node(tree, _vespa_feature(feature)) for feature, tree in shape_trees(model)]
+
+
+def _vespa_linear(model):
+    weights, constant = model.linear_function()
+    return [f"{_number(weights[j])!r} * {_vespa_value(_vespa_feature(feature))}"
+            for j, feature in engine_features(model)] + [repr(_number(constant))]
 
 
 def export_model(model, form, *, name="rsrank", store="_DEFAULT_", solr_missing=True):
@@ -592,24 +611,65 @@ def upload_hint(form, *, featureset="rsrank_features", store="_DEFAULT_"):
 
 def guarantee(form, model):
     """What the engine's scores of the export promise, as one line."""
-    additive = _additive(fold_pipeline(model))
-    if form != "vespa":
-        rounding = " to float32 rounding"
-    else:  # Vespa sums doubles; a float attribute holds the float32 of a value
-        rounding = "" if additive else " (to float32 rounding of float attributes)"
-    if form == "solr":
-        missing = ("a feature a document lacks scores as 0 with Solr's defaults (isNullSameAsZero "
-                   "true, defaultValue 0) and, from Solr 9.2, with isNullSameAsZero false"
-                   if additive else "a feature a document lacks is its defaultValue: keep "
-                   "Solr's default, 0")
-    elif form in ("elasticsearch", "opensearch"):
-        missing = ("a feature a document lacks scores as 0 in every plugin version"
-                   if additive else "a feature a document lacks is 0 in the plugin")
-    else:
-        missing = ("float and double attributes split exactly where predict does; "
-                   if additive else "") + ("an attribute a document lacks scores as 0 (an int "
-                                           "attribute holds its own default: give it a value)")
-    return f"every document scores as predict scores it{rounding}; {missing}"
+    return (f"every document scores as predict scores it"
+            f"{_writer(fold_pipeline(model)).promises[form]}")
+
+
+#: what each format's engine scores of a linear model promise
+_LINEAR_PROMISES = {
+    "solr": " to float32 rounding; a feature a document lacks is its defaultValue: keep Solr's "
+            "default, 0",
+    "elasticsearch": " to float32 rounding; a feature a document lacks is 0 in the plugin",
+    "vespa": " (to float32 rounding of float attributes); an attribute a document lacks scores "
+             "as 0 (an int attribute holds its own default: give it a value)"}
+#: ... and of step functions written as trees
+_TREE_PROMISES = {
+    "solr": " to float32 rounding; a feature a document lacks scores as 0 with Solr's defaults "
+            "(isNullSameAsZero true, defaultValue 0) and, from Solr 9.2, with "
+            "isNullSameAsZero false",
+    "elasticsearch": " to float32 rounding; a feature a document lacks scores as 0 in every "
+                     "plugin version",
+    # Vespa sums doubles; a float attribute holds the float32 of a value
+    "vespa": "; float and double attributes split exactly where predict does; an attribute a "
+             "document lacks scores as 0 (an int attribute holds its own default: give it a "
+             "value)"}
+
+
+@dataclass(frozen=True)
+class _Writer:
+    """How one kind of model is written: its pipeline fold, its Solr model
+    (class name, features, params), its plugin model body, its Vespa terms,
+    what each engine's scores promise, and whether its trees carry missing
+    branches (which Solr reads with ``isNullSameAsZero`` false)."""
+
+    fold: object
+    solr: object
+    plugin: object
+    vespa: object
+    promises: dict
+    missing_branches: bool
+
+
+#: the writer of each model kind (:data:`rsrank.kinds.KINDS`)
+WRITERS = {
+    "linear": _Writer(_fold_scalers, _solr_linear, _plugin_linear, _vespa_linear,
+                      {**_LINEAR_PROMISES, "opensearch": _LINEAR_PROMISES["elasticsearch"]},
+                      missing_branches=False),
+    "additive": _Writer(_refuse_scalers, _solr_additive, _plugin_additive, _vespa_additive,
+                        {**_TREE_PROMISES, "opensearch": _TREE_PROMISES["elasticsearch"]},
+                        missing_branches=True),
+}
+
+
+def _writer(model):
+    """The writer of a fitted RSRank's model kind."""
+    return WRITERS[model.model_.kind]
+
+
+def missing_branches(model):
+    """Whether the export of ``model`` routes a missing feature by its own
+    branches (tree models), which only some engine settings read."""
+    return _writer(fold_pipeline(model)).missing_branches
 
 
 def featureset_subset(featureset, model):

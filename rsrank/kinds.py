@@ -51,17 +51,18 @@ def _start_additive(params, source):
 
 def _refuse_linear(params):
     if params["max_bins"] != DEFAULT_MAX_BINS:
-        return (f"max_bins={params['max_bins']!r} applies to additive models (additive=True); "
-                "a linear model has no bins")
+        return (f"max_bins={params['max_bins']!r} applies to additive models (additive=True; "
+                "--max-bins with --additive); a linear model has no bins")
     return None
 
 
 def _refuse_additive(params):
-    if params["normalize"] in QUERY_NORMALIZERS:
-        return (f"normalize={params['normalize']!r} scales features within each query, which "
-                "an additive model's thresholds cannot follow (an engine compares a document's "
-                "raw value with them): use normalize='zscore' or 'none' (a global scaling "
-                "changes no step)")
+    normalize = params["normalize"]
+    if normalize in QUERY_NORMALIZERS:
+        return (f"normalize={normalize!r} (--normalize {normalize}) scales features within "
+                "each query, which the thresholds of an additive model (additive=True, "
+                "--additive) cannot follow: an engine compares a document's raw value with "
+                "them; use normalize='zscore' or 'none' (a global scaling changes no step)")
     return None
 
 

@@ -104,6 +104,10 @@ class LinearModel:
 
     #: the model's :class:`~rsrank.kinds.Kind`, by name
     kind = "linear"
+    #: how reports name what :meth:`selected_features` lists, and its numbers
+    used_words = "non-zero weights"
+    kept_words = "weights on the scaled features, largest first"
+    kept_format = "{:+.3g}"
 
     def __post_init__(self):
         width = len(self.coef)
@@ -147,8 +151,9 @@ class LinearModel:
         return feature_names_or_letor(self.feature_names, self.n_features)
 
     def shape_functions(self):
-        raise ValueError("shape_functions() is for additive models (additive=True); a linear "
-                         "model's shape is its weight: selected_features()")
+        raise ValueError("shape_functions() and plots are for additive models (additive=True, "
+                         "rsrank train --additive); a linear model's features are its "
+                         "weights: selected_features()")
 
     def linear_function(self):
         """``(weights, constant)`` on raw features: ``f(x) = x @ weights +
@@ -239,6 +244,9 @@ class AdditiveModel:
     n_fit_queries: int = 1
 
     kind = "additive"
+    used_words = "features in use"
+    kept_words = "the spread of each shape function, largest first"
+    kept_format = "{:.3g}"
     normalize = "none"
     deployable = True
 

@@ -15,12 +15,14 @@ checks (:meth:`rsrank.RSRank.load`), and every message names the file.
 import json
 import numbers
 from collections import namedtuple
+from dataclasses import dataclass
 
 import numpy as np
 
 from ._files import atomic_write_text, read_bounded_text
 from ._version import __version__
 from .binning import MAX_BINS, StepEncoding
+from .kinds import kind_of
 from .model import AdditiveModel, LinearModel, feature_name_problem
 
 __all__ = ["MODEL_FORMAT", "MODEL_FORMAT_VERSION", "MAX_MODEL_BYTES", "ModelFileError",
@@ -86,10 +88,10 @@ def model_document(model, params, fitted):
             raise ValueError(f"cannot save parameter {name}={value!r}: a callable has no "
                              "JSON form; use pickle or joblib for this model")
         values[name] = _to_json(value)
-    additive = isinstance(model, AdditiveModel)
+    form = _KIND_FORMATS[model.kind]
     document = {
         "format": MODEL_FORMAT,
-        "format_version": MODEL_FORMAT_VERSION if additive else LINEAR_FORMAT_VERSION,
+        "format_version": form.version,
         "rsrank_version": __version__,
         "n_features": int(model.n_features),
         "feature_names": model.names(),
@@ -104,20 +106,13 @@ def model_document(model, params, fitted):
             "t": int(fitted.get("t", 0)),
             "best_iteration": fitted.get("best_iteration"),
             "n_fit_queries": int(model.n_fit_queries),
-            "n_nonzero": int(np.count_nonzero(model.coef)),
+            "n_nonzero": len(model.selected_indices()),  # the features in use
         },
         "training_data": model.fingerprint,
         "feature_offset": [float(v) for v in model.offset],
         "feature_scale": [float(v) for v in model.scale],
     }
-    if additive:
-        # float32 thresholds as the doubles of the same value: read back exactly
-        document["model"] = "additive"
-        document["thresholds"] = [[float(t) for t in cuts] for cuts in model.encoding.thresholds]
-        if model.encoding.counts is not None:
-            document["bin_counts"] = [[int(c) for c in counts]
-                                      for counts in model.encoding.counts]
-        document["fitted"]["n_nonzero"] = len(model.selected_indices())
+    document.update(form.fields(model))
     return document
 
 
@@ -169,10 +164,12 @@ def _model_from_document(document, path):
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         raise ModelFileError(path, f"n_features must be a positive integer, got {n!r}")
     kind = document.get("model", "linear")
-    if kind not in ("linear", "additive"):
-        raise ModelFileError(path, f"'model' must be 'linear' or 'additive', got {kind!r}")
-    encoding = _encoding(document, n, path) if kind == "additive" else None
-    coef = _vector(document, "coef", n if encoding is None else encoding.n_steps, path)
+    if kind not in _KIND_FORMATS:
+        raise ModelFileError(path, f"'model' must be one of {sorted(_KIND_FORMATS)}, got "
+                             f"{kind!r}")
+    form = _KIND_FORMATS[kind]
+    layout = form.layout(document, n, path)
+    coef = _vector(document, "coef", form.n_weights(layout, n), path)
     params = document.get("params")
     if not isinstance(params, dict):
         raise ModelFileError(path, "'params' must be an object of parameter values")
@@ -180,15 +177,11 @@ def _model_from_document(document, path):
         if not (_scalar(value) or isinstance(value, list) and all(map(_scalar, value))):
             raise ModelFileError(path, f"parameter {name} has a {type(value).__name__} value")
     params = {k: _from_json(v) for k, v in params.items()}
-    if params.get("additive", False) is not (kind == "additive"):
+    said = kind_of({"additive": params.get("additive", False)}).name
+    if said != kind:
         raise ModelFileError(path, f"the parameters say additive={params.get('additive')!r} "
                              f"but the model is {kind}: the file was edited or damaged")
-    if encoding is not None:
-        max_bins = params.get("max_bins", 32)
-        widest = max(len(t) for t in encoding.thresholds)
-        if not isinstance(max_bins, int) or widest > max_bins - 1:
-            raise ModelFileError(path, f"a feature has {widest} thresholds, more than "
-                                 f"max_bins={max_bins!r} allows (max_bins - 1)")
+    form.check(layout, params, path)
     if version == 1:
         params.setdefault("normalize", "none")  # version 1 predates feature scaling
     normalize = params.get("normalize", "zscore")
@@ -224,12 +217,8 @@ def _model_from_document(document, path):
     if problem:
         raise ModelFileError(path, f"feature_names: {problem}")
     fingerprint = fingerprint if isinstance(fingerprint, dict) else None
-    if encoding is not None:
-        model = AdditiveModel(coef, encoding, names, from_columns, fingerprint,
-                              count("n_fit_queries", 1) or 1)
-    else:
-        model = LinearModel(coef, normalize, offset, scale, names, from_columns, fingerprint,
-                            count("n_fit_queries", 1) or 1)
+    model = form.build(coef, layout, normalize, offset, scale, names, from_columns, fingerprint,
+                       count("n_fit_queries", 1) or 1)
     return SavedModel(model, params, {"n_iter": count("n_iter", 0), "t": count("t", 0),
                                       "best_iteration": count("best_iteration", None)})
 
@@ -264,6 +253,54 @@ def _encoding(document, n, path):
             raise ModelFileError(path, "'bin_counts' must hold, per feature, one count "
                                  "(an integer >= 0) per bin: one more than its thresholds")
     return StepEncoding(out, counts)
+
+
+def _max_bins_check(encoding, params, path):
+    max_bins = params.get("max_bins", 32)
+    widest = max(len(t) for t in encoding.thresholds)
+    if not isinstance(max_bins, int) or widest > max_bins - 1:
+        raise ModelFileError(path, f"a feature has {widest} thresholds, more than "
+                             f"max_bins={max_bins!r} allows (max_bins - 1)")
+
+
+def _step_fields(model):
+    """An additive model's own fields: float32 thresholds as the doubles of
+    the same value (read back exactly), and the rows per bin."""
+    fields = {"model": "additive",
+              "thresholds": [[float(t) for t in cuts] for cuts in model.encoding.thresholds]}
+    if model.encoding.counts is not None:
+        fields["bin_counts"] = [[int(c) for c in counts] for counts in model.encoding.counts]
+    return fields
+
+
+@dataclass(frozen=True)
+class _KindFormat:
+    """How one kind of model is written and read back: its format version,
+    its own fields, their reading (a layout of the weights, None when the
+    kind has none), the number of weights, a check of the layout against
+    the parameters, and the model built from what was read."""
+
+    version: int
+    fields: object
+    layout: object
+    n_weights: object
+    check: object
+    build: object
+
+
+#: the file form of each model kind (:data:`rsrank.kinds.KINDS`)
+_KIND_FORMATS = {
+    "linear": _KindFormat(
+        LINEAR_FORMAT_VERSION, lambda model: {}, lambda document, n, path: None,
+        lambda layout, n: n, lambda layout, params, path: None,
+        lambda coef, layout, normalize, *rest: LinearModel(coef, normalize, *rest)),
+    "additive": _KindFormat(
+        MODEL_FORMAT_VERSION, _step_fields, lambda document, n, path: _encoding(document, n,
+                                                                                path),
+        lambda encoding, n: encoding.n_steps, _max_bins_check,
+        lambda coef, encoding, normalize, offset, scale, *rest: AdditiveModel(coef, encoding,
+                                                                              *rest)),
+}
 
 
 def _looks_like_letor(text):

@@ -29,12 +29,9 @@ def plot_shapes(model, path=None, *, columns=3):
     ``model`` is a fitted ``RSRank(additive=True)`` or its
     :class:`~rsrank.model.AdditiveModel`."""
     inner = getattr(model, "model_", model)
-    if not hasattr(inner, "shape_functions"):
-        raise ValueError("plot_shapes draws additive models (RSRank(additive=True)); a linear "
-                         "model's features are its weights: selected_features()")
-    plt = _pyplot()
     order = {name: k for k, (name, _) in enumerate(inner.selected_features())}
     shapes = sorted(inner.shape_functions(), key=lambda s: order[s["name"]])
+    plt = _pyplot()
     if not shapes:
         raise ValueError("the model uses no feature: there is no shape to draw")
     counts = inner.encoding.counts

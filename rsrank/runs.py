@@ -23,7 +23,7 @@ import numpy as np
 
 from .datasets import LetorFormatError, read_lines
 
-__all__ = ["read_scores", "run_layout"]
+__all__ = ["read_scores", "run_layout", "on_file_queries"]
 
 TSV_HEADER = ["qid", "docid", "score"]
 
@@ -149,3 +149,25 @@ def _positional(path, lines, n_rows):
     if n_rows is not None and len(values) != n_rows:
         raise LetorFormatError(path, None, f"{len(values)} scores for {n_rows} rows")
     return np.asarray(values, dtype=np.float64)
+
+
+def on_file_queries(values, file_qids, *, run, data):
+    """A results directory's per-query values (keyed ``fold:qid``) on the
+    queries of the one data file its score files are compared on: keyed by
+    qid, from the only fold whose test queries are exactly the file's.
+    Returns ``(values, fold)``; ``ValueError`` names ``run`` and ``data``
+    when no fold, or more than one, holds exactly those queries."""
+    keys = np.asarray(values["qid"]).astype(str)
+    folds = np.array([key.rpartition(":")[0] for key in keys])
+    qids = np.array([key.rpartition(":")[2] for key in keys])
+    wanted = set(np.unique(np.asarray(file_qids).astype(str)))
+    matching = [fold for fold in dict.fromkeys(folds)
+                if set(qids[folds == fold]) == wanted]
+    if len(matching) != 1:
+        raise ValueError(f"{run}: {'no' if not matching else 'more than one'} fold of the "
+                         f"run holds exactly the queries of {data} (folds: "
+                         f"{', '.join(dict.fromkeys(folds))}); compare score files with the "
+                         "run of the fold whose test file they score")
+    keep = folds == matching[0]
+    return ({metric: (qids[keep] if metric == "qid" else np.asarray(v)[keep])
+             for metric, v in values.items()}, matching[0] if not keep.all() else None)

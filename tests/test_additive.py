@@ -293,7 +293,8 @@ def test_an_additive_model_file_predicts_the_same_and_is_checked(tmp_path):
         (lambda d: d["thresholds"][0].__setitem__(0, 0.1), "float32"),
         (lambda d: d["thresholds"].pop(), "one per feature"),
         (lambda d: d["coef"].pop(), "'coef' must be a list"),
-        (lambda d: d.__setitem__("model", "trees"), "'linear' or 'additive'"),
+        (lambda d: d.__setitem__("model", "trees"),
+         r"'model' must be one of \['additive', 'linear'\], got 'trees'"),
     ]
     for change, words in cases:
         bad = json.loads(path.read_text())

@@ -3,7 +3,7 @@ import sys
 
 import pytest
 
-from rsrank.cli import DEFAULT_L1_RATIO, main
+from rsrank.cli import DEFAULT_L1_RATIO, build_parser, main
 
 
 def test_info_on_bundled_data(capsys):
@@ -173,7 +173,7 @@ def test_path_command(tmp_path, capsys, bundled_root):
     points = json.loads((out / "path.json").read_text())["path"]
     assert [p["l1"] for p in points] == [0.0, 1.0]
     assert points[0]["n_nonzero"] > points[1]["n_nonzero"]
-    assert "| l1 | non-zeros |" in capsys.readouterr().out
+    assert "| l1 | non-zero weights |" in capsys.readouterr().out
 
 
 def test_train_stream_matches_the_api(tmp_path, capsys, bundled_root):
@@ -238,10 +238,11 @@ def test_malformed_grid_options(argv, message, capsys):
 def test_train_threads_by_the_work_for_one_fold_and_shares_cores_between_folds():
     import os
 
-    from rsrank.cli import _estimator, build_parser
+    from rsrank.recipe import fold_threads
 
     def threads(*argv):
-        return _estimator(build_parser().parse_args(["train", *argv])).n_jobs
+        args = build_parser().parse_args(["train", *argv])
+        return fold_threads(args.jobs, args.scheduler)
 
     assert threads() == "auto"  # settled per fit by the work and the free cores
     assert threads("--jobs", "2") == max(1, (os.cpu_count() or 1) // 2)
@@ -250,10 +251,12 @@ def test_train_threads_by_the_work_for_one_fold_and_shares_cores_between_folds()
 
 
 def test_the_path_stops_a_point_once_its_weights_settle():
-    from rsrank.cli import PATH_WEIGHT_TOL, _estimator, build_parser
+    from rsrank.recipe import PATH_WEIGHT_TOL, train_recipe
 
     def weight_tol(*argv):
-        return _estimator(build_parser().parse_args(["train", *argv])).weight_tol
+        args = build_parser().parse_args(["train", *argv])
+        return train_recipe(learning_rate=args.learning_rate,
+                            weight_tol=args.weight_tol)[0].weight_tol
 
     assert weight_tol() == PATH_WEIGHT_TOL
     assert weight_tol("--weight-tol", "1e-5") == 1e-5
@@ -294,14 +297,14 @@ def test_a_run_that_compiles_says_so_once_on_a_terminal(tmp_path, capsys, monkey
                                                          bundled_root):
     import subprocess
 
-    import rsrank.cli
+    import rsrank.cli._options
 
     argv = ["train", str(bundled_root), "--folds", "1", "--max-iter", "2"]
     notice = "compiling kernels, first run only"
-    monkeypatch.setattr(rsrank.cli, "_on_terminal", lambda: True)
+    monkeypatch.setattr(rsrank.cli._options, "on_terminal", lambda: True)
     for compiled, extra, shown in [(False, [], True), (True, [], False),
                                    (False, ["--quiet"], False)]:
-        monkeypatch.setattr(rsrank.cli, "compiled_before", lambda: compiled)
+        monkeypatch.setattr(rsrank.cli._options, "compiled_before", lambda: compiled)
         assert main(argv + extra) == 0
         assert (notice in capsys.readouterr().err) == shown
     # an empty numba cache is seen as one

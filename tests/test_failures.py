@@ -330,18 +330,18 @@ def test_results_respect_the_umask(tmp_path):
 def test_a_full_disk_while_writing_keeps_the_old_results(tmp_path, capsys, monkeypatch):
     import errno
 
-    import rsrank.cli
+    import rsrank.cli.train
 
     out = tmp_path / "run"
     assert main(["train", "--folds", "1", "--max-iter", "2", "--quiet", "--out", str(out)]) == 0
     before = digest(out)
-    real = rsrank.cli.write_experiment
+    real = rsrank.cli.train.write_experiment
 
     def full(experiment, directory, **options):
         real(experiment, directory, **options)  # half of it, then the disk is full
         raise OSError(errno.ENOSPC, "No space left on device", str(directory / "results.md"))
 
-    monkeypatch.setattr(rsrank.cli, "write_experiment", full)
+    monkeypatch.setattr(rsrank.cli.train, "write_experiment", full)
     capsys.readouterr()
     code, err = run(["train", "--folds", "1", "--max-iter", "3", "--quiet", "--out", out,
                      "--force"], capsys)
@@ -353,12 +353,12 @@ def test_a_full_disk_while_writing_keeps_the_old_results(tmp_path, capsys, monke
 def test_a_dead_worker_process_is_one_line(capsys, monkeypatch, data_dir):
     from concurrent.futures.process import BrokenProcessPool
 
-    import rsrank.cli
+    import rsrank.cli.train
 
     def dies(*_, **__):
         raise BrokenProcessPool("A task has failed to un-serialize")
 
-    monkeypatch.setattr(rsrank.cli, "run_letor_folds", dies)
+    monkeypatch.setattr(rsrank.cli.train, "run_letor_folds", dies)
     code, err = run(["train", "--train", data_dir / "train.txt", "--jobs", "2"], capsys)
     assert_one_line(code, err, "worker process died")
 
@@ -383,6 +383,7 @@ def test_ctrl_c_inside_a_kernel_is_an_interrupt(monkeypatch, capsys):
     SystemError 'returned a result with an exception set', chained to the
     KeyboardInterrupt: it must end as an interrupt (130), not exit 1."""
     import rsrank.cli as cli
+    import rsrank.cli.info
 
     def interrupted_kernel(args):
         try:
@@ -394,10 +395,10 @@ def test_ctrl_c_inside_a_kernel_is_an_interrupt(monkeypatch, capsys):
     def other_error(args):
         raise SystemError("something else")
 
-    monkeypatch.setattr(cli, "_cmd_info", interrupted_kernel)
+    monkeypatch.setattr(rsrank.cli.info, "run", interrupted_kernel)
     assert cli.main(["info"]) == 130
     assert capsys.readouterr().err.strip() == "rsrank info: interrupted"
-    monkeypatch.setattr(cli, "_cmd_info", other_error)
+    monkeypatch.setattr(rsrank.cli.info, "run", other_error)
     with pytest.raises(SystemError, match="something else"):
         cli.main(["info"])
 

@@ -1,0 +1,128 @@
+"""``rsrank compare``: paired significance tests between runs on the same queries."""
+
+import json
+import sys
+from pathlib import Path
+
+from ..datasets import load_letor
+from ..experiments import per_query_from_results, read_results
+from ..metrics import letor_per_query
+from ..runs import on_file_queries, read_scores
+from ..stats import compare
+from ._options import UsageError
+
+
+def add_parser(commands):
+    compare_ = commands.add_parser(
+        "compare", help="paired significance tests between runs on the same queries",
+        description="Each run against the first (or --baseline), per metric: the paired "
+        "t-test and the paired randomization test over queries, Holm-corrected across "
+        "metrics and runs. A run is a directory written by rsrank train (its per-query test "
+        "values, averaged over its seeds) or a score file (one score per line) with --data.")
+    compare_.add_argument("runs", nargs="+", metavar="RUN")
+    compare_.add_argument("--data", help="LETOR file that the score files score")
+    compare_.add_argument("--metrics", default="NDCG@1,NDCG@3,NDCG@5,NDCG@10,MAP",
+                          help="comma-separated (default NDCG@1,NDCG@3,NDCG@5,NDCG@10,MAP)")
+    compare_.add_argument("--convention", choices=["letor", "standard", "lightgbm", "sklearn"],
+                          default=None, help="for score files (default: the directories', "
+                          "else letor); directories must have been evaluated with it")
+    compare_.add_argument("--baseline", help="the run the others are compared with "
+                          "(default: the first)")
+    compare_.add_argument("--resamples", type=int, default=100_000,
+                          help="randomization-test resamples (default 100000)")
+    compare_.add_argument("--seed", type=int, default=0,
+                          help="seed of the randomization test (default 0)")
+    compare_.add_argument("--json", action="store_true", help="print the tests as JSON")
+    compare_.set_defaults(run=run)
+
+
+def _is_results(path):
+    path = Path(path)
+    return path.is_dir() or path.name == "results.json"
+
+
+def _results_values(path):
+    """Per-query values of a results directory (or its results.json) written
+    by ``rsrank train``: ``(values, convention, number of seeds)``."""
+    try:
+        document = read_results(path)
+    except FileNotFoundError as error:
+        raise UsageError(f"{error}, or a score file with --data") from None
+    values = per_query_from_results(document, source=str(path))
+    return values, document.get("convention"), len(document.get("seeds") or [None])
+
+
+def run(args):
+    if len(args.runs) < 2:
+        raise UsageError("compare needs at least two runs")
+    if len(set(args.runs)) != len(args.runs):
+        raise UsageError("a run is named twice")
+    if args.resamples < 1:
+        raise UsageError(f"--resamples must be at least 1, got {args.resamples}")
+    for path in args.runs:
+        if not Path(path).exists():
+            raise UsageError(f"{path}: no such file or directory")
+    runs, seeds, conventions = {}, {}, {}
+    for path in filter(_is_results, args.runs):
+        runs[path], conventions[path], seeds[path] = _results_values(path)
+    wanted = args.convention or next(iter(conventions.values()), "letor")
+    for path, convention in conventions.items():
+        if convention != wanted:
+            raise UsageError(f"{path} was evaluated with the {convention!r} convention, not "
+                             f"{wanted!r}: compare runs under one convention")
+    score_files = [path for path in args.runs if not _is_results(path)]
+    if score_files:
+        if args.data is None:
+            raise UsageError(f"{score_files[0]}: a score file needs --data FILE (the LETOR "
+                             "file it scores)")
+        _, y, qid, docids = load_letor(args.data, return_docids=True)
+        for path in score_files:  # evaluated under the directories' convention
+            scores = read_scores(path, n_rows=len(y), qid=qid, docids=docids, data=args.data)
+            runs[path] = letor_per_query(y, scores, qid, convention=wanted)
+            seeds[path] = 1
+        for path in filter(_is_results, args.runs):
+            runs[path], fold = on_file_queries(runs[path], qid, run=path, data=args.data)
+            if fold is not None:
+                print(f"{path}: its {fold} test queries, the ones in {args.data}",
+                      file=sys.stderr)
+    runs = {path: runs[path] for path in args.runs}  # in the order given
+    metrics = [name.strip() for name in args.metrics.split(",") if name.strip()]
+    known = set.intersection(*(set(values) - {"qid"} for values in runs.values()))
+    for name in metrics:
+        if name not in known:
+            raise UsageError(f"unknown metric {name!r}; the runs have {', '.join(sorted(known))}")
+    baseline = args.runs[0] if args.baseline is None else args.baseline
+    if baseline not in runs:
+        raise UsageError(f"--baseline {baseline} is not one of the runs")
+    rows = compare(runs, metrics, baseline=baseline, n_resamples=args.resamples,
+                   random_state=args.seed)
+    if args.json:
+        print(json.dumps({"convention": wanted, "baseline": baseline, "seeds": seeds,
+                          "n_resamples": args.resamples, "tests": rows}, indent=2))
+        return 0
+    n_queries = rows[0]["n_queries"] if rows else 0
+    averaged = [path for path, n in seeds.items() if n > 1]
+    note = (f"; per-query values averaged over the seeds of {', '.join(averaged)}"
+            if averaged else "")
+    print(f"Paired over {n_queries} queries ({wanted!r} convention){note}. p-values of the "
+          f"paired t-test and the paired randomization test ({args.resamples:,} resamples, "
+          f"exact when 2^queries is fewer), Holm-corrected over the {len(rows)} tests; "
+          "* marks Holm-corrected p < 0.05 in both.")
+    print()
+    print("| metric | system | baseline mean | system mean | difference [95% CI] | t-test p "
+          "| Holm | randomization p | Holm | |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for row in rows:
+        mark = "*" if max(row["t_pvalue_holm"], row["permutation_pvalue_holm"]) < 0.05 else ""
+        print(f"| {row['metric']} | {row['system']} | {row['mean_a']:.4f} | "
+              f"{row['mean_b']:.4f} | {row['difference']:+.4f} [{row['ci_low']:+.4f}, "
+              f"{row['ci_high']:+.4f}] | {row['t_pvalue']:.3g} | {row['t_pvalue_holm']:.3g} | "
+              f"{row['permutation_pvalue']:.3g} | {row['permutation_pvalue_holm']:.3g} | "
+              f"{mark} |")
+    left_out = [f"{row['metric']} of {row['system']}: {row['left_out']}" for row in rows
+                if row["left_out"]]
+    if left_out:
+        print()
+        print("Queries without a value in a run (no relevant document under the convention) "
+              "are left out of that test: " + "; ".join(left_out) + ".")
+    return 0

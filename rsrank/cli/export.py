@@ -1,0 +1,103 @@
+"""``rsrank export``: a model for Solr, Elasticsearch, OpenSearch or Vespa, checked on the user's data if asked."""
+
+import json
+import sys
+
+from .._files import atomic_write_text, read_bounded_text
+from ..datasets import load_letor
+from ..engines import parity
+from ..estimator import RSRank
+from ..export import (FORMATS, engine_features, export_model, featureset_subset, guarantee,
+                      missing_branches, upload_hint)
+from ._options import UsageError, check_file_output, fit_width
+
+
+def add_parser(commands):
+    export = commands.add_parser("export", help="a model for Solr, Elasticsearch, OpenSearch "
+                                 "or Vespa")
+    export.add_argument("model")
+    export.add_argument("--format", choices=FORMATS, required=True)
+    export.add_argument("--name", default="rsrank", help="model or rank-profile name")
+    export.add_argument("--featureset", default="rsrank_features",
+                        help="Elasticsearch/OpenSearch feature set of the upload URL")
+    export.add_argument("--store", default="_DEFAULT_", help="Solr feature store")
+    export.add_argument("--subset-featureset", nargs=2, metavar=("FULL", "OUT"),
+                        help="Elasticsearch/OpenSearch: write to OUT the featureset FULL (a "
+                        "_ltr/_featureset body) with only the model's features, the ones the "
+                        "plugin then computes")
+    export.add_argument("--out", help="output file (default: stdout)")
+    export.add_argument("--check", metavar="DATA",
+                        help="score DATA (a LETOR file) with the export by each version of the "
+                        "engine's rules (rsrank.engines), with every value given and with every "
+                        "0 sent as a missing feature, and say how many queries any orders "
+                        "differently from predict (exit 1 if one does)")
+    export.set_defaults(run=run)
+
+
+#: the versions of each engine's rules that ``rsrank export --check`` tries
+_CHECKED_ENGINES = {"solr": ("solr", "solr-nan"),
+                    "elasticsearch": ("elasticsearch-1.5.8", "elasticsearch"),
+                    "opensearch": ("opensearch-3.7", "opensearch"),
+                    "vespa": ("vespa-float", "vespa-double")}
+
+
+def run(args):
+    subset = args.subset_featureset
+    check_file_output(args.out, [args.model] + (list(subset) if subset else [])
+                       + ([args.check] if args.check else []))
+    if subset:
+        if args.format not in ("elasticsearch", "opensearch"):
+            raise UsageError("--subset-featureset is for --format elasticsearch or opensearch")
+        check_file_output(subset[1], [args.model, subset[0]] + ([args.out] if args.out else []),
+                           "--subset-featureset OUT")
+    model = RSRank.load(args.model)
+    checked = None
+    if args.check:  # read before anything is written: a bad file leaves no export
+        X, _, qid = load_letor(args.check)
+        checked = (X, qid)
+    text = export_model(model, args.format, name=args.name, store=args.store)
+    body = None
+    if subset:
+        try:
+            full = json.loads(read_bounded_text(subset[0], 1 << 26, "featureset"))
+            body = featureset_subset(full, model)
+        except (ValueError, AttributeError) as error:
+            raise UsageError(f"{subset[0]}: {error}") from None
+    used = engine_features(model)
+    listed = ", ".join(name for _, name in used)
+    hint = upload_hint(args.format, featureset=args.featureset, store=args.store)
+    if args.format in ("elasticsearch", "opensearch") and not subset:
+        hint += (f"; the plugin computes every feature of {args.featureset}, so keep only these "
+                 "in it (--subset-featureset FULL.json OUT.json writes that featureset)")
+    print(f"rsrank export: the engine computes {len(used)} of {model.n_features_in_} "
+          f"features: {listed}; {hint}", file=sys.stderr)
+    print(f"rsrank export: {args.format}: {guarantee(args.format, model)}", file=sys.stderr)
+    if body is not None:
+        atomic_write_text(subset[1], json.dumps(body, indent=2) + "\n")
+    if args.out:
+        atomic_write_text(args.out, text)
+    else:
+        sys.stdout.write(text)
+    return _check_export(args, model, *checked) if args.check else 0
+
+
+def _check_export(args, model, X, qid):
+    """``--check DATA`` (its rows ``X`` and queries ``qid``): one line per
+    version of the engine's rules."""
+    engines = [e for e in _CHECKED_ENGINES[args.format]
+               if e != "solr-nan" or missing_branches(model)]
+    results = parity(model, fit_width(X, model, args.check), qid, engines, name=args.name,
+                     store=args.store)
+    failed = False
+    for engine, result in results.items():
+        if not result["accepted"]:
+            failed = True
+            print(f"rsrank export: check {engine}: refused: {result['error']}", file=sys.stderr)
+            continue
+        failed |= bool(result["reordered"] or result["reordered_missing"])
+        largest = max(result["max_abs_difference"], result["max_abs_difference_missing"])
+        print(f"rsrank export: check {engine} on {args.check}: {result['reordered']} of "
+              f"{result['queries']} queries ordered differently from predict with every value "
+              f"given, {result['reordered_missing']} with every 0 sent as missing (largest "
+              f"difference {largest:.2g})", file=sys.stderr)
+    return 1 if failed else 0

@@ -1,0 +1,49 @@
+"""``rsrank predict``: scores of a LETOR file, one per line, as a TSV or a TREC run."""
+
+import io
+import sys
+
+from .._files import atomic_write_text
+from ..datasets import LetorFormatError, data_line_numbers, load_letor
+from ..estimator import RSRank
+from ..writers import run_problem, write_run, write_scores
+from ._options import UsageError, check_file_output, fit_width
+
+
+def add_parser(commands):
+    predict = commands.add_parser("predict", help="scores of a LETOR file: one per line, a "
+                                  "TSV or a TREC run")
+    predict.add_argument("model")
+    predict.add_argument("file")
+    predict.add_argument("--format", choices=["scores", "tsv", "trec"], default="scores",
+                         help="scores: one per line (LETOR's Eval-Score input); tsv: qid, "
+                         "docid, score; trec: 'qid Q0 docid rank score tag' (trec_eval, ranx)")
+    predict.add_argument("--tag", default="rsrank", help="run tag of a TREC run")
+    predict.add_argument("--out", help="output file (default: stdout)")
+    predict.set_defaults(run=run)
+
+
+def run(args):
+    check_file_output(args.out, [args.model, args.file])
+    model = RSRank.load(args.model)
+    X, _, qid, docids = load_letor(args.file, return_docids=True)
+    scores = model.predict(fit_width(X, model, args.file), qid=qid)
+    if args.format == "scores":
+        if args.out:
+            write_scores(args.out, scores)
+        else:
+            sys.stdout.writelines(f"{value:.10g}\n" for value in scores)
+        return 0
+    problem = run_problem(qid, docids, args.tag if args.format == "trec" else "x")
+    if problem:
+        row, why = problem
+        if row is None:
+            raise UsageError(f"--tag: {why}")
+        raise LetorFormatError(args.file, data_line_numbers(args.file)[row], why)
+    if args.out:
+        buffer = io.StringIO()
+        write_run(buffer, qid, docids, scores, tag=args.tag, form=args.format)
+        atomic_write_text(args.out, buffer.getvalue())
+    else:
+        write_run(sys.stdout, qid, docids, scores, tag=args.tag, form=args.format)
+    return 0

@@ -1,0 +1,171 @@
+"""``rsrank train``: LETOR's protocol on the user's folds, with the library's recipe."""
+
+import contextlib
+import functools
+import sys
+
+from .._files import ResultsDirectory
+from .._version import __version__
+from ..experiments import experiment_markdown, run_letor_folds, write_experiment
+from ..layouts import read_feature_costs, read_feature_names
+from ..recipe import DEFAULT_L1_RATIO, DEFAULT_WITHIN, fold_threads, train_recipe
+from ._options import (UsageError, add_data_options, add_training_options, command_line,
+                       curvature_recipe, first_run, jobs, loading, metric, number_list,
+                       on_terminal, pair_weights, positive, training_data, within)
+
+
+def add_parser(commands):
+    train = commands.add_parser("train", help="grid search per fold on vali, report test",
+                                description="For each fold: train every grid point on train, "
+                                "select on vali, evaluate on test; print the LETOR table.")
+    add_data_options(train)
+    train.add_argument("--feature-names", help="file of feature names: one per line, or "
+                       "'index name' lines (RankLib, Elasticsearch LTR feature lists)")
+    train.add_argument("--folds", type=number_list(int), default=None,
+                       help="comma-separated fold numbers (default: all found)")
+    strengths = train.add_mutually_exclusive_group()
+    strengths.add_argument("--l1-ratio", type=number_list(float), default=None,
+                           help="comma-separated L1 strengths as fractions of each fold's "
+                           "l1_max, the smallest l1 that keeps every weight at zero (default "
+                           f"{','.join(f'{v:g}' for v in DEFAULT_L1_RATIO)})")
+    strengths.add_argument("--l1", type=number_list(float), default=None,
+                           help="comma-separated L1 strengths g, in the units of the scaled "
+                           "features (instead of --l1-ratio)")
+    train.add_argument("--within", type=within, default=DEFAULT_WITHIN,
+                       help="keep the sparsest grid point whose vali score is within this "
+                       "fraction of the best (0 keeps the best), or '1se': within one "
+                       "standard error of the best over the vali queries (default "
+                       f"{DEFAULT_WITHIN})")
+    train.add_argument("--truncation-period", type=number_list(int), default=None,
+                       help="K of truncated gradient (comma-separated grid; default 1)")
+    train.add_argument("--pair-weight", type=pair_weights, default=None,
+                       help="pair weights: delta_ndcg (|Delta NDCG| of the swap, RSRank's), "
+                       "unit (every pair 1, as RankSVM), comma-separated (default with "
+                       "--learning-rate curvature: both, else delta_ndcg)")
+    add_training_options(train, grid=True)
+    train.add_argument("--select", type=metric, default="ndcg@10",
+                       help="validation metric: ndcg@K, p@K or map (default ndcg@10)")
+    train.add_argument("--jobs", type=jobs, default=1,
+                       help="folds in parallel (default 1; -1: one per core)")
+    train.add_argument("--stream", type=positive(int), nargs="?", const=1000, default=None,
+                       metavar="QUERIES", help="read training files from disk in blocks of "
+                       "QUERIES queries (default 1000) every epoch instead of loading them")
+    train.add_argument("--cache", nargs="?", const=True, default=None, metavar="DIR",
+                       help="keep parsed files as memory-mappable arrays and reuse them "
+                       "while the files are unchanged (default place: .rsrank-cache beside "
+                       "the data, or ~/.cache/rsrank when that is read-only)")
+    train.add_argument("--n-features", type=positive(int), default=None,
+                       help="number of features (default: largest index in the files)")
+    train.add_argument("--dtype", choices=["float32", "float64"], default="float32",
+                       help="precision the features are kept in (default float32: half the "
+                       "memory; float64 trains on the values exactly as written)")
+    train.add_argument("--scheduler", metavar="ADDRESS",
+                       help="run the folds on a Dask cluster (tcp://host:8786)")
+    train.add_argument("--out", help="directory for results.json/.md, models, predictions")
+    train.add_argument("--force", action="store_true", help="replace an existing --out")
+    train.add_argument("--seeds", type=positive(int), default=None, metavar="N",
+                       help="run every fold with N seeds (--seed, --seed + 1, ...): mean ± "
+                       "std over folds and seeds, per-seed per-query values in results.json")
+    train.add_argument("--quiet", action="store_true", help="no progress bars")
+    train.set_defaults(run=run)
+
+
+def _fold_line(result):
+    """One line per finished fold, on a terminal only."""
+    name = "test" if result.evaluated_on == "test" else "vali (no test split)"
+    seed = "" if result.seed is None else f" seed {result.seed}"
+    print(f"fold {result.fold}{seed}: {name} NDCG@10 {result.test['NDCG@10']:.4f}, "
+          f"{result.n_nonzero} {result.model.model_.used_words}, {result.fit_seconds:.1f} s",
+          file=sys.stderr)
+
+
+def _seeds(args):
+    """The seeds to run. Full-batch steps (every grid point's
+    ``--batch-size`` left at all queries) visit no random order and the
+    vali split is given, so every seed gives the same model to rounding:
+    those run once, and say so."""
+    if args.seeds is None:
+        return None
+    if args.seeds > 1 and args.batch_size is None:
+        print(f"rsrank train: --seeds {args.seeds}: full-batch steps use no random query "
+              "order, so every seed gives the same model; running seed "
+              f"{args.seed} once (give --batch-size to train on random batches)",
+              file=sys.stderr)
+        return [args.seed]
+    return list(range(args.seed, args.seed + args.seeds))
+
+
+def run(args):
+    with first_run(args):
+        return _train(args)
+
+
+def _recipe(args):
+    """``(estimator, grid)`` of the options (:func:`rsrank.recipe.train_recipe`)."""
+    # epoch bars only on a terminal, and only when folds run one at a time:
+    # parallel bars would interleave
+    verbose = int(not args.quiet and args.jobs == 1 and on_terminal())
+    costs = None if args.feature_costs is None else read_feature_costs(args.feature_costs)
+    try:
+        return train_recipe(
+            learning_rate=args.learning_rate, additive=args.additive, max_bins=args.max_bins,
+            normalize=args.normalize, relax=args.relax, max_iter=args.max_iter,
+            weight_tol=args.weight_tol, patience=args.patience, l1=args.l1,
+            l1_ratio=args.l1_ratio, pair_weight=args.pair_weight, ndcg_k=args.ndcg_k,
+            discount=args.discount, power_t=args.power_t, batch_size=args.batch_size,
+            truncation_period=args.truncation_period, l1_method=args.l1_method,
+            average=args.average, feature_costs=costs, seed=args.seed,
+            convention=args.convention, n_jobs=fold_threads(args.jobs, args.scheduler),
+            verbose=verbose)
+    except ValueError as error:  # a flag the kind would ignore
+        raise UsageError(str(error)) from None
+
+
+def _train(args):
+    estimator, grid = _recipe(args)  # a flag the kind would ignore is refused before any work
+    data, name, inputs = training_data(args)
+    if isinstance(data, list) and args.folds is not None:
+        raise UsageError(f"--folds needs a directory of Fold<k>; {name} is one fold: leave "
+                         "--folds out")
+    # claim --out before training: a taken, existing or unwritable output fails now
+    claim = (ResultsDirectory(args.out, overwrite=args.force, inputs=inputs)
+             if args.out is not None else contextlib.nullcontext())
+    with claim as results:
+        features = None
+        if args.feature_names:
+            width = args.n_features or (data[0].n_features if isinstance(data, list) else None)
+            features = read_feature_names(args.feature_names, width)  # its errors: at once
+            if width is None:  # each fold's names are fitted to its width once it is read
+                features = functools.partial(read_feature_names, args.feature_names)
+        options = dict(**loading(args), folds=args.folds, select=args.select,
+                       convention=args.convention,
+                       n_jobs=args.jobs, n_features=args.n_features,
+                       stream_queries=None if isinstance(data, list) else args.stream,
+                       within=args.within, feature_names=features, cache=args.cache,
+                       seeds=_seeds(args), path=curvature_recipe(args),
+                       progress=_fold_line if not args.quiet and on_terminal() else None)
+        if args.scheduler:
+            options["progress"] = None
+            experiment = _on_cluster(args.scheduler, data, estimator, grid, options)
+        else:
+            experiment = run_letor_folds(data, estimator, grid, **options)
+        command = command_line(args.argv)
+        print(experiment_markdown(experiment, title=f"RSRank on {name}", command=command))
+        if results is not None:
+            write_experiment(experiment, results.staging, command=command,
+                             extra={"data": name, "rsrank_version": __version__})
+            results.publish()
+            print(f"wrote {args.out}")
+    return 0
+
+
+def _on_cluster(address, root, estimator, grid, options):
+    """Run the folds as tasks on a Dask cluster through joblib's dask backend."""
+    try:
+        from distributed import Client
+        from joblib import parallel_config
+    except ImportError:
+        raise UsageError("--scheduler needs the dask extra: pip install 'rsrank[dask]'") from None
+    with Client(address, timeout="10s"), parallel_config(backend="dask"):
+        options["n_jobs"] = -1
+        return run_letor_folds(root, estimator, grid, backend="joblib", **options)

@@ -1,0 +1,128 @@
+"""``rsrank train``'s recipe as plain values: the estimator and the grid of a
+LETOR run (:func:`rsrank.experiments.run_letor_folds`), and the defaults
+behind them.
+
+By default every fold walks a regularization path scaled to its data
+(strengths as fractions of the edge, :mod:`rsrank.path`) with the step of
+the loss's curvature, each point kept at its settled last epoch, for both
+pair weightings; the selection keeps the sparsest point within 1% of the
+best vali score (``results/paths.md``). The kind of model
+(:mod:`rsrank.kinds`) says which penalty the path walks, how many epochs a
+point may take and whether the points are refit on the features they keep.
+"""
+
+import os
+
+import numpy as np
+
+from .estimator import RSRank
+from .kinds import DEFAULT_MAX_BINS, kind_of
+
+__all__ = ["train_recipe", "DEFAULT_L1_RATIO", "DEFAULT_WITHIN", "PATH_WEIGHT_TOL",
+           "PATH_PAIR_WEIGHTS", "PATH_EPOCHS", "PATH_EPOCHS_ADDITIVE", "DEFAULTS",
+           "fold_threads", "path_estimator"]
+
+#: The default grid of ``rsrank train``: L1 strengths as fractions of each
+#: fold's l1_max, nine log-spaced points from 0.46 down to 1/1000 (1 itself
+#: keeps every weight at zero), then 0: a regularization path from strong
+#: to weak. With ``--within``, the sparsest point whose vali score is
+#: within 1% of the best is kept.
+DEFAULT_L1_RATIO = [float(f"{r:.3g}") for r in np.geomspace(1.0, 1e-3, 10)[1:]] + [0.0]
+DEFAULT_WITHIN = 0.01
+#: ``rsrank train``'s default recipe (``--learning-rate curvature``): every
+#: point of the path at 2 over the trace of the loss's Hessian at w = 0,
+#: warm-started from the stronger point, kept at its last epoch (the
+#: penalized optimum), for both pair weightings; the selection sees all of
+#: them (``results/paths.md``). The epochs: the kind's ``path_epochs``
+#: (300 linear; 1000 additive, whose Hessian trace overstates the
+#: curvature more, so its steps are shorter and its sparse points still
+#: move at 300).
+PATH_EPOCHS = kind_of({"additive": False}).path_epochs
+PATH_EPOCHS_ADDITIVE = kind_of({"additive": True}).path_epochs
+#: ... and stopped earlier once an epoch moves no weight by more than this
+#: times the largest (``RSRank(weight_tol=...)``; ``results/paths_tol.md``: 1e-3
+#: loses on OHSUMED, 1e-4 keeps every dataset where all 300 epochs put it)
+PATH_WEIGHT_TOL = 1e-4
+PATH_PAIR_WEIGHTS = ["unit", "delta_ndcg"]
+
+#: RSRank's parameters as it is made without any
+DEFAULTS = RSRank().get_params()
+
+
+def fold_threads(jobs=1, scheduler=None):
+    """Threads per fit: every core for one fold at a time (``"auto"``, by
+    the work and the cores other processes leave free); folds in parallel
+    processes or on a cluster share the cores out instead."""
+    if scheduler or jobs < 1:
+        return 1
+    if jobs == 1:
+        return "auto"
+    return max(1, (os.cpu_count() or 1) // jobs)
+
+
+def train_recipe(*, learning_rate=("curvature",), additive=False, max_bins=None,
+                 normalize="zscore", relax=None, max_iter=None, weight_tol=None, patience=None,
+                 l1=None, l1_ratio=None, pair_weight=None, ndcg_k=None, discount=None,
+                 power_t=None, batch_size=None, truncation_period=None, l1_method="truncated",
+                 average=False, feature_costs=None, seed=0, convention="letor", n_jobs=1,
+                 verbose=0):
+    """``(estimator, grid)`` of ``rsrank train``: its options as keywords
+    (None: the recipe's default; the grid options are lists). A parameter
+    the model kind cannot take is refused here, before any work."""
+    kind = kind_of({"additive": bool(additive)})
+    kind.check({"normalize": normalize,
+                "max_bins": DEFAULT_MAX_BINS if max_bins is None else max_bins})
+    curvature = list(learning_rate) == ["curvature"]
+    params = dict(normalize=normalize, random_state=seed, eval_convention=convention,
+                  eval_train=False, verbose=verbose, n_jobs=n_jobs, l1_method=l1_method,
+                  average=average, additive=bool(additive),
+                  relax=kind.relax if relax is None else relax,
+                  max_iter=max_iter or (kind.path_epochs if curvature else DEFAULTS["max_iter"]))
+    if additive:
+        params["max_bins"] = DEFAULT_MAX_BINS if max_bins is None else max_bins
+    if patience is not None:
+        params.update(early_stopping=True, n_iter_no_change=patience, tol=0.0)
+    if curvature:
+        params.update(restore_best=False, weight_tol=PATH_WEIGHT_TOL)
+    if weight_tol is not None:
+        params["weight_tol"] = weight_tol or None
+    if feature_costs is not None:
+        params["feature_costs"] = feature_costs
+    grid = {"learning_rate": list(learning_rate)}
+    if l1 is not None:
+        grid["l1"] = l1
+    elif l1_ratio is not None:
+        grid["l1_ratio"] = l1_ratio
+    else:  # the kind's path: weights, or whole features, in or out
+        grid[f"{kind.strength}_ratio"] = DEFAULT_L1_RATIO
+    for name, values in (("ndcg_k", ndcg_k), ("discount", discount), ("power_t", power_t),
+                         ("batch_size", batch_size), ("truncation_period", truncation_period),
+                         ("pair_weight", pair_weight)):
+        if values is not None:
+            grid[name] = values
+    if pair_weight is None and curvature:
+        grid["pair_weight"] = PATH_PAIR_WEIGHTS
+    return RSRank(**params), grid
+
+
+def path_estimator(*, learning_rate="auto", additive=False, max_bins=None, normalize="zscore",
+                   relax=None, max_iter=None, batch_size=None, ndcg_k=None, power_t=None,
+                   l1_method="truncated", average=False, feature_costs=None, seed=0):
+    """The estimator of ``rsrank path``: ``rsrank train``'s recipe at one
+    setting (with ``learning_rate="curvature"`` each point at its settled
+    end)."""
+    kind = kind_of({"additive": bool(additive)})
+    kind.check({"normalize": normalize,
+                "max_bins": DEFAULT_MAX_BINS if max_bins is None else max_bins})
+    recipe = {}
+    if learning_rate == "curvature":
+        recipe = dict(restore_best=False, weight_tol=PATH_WEIGHT_TOL)
+        max_iter = max_iter or kind.path_epochs
+    if additive:
+        recipe["max_bins"] = DEFAULT_MAX_BINS if max_bins is None else max_bins
+    return RSRank(learning_rate=learning_rate, max_iter=max_iter or DEFAULTS["max_iter"],
+                  normalize=normalize, batch_size=batch_size, ndcg_k=ndcg_k,
+                  random_state=seed, l1_method=l1_method, power_t=power_t or 0.0,
+                  average=average, additive=bool(additive),
+                  relax=kind.relax if relax is None else relax, feature_costs=feature_costs,
+                  **recipe)
