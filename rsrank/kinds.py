@@ -23,7 +23,7 @@ import numpy as np
 from .model import AdditiveModel, LinearModel
 from .preprocessing import GLOBAL_NORMALIZERS, QUERY_NORMALIZERS, scaling_from_moments
 
-__all__ = ["Kind", "KINDS", "kind_of", "DEFAULT_MAX_BINS"]
+__all__ = ["Kind", "KINDS", "LINEAR", "ADDITIVE", "kind_of", "DEFAULT_MAX_BINS"]
 
 #: bins per feature of an additive model unless ``max_bins`` says otherwise
 DEFAULT_MAX_BINS = 32
@@ -74,6 +74,8 @@ class Kind:
     ----------
     name : str
         The ``kind`` of its models and of model files.
+    additive : bool
+        The estimator's ``additive`` parameter that asks for it.
     model : type
         Its fitted model's class (:mod:`rsrank.model`).
     strength : str
@@ -96,6 +98,7 @@ class Kind:
     """
 
     name: str
+    additive: bool
     model: type
     strength: str
     relax: bool
@@ -106,7 +109,7 @@ class Kind:
 
     def shape(self, params):
         """What the model is made with, for the ``warm_start`` check."""
-        return {"additive": params["additive"], **{name: params[name] for name in self.shaping}}
+        return {"additive": self.additive, **{name: params[name] for name in self.shaping}}
 
     def check(self, params):
         """``ValueError`` when the kind refuses ``params``."""
@@ -115,9 +118,9 @@ class Kind:
             raise ValueError(problem)
 
 
-LINEAR = Kind("linear", LinearModel, "l1", relax=False, path_epochs=300,
+LINEAR = Kind("linear", False, LinearModel, "l1", relax=False, path_epochs=300,
               shaping=("normalize",), start=_start_linear, refuse=_refuse_linear)
-ADDITIVE = Kind("additive", AdditiveModel, "l1_group", relax=True, path_epochs=1000,
+ADDITIVE = Kind("additive", True, AdditiveModel, "l1_group", relax=True, path_epochs=1000,
                 shaping=("max_bins",), start=_start_additive, refuse=_refuse_additive)
 
 #: every kind by name (a model's ``kind`` and a model file's ``"model"``)
@@ -130,4 +133,4 @@ def kind_of(params):
     additive = params["additive"]
     if not isinstance(additive, (bool, np.bool_)):
         raise ValueError(f"additive must be True or False, got {additive!r}")
-    return ADDITIVE if additive else LINEAR
+    return next(kind for kind in KINDS.values() if kind.additive == additive)

@@ -22,7 +22,6 @@ import numpy as np
 from ._files import atomic_write_text, read_bounded_text
 from ._version import __version__
 from .binning import MAX_BINS, StepEncoding
-from .kinds import kind_of
 from .model import AdditiveModel, LinearModel, feature_name_problem
 
 __all__ = ["MODEL_FORMAT", "MODEL_FORMAT_VERSION", "MAX_MODEL_BYTES", "ModelFileError",
@@ -177,8 +176,7 @@ def _model_from_document(document, path):
         if not (_scalar(value) or isinstance(value, list) and all(map(_scalar, value))):
             raise ModelFileError(path, f"parameter {name} has a {type(value).__name__} value")
     params = {k: _from_json(v) for k, v in params.items()}
-    said = kind_of({"additive": params.get("additive", False)}).name
-    if said != kind:
+    if params.get("additive", False) is not form.additive:
         raise ModelFileError(path, f"the parameters say additive={params.get('additive')!r} "
                              f"but the model is {kind}: the file was edited or damaged")
     form.check(layout, params, path)
@@ -276,11 +274,12 @@ def _step_fields(model):
 @dataclass(frozen=True)
 class _KindFormat:
     """How one kind of model is written and read back: its format version,
-    its own fields, their reading (a layout of the weights, None when the
+    the ``additive`` parameter its estimator has, its own fields, their reading (a layout of the weights, None when the
     kind has none), the number of weights, a check of the layout against
     the parameters, and the model built from what was read."""
 
     version: int
+    additive: bool
     fields: object
     layout: object
     n_weights: object
@@ -291,11 +290,11 @@ class _KindFormat:
 #: the file form of each model kind (:data:`rsrank.kinds.KINDS`)
 _KIND_FORMATS = {
     "linear": _KindFormat(
-        LINEAR_FORMAT_VERSION, lambda model: {}, lambda document, n, path: None,
+        LINEAR_FORMAT_VERSION, False, lambda model: {}, lambda document, n, path: None,
         lambda layout, n: n, lambda layout, params, path: None,
         lambda coef, layout, normalize, *rest: LinearModel(coef, normalize, *rest)),
     "additive": _KindFormat(
-        MODEL_FORMAT_VERSION, _step_fields, lambda document, n, path: _encoding(document, n,
+        MODEL_FORMAT_VERSION, True, _step_fields, lambda document, n, path: _encoding(document, n,
                                                                                 path),
         lambda encoding, n: encoding.n_steps, _max_bins_check,
         lambda coef, encoding, normalize, offset, scale, *rest: AdditiveModel(coef, encoding,

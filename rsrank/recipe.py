@@ -16,7 +16,7 @@ import os
 import numpy as np
 
 from .estimator import RSRank
-from .kinds import DEFAULT_MAX_BINS, kind_of
+from .kinds import ADDITIVE, DEFAULT_MAX_BINS, LINEAR
 
 __all__ = ["train_recipe", "DEFAULT_L1_RATIO", "DEFAULT_WITHIN", "PATH_WEIGHT_TOL",
            "PATH_PAIR_WEIGHTS", "PATH_EPOCHS", "PATH_EPOCHS_ADDITIVE", "DEFAULTS",
@@ -37,8 +37,8 @@ DEFAULT_WITHIN = 0.01
 #: (300 linear; 1000 additive, whose Hessian trace overstates the
 #: curvature more, so its steps are shorter and its sparse points still
 #: move at 300).
-PATH_EPOCHS = kind_of({"additive": False}).path_epochs
-PATH_EPOCHS_ADDITIVE = kind_of({"additive": True}).path_epochs
+PATH_EPOCHS = LINEAR.path_epochs
+PATH_EPOCHS_ADDITIVE = ADDITIVE.path_epochs
 #: ... and stopped earlier once an epoch moves no weight by more than this
 #: times the largest (``RSRank(weight_tol=...)``; ``results/paths_tol.md``: 1e-3
 #: loses on OHSUMED, 1e-4 keeps every dataset where all 300 epochs put it)
@@ -47,6 +47,13 @@ PATH_PAIR_WEIGHTS = ["unit", "delta_ndcg"]
 
 #: RSRank's parameters as it is made without any
 DEFAULTS = RSRank().get_params()
+
+
+def _kind(additive, normalize, max_bins):
+    """The model kind of the options (as the estimator's setup decides it),
+    refusing what it cannot take."""
+    return RSRank(additive=bool(additive), normalize=normalize,
+                  max_bins=DEFAULT_MAX_BINS if max_bins is None else max_bins).setup().kind
 
 
 def fold_threads(jobs=1, scheduler=None):
@@ -69,17 +76,14 @@ def train_recipe(*, learning_rate=("curvature",), additive=False, max_bins=None,
     """``(estimator, grid)`` of ``rsrank train``: its options as keywords
     (None: the recipe's default; the grid options are lists). A parameter
     the model kind cannot take is refused here, before any work."""
-    kind = kind_of({"additive": bool(additive)})
-    kind.check({"normalize": normalize,
-                "max_bins": DEFAULT_MAX_BINS if max_bins is None else max_bins})
+    kind = _kind(additive, normalize, max_bins)
     curvature = list(learning_rate) == ["curvature"]
     params = dict(normalize=normalize, random_state=seed, eval_convention=convention,
                   eval_train=False, verbose=verbose, n_jobs=n_jobs, l1_method=l1_method,
                   average=average, additive=bool(additive),
                   relax=kind.relax if relax is None else relax,
+                  max_bins=DEFAULT_MAX_BINS if max_bins is None else max_bins,
                   max_iter=max_iter or (kind.path_epochs if curvature else DEFAULTS["max_iter"]))
-    if additive:
-        params["max_bins"] = DEFAULT_MAX_BINS if max_bins is None else max_bins
     if patience is not None:
         params.update(early_stopping=True, n_iter_no_change=patience, tol=0.0)
     if curvature:
@@ -111,18 +115,14 @@ def path_estimator(*, learning_rate="auto", additive=False, max_bins=None, norma
     """The estimator of ``rsrank path``: ``rsrank train``'s recipe at one
     setting (with ``learning_rate="curvature"`` each point at its settled
     end)."""
-    kind = kind_of({"additive": bool(additive)})
-    kind.check({"normalize": normalize,
-                "max_bins": DEFAULT_MAX_BINS if max_bins is None else max_bins})
+    kind = _kind(additive, normalize, max_bins)
     recipe = {}
     if learning_rate == "curvature":
         recipe = dict(restore_best=False, weight_tol=PATH_WEIGHT_TOL)
         max_iter = max_iter or kind.path_epochs
-    if additive:
-        recipe["max_bins"] = DEFAULT_MAX_BINS if max_bins is None else max_bins
     return RSRank(learning_rate=learning_rate, max_iter=max_iter or DEFAULTS["max_iter"],
                   normalize=normalize, batch_size=batch_size, ndcg_k=ndcg_k,
                   random_state=seed, l1_method=l1_method, power_t=power_t or 0.0,
                   average=average, additive=bool(additive),
                   relax=kind.relax if relax is None else relax, feature_costs=feature_costs,
-                  **recipe)
+                  max_bins=DEFAULT_MAX_BINS if max_bins is None else max_bins, **recipe)
