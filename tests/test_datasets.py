@@ -266,7 +266,7 @@ def test_compiled_stream_equals_the_line_reader_across_chunk_ends(tmp_path, monk
     # queries cut by chunk ends, comments and blank lines, several block sizes
     import gzip
 
-    from rsrank import datasets, iter_letor_chunks
+    from rsrank import _streaming as datasets, iter_letor_chunks
 
     rng = np.random.default_rng(4)
     lines = []
@@ -293,7 +293,7 @@ def test_compiled_stream_equals_the_line_reader_across_chunk_ends(tmp_path, monk
 
 
 def test_compiled_stream_hands_a_late_problem_to_the_line_reader(tmp_path, monkeypatch):
-    from rsrank import datasets, iter_letor_chunks
+    from rsrank import _streaming as datasets, iter_letor_chunks
 
     good = "".join(f"{i % 3} qid:{i // 3} 1:0.5 2:{i}\n" for i in range(60))
     monkeypatch.setattr(datasets, "_STREAM_CHUNK_BYTES", 64)

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rsrank._parser
-import rsrank.datasets as datasets
+import rsrank._reading as datasets
 from rsrank import load_letor
 from rsrank._parser import parse_buffer, parse_chunks
 
@@ -35,7 +35,7 @@ def test_a_first_run_reads_small_files_with_the_line_reader(monkeypatch):
                         lambda *args: calls.append(args) or None)
     assert_same(load_letor(path), compiled)
     assert calls == []
-    monkeypatch.setattr(datasets, "_PARALLEL_BYTES", 0)  # a large file: compiled even so
+    monkeypatch.setattr(datasets, "PARALLEL_BYTES", 0)  # a large file: compiled even so
     load_letor(path)
     assert len(calls) == 1
 
@@ -174,7 +174,7 @@ def test_line_chunks_cover_the_stream_and_cut_after_newlines(monkeypatch):
         lines = [b"x" * int(rng.integers(0, 40)) for _ in range(rng.integers(0, 60))]
         text = b"\n".join(lines) + (b"\n" if rng.random() < 0.5 else b"")
         monkeypatch.setattr(datasets, "_PIECE_BYTES", int(rng.integers(1, 20)))
-        chunks = [bytes(c) for c in datasets._line_chunks(io.BytesIO(text),
+        chunks = [bytes(c) for c in datasets.line_chunks(io.BytesIO(text),
                                                           int(rng.integers(1, 50)))]
         assert b"".join(chunks) == text
         assert all(c.endswith(b"\n") for c in chunks[:-1]) and all(chunks)
@@ -189,7 +189,7 @@ def test_small_chunks_equal_one_chunk(tmp_path, monkeypatch):
     path.write_text("".join(rows))
     whole = load_letor(path)
     monkeypatch.setattr(datasets, "_CHUNK_BYTES", 333)  # shorter than many lines
-    monkeypatch.setattr(datasets, "_PARALLEL_BYTES", 0)  # and parallel blocks in each
+    monkeypatch.setattr(datasets, "PARALLEL_BYTES", 0)  # and parallel blocks in each
     assert_same(load_letor(path), whole)
     gzipped = tmp_path / "plain.txt.gz"
     gzipped.write_bytes(gzip.compress(path.read_bytes()))

@@ -129,7 +129,7 @@ def test_fit_on_query_data_equals_fit_on_arrays_and_reuses_its_preparation():
 @pytest.mark.parametrize("names", [False, True])
 def test_one_fold_of_rsrank_train_parses_validates_and_groups_each_split_once(
         bundled_root, monkeypatch, tmp_path, names):
-    from rsrank import datasets, querydata
+    from rsrank import _reading as datasets, querydata
     from rsrank.cli import main
 
     counts = {"parse": 0, "validate": 0, "group": 0}

@@ -1,0 +1,59 @@
+"""numba kernels on plain arrays: swap weights, pair losses, lambdas,
+truncation, and whole training epochs.
+
+Conventions shared by every kernel:
+
+* rows are grouped by query: query ``q`` owns rows ``offsets[q]:offsets[q+1]``
+  of ``X`` (CSR ``data, indices, indptr`` or a C-contiguous dense array), of
+  ``gains`` and of ``labels``;
+* ``discount[p]`` is the discount of 0-based position ``p`` and is 0 from the
+  cut-off on; ``cutoff`` is the number of positions that can carry weight;
+* ``inv_ideal[q]`` is ``1 / ideal DCG`` of query ``q`` at that cut-off (0
+  when the query has no relevant document);
+* ``X`` is only read. Weights, scores and lambdas are float64 whatever the
+  dtype of ``X``.
+
+All kernels are compiled with ``cache=True``. Each parallel kernel is its
+serial twin compiled with ``parallel=True``: in an epoch, the queries of a
+batch are dealt to a fixed number of gradient rows (a ``prange`` over the
+rows), so threads write disjoint rows of ``scores``, ``lam`` and the
+gradient, and the rows are added up in order after the loop: both builds
+give the same weights bit for bit.
+"""
+
+from .build import (cached, twins, variant)
+from .epoch import (GRADIENT_ONLY, Pairs, Rows, Steps, Work, coded_epoch_parallel,
+                    coded_epoch_serial, compiled_before, csr_epoch_parallel, csr_epoch_serial,
+                    epoch_kernels, epoch_parallel, epoch_serial, objective, period_steps,
+                    scaled_weights, step_size, take_step)
+from .metrics import (ideal_dcg, ndcg_at_parallel, ndcg_at_serial)
+from .penalty import (cumulative_penalty, dense_column_moments, group_shrink,
+                      stored_column_moments, truncate)
+from .ranking import (HINGE, LOGISTIC, MODIFIED_HUBER, PAIR_LOSSES, PREFIX_COST_PER_LEVEL,
+                      PREFIX_MIN_TOP, all_query_levels, float_bits, label_levels,
+                      pair_loop_lambdas, pair_loss, pair_loss_and_derivative, pair_loss_derivative,
+                      prefix_sums_apply, query_lambdas, query_lambdas_from, query_levels,
+                      ranked_lambdas, ranked_order, ranked_order_from, sorted_query_lambdas,
+                      swap_weight, swap_weight_matrix, top_order)
+from .scores import (coded_add_histogram, coded_scores, coded_scores_all, csr_add_gradient,
+                     csr_scores, dense_add_gradient, dense_scores, linear_scores_parallel,
+                     linear_scores_serial, slotted_scores, step_table, strided_scores, suffix_sums,
+                     table_size, uniform_stride)
+
+__all__ = [
+    "GRADIENT_ONLY", "HINGE", "LOGISTIC", "MODIFIED_HUBER", "PAIR_LOSSES",
+    "PREFIX_COST_PER_LEVEL", "PREFIX_MIN_TOP", "Pairs", "Rows", "Steps", "Work",
+    "all_query_levels", "cached", "coded_add_histogram", "coded_epoch_parallel",
+    "coded_epoch_serial", "coded_scores", "coded_scores_all", "compiled_before",
+    "csr_add_gradient", "csr_epoch_parallel", "csr_epoch_serial", "csr_scores",
+    "cumulative_penalty", "dense_add_gradient", "dense_column_moments", "dense_scores",
+    "epoch_kernels", "epoch_parallel", "epoch_serial", "float_bits", "group_shrink",
+    "ideal_dcg", "label_levels", "linear_scores_parallel", "linear_scores_serial",
+    "ndcg_at_parallel", "ndcg_at_serial", "objective", "pair_loop_lambdas", "pair_loss",
+    "pair_loss_and_derivative", "pair_loss_derivative", "period_steps", "prefix_sums_apply",
+    "query_lambdas", "query_lambdas_from", "query_levels", "ranked_lambdas", "ranked_order",
+    "ranked_order_from", "scaled_weights", "slotted_scores", "sorted_query_lambdas",
+    "step_size", "step_table", "stored_column_moments", "strided_scores", "suffix_sums",
+    "swap_weight", "swap_weight_matrix", "table_size", "take_step", "top_order", "truncate",
+    "twins", "uniform_stride", "variant",
+]

@@ -1,0 +1,247 @@
+"""One training epoch (and the objective) over the queries: batches of
+lambdas, steps and penalties."""
+
+import numpy as np
+from collections import namedtuple
+from numba import njit
+from numba import prange
+
+from .build import cached, twins, variant
+from .penalty import cumulative_penalty, group_shrink, truncate
+from .ranking import query_lambdas_from
+from .scores import (coded_add_histogram, coded_scores, csr_add_gradient, csr_scores,
+                     dense_add_gradient, dense_scores, step_table, suffix_sums, uniform_stride)
+
+
+# -- one epoch -----------------------------------------------------------------
+#
+# An epoch's arguments travel in four small records (named tuples, which numba
+# compiles and caches like any tuple):
+#
+# * ``Rows``: the rows in query order: the CSR triplet, or empty CSR arrays and
+#   a C-ordered dense X, and the query ``offsets``; for an additive model
+#   also their bin codes and each feature's steps (``bins``, see
+#   :func:`coded_scores`), empty otherwise;
+# * ``Pairs``: what the pair losses need per row and per query: ``gains``,
+#   ``labels``, ``inv_ideal``, the ``discount`` table and ``cutoff``, the
+#   ``loss`` code, ``unit_weights``, and the label ``levels``/``n_levels``
+#   (:func:`all_query_levels`);
+# * ``Steps``: the step schedule and the penalties: ``learning_rate``,
+#   ``power_t``, ``l1``, ``period``, ``theta`` and ``cumulative``; the group
+#   penalty's strength ``group`` on the weight ranges ``groups`` (offsets,
+#   empty: none), each times its ``group_factors``; ``weight_factors``, one
+#   per weight (empty: 1), multiply the L1 (feature costs);
+# * ``Work``: per-fit scratch: ``scores`` and ``lam`` (one per row),
+#   ``partial`` (the gradient rows, :data:`rsrank.objective.GRADIENT_ROWS`),
+#   ``rankings`` (each query's last ranking, -1 where none yet),
+#   ``w_scaled`` (one per weight) and ``table`` (an additive model's
+#   contributions per code, :func:`step_table`; empty otherwise).
+#
+# A global feature scaling enters as ``scale``, one factor per feature (empty:
+# none): the model scores ``X @ (scale * w)`` and its gradient is
+# ``scale * (X.T @ lam)``, so no scaled copy of X exists.
+
+#: the bin-code fields of linear rows (``bins`` empty: no codes)
+_NO_CODES = (np.zeros((0, 0), np.uint8), np.zeros(0, np.uint8), np.zeros(0, np.uint8),
+             np.zeros(0, np.int64), np.zeros(0, np.int64))
+
+
+Rows = namedtuple("Rows", "data indices indptr dense offsets dense_codes stored_codes zero_codes "
+                          "bins slots", defaults=_NO_CODES)
+
+
+Pairs = namedtuple("Pairs", "gains labels inv_ideal discount cutoff loss unit_weights levels "
+                            "n_levels")
+
+
+Steps = namedtuple("Steps", "learning_rate power_t l1 period theta cumulative group groups "
+                            "group_factors weight_factors",
+                   defaults=(0.0, np.zeros(0, np.int64), np.zeros(0), np.zeros(0)))
+
+
+Work = namedtuple("Work", "scores lam partial rankings w_scaled table", defaults=(np.zeros(0),))
+
+
+@njit(cache=True)
+def step_size(learning_rate, power_t, step):
+    """The step size of gradient step number ``step`` (from 1):
+    ``learning_rate / step ** power_t`` (scikit-learn's ``"invscaling"``),
+    ``learning_rate`` itself when ``power_t`` is 0."""
+    if power_t == 0.0:
+        return learning_rate
+    return learning_rate / step ** power_t
+
+
+@njit(cache=True)
+def scaled_weights(w, scale, out):
+    """``scale * w`` into ``out`` and return it; ``w`` itself when ``scale``
+    is empty (no scaling)."""
+    if scale.shape[0] == 0:
+        return w
+    for j in range(w.shape[0]):
+        out[j] = w[j] * scale[j]
+    return out
+
+
+@njit(cache=True)
+def take_step(w, partial, rows, scale, steps, l1_state, step):
+    """One gradient step and its L1 penalty, in place; returns the new step
+    count.
+
+    The gradient is the sum of the first ``rows`` rows of ``partial`` (on the
+    rows as stored; times ``scale`` per feature when it is not empty). The
+    step takes ``w -= eta * grad`` with ``eta = learning_rate / t ** power_t``
+    (``t`` the step count from 1, :func:`step_size`) and, every ``period``
+    steps, applies :func:`truncate` with ``alpha = l1`` times the sum of the
+    period's ``eta`` (``learning_rate * period * l1`` at a constant rate), or
+    with ``cumulative`` the :func:`cumulative_penalty` of ``l1_state`` (which
+    every step adds ``eta * l1`` to)."""
+    n_features = w.shape[0]
+    scaled = scale.shape[0] > 0
+    step += 1
+    eta = step_size(steps.learning_rate, steps.power_t, step)
+    for j in range(n_features):
+        g = 0.0
+        for c in range(rows):
+            g += partial[c, j]
+        if scaled:
+            g *= scale[j]
+        w[j] -= eta * g
+    if steps.l1 > 0.0:
+        if steps.cumulative:
+            l1_state[n_features] += eta * steps.l1
+            if step % steps.period == 0:
+                cumulative_penalty(w, l1_state, steps.weight_factors)
+        elif step % steps.period == 0:
+            truncate(w, period_steps(steps, step) * steps.l1, steps.theta, steps.weight_factors)
+    if steps.group > 0.0 and steps.groups.shape[0] > 0 and step % steps.period == 0:
+        group_shrink(w, steps.groups, steps.group_factors, period_steps(steps, step) * steps.group)
+    return step
+
+
+@njit(cache=True)
+def period_steps(steps, step):
+    """The sum of the step sizes of the truncation period ending at step
+    number ``step``."""
+    if steps.power_t == 0.0:
+        return steps.learning_rate * steps.period
+    total = 0.0
+    for t in range(step - steps.period + 1, step + 1):
+        total += step_size(steps.learning_rate, steps.power_t, t)
+    return total
+
+
+def _epoch(rows, pairs, steps, scale, query_order, batch_size, w, l1_state, step, work):
+    """One pass over ``query_order`` in batches; updates ``w`` in place.
+
+    Each step averages the gradient over the batch's queries and takes
+    :func:`take_step`. ``work.partial`` has one row per gradient
+    accumulator: the queries of a batch are dealt to its rows (shared out
+    among the threads in the parallel build), then the rows are added up.
+
+    Returns ``(summed query loss, new step count)``.
+    """
+    n_batch_queries = query_order.shape[0]
+    total = 0.0
+    losses = np.zeros(n_batch_queries)
+    scores, lam, partial = work.scores, work.lam, work.partial
+    stride = uniform_stride(rows.slots) if _CODED else 0
+    for start in range(0, n_batch_queries, batch_size):
+        stop = min(start + batch_size, n_batch_queries)
+        factor = 1.0 / (stop - start)
+        used = min(partial.shape[0], stop - start)
+        ws = scaled_weights(w, scale, work.w_scaled)
+        if _CODED:
+            step_table(ws, rows.bins, rows.slots, work.table)
+        for c in prange(used):
+            # scores, lambdas and gradient of one query back to back: its rows
+            # of X are read from memory once and are still in cache for the
+            # gradient
+            grad = partial[c]
+            grad[:] = 0.0
+            for t in range(start + c, stop, used):
+                q = query_order[t]
+                lo, hi = rows.offsets[q], rows.offsets[q + 1]
+                if _CODED:
+                    coded_scores(rows, lo, hi, work.table, scores, stride)
+                elif _DENSE:
+                    dense_scores(rows.dense, lo, hi, ws, scores)
+                else:
+                    csr_scores(rows.data, rows.indices, rows.indptr, lo, hi, ws, scores)
+                losses[t] = query_lambdas_from(
+                    scores[lo:hi], pairs.gains[lo:hi], pairs.labels[lo:hi], pairs.discount,
+                    pairs.cutoff, pairs.inv_ideal[q], pairs.loss, pairs.unit_weights,
+                    lam[lo:hi], work.rankings[lo:hi], pairs.levels[lo:hi], pairs.n_levels[q])
+                if _CODED:
+                    coded_add_histogram(rows, lo, hi, lam, factor, grad, stride)
+                elif _DENSE:
+                    dense_add_gradient(rows.dense, lo, hi, lam, factor, grad)
+                else:
+                    csr_add_gradient(rows.data, rows.indices, rows.indptr, lo, hi, lam, factor,
+                                     grad)
+            if _CODED:
+                suffix_sums(grad, rows.bins, rows.slots)
+        for t in range(start, stop):
+            total += losses[t]
+        step = take_step(w, partial, used, scale, steps, l1_state, step)
+    return total, step
+
+
+#: what the epoch's rows are, fixed per variant (:func:`variant`): an additive
+#: model's bin codes (``_CODED``) or a linear model's dense or CSR rows
+_CODED, _DENSE = False, True
+
+
+epoch_serial, epoch_parallel = twins(_epoch)
+
+
+csr_epoch_serial, csr_epoch_parallel = twins(variant(_epoch, "_csr", _DENSE=False))
+
+
+coded_epoch_serial, coded_epoch_parallel = twins(variant(_epoch, "_coded", _CODED=True))
+
+
+def epoch_kernels(rows):
+    """``(serial, parallel)`` epoch builds for ``rows``: the linear epoch on
+    dense or CSR rows, or the coded one for an additive model's bin codes
+    (each compiles only its own branch)."""
+    if rows.bins.shape[0] > 0:
+        return coded_epoch_serial, coded_epoch_parallel
+    if rows.indptr.shape[0] == 0:
+        return epoch_serial, epoch_parallel
+    return csr_epoch_serial, csr_epoch_parallel
+
+
+#: The step record of a step of size 0: an epoch that only sums the gradient
+GRADIENT_ONLY = Steps(0.0, 0.0, 0.0, 1, 0.0, False)
+
+
+def objective(rows, pairs, scale, w, work, grad, epoch=None):
+    """Summed loss over all queries at ``w`` and its gradient (into ``grad``,
+    times ``scale`` per feature when it is not empty), with the swap weights
+    of the ranking at ``w`` held fixed.
+
+    It is one full-batch ``epoch`` at step size 0 on a copy of ``w`` (its
+    gradient rows summed afterwards), not a kernel of its own: one kernel
+    less to compile on a first run, and the gradient of the all-zero model
+    (``l1_max``) is the very one the first epoch steps on. ``work`` must be
+    fresh (no previous rankings)."""
+    n_queries = rows.offsets.shape[0] - 1
+    epoch = epoch_kernels(rows)[0] if epoch is None else epoch
+    total, _ = epoch(rows, pairs, GRADIENT_ONLY, scale, np.arange(n_queries, dtype=np.int64),
+                     max(n_queries, 1), np.array(w, dtype=np.float64), np.zeros(w.shape[0] + 1),
+                     0, work)
+    # each row holds its queries' mean gradient share (factor 1 / n_queries);
+    # an additive model's rows are wider (its histogram slots)
+    grad[:] = work.partial[:, :grad.shape[0]].sum(axis=0) * n_queries
+    if scale.shape[0] > 0:
+        grad *= scale
+    return total
+
+
+def compiled_before():
+    """Whether numba's on-disk cache already holds the epoch kernel; False
+    means this process compiles the kernels (the first run after an install
+    or an upgrade). True when it cannot tell."""
+    return any(cached(kernel) for kernel in (epoch_serial, epoch_parallel, csr_epoch_serial,
+                                             csr_epoch_parallel))

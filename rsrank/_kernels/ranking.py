@@ -1,0 +1,596 @@
+"""Pair losses, rankings of a query's scores, swap weights and the lambdas
+(pair gradients) of a query."""
+
+import numpy as np
+from numba import njit
+from numba import types as nbtypes
+from numba.extending import intrinsic
+
+
+MODIFIED_HUBER, HINGE, LOGISTIC = 0, 1, 2
+
+
+#: Below this many ranked places a query keeps the pair loop.
+PREFIX_MIN_TOP = 32
+
+
+#: Pair-loop partners per label level that one prefix-sum pass costs.
+PREFIX_COST_PER_LEVEL = 12
+
+
+PAIR_LOSSES = {"modified_huber": MODIFIED_HUBER, "hinge": HINGE, "logistic": LOGISTIC}
+
+
+@njit(cache=True)
+def pair_loss(v, loss):
+    """Loss of a pair whose preferred document leads by margin ``v``.
+
+    ``MODIFIED_HUBER``: 0 for v >= 1, (1 - v)^2 for -1 <= v < 1, -4v below.
+    ``HINGE``: max(0, 1 - v). ``LOGISTIC``: log(1 + exp(-v)).
+    """
+    if loss == MODIFIED_HUBER:
+        if v >= 1.0:
+            return 0.0
+        if v >= -1.0:
+            return (1.0 - v) * (1.0 - v)
+        return -4.0 * v
+    if loss == HINGE:
+        return 1.0 - v if v < 1.0 else 0.0
+    if v > 0.0:
+        return np.log1p(np.exp(-v))
+    return -v + np.log1p(np.exp(v))
+
+
+@njit(cache=True)
+def pair_loss_derivative(v, loss):
+    """d pair_loss / d v."""
+    if loss == MODIFIED_HUBER:
+        if v >= 1.0:
+            return 0.0
+        if v >= -1.0:
+            return -2.0 * (1.0 - v)
+        return -4.0
+    if loss == HINGE:
+        return -1.0 if v < 1.0 else 0.0
+    if v > 0.0:
+        e = np.exp(-v)
+        return -e / (1.0 + e)
+    return -1.0 / (1.0 + np.exp(v))
+
+
+@intrinsic
+def float_bits(typingctx, x):
+    """The bits of a float64 as a uint64 (a bit cast, no conversion)."""
+    if not isinstance(x, nbtypes.Float) or x.bitwidth != 64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(nbtypes.uint64))
+
+    return nbtypes.uint64(nbtypes.float64), codegen
+
+
+#: Runs this long are insertion-sorted before :func:`ranked_order` merges them.
+_SORT_RUN = 8
+
+
+@njit(cache=True)
+def ranked_order(scores):
+    """Positions by decreasing score; equal scores keep their row order
+    (``-0.0`` equals ``0.0``; NaNs come last, in row order): the order of
+    ``np.argsort(-scores, kind="stable")``.
+
+    A merge sort of integer keys whose ascending order is the scores'
+    decreasing order, with the rows alongside: short runs by insertion,
+    then merges without a branch on the comparison, which random scores
+    would mispredict half of the time (``scripts/bench_lambdas.py`` times
+    it against NumPy's stable argsort compiled by numba). The keys are the
+    scores' bits (:func:`float_bits`; an array ``view`` would compile its
+    error path's string formatting, seconds on the first run)."""
+    n = scores.shape[0]
+    keys = np.empty(n, dtype=np.uint64)
+    rows = np.empty(n, dtype=np.int64)
+    sign = np.uint64(0x8000000000000000)
+    largest_positive = np.uint64(0x7FFFFFFFFFFFFFFF)
+    for i in range(n):
+        bits = float_bits(scores[i])
+        if scores[i] != scores[i]:
+            bits = np.uint64(0xFFFFFFFFFFFFFFFF)
+        elif bits == sign:  # -0.0 ranks with 0.0
+            bits = largest_positive
+        elif bits < sign:  # x >= 0: the larger, the earlier
+            bits = largest_positive - bits
+        # x < 0: its bits grow with |x|, so they already rank it after 0 and later the lower
+        keys[i] = bits
+        rows[i] = i
+    for lo in range(0, n, _SORT_RUN):
+        hi = min(lo + _SORT_RUN, n)
+        for i in range(lo + 1, hi):
+            key, row, j = keys[i], rows[i], i
+            while j > lo and keys[j - 1] > key:
+                keys[j] = keys[j - 1]
+                rows[j] = rows[j - 1]
+                j -= 1
+            keys[j] = key
+            rows[j] = row
+    if n <= _SORT_RUN:
+        return rows
+    other_keys = np.empty(n, dtype=np.uint64)
+    other_rows = np.empty(n, dtype=np.int64)
+    width = _SORT_RUN
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid, hi = min(lo + width, n), min(lo + 2 * width, n)
+            i, j, o = lo, mid, lo
+            while i < mid and j < hi:
+                right = keys[j] < keys[i]  # equal keys: the left run first (stable)
+                other_keys[o] = keys[j] if right else keys[i]
+                other_rows[o] = rows[j] if right else rows[i]
+                j += np.int64(right)
+                i += 1 - np.int64(right)
+                o += 1
+            while i < mid:
+                other_keys[o] = keys[i]
+                other_rows[o] = rows[i]
+                i += 1
+                o += 1
+            while j < hi:
+                other_keys[o] = keys[j]
+                other_rows[o] = rows[j]
+                j += 1
+                o += 1
+        keys, other_keys = other_keys, keys
+        rows, other_rows = other_rows, rows
+        width *= 2
+    return rows
+
+
+@njit(cache=True)
+def ranked_order_from(scores, hint):
+    """:func:`ranked_order`, starting from ``hint``, the ranking of the
+    query's previous scores (or ``-1`` everywhere: none yet), which it
+    overwrites with the new one and returns.
+
+    Between two epochs a query's scores move little, so its last ranking is
+    nearly sorted: an insertion sort finishes in O(n + inversions). Past
+    ``8 n`` moves, or on a NaN, it hands over to the merge sort. Either way
+    the result is the one order by decreasing score, ties by row, that
+    :func:`ranked_order` gives."""
+    n = scores.shape[0]
+    usable = n > 0 and hint[0] >= 0
+    for i in range(n):
+        if scores[i] != scores[i]:
+            usable = False
+    if usable:
+        budget = 8 * n
+        for p in range(1, n):
+            x = hint[p]
+            value = scores[x]
+            j = p
+            while j > 0:
+                other = hint[j - 1]
+                if value > scores[other] or (value == scores[other] and x < other):
+                    hint[j] = other
+                    j -= 1
+                    budget -= 1
+                else:
+                    break
+            hint[j] = x
+            if budget < 0:
+                usable = False
+                break
+    if not usable:
+        order = ranked_order(scores)
+        for i in range(n):
+            hint[i] = order[i]
+    return hint
+
+
+@njit(cache=True)
+def top_order(scores, k):
+    """Positions of the ``k`` highest scores in ranked order (ties by row
+    order, as :func:`ranked_order`), followed by the other positions in row
+    order. Only the first ``k`` places of a ranking carry a discount under a
+    cut-off, so the rest need no sorting: O(n k) at worst, about O(n) on
+    shuffled scores, against O(n log n) for a full sort."""
+    n = scores.shape[0]
+    if k >= n:
+        return ranked_order(scores)
+    top = np.empty(k, dtype=np.int64)
+    count = 0
+    for i in range(n):
+        value = scores[i]
+        if count == k and value <= scores[top[k - 1]]:
+            continue
+        # insert after every kept entry with a score >= value (stable)
+        p = count if count < k else k - 1
+        while p > 0 and scores[top[p - 1]] < value:
+            if p < k:
+                top[p] = top[p - 1]
+            p -= 1
+        top[p] = i
+        if count < k:
+            count += 1
+    out = np.empty(n, dtype=np.int64)
+    chosen = np.zeros(n, dtype=np.bool_)
+    for p in range(k):
+        out[p] = top[p]
+        chosen[top[p]] = True
+    p = k
+    for i in range(n):
+        if not chosen[i]:
+            out[p] = i
+            p += 1
+    return out
+
+
+@njit(cache=True)
+def swap_weight(gain_a, gain_b, position_a, position_b, discount, inv_ideal):
+    """|Delta NDCG| of swapping the documents at two 0-based positions."""
+    return inv_ideal * abs(gain_a - gain_b) * abs(discount[position_a] - discount[position_b])
+
+
+@njit(cache=True)
+def swap_weight_matrix(scores, gains, discount, inv_ideal):
+    """``W[i, j]`` = |Delta NDCG| of swapping rows i and j of one query."""
+    n = scores.shape[0]
+    order = ranked_order(scores)
+    position = np.empty(n, dtype=np.int64)
+    for p in range(n):
+        position[order[p]] = p
+    out = np.zeros((n, n))
+    for i in range(n):
+        for j in range(n):
+            out[i, j] = swap_weight(gains[i], gains[j], position[i], position[j], discount,
+                                    inv_ideal)
+    return out
+
+
+@njit(cache=True)
+def pair_loss_and_derivative(v, loss):
+    """``(pair_loss(v), d pair_loss / dv)`` in one evaluation of the branches."""
+    if loss == MODIFIED_HUBER:
+        if v >= 1.0:
+            return 0.0, 0.0
+        if v >= -1.0:
+            return (1.0 - v) * (1.0 - v), -2.0 * (1.0 - v)
+        return -4.0 * v, -4.0
+    return pair_loss(v, loss), pair_loss_derivative(v, loss)
+
+
+@njit(cache=True)
+def label_levels(labels, levels):
+    """Number the distinct labels of one query 0, 1, ... in increasing order
+    into ``levels`` (one per row) and return how many there are. Labels are
+    small non-negative integers, so a table replaces a sort."""
+    n = labels.shape[0]
+    if n == 0:
+        return 0
+    low, high = labels.min(), labels.max()
+    slot = np.zeros(high - low + 1, dtype=np.int64)
+    for r in range(n):
+        slot[labels[r] - low] = 1
+    count = 0
+    for v in range(high - low + 1):
+        present = slot[v]
+        slot[v] = count
+        count += present
+    for r in range(n):
+        levels[r] = slot[labels[r] - low]
+    return count
+
+
+@njit(cache=True)
+def query_levels(gains, labels, discount, loss, levels):
+    """:func:`label_levels` where :func:`sorted_query_lambdas` gives the
+    query's lambdas (see :func:`prefix_sums_apply`); 0, with ``levels``
+    untouched, where it does not."""
+    n = labels.shape[0]
+    if n == 0 or not prefix_sums_apply(gains, labels, discount, n, loss):
+        return 0
+    return label_levels(labels, levels)
+
+
+@njit(cache=True)
+def all_query_levels(gains, labels, offsets, discount, loss, levels, n_levels):
+    """:func:`query_levels` of every query, into ``levels`` (one per row) and
+    ``n_levels`` (one per query)."""
+    for q in range(offsets.shape[0] - 1):
+        lo, hi = offsets[q], offsets[q + 1]
+        n_levels[q] = query_levels(gains[lo:hi], labels[lo:hi], discount, loss, levels[lo:hi])
+
+
+@njit(cache=True)
+def sorted_query_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, loss, unit_weights,
+                         lam):
+    """:func:`query_lambdas` for the modified Huber and hinge losses in
+    O(n log n + n L) instead of O(n * cutoff), L the number of labels.
+
+    For ``delta = s_a - s_b >= 0`` between a document ``a`` ranked above
+    ``b``, and ``sigma`` the sign of ``y_a - y_b``, both losses are a
+    polynomial in ``delta`` over every pair plus a correction for the pairs
+    with ``delta >= 1`` only:
+
+    * modified Huber: ``sigma phi'(sigma delta) = -2 sigma + 2 delta - 2 h``
+      and ``phi(sigma delta) = 1 - 2 sigma delta + delta^2 - h^2``, with
+      ``h = delta - 1`` (0 at ``delta = 1``, so either side of the boundary
+      agrees);
+    * hinge: ``sigma phi'(sigma delta) = -sigma + [sigma > 0]`` and
+      ``phi(sigma delta) = 1 - sigma delta + [sigma > 0] h``.
+
+    A pair's step is that times ``Z |g_a - g_b| (d_a - d_b)`` (or 1 with
+    unit weights). So each document's sum over its partners on one label
+    level is a combination of sums of 1, s, s^2, d, d s, d s^2 over the
+    partners below it, above it, and those at least 1 away below and above.
+    Per level these are differences of running sums over the level's
+    documents in rank order, read at the place of the document and at two
+    pointers that only move down the ranking as the document does. The
+    boundary test is the pair loop's own (a difference against 1).
+
+    Requires gains non-decreasing in the label and a non-increasing
+    discount (the caller checks); returns the query's loss.
+    """
+    levels = np.empty(scores.shape[0], dtype=np.int64)
+    n_levels = label_levels(labels, levels)
+    return ranked_lambdas(ranked_order(scores), scores, gains, levels, n_levels, discount,
+                           cutoff, inv_ideal, loss, unit_weights, lam)
+
+
+@njit(cache=True, inline="always")
+def _level_terms(S, end, P, Be, Bf, sp, dp, sigma, huber, unit_weights):
+    """One label level's share of a document's step and loss in
+    :func:`ranked_lambdas`, before the pair weight: ``end``, ``P``, ``Be``
+    and ``Bf`` are the level's rows of running sums at its end and at the
+    places p, e and f."""
+    # sums of u s^k over the partners below (b), at least 1 below (c),
+    # above (a) and at least 1 above (f), with u = d_p - d_partner, or
+    # u = 1 below and -1 above with unit weights
+    if unit_weights:
+        b0, b1, b2 = S[end, 0] - S[P, 0], S[end, 1] - S[P, 1], S[end, 2] - S[P, 2]
+        c0, c1, c2 = S[end, 0] - S[Be, 0], S[end, 1] - S[Be, 1], S[end, 2] - S[Be, 2]
+        a0, a1 = -S[P, 0], -S[P, 1]
+        f0, f1 = -S[Bf, 0], -S[Bf, 1]
+    else:
+        b0 = dp * (S[end, 0] - S[P, 0]) - (S[end, 3] - S[P, 3])
+        b1 = dp * (S[end, 1] - S[P, 1]) - (S[end, 4] - S[P, 4])
+        b2 = dp * (S[end, 2] - S[P, 2]) - (S[end, 5] - S[P, 5])
+        c0 = dp * (S[end, 0] - S[Be, 0]) - (S[end, 3] - S[Be, 3])
+        c1 = dp * (S[end, 1] - S[Be, 1]) - (S[end, 4] - S[Be, 4])
+        c2 = dp * (S[end, 2] - S[Be, 2]) - (S[end, 5] - S[Be, 5])
+        a0, a1 = dp * S[P, 0] - S[P, 3], dp * S[P, 1] - S[P, 4]
+        f0, f1 = dp * S[Bf, 0] - S[Bf, 3], dp * S[Bf, 1] - S[Bf, 4]
+    # the partners above enter with the opposite sign of their step
+    if huber:
+        step = (2.0 * (sp - sigma) * (b0 - a0) - 2.0 * (b1 - a1)
+                - 2.0 * ((sp - 1.0) * c0 - c1) + 2.0 * ((sp + 1.0) * f0 - f1))
+        value = (b0 - 2.0 * sigma * (sp * b0 - b1) + (sp * sp * b0 - 2.0 * sp * b1 + b2)
+                 - ((sp - 1.0) * (sp - 1.0) * c0 - 2.0 * (sp - 1.0) * c1 + c2))
+    else:
+        step = -sigma * (b0 - a0) + (c0 if sigma > 0.0 else f0)
+        value = b0 - sigma * (sp * b0 - b1)
+        if sigma > 0.0:
+            value += (sp - 1.0) * c0 - c1
+    return step, value
+
+
+@njit(cache=True)
+def ranked_lambdas(order, scores, gains, levels, n_levels, discount, cutoff, inv_ideal, loss,
+                    unit_weights, lam):
+    """:func:`sorted_query_lambdas` given the ranking ``order`` and each
+    row's label level (:func:`label_levels`)."""
+    n = scores.shape[0]
+    L = n_levels
+    # ints: each place's level (and a sentinel), then per level the first
+    # row of its running sums and the rows the places p, e and f point at
+    ints = np.zeros(n + 1 + 5 * L, dtype=np.int64)
+    level = ints[:n + 1]
+    first = ints[n + 1:n + 1 + L]
+    last = ints[n + 1 + L:n + 1 + 2 * L]
+    at_p = ints[n + 1 + 2 * L:n + 1 + 3 * L]
+    at_e = ints[n + 1 + 3 * L:n + 1 + 4 * L]
+    at_f = ints[n + 1 + 4 * L:]
+    for r in range(n):
+        last[levels[r]] += 1
+    row = 0
+    for q in range(L):
+        first[q] = row
+        row += last[q] + 1
+        last[q] = first[q]
+    # per level, over its documents in rank order: running sums of the
+    # monomials 1, s, s^2, d, d s, d s^2 (row first[q] + k: its first k)
+    S = np.empty((n + L, 6))
+    s = np.empty(n + 1)
+    level_gain = np.zeros(L)
+    for q in range(L):
+        S[first[q], :] = 0.0
+    for p in range(n):
+        r = order[p]
+        q = levels[r]
+        level[p] = q
+        level_gain[q] = gains[r]
+        sp = scores[r]
+        s[p] = sp
+        dp = 0.0 if unit_weights or p >= cutoff else discount[p]
+        k = last[q]
+        S[k + 1, 0] = S[k, 0] + 1.0
+        S[k + 1, 1] = S[k, 1] + sp
+        S[k + 1, 2] = S[k, 2] + sp * sp
+        S[k + 1, 3] = S[k, 3] + dp
+        S[k + 1, 4] = S[k, 4] + dp * sp
+        S[k + 1, 5] = S[k, 5] + dp * sp * sp
+        last[q] = k + 1
+    s[n] = -np.inf  # stops the pointer e at the end without a bounds test
+    for q in range(L):
+        at_p[q] = at_e[q] = at_f[q] = first[q]
+    huber = loss == MODIFIED_HUBER
+    total = 0.0
+    e = 0  # first place below p with s_p - s_e >= 1
+    f = 0  # first place above p with s_f - s_p < 1
+    for p in range(n):
+        sp, lp = s[p], level[p]
+        dp = 0.0 if unit_weights or p >= cutoff else discount[p]
+        if p > 0:
+            at_p[level[p - 1]] += 1
+        # the pointers move about one place per document: two steps without
+        # a branch, then a loop for the rest
+        for _ in range(2):
+            move = np.int64(sp - s[e] < 1.0)
+            at_e[level[e]] += move
+            e += move
+            move = np.int64(s[f] - sp >= 1.0)
+            at_f[level[f]] += move
+            f += move
+        while e < n and sp - s[e] < 1.0:
+            at_e[level[e]] += 1
+            e += 1
+        while s[f] - sp >= 1.0:
+            at_f[level[f]] += 1
+            f += 1
+        acc = 0.0
+        # the levels below the document's own (sigma = +1), then those above
+        for q in range(lp):
+            weight = 1.0 if unit_weights else inv_ideal * (level_gain[lp] - level_gain[q])
+            step, value = _level_terms(S, last[q], at_p[q], at_e[q], at_f[q], sp, dp, 1.0,
+                                       huber, unit_weights)
+            acc += weight * step
+            total += weight * value
+        for q in range(lp + 1, L):
+            weight = 1.0 if unit_weights else inv_ideal * (level_gain[q] - level_gain[lp])
+            step, value = _level_terms(S, last[q], at_p[q], at_e[q], at_f[q], sp, dp, -1.0,
+                                       huber, unit_weights)
+            acc += weight * step
+            total += weight * value
+        lam[order[p]] = acc
+    return total
+
+
+@njit(cache=True)
+def prefix_sums_apply(gains, labels, discount, n, loss):
+    """Whether :func:`sorted_query_lambdas` gives this query's lambdas: a
+    loss it handles, gains non-decreasing in the label, a non-increasing
+    discount."""
+    if loss == LOGISTIC:
+        return False
+    for p in range(1, min(n, discount.shape[0])):
+        if discount[p] > discount[p - 1]:
+            return False
+    # the smallest and largest gain of each label, then in label order
+    low = labels.min()
+    size = labels.max() - low + 1
+    smallest = np.full(size, np.inf)
+    largest = np.full(size, -np.inf)
+    for r in range(n):
+        v = labels[r] - low
+        smallest[v] = min(smallest[v], gains[r])
+        largest[v] = max(largest[v], gains[r])
+    previous = -np.inf
+    for v in range(size):
+        if smallest[v] == np.inf:
+            continue  # no document with this label
+        if smallest[v] < previous:
+            return False
+        previous = largest[v]
+    return True
+
+
+_NO_RANKING = np.empty(0, dtype=np.int64)
+
+
+def query_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, loss, unit_weights, lam):
+    """:func:`query_lambdas_from` without a previous ranking or levels (not a
+    kernel of its own: one less to compile on the first run)."""
+    return query_lambdas_from(scores, gains, labels, discount, cutoff, inv_ideal, loss,
+                              unit_weights, lam, _NO_RANKING, _NO_RANKING, -1)
+
+
+@njit(cache=True)
+def query_lambdas_from(scores, gains, labels, discount, cutoff, inv_ideal, loss, unit_weights,
+                       lam, hint, levels, n_levels):
+    """Pair loss of one query and its derivative per document.
+
+    Every pair with ``labels[i] > labels[j]`` costs
+    ``W_ij * pair_loss(scores[i] - scores[j])`` with ``W_ij`` the swap weight
+    in the current ranking (or 1 with ``unit_weights``). ``lam[i]`` receives
+    ``sum_j dL/ds_i``. The work goes to whichever of two algorithms is
+    cheaper for the query: the pair loop over the top ``cutoff`` places
+    (O(n * cutoff), :func:`pair_loop_lambdas`) or prefix sums over the whole
+    ranking (O(n log n + n L), :func:`sorted_query_lambdas`; modified Huber
+    and hinge losses only). Both give the same result to rounding.
+
+    ``levels`` and ``n_levels`` are the query's :func:`query_levels`, which
+    do not change from epoch to epoch (``n_levels = -1``: not computed yet;
+    they are then computed here). The prefix sums rank the query starting
+    from ``hint``, its previous ranking (see :func:`ranked_order_from`),
+    when ``hint`` has one place per document; it is updated.
+
+    Returns the query's loss; ``lam`` is overwritten.
+    """
+    n = scores.shape[0]
+    if n < 2 or (inv_ideal == 0.0 and not unit_weights):
+        for r in range(n):
+            lam[r] = 0.0
+        return 0.0
+    # both algorithms write every lam[r]
+    top = n if unit_weights else min(n, cutoff)
+    if top > PREFIX_MIN_TOP and loss != LOGISTIC:
+        if n_levels < 0:
+            levels = np.empty(n, dtype=np.int64)
+            n_levels = query_levels(gains, labels, discount, loss, levels)
+        # the pair loop costs about top * n, the prefix sums n log n + n L
+        if n_levels > 0 and top > PREFIX_COST_PER_LEVEL * n_levels + np.log2(n):
+            order = (ranked_order_from(scores, hint) if hint.shape[0] == n
+                     else ranked_order(scores))
+            return ranked_lambdas(order, scores, gains, levels, n_levels, discount, cutoff,
+                                   inv_ideal, loss, unit_weights, lam)
+    return pair_loop_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, loss,
+                             unit_weights, lam)
+
+
+@njit(cache=True)
+def pair_loop_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, loss, unit_weights,
+                      lam):
+    """:func:`query_lambdas` by a loop over the pairs. Pairs with both
+    documents at or beyond ``cutoff`` have weight 0 and are skipped, so the
+    work is O(n * cutoff)."""
+    n = scores.shape[0]
+    for r in range(n):
+        lam[r] = 0.0
+    if n < 2 or (inv_ideal == 0.0 and not unit_weights):
+        return 0.0
+    top = n if unit_weights else min(n, cutoff)
+    # beyond the cut-off every position has discount 0: only the top needs ranking
+    order = ranked_order(scores) if unit_weights else top_order(scores, top)
+    # the query in rank order, so the pair loops read memory sequentially
+    s = np.empty(n)
+    g = np.empty(n)
+    y = np.empty(n, dtype=labels.dtype)
+    for p in range(n):
+        s[p] = scores[order[p]]
+        g[p] = gains[order[p]]
+        y[p] = labels[order[p]]
+    acc = np.zeros(n)
+    total = 0.0
+    for a in range(top):
+        s_a, g_a, y_a, d_a = s[a], g[a], y[a], discount[a]
+        acc_a = 0.0
+        for b in range(a + 1, n):
+            y_b = y[b]
+            if y_a == y_b:
+                continue
+            if unit_weights:
+                weight = 1.0
+            else:
+                weight = inv_ideal * abs(g_a - g[b]) * abs(d_a - discount[b])
+                if weight == 0.0:
+                    continue
+            # the derivative moves the preferred document up and the other down
+            sign = 1.0 if y_a > y_b else -1.0
+            value, derivative = pair_loss_and_derivative(sign * (s_a - s[b]), loss)
+            total += weight * value
+            step = sign * weight * derivative
+            acc_a += step
+            acc[b] -= step
+        acc[a] += acc_a
+    for p in range(n):
+        lam[order[p]] = acc[p]
+    return total
