@@ -25,11 +25,10 @@ from .metrics import CONVENTIONS
 from .objective import Objective
 from .penalty import L1Penalty, check_number
 from .preprocessing import NORMALIZERS
-from .querydata import QueryData
 from .solver import DivergenceWarning, Monitoring, Solver, SolverState, finite_check
 
 __all__ = ["Setup", "Fitted", "setup", "fit", "fit_stream", "partial_fit", "refit_kept",
-           "start", "laid_out", "penalty_layout", "feature_costs", "edge", "l1_edge",
+           "start", "laid_out", "curvature_rate", "penalty_layout", "feature_costs", "edge", "l1_edge",
            "group_edge", "scale_advice", "AUTO_RATES", "AUTO_DEFAULT", "CURVATURE_STEP"]
 
 #: The step sizes ``learning_rate="auto"`` tries on the validation data, and
@@ -323,12 +322,8 @@ def fit(plan, data, validation=None, *, warm=None, coef_init=None):
     if plan.rule == "auto" and validation is not None:
         result = _fit_auto(plan, data, validation, warm, coef_init)
     else:
-        rate = None
-        if plan.rule == "curvature":
-            model = start(plan, data, warm)
-            trace = plan.solver.objective.curvature(data, view=model.view,
-                                                    scale=model.training_scale())
-            rate = CURVATURE_STEP / trace if trace > 0 else AUTO_DEFAULT
+        rate = curvature_rate(plan, data, start(plan, data, warm)) if (
+            plan.rule == "curvature") else None
         result = _fit_at(plan, rate, data, validation, warm, coef_init)
     return replace(result, params=plan.params)
 
@@ -392,6 +387,20 @@ def _fit_auto(plan, data, validation, warm, coef_init):
     return best[1]
 
 
+def curvature_rate(plan, data, model=None, *, support=None, step=CURVATURE_STEP,
+                   otherwise=AUTO_DEFAULT):
+    """``learning_rate="curvature"``: ``step`` over the trace of the
+    training loss's Hessian at w = 0 on the features as ``model`` (default:
+    the plan's all-zero model on ``data``) reads them, over the weights of
+    the features ``support`` keeps (a boolean per feature; default all);
+    ``otherwise`` when the trace is 0 (no pair to learn from)."""
+    model = start(plan, data) if model is None else model
+    weights = None if support is None else np.repeat(support, np.diff(model.groups()))
+    trace = plan.solver.objective.curvature(data, view=model.view, scale=model.training_scale(),
+                                            support=weights)
+    return step / trace if trace > 0 else otherwise
+
+
 def refit_kept(plan, penalized, data, validation=None):
     """A fit from ``penalized``'s weights on the features it keeps, without
     ``l1`` or ``l1_group``, the others excluded (the relaxed fit; the same
@@ -403,10 +412,7 @@ def refit_kept(plan, penalized, data, validation=None):
     held[model.selected_indices()] = False
     rate = penalized.learning_rate
     if plan.rule == "curvature":
-        trace = plan.solver.objective.curvature(
-            data, view=model.view, scale=model.training_scale(),
-            support=np.repeat(~held, np.diff(model.groups())))
-        rate = CURVATURE_STEP / trace if trace > 0 else rate
+        rate = curvature_rate(plan, data, model, support=~held, otherwise=rate)
     refit = plan.but(relax=False, l1=0.0, l1_group=0.0, learning_rate=rate,
                      exclude=np.flatnonzero(held).tolist())
     return fit(refit, data, validation, coef_init=model.coef)

@@ -1,6 +1,7 @@
 """Helpers shared by the benchmark scripts."""
 
 import gzip
+import importlib
 import json
 import os
 import platform
@@ -11,6 +12,16 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+
+def internals(name):
+    """The private module ``rsrank.<name>`` (``"_kernels"``, ``"_parser"``,
+    ``"_reading"``, ``"_threads"``) whose kernels or rules a benchmark
+    measures: the scripts reach the package's internals here only, and
+    everything else through its public names."""
+    if not name.startswith("_"):
+        raise ValueError(f"rsrank.{name} is public: import it")
+    return importlib.import_module(f"rsrank.{name}")
 
 
 def pairwise_differences(X, y, qid, seed=0):

@@ -12,10 +12,11 @@ import time
 import numpy as np
 
 import rsrank
-from rsrank import RSRank
+from rsrank import QueryData, RSRank
 from rsrank import metrics as M
 from rsrank import stats
 from rsrank.experiments import per_query_from_results, sparsest_within
+from rsrank.path import walk
 
 from _bench import pairwise_differences
 
@@ -39,10 +40,7 @@ PAPER = {"normalize": "none", "batch_size": 1, "learning_rate": 1e-3}
 def fit_rsrank(data, params, seed=0):
     # up to 100 epochs, stopped after 30 without a better vali NDCG@10 (the
     # patience the boosted peers get), keeping the best epoch
-    model = RSRank(**{**PAPER, "max_iter": 100, "random_state": seed,
-                      "eval_convention": CONVENTION,
-                      "early_stopping": True, "n_iter_no_change": 30, "tol": 0.0,
-                      "eval_train": False, **params})
+    model = rsrank_estimator(params, seed)
     model.fit(*data.train[:2], qid=data.train[2], eval_set=data.vali[:3])
     return model, model.predict(data.vali[0]), model.predict(data.test[0]), np.count_nonzero(model.coef_)
 
@@ -207,17 +205,32 @@ def frontier_point(data, vali_scores, test_scores, n_nonzero, **extra):
             "per_query": per_query_values(data, test_scores)}
 
 
+def rsrank_estimator(params, seed):
+    """:func:`fit_rsrank`'s estimator: up to 100 epochs, stopped after 30
+    without a better vali NDCG@10, the best epoch kept."""
+    return RSRank(**{**PAPER, "max_iter": 100, "random_state": seed,
+                     "eval_convention": CONVENTION, "early_stopping": True,
+                     "n_iter_no_change": 30, "tol": 0.0, "eval_train": False, **params})
+
+
 def rsrank_frontier_fold(data, params, seed, l1_values, l1_method="truncated", relax=True):
-    """The RSRank path of one fold and seed (zero start per g, best vali epoch)
-    and, with ``relax``, for every sparse point the relaxed model: the same
-    settings refitted without L1 on the point's support only."""
+    """The RSRank path of one fold and seed (the library's path,
+    :func:`rsrank.path.walk`, without warm starts: a zero start per g, the
+    best vali epoch) and, with ``relax``, for every sparse point this
+    study's relaxed model: the same settings refitted from zero without L1
+    on the point's support only (the library's ``relax`` instead goes on
+    from the penalized weights)."""
     plain, relaxed = [], []
     n_features = data.train[0].shape[1]
-    for g in l1_values:
-        model, vali_scores, test_scores, nnz = fit_rsrank(
-            data, {**params, "l1": g, "l1_method": l1_method}, seed)
-        plain.append(frontier_point(data, vali_scores, test_scores, nnz, l1=g,
-                            weights=linear_weights(model).tolist()))
+    train, vali = QueryData(*data.train[:3]), QueryData(*data.vali[:3])
+    path = walk(rsrank_estimator(params, seed), [{"l1": g, "l1_method": l1_method}
+                                                 for g in l1_values], train,
+                validation=vali, warm=False)
+    for g, point in zip(l1_values, path):
+        model = point.model
+        plain.append(frontier_point(data, model.predict(data.vali[0]),
+                                    model.predict(data.test[0]), np.count_nonzero(model.coef_),
+                                    l1=g, weights=linear_weights(model).tolist()))
         support = np.flatnonzero(model.coef_)
         if not relax or not 0 < len(support) < n_features:
             continue

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _bench import command_line, epoch_timer, roofline, time_epoch, write_report
+from _bench import command_line, epoch_timer, internals, roofline, time_epoch, write_report
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -58,7 +58,7 @@ def ranking_rounds(scores, offsets, rounds):
     equal first."""
     from numba import njit
 
-    from rsrank import _kernels as K
+    K = internals("_kernels")
 
     @njit
     def rank_all(scores, offsets, ours):

@@ -27,14 +27,15 @@ from pathlib import Path
 import numpy as np
 
 from rsrank import QueryData, RSRank
-from rsrank._threads import WORK_PER_THREAD, threads
-from rsrank.cli import (DEFAULT_L1_RATIO, DEFAULT_WITHIN, PATH_EPOCHS, PATH_PAIR_WEIGHTS,
-                        PATH_WEIGHT_TOL)
+from rsrank.recipe import (DEFAULT_L1_RATIO, DEFAULT_WITHIN, PATH_EPOCHS, PATH_PAIR_WEIGHTS,
+                           PATH_WEIGHT_TOL)
 from rsrank.datasets import bundled_data_path
 from rsrank.experiments import run_letor_folds
 from rsrank.synthetic import make_mslr_like
 
-from _bench import epoch_timer, write_report
+from _bench import epoch_timer, internals, write_report
+
+WORK_PER_THREAD, threads = internals("_threads").WORK_PER_THREAD, internals("_threads").threads
 
 MODES = (1, -1, "auto")
 

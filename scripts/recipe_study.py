@@ -262,30 +262,29 @@ def fit_rsrank(fold, params, seed):
 
 
 def fit_paths(fold, seed, epochs=300, within=0.01):
-    """The L1 path of ``stable_path.py`` for each pair weighting: step size 2
-    over the trace of the pair loss's Hessian at w = 0, each point's last
-    iterate after ``epochs`` full-batch epochs, warm-started from strong to
-    weak L1; then, for each of :data:`PATHS`, the sparsest point within
-    ``within`` of the best vali NDCG@10 among its weightings' points.
+    """The library's L1 path (:func:`rsrank.path.walk`) for each pair
+    weighting: ``learning_rate="curvature"`` (2 over the trace of the pair
+    loss's Hessian at w = 0), each point's last iterate after ``epochs``
+    full-batch epochs, warm-started from strong to weak L1; then, for each
+    of :data:`PATHS`, the sparsest point within ``within`` of the best vali
+    NDCG@10 among its weightings' points.
     Returns ``{path name: (test values, info)}``."""
     from rsrank import QueryData
     from rsrank.experiments import sparsest_within
-    from stable_path import curvature_trace
+    from rsrank.path import walk
 
     (X, y, qid), vali, test = fold["train"], fold["vali"], fold["test"]
     data = QueryData(X, y, qid)
     points = {}
     for weighting in ("unit", "delta_ndcg"):
-        rate = 2 / curvature_trace(X, y, qid, weighting)
-        l1_max = RSRank(pair_weight=weighting).l1_max(data)
-        coef, points[weighting] = None, []
-        for ratio in PATH_RATIOS:
-            model = RSRank(learning_rate=rate, max_iter=epochs, l1=ratio * l1_max,
-                           pair_weight=weighting, random_state=seed, eval_train=False)
-            model.fit(data, coef_init=coef)
-            coef = model.coef_.copy()
+        estimator = RSRank(learning_rate="curvature", max_iter=epochs, pair_weight=weighting,
+                           random_state=seed, eval_train=False)
+        points[weighting] = []
+        for ratio, point in zip(PATH_RATIOS, walk(estimator, [{"l1_ratio": r} for r in
+                                                              PATH_RATIOS], data)):
+            model = point.model
             per_query = ndcg10(vali, model.predict(vali[0]))
-            points[weighting].append({"n_nonzero": int(np.count_nonzero(coef)),
+            points[weighting].append({"n_nonzero": int(np.count_nonzero(model.coef_)),
                                       "vali_score": float(np.nanmean(per_query)),
                                       "per_query": per_query, "model": model,
                                       "weighting": weighting, "ratio": ratio})

@@ -12,10 +12,11 @@ from epoch to epoch), and the best epoch of a point is often one of the
 first, dense ones.
 
 This script fits the same path (ten points from 0.464 ``l1_max`` down to 0,
-warm-started from strong to weak L1) at ``eta = multiplier / L``, with ``L``
-the trace of the modified Huber loss's Hessian at w = 0 on the z-scored
-features (an upper bound of its largest eigenvalue), and keeps each point's
-last iterate: the penalized optimum. It reports per fold the non-zeros,
+warm-started from strong to weak L1: the library's :func:`rsrank.path.walk`)
+at ``eta = multiplier / L``, with ``L`` the trace of the modified Huber
+loss's Hessian at w = 0 on the z-scored features (an upper bound of its
+largest eigenvalue; :func:`rsrank.fitting.curvature_rate`), and keeps each
+point's last iterate: the penalized optimum. It reports per fold the non-zeros,
 vali and test NDCG@10 of every point, and the choice of the selection rules
 (sparsest within 1%, 2%, 3% of the best vali, and the paired one-standard-
 error rule). Test NDCG@10 uses LETOR's convention; selection uses vali only.
@@ -35,59 +36,36 @@ from rsrank import RSRank, QueryData
 from rsrank import metrics as M
 from rsrank.datasets import load_letor
 from rsrank.experiments import sparsest_within
+from rsrank.fitting import curvature_rate
+from rsrank.path import walk
 
 RATIOS = [0.464, 0.215, 0.1, 0.0464, 0.0215, 0.01, 0.00464, 0.00215, 0.001, 0.0]
 RULES = [0.01, 0.02, 0.03, "1se"]
 
 
-def curvature_trace(X, y, qid, pair_weight="delta_ndcg"):
-    """Trace of the Hessian of the mean query loss at w = 0 on z-scored
-    features: every pair is in modified Huber's quadratic part (curvature 2),
-    weighted by its |Delta NDCG| in the tie order (row order, as the kernels
-    rank ties)."""
-    X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
-    sd = X.std(axis=0)
-    X = (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
-    total, queries = 0.0, np.unique(qid)
-    for q in queries:
-        rows = np.flatnonzero(qid == q)
-        x, gains = X[rows], 2.0 ** y[rows] - 1
-        discount = 1 / np.log2(np.arange(len(rows)) + 2.0)
-        ideal = np.sort(gains)[::-1] @ discount
-        if ideal == 0:
-            continue
-        if pair_weight == "unit":
-            weight = np.triu(y[rows][:, None] != y[rows][None, :], 1).astype(np.float64)
-        else:
-            weight = np.triu(np.abs(gains[:, None] - gains[None, :])
-                             * np.abs(discount[:, None] - discount[None, :]), 1) / ideal
-        norms = (x * x).sum(axis=1)
-        distance = norms[:, None] + norms[None, :] - 2 * x @ x.T
-        total += 2 * (weight * distance).sum()
-    return total / len(queries)
-
-
 def fold_path(root, fold, epochs, multiplier, pair_weight="delta_ndcg"):
+    """The library's path (:func:`rsrank.path.walk`) of one fold at ``multiplier``
+    over the trace of the Hessian at w = 0 (:func:`rsrank.fitting.curvature_rate`)."""
     load = lambda name: load_letor(Path(root) / f"Fold{fold}" / f"{name}.txt.gz")  # noqa: E731
     train, vali, test = load("train"), load("vali"), load("test")
     data = QueryData(*train[:3])
-    rate = multiplier / curvature_trace(*train[:3], pair_weight)
-    l1_max = RSRank(pair_weight=pair_weight).l1_max(data)
-    points, coef = [], None
-    for ratio in RATIOS:
-        model = RSRank(learning_rate=rate, max_iter=epochs, l1=ratio * l1_max,
-                       pair_weight=pair_weight,
-                       restore_best=False).fit(data, eval_set=QueryData(*vali[:3]),
-                                               coef_init=coef)
-        coef = model.coef_.copy()
+    base = RSRank(pair_weight=pair_weight, max_iter=epochs, restore_best=False)
+    rate = curvature_rate(base.setup(), data, step=multiplier)
+    estimator = base.set_params(learning_rate=rate)
+    path = walk(estimator, [{"l1_ratio": ratio} for ratio in RATIOS], data,
+                validation=QueryData(*vali[:3]))
+    points = []
+    for ratio, point in zip(RATIOS, path):
+        model = point.model
         per_query = M.ndcg_per_query(vali[1], model.predict(vali[0]), vali[2], k=10,
                                      convention="letor")
-        points.append({"l1_ratio": ratio, "n_nonzero": int(np.count_nonzero(coef)),
+        points.append({"l1_ratio": ratio, "n_nonzero": int(np.count_nonzero(model.coef_)),
                        "vali_score": float(np.nanmean(per_query)),
                        "test": float(M.mean_ndcg(test[1], model.predict(test[0]), test[2],
                                                  k=10, convention="letor")),
                        "per_query": per_query.tolist()})
-    return {"fold": fold, "learning_rate": rate, "l1_max": l1_max, "points": points}
+    return {"fold": fold, "learning_rate": rate, "l1_max": path[0].params["l1"] / RATIOS[0],
+            "points": points}
 
 
 def main():

@@ -60,3 +60,33 @@ def test_every_module_compiles_without_a_warning():
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             compile(path.read_text(encoding="utf-8"), str(path), "exec")
+
+
+def test_scripts_import_only_their_helpers_and_public_names():
+    """Scripts stay thin: a script imports the ``scripts/_*.py`` helpers and
+    public names of public ``rsrank`` modules, never another script and
+    never a private module or name (``_bench.internals`` is the one door
+    to the internals a benchmark measures)."""
+    import ast
+
+    scripts = REPO / "scripts"
+    others = {path.stem for path in scripts.glob("*.py") if not path.stem.startswith("_")}
+    found = []
+    for path in sorted(scripts.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                parts = node.module.split(".")
+                names = [alias.name for alias in node.names]
+                if parts[0] == "rsrank" and (any(p.startswith("_") for p in parts)
+                                             or any(n.startswith("_") and n != "__version__"
+                                                    for n in names)):
+                    found.append(f"{path.name}: from {node.module} import {', '.join(names)}")
+                if parts[0] in others:
+                    found.append(f"{path.name}: imports the script {node.module}")
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    parts = alias.name.split(".")
+                    if (parts[0] == "rsrank" and any(p.startswith("_") for p in parts)) \
+                            or parts[0] in others:
+                        found.append(f"{path.name}: import {alias.name}")
+    assert found == []
