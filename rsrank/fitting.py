@@ -300,17 +300,6 @@ def advice(plan, moments, names=None, rate=None):
 # -- the fit --------------------------------------------------------------------------------
 
 
-def no_pairs_problem(train):
-    """Why ``train`` has nothing to learn from, or None."""
-    if train.n_mixed_queries:
-        return None
-    if train.n_rows < 2:
-        return f"{train.n_rows} sample: no pair of documents to learn from"
-    return (f"no pair to learn from: in each of the {train.n_queries} training queries every "
-            "document has the same label (or the query has one document); RSRank learns from "
-            "pairs of documents with different labels: check the labels and the qid")
-
-
 def fit(plan, data, validation=None, *, warm=None, coef_init=None):
     """Train on ``data`` (a :class:`QueryData`), validating on
     ``validation``: the step size by ``plan``'s rule, the fit, and with
@@ -332,9 +321,13 @@ def _fit_at(plan, rate, data, validation, warm, coef_init):
     """One run of the solver at step size ``rate`` (None: the plan's)."""
     rng = check_random_state(plan.params["random_state"])
     train, validation = split(plan, data, validation, rng)
-    problem = no_pairs_problem(train)
-    if problem:
-        raise ValueError(problem)
+    if train.n_mixed_queries == 0:
+        if train.n_rows < 2:
+            raise ValueError(f"{train.n_rows} sample: no pair of documents to learn from")
+        raise ValueError(f"no pair to learn from: in each of the {train.n_queries} training "
+                         "queries every document has the same label (or the query has one "
+                         "document); RSRank learns from pairs of documents with different "
+                         "labels: check the labels and the qid")
     model = start(plan, train, warm)
     solver = laid_out(plan, model, rate)
     state = start_state(len(model.coef), coef_init, warm)

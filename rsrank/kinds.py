@@ -29,10 +29,6 @@ __all__ = ["Kind", "KINDS", "LINEAR", "ADDITIVE", "kind_of", "DEFAULT_MAX_BINS"]
 DEFAULT_MAX_BINS = 32
 
 
-def _names(source):
-    return getattr(source, "feature_names", None), getattr(source, "names_from_columns", False)
-
-
 def _start_linear(params, source):
     """All-zero weights with the scaling fitted on ``source``'s column moments."""
     moments = source.moments
@@ -40,13 +36,15 @@ def _start_linear(params, source):
     offset, scale = np.zeros(width), np.ones(width)
     if params["normalize"] in GLOBAL_NORMALIZERS:
         offset, scale = scaling_from_moments(moments, params["normalize"])
-    return LinearModel(np.zeros(width), params["normalize"], offset, scale, *_names(source))
+    return LinearModel(np.zeros(width), params["normalize"], offset, scale,
+                       source.feature_names, source.names_from_columns)
 
 
 def _start_additive(params, source):
     """All-zero steps at thresholds fitted on ``source``'s rows."""
     encoding = source.step_encoding(params["max_bins"])
-    return AdditiveModel(np.zeros(encoding.n_steps), encoding, *_names(source))
+    return AdditiveModel(np.zeros(encoding.n_steps), encoding, source.feature_names,
+                         source.names_from_columns)
 
 
 def _refuse_linear(params):

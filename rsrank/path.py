@@ -77,6 +77,12 @@ def _setting(params):
     return repr(sorted((k, v) for k, v in params.items() if k not in STRENGTHS))
 
 
+def _base(estimator, params):
+    """``estimator`` with ``params`` but the penalty strengths."""
+    return clone(estimator).set_params(**{k: v for k, v in params.items()
+                                          if k not in STRENGTHS})
+
+
 class _Edges:
     """The edges of one training set, each computed once per setting of the
     other parameters, and each setting's step size settled once."""
@@ -84,10 +90,6 @@ class _Edges:
     def __init__(self, estimator, train, chunks, validation):
         self.estimator, self.train, self.chunks = estimator, train, chunks
         self.validation, self.tops, self.dense = validation, {}, {}
-
-    def base(self, params):
-        return clone(self.estimator).set_params(**{k: v for k, v in params.items()
-                                                  if k not in STRENGTHS})
 
     def resolve(self, params):
         """``params`` with each fraction of an edge as the strength it stands for."""
@@ -101,7 +103,7 @@ class _Edges:
                                  "them")
             if not (isinstance(ratio, (int, float, np.number)) and 0 <= ratio):
                 raise ValueError(f"{ratio_name} must be a number >= 0, got {ratio!r}")
-            base = self.base(params)
+            base = _base(self.estimator, params)
             key = (name, repr(sorted((k, v) for k, v in base.get_params().items()
                                      if k not in STRENGTHS)))
             if key not in self.tops:
@@ -124,11 +126,11 @@ class _Edges:
         is returned for a point without a penalty. Streamed training keeps
         ``"auto"`` (1e-2)."""
         dense = {k: v for k, v in params.items() if k not in STRENGTHS}
-        if self.base(dense).learning_rate != "auto" or self.train is None:
+        if _base(self.estimator, dense).learning_rate != "auto" or self.train is None:
             return params, None
         key = repr(sorted(dense.items()))
         if key not in self.dense:
-            self.dense[key] = self.base(dense).set_params(l1=0.0, l1_group=0.0).fit(
+            self.dense[key] = _base(self.estimator, dense).set_params(l1=0.0, l1_group=0.0).fit(
                 self.train, eval_set=self.validation)
         model = self.dense[key]
         without = all(params.get(name, 0.0) == 0 for name in STRENGTHS)

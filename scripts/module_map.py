@@ -1,6 +1,6 @@
 """The package's module map and where it decides the kind of model.
 
-    python scripts/module_map.py [--out results] [--name module_map]
+    python scripts/module_map.py [--out results] [--name module_map] [--before COMMIT]
 
 Writes ``NAME.md`` and ``NAME.json``: per module of ``rsrank``, its lines,
 its job (the first line of its docstring) and the package modules it
@@ -25,33 +25,12 @@ count: a decision written another way is not seen.
 
 import argparse
 import ast
-from pathlib import Path
 
 from _bench import command_line, write_report
+from _code import PACKAGE, module_name, package_imports, report_at
 
-PACKAGE = Path(__file__).resolve().parents[1] / "rsrank"
 KIND_CLASSES = {"AdditiveModel", "LinearModel"}
 DUCK_ATTRIBUTES = {"thresholds", "encoding"}
-
-
-def package_imports(tree, module):
-    """The ``rsrank`` modules that ``tree`` (of ``rsrank.module``) imports."""
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            if node.level:  # relative: from .x import y, from . import x
-                base = node.module or ""
-                names = [base] if base else [alias.name for alias in node.names]
-                found.update(name.split(".")[0] for name in names)
-            elif node.module and node.module.startswith("rsrank"):
-                parts = node.module.split(".")
-                found.add(parts[1] if len(parts) > 1 else "rsrank")
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name.startswith("rsrank."):
-                    found.add(alias.name.split(".")[1])
-    found.discard(module)
-    return sorted(found)
 
 
 def _is_kind_key(node):
@@ -124,11 +103,13 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="results")
     parser.add_argument("--name", default="module_map")
+    parser.add_argument("--before", metavar="COMMIT",
+                        help="also map the package as it was at COMMIT, for a before/after")
     args = parser.parse_args(argv)
+    before = report_at(args.before, "module_map.py") if args.before else None
     modules = []
     for path in sorted(PACKAGE.rglob("*.py")):
-        relative = path.relative_to(PACKAGE).with_suffix("")
-        module = ".".join(relative.parts)
+        module = module_name(path)
         source = path.read_text()
         tree = ast.parse(source)
         doc = (ast.get_docstring(tree) or "").strip().splitlines()
@@ -162,9 +143,36 @@ def main(argv=None):
         functions = {d["function"] for d in m["kind_decisions"]}
         lines.append(f"| `{m['module']}` | {len(functions)} | {len(m['kind_decisions'])} | "
                      f"{where} |")
+    if before is not None:
+        old = {m["module"]: m for m in before["modules"]}
+        new = {m["module"]: m for m in modules}
+        lines += ["", f"## Before and after: commit `{args.before}` → now", "",
+                  "| | before | now |", "|---|---|---|",
+                  f"| modules | {len(old)} | {len(new)} |",
+                  f"| lines | {sum(m['lines'] for m in old.values()):,} | "
+                  f"{sum(m['lines'] for m in new.values()):,} |",
+                  f"| places deciding the kind (nodes) | {before['kind_decision_places']} "
+                  f"({before['kind_decisions']}) | {len(places)} ({total}) |",
+                  f"| modules deciding the kind | "
+                  f"{sum(1 for m in old.values() if m['kind_decisions'])} | {len(deciding)} |",
+                  f"| largest module | {max(old.values(), key=lambda m: m['lines'])['module']} "
+                  f"({max(m['lines'] for m in old.values()):,}) | "
+                  f"{max(new.values(), key=lambda m: m['lines'])['module']} "
+                  f"({max(m['lines'] for m in new.values()):,}) |", "",
+                  "Modules gone: " + (", ".join(f"`{m}`" for m in sorted(set(old) - set(new)))
+                                      or "none") + ".",
+                  "", "Modules new: " + (", ".join(f"`{m}`" for m in sorted(set(new) - set(old)))
+                                        or "none") + ".", "",
+                  "Modules in both whose lines changed: " + ", ".join(
+                      f"`{m}` {old[m]['lines']} → {new[m]['lines']}"
+                      for m in sorted(set(old) & set(new))
+                      if old[m]["lines"] != new[m]["lines"]) + "."]
     write_report(args.out, args.name, {"command": command_line(), "modules": modules,
                                        "kind_decisions": total,
-                                       "kind_decision_places": len(places)}, "\n".join(lines))
+                                       "kind_decision_places": len(places),
+                                       "before": before and {"commit": args.before,
+                                                             "modules": before["modules"]}},
+                 "\n".join(lines))
     print(f"{len(modules)} modules, {len(places)} places ({total} nodes) deciding the kind "
           f"outside the kernels, in {len(deciding)} modules")
 
