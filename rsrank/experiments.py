@@ -30,6 +30,7 @@ from .datasets import check_exp2_labels, find_folds, iter_letor_folds, streamed_
 from .writers import write_scores
 from .estimator import RSRank
 from .querydata import QueryData
+from .model import query_scores
 from .path import l1_grid, ndcg_on, walk
 from .stats import average_over_seeds
 
@@ -215,8 +216,8 @@ def _check_exp2_labels(data, gains, convention):
 
 def _metric_on(name, data, model, convention):
     """``name`` of ``model``'s scores on a :class:`QueryData`, per query."""
-    scores = model.predict(data)
-    return _metric_per_query(name, data.y, scores[data.order], data.groups, convention)
+    return _metric_per_query(name, data.y, query_scores(model.model_, data, model.n_jobs),
+                             data.groups, convention)
 
 
 def n_features_used(estimator):

@@ -26,6 +26,7 @@ import numpy as np
 from sklearn.base import clone
 
 from .metrics import mean_ndcg
+from .model import query_scores
 
 __all__ = ["l1_grid", "STRENGTHS", "RATIOS", "PathPoint", "walk", "path_markdown"]
 
@@ -180,7 +181,7 @@ def walk(estimator, points, train, *, validation=None, chunks=None, warm=True):
 
 def ndcg_on(model, data, k=10, convention="standard"):
     """Mean NDCG@k of a fitted estimator on a :class:`QueryData`."""
-    return mean_ndcg(data.y, model.predict(data)[data.order], data.groups, k,
+    return mean_ndcg(data.y, query_scores(model.model_, data, model.n_jobs), data.groups, k,
                      convention=convention)
 
 
