@@ -65,9 +65,20 @@ class Setup:
                                                or self.params["l1_group"] != 0)
 
     def but(self, **changes):
-        """The setup of these parameters with ``changes``, each copied as
-        scikit-learn's ``clone`` copies them."""
-        return setup({**{k: copy.deepcopy(v) for k, v in self.params.items()}, **changes})
+        """This setup with ``changes`` to the parameters a fit sequence
+        varies (a numeric ``learning_rate``, ``relax``, ``l1``,
+        ``l1_group``, ``exclude``), without checking the others again; each
+        parameter copied as scikit-learn's ``clone`` copies them."""
+        unknown = set(changes) - {"learning_rate", "relax", "l1", "l1_group", "exclude"}
+        if unknown:
+            raise ValueError(f"Setup.but changes {sorted(changes)}; use setup() for "
+                             f"{sorted(unknown)}")
+        params = {**{k: copy.deepcopy(v) for k, v in self.params.items()}, **changes}
+        penalty = replace(self.solver.penalty, l1=params["l1"], group=params["l1_group"])
+        solver = replace(self.solver, penalty=penalty, learning_rate=(
+            params["learning_rate"] if not isinstance(params["learning_rate"], str)
+            else self.solver.learning_rate))
+        return replace(self, params=params, solver=solver)
 
 
 def setup(params):

@@ -39,6 +39,9 @@ from _bench import command_line, write_report
 from _code import PACKAGE, module_name, package_imports, report_at
 
 ROOT = str(PACKAGE)
+#: where the parameters become objects (objective, penalty, solver): the
+#: pipeline's setup, and RSRank.solver() before there was one
+SETUPS = {"fitting": ("setup",), "estimator": ("RSRank.solver",)}
 
 
 def import_graph():
@@ -67,6 +70,7 @@ class Walk:
         self.arrays, self.path, self.shape, self.graph = [], None, shape, graph
         self.learn(seed)
         self.stops, self.calls, self.climbs, self.reentries = {}, 0, [], []
+        self.setups = 0
 
     def learn(self, value, depth=0):
         """Remember the copies of the data in ``value``: a 2-D array or a
@@ -118,6 +122,8 @@ class Walk:
         if not filename.startswith(ROOT):
             return
         if event == "call":
+            if frame.f_code.co_qualname in SETUPS.get(module_name(filename), ()):
+                self.setups += 1
             if not any(self.carries(v) for v in self.arguments(frame)):
                 return
             module = module_name(filename)
@@ -148,7 +154,8 @@ class Walk:
         return {"stops": list(self.stops), "n_stops": len(self.stops), "rooms": rooms,
                 "n_rooms": len(rooms), "climbs": sorted(set(self.climbs)),
                 "n_climbs": len(set(self.climbs)), "calls": self.calls,
-                "reentries": sorted(set(self.reentries)), "n_reentries": len(self.reentries)}
+                "reentries": sorted(set(self.reentries)), "n_reentries": len(self.reentries),
+                "setups": self.setups}
 
 
 def traced(seed, shape, run):
@@ -194,14 +201,16 @@ def main(argv=None):
              "caller's (a callback, or a lower floor calling a higher one) a climb. numba "
              "kernels are not Python frames and are not counted. A re-entry is a call of a "
              "stop that is already on the call stack (the walk coming back up through a "
-             "function it passed: a fit that calls a fit).", "",
-             "| walk | stops | rooms | climbs | re-entries | calls |",
-             "|---|---|---|---|---|---|"]
-    columns = ("n_stops", "n_rooms", "n_climbs", "n_reentries", "calls")
+             "function it passed: a fit that calls a fit). The last column counts the "
+             "times the parameters became objects (`fitting.setup`, before it "
+             "`RSRank.solver`).", "",
+             "| walk | stops | rooms | climbs | re-entries | calls | parameters made objects |",
+             "|---|---|---|---|---|---|---|"]
+    columns = ("n_stops", "n_rooms", "n_climbs", "n_reentries", "calls", "setups")
     for name, walk in walks.items():
         cells = [str(walk[c]) for c in columns]
         if before is not None and name in before:
-            cells = [f"{before[name][c]} → {walk[c]}" for c in columns]
+            cells = [f"{before[name].get(c, '-')} → {walk[c]}" for c in columns]
         lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
     if before is not None:
         lines += ["", f"Each cell: at commit `{args.before}` → now."]
