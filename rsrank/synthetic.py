@@ -15,7 +15,7 @@ from ._files import atomic_write_text
 from .writers import letor_lines, write_lines
 
 __all__ = ["make_letor_like", "make_mslr_like", "make_raw_features", "make_nonlinear",
-           "make_edge_values", "write_letor_folds"]
+           "make_interactions", "make_edge_values", "write_letor_folds"]
 
 
 def make_letor_like(n_queries=100, docs_per_query=(50, 250), n_features=45, n_informative=8,
@@ -263,6 +263,74 @@ def make_nonlinear(n_queries=300, docs_per_query=(20, 60), n_noise=16, noise=0.5
     names = NONLINEAR_NAMES + [f"noise_{k + 1}" for k in range(n_noise)]
     return Bunch(X=X, y=y, qid=qid.astype(np.int64), feature_names=names,
                  informative=np.arange(len(NONLINEAR_NAMES)))
+
+
+#: The pairwise effects :func:`make_interactions` can make: each is a
+#: function of two features drawn uniform on [-1, 1], and none but ``"and"``
+#: has a main effect (its mean over one feature is the same whatever the
+#: other's value)
+INTERACTIONS = {
+    # both above a threshold: the AND of two conditions, as "fresh and popular"
+    "and": lambda a, b: 2.0 * ((a > 0.2) & (b > 0.2)),
+    # a product of centred features: no main effect at all
+    "product": lambda a, b: 1.5 * a * b,
+    # the same sign: a checkerboard, no main effect, no monotone direction
+    "xor": lambda a, b: 1.5 * ((a > 0) == (b > 0)),
+    # one feature's effect switched by the other: +a when b > 0, -a else
+    "switch": lambda a, b: 1.5 * a * np.sign(b),
+}
+
+
+def make_interactions(effects=("and", "product"), n_queries=300, docs_per_query=(20, 60),
+                      n_main=2, n_noise=12, noise=0.3, random_state=0):
+    """Queries whose relevance holds pairwise effects: relevance that
+    depends on two features at once, which no sum of one-feature shapes can
+    express when the effect has no main effect.
+
+    Each of ``effects`` (names of :data:`INTERACTIONS`) gets a pair of its
+    own features, uniform on [-1, 1]: ``and`` (both above 0.2), ``product``
+    (``a b``), ``xor`` (the same sign), ``switch`` (``a`` times the sign of
+    ``b``). ``n_main`` features have a one-feature effect
+    (``main_k``: ``0.5 x`` on a uniform feature), and ``n_noise`` features
+    (``noise_k``) none. The latent relevance is the sum of the effects plus
+    Gaussian noise of standard deviation ``noise``; within each query it is
+    cut into labels 0-3 at its 50%, 80% and 95% quantiles.
+
+    Returns
+    -------
+    Bunch
+        ``X`` (dense float64), ``y``, ``qid`` (contiguous), ``feature_names``,
+        ``pairs`` (the column pairs of the effects, in ``effects``' order) and
+        ``informative`` (every column with an effect).
+    """
+    unknown = [name for name in effects if name not in INTERACTIONS]
+    if unknown or not effects:
+        raise ValueError(f"effects must name some of {sorted(INTERACTIONS)}, got {effects!r}")
+    rng = check_random_state(random_state)
+    low, high = docs_per_query
+    sizes = rng.randint(low, high + 1, size=n_queries)
+    n = int(sizes.sum())
+    columns, names, pairs, latent = [], [], [], rng.normal(scale=noise, size=n)
+    for name in effects:
+        a, b = rng.uniform(-1, 1, n), rng.uniform(-1, 1, n)
+        pairs.append((len(columns), len(columns) + 1))
+        columns += [a, b]
+        names += [f"{name}_a", f"{name}_b"] if names.count(f"{name}_a") == 0 else [
+            f"{name}{len(pairs)}_a", f"{name}{len(pairs)}_b"]
+        latent += INTERACTIONS[name](a, b)
+    for k in range(n_main):
+        x = rng.uniform(-1, 1, n)
+        columns.append(x)
+        names.append(f"main_{k + 1}")
+        latent += 0.5 * x
+    informative = np.arange(len(columns))
+    for k in range(n_noise):
+        columns.append(rng.uniform(-1, 1, n))
+        names.append(f"noise_{k + 1}")
+    qid = np.repeat(np.arange(1, n_queries + 1), sizes)
+    return Bunch(X=np.column_stack(columns), y=_labels_within_queries(latent, sizes),
+                 qid=qid.astype(np.int64), feature_names=names, pairs=pairs,
+                 informative=informative)
 
 
 #: The features of :func:`make_edge_values`, in column order

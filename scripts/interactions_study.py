@@ -1,0 +1,170 @@
+"""How far one-feature shapes get on relevance made of pairwise effects: the
+baseline that a budget of interactions must beat.
+
+    python scripts/interactions_study.py [--seeds 3] [--queries 300] [--out results]
+
+Data: :func:`rsrank.synthetic.make_interactions` with several kinds of
+pairwise effect (each set below, plus two one-feature effects and twelve
+noise features), a fresh draw per seed; its queries are split 60/20/20
+into train, vali and test by a seeded shuffle. Methods, on the same splits:
+
+* ``rsrank train`` (linear) and ``rsrank train --additive``: the library's
+  recipe (:func:`rsrank.recipe.train_recipe` through
+  :func:`rsrank.experiments.run_letor_folds`), selection on vali;
+* LightGBM's lambdarank with 31 leaves and with 2 (stumps: one feature a
+  tree, an additive model), 0.05 learning rate, early stopped on vali
+  NDCG@10 (50 rounds of patience, at most 2000 trees);
+* the oracle: the noise-free relevance itself, the ceiling of any ranker.
+
+Test NDCG@10 with LETOR's convention: the mean over seeds ± their standard
+deviation, and a paired t-test over the test queries of every seed, each
+method against ``--additive``. The features an additive model keeps, and
+whether it keeps both features of each true pair, are listed too.
+"""
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+
+from _bench import command_line, write_report
+
+SETS = {"and + product": ("and", "product"), "xor": ("xor",),
+        "switch + product": ("switch", "product")}
+METHODS = ("linear", "additive", "lightgbm", "lightgbm stumps", "oracle")
+
+
+def splits(data, seed):
+    """``(train, vali, test)`` as ``(X, y, qid)``: the queries shuffled and cut
+    60/20/20."""
+    queries = np.unique(data.qid)
+    order = np.random.default_rng(seed).permutation(queries)
+    cut = np.split(order, [int(0.6 * len(order)), int(0.8 * len(order))])
+    out = []
+    for part in cut:
+        rows = np.isin(data.qid, part)
+        out.append((data.X[rows], data.y[rows], data.qid[rows]))
+    return out
+
+
+def per_query_ndcg(split, scores):
+    from rsrank.metrics import ndcg_per_query
+
+    X, y, qid = split
+    return ndcg_per_query(y, scores, qid, 10, convention="letor")
+
+
+def fit_rsrank(train, vali, test, names, seed, additive):
+    from rsrank.experiments import run_letor_folds
+    from rsrank.recipe import train_recipe
+    from sklearn.utils import Bunch
+
+    estimator, grid = train_recipe(additive=additive, seed=seed, n_jobs=1)
+    fold = Bunch(fold=1, train=train, vali=vali, test=test, n_features=train[0].shape[1],
+                 paths={}, vali_source="vali")
+    result = run_letor_folds([fold], estimator, grid, feature_names=names).folds[0]
+    return per_query_ndcg(test, result.model.predict(test[0])), result.model
+
+
+def fit_lightgbm(train, vali, test, seed, leaves):
+    import lightgbm
+
+    sizes = lambda qid: np.unique(qid, return_counts=True)[1]  # noqa: E731  (contiguous)
+    model = lightgbm.LGBMRanker(objective="lambdarank", num_leaves=leaves, learning_rate=0.05,
+                                n_estimators=2000, min_child_samples=20, random_state=seed,
+                                n_jobs=1, verbose=-1)
+    model.fit(train[0], train[1], group=sizes(train[2]), eval_set=[vali[:2]],
+              eval_group=[sizes(vali[2])], eval_at=[10],
+              callbacks=[lightgbm.early_stopping(50, verbose=False)])
+    return per_query_ndcg(test, model.predict(test[0]))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--out", default="results")
+    parser.add_argument("--name", default="interactions_baseline")
+    args = parser.parse_args(argv)
+    warnings.simplefilter("ignore")
+    from rsrank.stats import paired_t_test
+    from rsrank.synthetic import INTERACTIONS, make_interactions
+
+    runs = {}
+    for name, effects in SETS.items():
+        per_method = {method: [] for method in METHODS}
+        kept, seconds = [], {method: 0.0 for method in METHODS}
+        for seed in range(args.seeds):
+            data = make_interactions(effects, n_queries=args.queries, random_state=seed)
+            train, vali, test = splits(data, seed)
+            start = time.perf_counter()
+            per_method["linear"].append(fit_rsrank(train, vali, test, data.feature_names,
+                                                   seed, False)[0])
+            seconds["linear"] += time.perf_counter() - start
+            start = time.perf_counter()
+            values, model = fit_rsrank(train, vali, test, data.feature_names, seed, True)
+            seconds["additive"] += time.perf_counter() - start
+            per_method["additive"].append(values)
+            used = set(model.model_.selected_indices().tolist())
+            kept.append({"seed": seed, "features": [n for n, _ in model.selected_features()],
+                         "pairs_kept_whole": [all(j in used for j in pair)
+                                              for pair in data.pairs]})
+            for method, leaves in (("lightgbm", 31), ("lightgbm stumps", 2)):
+                start = time.perf_counter()
+                per_method[method].append(fit_lightgbm(train, vali, test, seed, leaves))
+                seconds[method] += time.perf_counter() - start
+            rows = np.isin(data.qid, test[2])
+            truth = sum(INTERACTIONS[e](data.X[rows, a], data.X[rows, b])
+                        for e, (a, b) in zip(effects, data.pairs))
+            truth = truth + 0.5 * data.X[rows][:, 2 * len(effects)] \
+                + 0.5 * data.X[rows][:, 2 * len(effects) + 1]
+            per_method["oracle"].append(per_query_ndcg(test, truth))
+        summary = {}
+        pooled_additive = np.concatenate(per_method["additive"])
+        for method, values in per_method.items():
+            means = [float(np.nanmean(v)) for v in values]
+            pooled = np.concatenate(values)
+            both = np.isfinite(pooled) & np.isfinite(pooled_additive)
+            test_result = (None if method == "additive"  # difference: method - additive
+                           else paired_t_test(pooled_additive[both], pooled[both]))
+            summary[method] = {"mean": float(np.mean(means)), "std": float(np.std(means)),
+                               "per_seed": means, "seconds": seconds[method],
+                               "p_vs_additive": None if test_result is None
+                               else test_result.pvalue,
+                               "difference_vs_additive": None if test_result is None
+                               else test_result.difference}
+        runs[name] = {"effects": list(effects), "methods": summary, "additive_kept": kept}
+        print(name, {m: round(s["mean"], 4) for m, s in summary.items()}, flush=True)
+    lines = ["# Pairwise effects: the baseline of one-feature shapes", "",
+             f"`{command_line()}`: {args.seeds} seeds of {args.queries} queries per data set "
+             "(60/20/20 train/vali/test); test NDCG@10 (LETOR convention), mean over seeds ± "
+             "std; in brackets the paired t-test over the test queries of every seed against "
+             "`rsrank train --additive` (difference, p).", "",
+             "| data | " + " | ".join(METHODS) + " |", "|---" * (len(METHODS) + 1) + "|"]
+    for name, run in runs.items():
+        cells = []
+        for method in METHODS:
+            s = run["methods"][method]
+            cell = f"{s['mean']:.4f} ± {s['std']:.4f}"
+            if s["p_vs_additive"] is not None:
+                cell += f" ({s['difference_vs_additive']:+.4f}, p={s['p_vs_additive']:.2g})"
+            cells.append(cell)
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += ["", "Seconds per method over all seeds (one thread each):", "",
+              "| data | " + " | ".join(METHODS[:-1]) + " |", "|---" * len(METHODS) + "|"]
+    for name, run in runs.items():
+        lines.append(f"| {name} | " + " | ".join(
+            f"{run['methods'][m]['seconds']:.1f}" for m in METHODS[:-1]) + " |")
+    lines += ["", "Features `--additive` kept, and whether it kept both features of each "
+              "true pair:", ""]
+    for name, run in runs.items():
+        for entry in run["additive_kept"]:
+            lines.append(f"- {name}, seed {entry['seed']}: {', '.join(entry['features'])}; "
+                         f"pairs kept whole: {entry['pairs_kept_whole']}")
+    write_report(args.out, args.name, {"command": command_line(), "runs": runs},
+                 "\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
