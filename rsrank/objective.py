@@ -123,6 +123,18 @@ class Objective:
         total = _kernels.objective(rows, pairs, _scale_vector(scale), w, work, grad)
         return total, grad
 
+    def row_lambdas(self, data, w, *, view="none", scale=None):
+        """The derivative of the summed loss with respect to each row's
+        score at ``w`` (the pair gradients, |Delta NDCG|-weighted, of the
+        ranking at ``w``), per stored row (query order): what a further
+        term of the model would have to follow."""
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        work = workspace(data, 1, view)
+        settle()
+        _kernels.objective(data.rows(view), self.pairs(data), _scale_vector(scale), w, work,
+                           np.zeros(len(w)))
+        return work.lam.copy()
+
     def l1_max(self, data, *, view="none", scale=None, weight_factors=None):
         """The smallest L1 strength that keeps every weight at zero: the
         largest ``|gradient|`` of the mean per-query loss at ``w = 0`` (the

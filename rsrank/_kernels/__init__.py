@@ -27,6 +27,7 @@ from .epoch import (GRADIENT_ONLY, Pairs, Rows, Steps, Work, coded_epoch_paralle
                     epoch_kernels, epoch_parallel, epoch_serial, objective, period_steps,
                     scaled_weights, step_size, take_step)
 from .metrics import (ideal_dcg, ndcg_at_parallel, ndcg_at_serial)
+from .pairs import (pair_histograms)
 from .penalty import (cumulative_penalty, dense_column_moments, group_shrink,
                       stored_column_moments, truncate)
 from .ranking import (HINGE, LOGISTIC, MODIFIED_HUBER, PAIR_LOSSES, PREFIX_COST_PER_LEVEL,
@@ -41,6 +42,7 @@ from .scores import (coded_add_histogram, coded_scores, coded_scores_all, csr_ad
                      table_size, uniform_stride)
 
 __all__ = [
+    "pair_histograms",
     "GRADIENT_ONLY", "HINGE", "LOGISTIC", "MODIFIED_HUBER", "PAIR_LOSSES",
     "PREFIX_COST_PER_LEVEL", "PREFIX_MIN_TOP", "Pairs", "Rows", "Steps", "Work",
     "all_query_levels", "cached", "coded_add_histogram", "coded_epoch_parallel",

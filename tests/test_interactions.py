@@ -1,0 +1,74 @@
+"""Candidate pairs from the pair gradients (rsrank.interactions)."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from rsrank import RSRank, QueryData
+from rsrank import _kernels
+from rsrank.interactions import interaction_gain, pair_gains
+from rsrank.synthetic import make_interactions
+
+
+def test_pair_histograms_equal_a_bincount_per_pair():
+    rng = np.random.default_rng(0)
+    n_bins = 5
+    codes = rng.integers(0, n_bins, size=(300, 4)).astype(np.uint8)
+    values = rng.normal(size=300)
+    first, second = np.array([0, 0, 1, 2]), np.array([1, 3, 2, 3])
+    sums, counts = np.zeros((4, n_bins ** 2)), np.zeros((4, n_bins ** 2))
+    _kernels.pair_histograms(codes, values, first, second, n_bins, sums, counts)
+    for p, (a, b) in enumerate(zip(first, second)):
+        cells = codes[:, a].astype(int) * n_bins + codes[:, b]
+        np.testing.assert_allclose(sums[p], np.bincount(cells, values, n_bins ** 2))
+        np.testing.assert_array_equal(counts[p], np.bincount(cells, minlength=n_bins ** 2))
+
+
+def test_the_interaction_gain_is_zero_on_a_sum_of_shapes_and_not_on_a_product():
+    rng = np.random.default_rng(1)
+    a, b = rng.integers(0, 4, 5000), rng.integers(0, 4, 5000)
+    cells = a * 4 + b
+
+    def gain(values):
+        return interaction_gain(np.bincount(cells, values, 16),
+                                np.bincount(cells, minlength=16).astype(float), 4)
+    additive = np.array([0.0, 1.0, -2.0, 0.5])[a] + np.array([3.0, 0.0, 1.0, -1.0])[b]
+    assert gain(additive) == pytest.approx(0.0, abs=1e-6 * np.sum(additive ** 2))
+    product = (a - 1.5) * (b - 1.5)
+    assert gain(product) > 0.9 * np.sum((product - product.mean()) ** 2)
+
+
+def test_row_lambdas_are_the_gradient_row_by_row():
+    """Summed over rows with the features, the lambdas give the gradient of
+    the summed loss."""
+    data = make_interactions(("and",), n_queries=30, random_state=2)
+    q = QueryData(data.X, data.y, data.qid)
+    objective = RSRank().setup().solver.objective
+    w = np.random.default_rng(3).normal(size=q.n_features)
+    lam = objective.row_lambdas(q, w)
+    _, grad = objective.loss_and_gradient(q, w)
+    np.testing.assert_allclose(q.X.T @ lam, grad, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("effects", [("and", "product"), ("xor",), ("switch", "product")])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_true_pairs_lead_at_the_additive_models_ranking(effects, seed):
+    data = make_interactions(effects, n_queries=150, random_state=seed)
+    q = QueryData(data.X, data.y, data.qid, feature_names=data.feature_names)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = RSRank(additive=True, learning_rate="curvature", max_iter=200).fit(q)
+    gains = pair_gains(model, q)
+    true = {(data.feature_names[a], data.feature_names[b]) for a, b in data.pairs}
+    assert {pair for pair, _ in gains[:len(true)]} == true
+    # by a wide margin over every other pair
+    assert gains[len(true) - 1][1] > 3 * gains[len(true)][1]
+
+
+def test_candidates_and_bins_are_checked():
+    data = make_interactions(("xor",), n_queries=20, random_state=0)
+    model = RSRank(max_iter=2).fit(data.X, data.y, qid=data.qid)
+    assert len(pair_gains(model, data.X, data.y, qid=data.qid, candidates=[0, 1, 2])) == 3
+    with pytest.raises(ValueError, match="n_bins must be an integer from 2 to 16"):
+        pair_gains(model, data.X, data.y, qid=data.qid, n_bins=40)
