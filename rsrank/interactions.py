@@ -38,24 +38,28 @@ def _dense_codes(X, n_bins):
 
 
 def interaction_gain(sums, counts, n_bins, rounds=50):
-    """The two-way interaction sum of squares of one pair's grid (``sums``
+    """The two-way interaction sum of squares of a pair's grid (``sums``
     and ``counts`` of the values per cell, ``code_a * n_bins + code_b``):
     the count-weighted squares of the cell means that the best sum of a
     row effect and a column effect leaves (fitted by ``rounds`` of
     backfitting on the grid; exact for any counts, not only balanced
-    ones)."""
-    sums, counts = sums.reshape(n_bins, n_bins), counts.reshape(n_bins, n_bins)
+    ones). With one grid per row of ``sums`` and ``counts`` (shape
+    ``(n_pairs, n_bins ** 2)``), every pair at once: an array of gains."""
+    single = np.ndim(sums) == 1
+    sums = np.reshape(sums, (-1, n_bins, n_bins))
+    counts = np.reshape(counts, (-1, n_bins, n_bins))
     filled = counts > 0
     means = np.where(filled, sums / np.where(filled, counts, 1), 0.0)
-    rows, columns = np.zeros(n_bins), np.zeros(n_bins)
-    row_counts, column_counts = counts.sum(1), counts.sum(0)
+    rows, columns = np.zeros(sums.shape[:2]), np.zeros(sums.shape[:2])
+    row_counts, column_counts = counts.sum(2), counts.sum(1)
     for _ in range(rounds):
-        rows = np.where(row_counts > 0, (counts * (means - columns)).sum(1)
+        rows = np.where(row_counts > 0, (counts * (means - columns[:, None, :])).sum(2)
                         / np.maximum(row_counts, 1), 0.0)
-        columns = np.where(column_counts > 0, (counts * (means - rows[:, None])).sum(0)
+        columns = np.where(column_counts > 0, (counts * (means - rows[:, :, None])).sum(1)
                            / np.maximum(column_counts, 1), 0.0)
-    left = means - rows[:, None] - columns[None, :]
-    return float(np.sum(counts[filled] * left[filled] ** 2))
+    left = means - rows[:, :, None] - columns[:, None, :]
+    gains = np.sum(np.where(filled, counts * left ** 2, 0.0), axis=(1, 2))
+    return float(gains[0]) if single else gains
 
 
 def pair_gains(estimator, X, y=None, *, qid=None, candidates=None, n_bins=8):
@@ -95,6 +99,6 @@ def pair_gains(estimator, X, y=None, *, qid=None, candidates=None, n_bins=8):
     _kernels.pair_histograms(codes, lam, np.ascontiguousarray(pairs[:, 0]),
                              np.ascontiguousarray(pairs[:, 1]), n_bins, sums, counts)
     names = model.names()
-    gains = [((names[a], names[b]), interaction_gain(sums[p], counts[p], n_bins))
-             for p, (a, b) in enumerate(pairs)]
+    gains = [((names[a], names[b]), float(gain))
+             for (a, b), gain in zip(pairs, interaction_gain(sums, counts, n_bins))]
     return sorted(gains, key=lambda item: -item[1])
