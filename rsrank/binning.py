@@ -28,7 +28,7 @@ import scipy.sparse as sp
 from ._kernels import Rows
 
 __all__ = ["MAX_BINS", "fit_thresholds", "bin_codes", "bin_counts", "BinCodes",
-           "StepEncoding", "step_indicators", "ValueSummary", "value_summary", "SortedColumns",
+           "StepEncoding", "PairEncoding", "step_indicators", "ValueSummary", "value_summary", "SortedColumns",
            "merged_thresholds"]
 
 #: Codes are uint8: at most 255 thresholds, 256 bins, per feature
@@ -292,6 +292,12 @@ class StepEncoding:
 
     @property
     def n_features(self):
+        """The features of the rows it encodes."""
+        return len(self.thresholds)
+
+    @property
+    def n_columns(self):
+        """The code columns (each with its own steps): one per feature here."""
         return len(self.thresholds)
 
     @property
@@ -299,8 +305,8 @@ class StepEncoding:
         return int(self.bins[-1])
 
     def feature_of_step(self):
-        """The feature of every step."""
-        return np.repeat(np.arange(self.n_features), np.diff(self.bins))
+        """The column of every step (its feature, for one-feature steps)."""
+        return np.repeat(np.arange(self.n_columns), np.diff(self.bins))
 
     def rows(self, X, offsets=None):
         """:class:`~rsrank._kernels.Rows` of ``X`` (in query order, queries
@@ -326,7 +332,7 @@ class StepEncoding:
     def slots(self):
         """Where each feature's codes start in a table of one value per code,
         packed: ``bins[j] + j`` (feature j has one more code than steps)."""
-        return (self.bins[:-1] + np.arange(self.n_features)).astype(np.int64)
+        return (self.bins[:-1] + np.arange(self.n_columns)).astype(np.int64)
 
     @property
     def stride(self):
@@ -337,18 +343,138 @@ class StepEncoding:
         """Slots one :attr:`stride` apart, ``j * stride``: each feature has
         the room of the one with most codes, and the kernels find its slots
         without reading them (:func:`rsrank._kernels.uniform_stride`)."""
-        return np.arange(self.n_features, dtype=np.int64) * self.stride
+        return np.arange(self.n_columns, dtype=np.int64) * self.stride
 
     def stride_fits(self):
         """Whether dense rows take :meth:`strided_slots`: when their tables
         are at most twice as long as packed ones (every batch of an epoch
         builds the table and sums a histogram of that length)."""
-        return self.n_features * self.stride <= 2 * (self.n_steps + self.n_features)
+        return self.n_columns * self.stride <= 2 * (self.n_steps + self.n_columns)
 
     def indicators(self, X):
         """The dense ``(n_rows, n_steps)`` float64 0/1 matrix ``[x_j > t_jb]``
         of ``X``."""
         return step_indicators(bin_codes(X, self.thresholds).toarray(), self.bins)
+
+
+class PairEncoding(StepEncoding):
+    """The steps of an additive model with pairwise interactions: each
+    feature's thresholds as in :class:`StepEncoding`, then one more code
+    column per pair of features ``(a, b)``: the index of the row's cell on
+    the pair's grid, ``code_a * n_b + code_b``, where ``code_a`` counts the
+    grid cuts of ``a`` below the row's float32 value (as for a feature's
+    own thresholds) and ``n_b`` is the number of ``b``'s grid bins. The
+    cell index is a column whose thresholds are ``0, 1, ..., n_a n_b - 2``,
+    so the kernels read a pair as one more coded column: its values per
+    cell are the running sums of its steps (the first cell 0), any table
+    of cell values.
+
+    Parameters
+    ----------
+    thresholds : list of float32 arrays
+        Each feature's thresholds (its one-feature steps).
+    pairs : array of shape (n_pairs, 2)
+        The features of each pair, ``a < b``.
+    grids : list of (cuts_a, cuts_b)
+        Each pair's grid: increasing float32 cuts of both features.
+    counts : list of int arrays, optional
+        Training rows per bin of each feature, then per cell of each pair.
+    """
+
+    def __init__(self, thresholds, pairs, grids, counts=None):
+        self.pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+        self.grids = [(np.ascontiguousarray(a, dtype=np.float32),
+                       np.ascontiguousarray(b, dtype=np.float32)) for a, b in grids]
+        width = len(thresholds)
+        if len(self.grids) != len(self.pairs):
+            raise ValueError(f"{len(self.pairs)} pairs but {len(self.grids)} grids")
+        if len(self.pairs) and (np.any(self.pairs < 0) or np.any(self.pairs >= width)
+                                or np.any(self.pairs[:, 0] >= self.pairs[:, 1])):
+            raise ValueError(f"each pair must be two feature indices a < b in 0..{width - 1}")
+        if len({tuple(pair) for pair in self.pairs.tolist()}) != len(self.pairs):
+            raise ValueError("a pair of features is given twice")
+        cells = []
+        for cuts_a, cuts_b in self.grids:
+            n_cells = (len(cuts_a) + 1) * (len(cuts_b) + 1)
+            if n_cells > MAX_BINS:
+                raise ValueError(f"a pair's grid has {n_cells} cells, more than {MAX_BINS}")
+            for cuts in (cuts_a, cuts_b):
+                if not np.all(np.isfinite(cuts)) or np.any(np.diff(cuts) <= 0):
+                    raise ValueError("a pair's grid cuts must be increasing finite values")
+            cells.append(np.arange(n_cells - 1, dtype=np.float32))
+        self.width = width
+        super().__init__(list(thresholds) + cells, counts)
+        digest = hashlib.sha256(self.key.encode())
+        digest.update(self.pairs.tobytes())
+        for cuts_a, cuts_b in self.grids:
+            digest.update(np.int64([len(cuts_a)]).tobytes() + cuts_a.tobytes() + cuts_b.tobytes())
+        self.key = digest.hexdigest()
+
+    @classmethod
+    def fit(cls, X, pairs, max_bins=32, pair_bins=8, thresholds=None):
+        """The one-feature thresholds of ``X`` (``thresholds``, when given,
+        else :func:`fit_thresholds`), each pair's grid from the quantile
+        cuts of at most ``pair_bins`` bins of its features, and the rows of
+        ``X`` per bin and per cell."""
+        thresholds = fit_thresholds(X, max_bins) if thresholds is None else thresholds
+        pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+        used = np.unique(pairs)
+        coarse = dict(zip(used.tolist(), fit_thresholds(_take_columns(X, used), pair_bins)))
+        grids = [(coarse[a], coarse[b]) for a, b in pairs.tolist()]
+        encoding = cls(thresholds, pairs, grids)
+        counts = bin_counts(encoding.augment(X), encoding.thresholds)
+        return cls(thresholds, pairs, grids, counts)
+
+    @property
+    def n_features(self):
+        return self.width
+
+    @property
+    def n_pairs(self):
+        return len(self.pairs)
+
+    def grid_shape(self, p):
+        """``(n_a, n_b)``: the bins of pair ``p``'s grid along each feature."""
+        cuts_a, cuts_b = self.grids[p]
+        return len(cuts_a) + 1, len(cuts_b) + 1
+
+    def cells(self, X):
+        """Each row's cell per pair, an ``(n_rows, n_pairs)`` int array."""
+        out = np.zeros((X.shape[0], self.n_pairs), dtype=np.int64)
+        X = sp.csc_matrix(X) if sp.issparse(X) else X
+        for p, ((a, b), (cuts_a, cuts_b)) in enumerate(zip(self.pairs.tolist(), self.grids)):
+            column_a, column_b = (_take_columns(X, [j]) for j in (a, b))
+            column_a = column_a.toarray() if sp.issparse(column_a) else column_a
+            column_b = column_b.toarray() if sp.issparse(column_b) else column_b
+            out[:, p] = (_code(column_a.ravel(), cuts_a).astype(np.int64) * (len(cuts_b) + 1)
+                         + _code(column_b.ravel(), cuts_b))
+        return out
+
+    def augment(self, X):
+        """``X`` with one more column per pair: the row's cell index."""
+        if self.n_pairs == 0:
+            return X
+        if X.shape[1] != self.width:
+            raise ValueError(f"X has {X.shape[1]} features, the encoding {self.width}")
+        cells = self.cells(X)
+        if sp.issparse(X):
+            return sp.hstack([sp.csr_matrix(X), sp.csr_matrix(cells.astype(X.dtype))],
+                             format="csr")
+        return np.ascontiguousarray(np.column_stack([np.asarray(X), cells.astype(X.dtype)]))
+
+    def rows(self, X, offsets=None):
+        return super().rows(self.augment(X), offsets)
+
+    def indicators(self, X):
+        return super().indicators(self.augment(X))
+
+
+def _take_columns(X, columns):
+    """Columns of ``X`` (dense or sparse) as a matrix of its kind."""
+    columns = np.asarray(columns, dtype=np.int64)
+    if sp.issparse(X):
+        return sp.csc_matrix(X)[:, columns]
+    return np.asarray(X)[:, columns]
 
 
 def step_indicators(codes, bins):

@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from . import fitting, persistence
 from .fitting import AUTO_RATES, CURVATURE_STEP, Fitted, Stream, scale_advice
-from .kinds import DEFAULT_MAX_BINS
+from .kinds import DEFAULT_INTERACTION_BINS, DEFAULT_MAX_BINS
 from .metrics import mean_ndcg
 from .model import query_scores
 from .parameters import RSRANK_DOC
@@ -62,7 +62,8 @@ class RSRank(BaseEstimator):
                  early_stopping=False, validation_fraction=0.1, n_iter_no_change=10, tol=1e-4,
                  restore_best=True, eval_train=True, random_state=None, warm_start=False,
                  n_jobs=None, verbose=0, weight_tol=None, additive=False, max_bins=DEFAULT_MAX_BINS,
-                 l1_group=0.0, feature_costs=None, relax=False, exclude=None):
+                 l1_group=0.0, feature_costs=None, relax=False, exclude=None, interactions=0,
+                 interaction_bins=DEFAULT_INTERACTION_BINS):
         vars(self).update({name: value for name, value in locals().items() if name != "self"})
 
     # -- the parameters as objects ------------------------------------------------
@@ -285,6 +286,17 @@ class RSRank(BaseEstimator):
         """An additive model's shape function per feature in use (see
         :meth:`rsrank.model.AdditiveModel.shape_functions`)."""
         return self._model().shape_functions()
+
+    def selected_interactions(self):
+        """The pairs of features in use (``interactions=K``) as
+        ``[((name_a, name_b), spread), ...]`` by decreasing spread of their
+        tables; ``[]`` for a model without pairs."""
+        return self._model().selected_interactions()
+
+    def interaction_functions(self):
+        """Each pair in use with its grid and values per cell (see
+        :meth:`rsrank.model.InteractionModel.interaction_functions`)."""
+        return self._model().interaction_functions()
 
     def set_feature_names(self, names):
         """Name the features of a model trained without column names (for

@@ -154,6 +154,8 @@ class LetorExperiment:
                  "test": f.test, "n_nonzero": f.n_nonzero, "fit_seconds": f.fit_seconds,
                  "selected_features": [[name, weight]
                                        for name, weight in f.model.selected_features()],
+                 "selected_interactions": [[list(names), spread] for names, spread
+                                           in f.model.selected_interactions()],
                  "feature_cost": f.model.feature_cost(),
                  "grid": f.grid, "best_iteration": getattr(f.model, "best_iteration_", None),
                  "per_query": _json_per_query(f.per_query)}
@@ -586,7 +588,9 @@ def experiment_markdown(experiment, title="RSRank on LETOR folds", command=None)
         kept = fold.model.selected_features()
         form = fold.model.model_.kept_format
         listed = ", ".join(f"{name} {form.format(weight)}" for name, weight in kept) or "none"
-        lines.append(f"- {fold.name}: {listed}")
+        pairs = ", ".join(f"{a} x {b} {form.format(spread)}"
+                          for (a, b), spread in fold.model.selected_interactions())
+        lines.append(f"- {fold.name}: {listed}" + (f"; pairs: {pairs}" if pairs else ""))
     if any(fold.model.feature_costs is not None for fold in experiment.folds):
         costs = [fold.model.feature_cost() for fold in experiment.folds]
         lines += ["", "Total cost of the kept features (--feature-costs): "

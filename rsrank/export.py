@@ -285,27 +285,59 @@ def solr_scale_exponent(cuts):
 
 
 def shape_trees(model):
-    """Per feature in use: ``(name, tree)``, the tree a nested dict of
-    ``{"threshold": t, "left": ..., "right": ...}`` (``x <= t`` goes left,
-    ``t`` float32) and leaves ``{"value": v}``: the feature's shape function
-    over the thresholds where it changes (steps of 0 merged away)."""
+    """The model as trees: per feature with a shape in use ``(name, tree)``,
+    then per pair in use ``((name_a, name_b), tree)``. A tree is a nested
+    dict of nodes ``{"feature": name, "threshold": t, "left": ...,
+    "right": ...}`` (``x <= t`` goes left, ``t`` float32) and leaves
+    ``{"value": v}``. A shape splits on its feature where its values change
+    (steps of 0 merged away); a pair's tree splits on its first feature
+    where the rows of its table change, and each of those intervals on the
+    second feature where that row changes (a tree of two features)."""
+    fitted = model.model_ if hasattr(model, "model_") else model
     out = []
-    for shape in model.shape_functions():
-        cuts, values = shape["thresholds"], shape["values"]
-        changes = np.flatnonzero(np.diff(values) != 0)
-        cuts = cuts[changes]
-        levels = np.r_[values[0], values[changes + 1]]
-        out.append((shape["name"], _balanced(cuts, levels)))
+    for shape in fitted.shape_functions():
+        out.append((shape["name"], _step_tree(shape["thresholds"], shape["values"],
+                                              shape["name"])))
+    for pair in fitted.interaction_functions():
+        out.append((pair["names"], _pair_tree(pair)))
     return out
 
 
-def _balanced(cuts, levels):
+def _changes(values):
+    """Where consecutive ``values`` (numbers, or rows) differ."""
+    values = np.asarray(values)
+    if values.ndim == 1:
+        return np.flatnonzero(np.diff(values) != 0)
+    return np.flatnonzero(np.any(np.diff(values, axis=0) != 0, axis=1))
+
+
+def _step_tree(cuts, values, feature):
+    """One feature's step function over ``cuts`` as a balanced tree."""
+    changes = _changes(values)
+    levels = np.r_[values[0], values[changes + 1]]
+    return _balanced(cuts[changes], [{"value": float(v)} for v in levels], feature)
+
+
+def _pair_tree(pair):
+    """A pair's table as a tree on its first feature whose leaves are trees
+    on its second."""
+    (name_a, name_b), (cuts_a, cuts_b) = pair["names"], pair["thresholds"]
+    table = pair["values"]
+    changes = _changes(table)
+    rows = np.r_[0, changes + 1]
+    return _balanced(cuts_a[changes], [_step_tree(cuts_b, table[i], name_b) for i in rows],
+                     name_a)
+
+
+def _balanced(cuts, leaves, feature):
+    """A balanced tree over ``cuts`` of ``feature`` with one more ``leaves``
+    (nodes) than cuts."""
     if len(cuts) == 0:
-        return {"value": float(levels[0])}
+        return leaves[0]
     middle = len(cuts) // 2
-    return {"threshold": np.float32(cuts[middle]),
-            "left": _balanced(cuts[:middle], levels[:middle + 1]),
-            "right": _balanced(cuts[middle + 1:], levels[middle + 1:])}
+    return {"feature": feature, "threshold": np.float32(cuts[middle]),
+            "left": _balanced(cuts[:middle], leaves[:middle + 1], feature),
+            "right": _balanced(cuts[middle + 1:], leaves[middle + 1:], feature)}
 
 
 def _zero_goes_left(node):
@@ -314,25 +346,31 @@ def _zero_goes_left(node):
     return bool(np.float32(0) <= node["threshold"])
 
 
-def _leaf_of_zero(node):
-    while "value" not in node:
-        node = node["left"] if _zero_goes_left(node) else node["right"]
-    return node["value"]
+def _end_on(node, feature, zero):
+    """Where a walk down the nodes of ``feature`` ends (a leaf, or the first
+    node of another feature): by the branch of 0 (``zero``) or always
+    right (how a NaN goes where ``missing`` is not read)."""
+    while "value" not in node and node["feature"] == feature:
+        node = node["left"] if zero and _zero_goes_left(node) else node["right"]
+    return node
 
 
-def _rightmost_leaf(node):
-    while "value" not in node:
-        node = node["right"]
-    return node["value"]
+def _feature_cuts(trees):
+    """Every threshold of each feature over ``trees``, by feature name."""
+    out = {}
+
+    def walk(node):
+        if "value" in node:
+            return
+        out.setdefault(node["feature"], []).append(node["threshold"])
+        walk(node["left"])
+        walk(node["right"])
+    for tree in trees:
+        walk(tree)
+    return out
 
 
-def _tree_cuts(node):
-    if "value" in node:
-        return []
-    return _tree_cuts(node["left"]) + [node["threshold"]] + _tree_cuts(node["right"])
-
-
-def _solr_node(node, feature, scale, missing=True):
+def _solr_node(node, scales, missing=True):
     """Solr's node: values as strings (its setters take float or String, and
     its JSON reader makes numbers Double, which neither accepts), the
     threshold that lands on the scaled cut after Solr's slack, and the
@@ -340,70 +378,92 @@ def _solr_node(node, feature, scale, missing=True):
     ``isNullSameAsZero`` to false)."""
     if "value" in node:
         return {"value": _exact_text(node["value"])}
-    cut = np.float32(node["threshold"] * np.float32(2.0 ** scale))
+    feature = node["feature"]
+    cut = np.float32(node["threshold"] * np.float32(2.0 ** scales[feature]))
     out = {"feature": feature, "threshold": _exact_text(_solr_threshold(cut))}
     if missing:
         out["missing"] = "left" if _zero_goes_left(node) else "right"
-    out["left"] = _solr_node(node["left"], feature, scale, missing)
-    out["right"] = _solr_node(node["right"], feature, scale, missing)
+    out["left"] = _solr_node(node["left"], scales, missing)
+    out["right"] = _solr_node(node["right"], scales, missing)
     return out
 
 
 def _solr_trees(model, missing=True):
-    features, trees = [], []
-    for feature, tree in shape_trees(model):
-        scale = solr_scale_exponent(_tree_cuts(tree))
+    trees = [tree for _, tree in shape_trees(model)]
+    scales, features = {}, []
+    # one normaliser per feature: its scaling must land every threshold of
+    # every tree it is split in (its shape's and its pairs')
+    for feature, cuts in _feature_cuts(trees).items():
+        scale = solr_scale_exponent(cuts)
         if scale is None:
             raise ValueError(f"feature {feature!r}: Solr adds 1e-6 to every threshold it reads, "
                              "and no power-of-two scaling of this feature keeps all its "
                              "thresholds exact (they span too many orders of magnitude); "
                              "rescale the feature or use fewer bins (--max-bins)")
+        scales[feature] = scale
+    for _, feature in engine_features(model):
+        if feature not in scales:
+            continue
         entry = {"name": feature}
-        if scale:
+        if scales[feature]:
             # (value - 0) / 2**-scale is exact in float32 and keeps every
             # value's order; a missing 0 stays 0 and NaN stays NaN
             entry["norm"] = {"class": "org.apache.solr.ltr.norm.StandardNormalizer",
-                             "params": {"avg": "0.0", "std": _exact_text(2.0 ** -scale)}}
+                             "params": {"avg": "0.0",
+                                        "std": _exact_text(2.0 ** -scales[feature])}}
         features.append(entry)
-        trees.append({"weight": "1.0", "root": _solr_node(tree, feature, scale, missing)})
-    return features, trees
+    return features, [{"weight": "1.0", "root": _solr_node(tree, scales, missing)}
+                      for tree in trees]
 
 
-def _xgboost_node(node, feature, counter, depth=0):
+def _guarded(node):
+    """``node`` with a guard wherever the plugins need one. A NaN (a missing
+    feature in the Elasticsearch plugin from 1.5.9 and in OpenSearch's from
+    3.2) takes ``missing`` where a plugin reads it, and ``no`` at every
+    node where it does not (OpenSearch 3.2 to 3.7), which ends where
+    always going right down the feature's nodes ends. Where that is not
+    where the branch of 0 ends, a guard ``x < Infinity`` sends every finite
+    value to the tree and a NaN (and +inf) to the branch of 0, in every
+    version; a pair's tree is guarded on its first feature and each of its
+    subtrees on the second. Older plugins hold 0 for a missing feature."""
+    if "value" in node:
+        return node
+    feature = node["feature"]
+
+    def inner(n):
+        if "value" in n or n["feature"] != feature:
+            return _guarded(n)
+        return {**n, "left": inner(n["left"]), "right": inner(n["right"])}
+    node = inner(node)
+    zero = _end_on(node, feature, zero=True)
+    if _end_on(node, feature, zero=False) == zero:
+        return node
+    return {"guard": True, "feature": feature, "left": node, "right": zero}
+
+
+def _xgboost_node(node, counter, depth=0):
     """A ``model/xgboost+json`` node: ``x < split_condition`` goes to ``yes``,
     a NaN to ``missing``, which is the branch of 0."""
     nodeid = next(counter)
     if "value" in node:
         return {"nodeid": nodeid, "leaf": float(_exact_text(node["value"]))}
-    yes = _xgboost_node(node["left"], feature, counter, depth + 1)
-    no = _xgboost_node(node["right"], feature, counter, depth + 1)
-    return {"nodeid": nodeid, "depth": depth, "split": feature,
-            "split_condition": float(_exact_text(_float32_above(node["threshold"]))),
-            "yes": yes["nodeid"], "no": no["nodeid"],
-            "missing": yes["nodeid"] if _zero_goes_left(node) else no["nodeid"],
-            "children": [yes, no]}
+    yes = _xgboost_node(node["left"], counter, depth + 1)
+    no = _xgboost_node(node["right"], counter, depth + 1)
+    if node.get("guard"):
+        # the plugin parses a float field given as a string with
+        # Float.parseFloat, which reads Infinity (JSON has no infinity)
+        condition, missing = "Infinity", no["nodeid"]
+    else:
+        condition = float(_exact_text(_float32_above(node["threshold"])))
+        missing = yes["nodeid"] if _zero_goes_left(node) else no["nodeid"]
+    return {"nodeid": nodeid, "depth": depth, "split": node["feature"],
+            "split_condition": condition, "yes": yes["nodeid"], "no": no["nodeid"],
+            "missing": missing, "children": [yes, no]}
 
 
-def _xgboost_tree(node, feature):
-    """The feature's tree for the LTR plugins. A NaN (a missing feature in
-    the Elasticsearch plugin from 1.5.9 and in OpenSearch's from 3.2) takes
-    ``missing`` where a plugin reads it, and ``no`` at every node where it
-    does not (OpenSearch 3.2 to 3.7), which ends at the rightmost leaf.
-    When that leaf is not the leaf of 0, a root ``x < Infinity`` sends
-    every finite value to the tree and a NaN (and +inf) to a leaf of its
-    own, in every version. Older plugins hold 0 for a missing feature."""
-    counter = itertools.count()
-    if _rightmost_leaf(node) == _leaf_of_zero(node) or "value" in node:
-        return _xgboost_node(node, feature, counter)
-    guard = next(counter)
-    tree = _xgboost_node(node, feature, counter, depth=1)
-    missing = {"nodeid": next(counter), "leaf": float(_exact_text(_leaf_of_zero(node)))}
-    return {"nodeid": guard, "depth": 0, "split": feature,
-            # the plugin parses a float field given as a string with
-            # Float.parseFloat, which reads Infinity (JSON has no infinity)
-            "split_condition": "Infinity",
-            "yes": tree["nodeid"], "no": missing["nodeid"], "missing": missing["nodeid"],
-            "children": [tree, missing]}
+def _xgboost_tree(node):
+    """A tree for the LTR plugins, guarded (:func:`_guarded`)."""
+    return _xgboost_node(_guarded(node), itertools.count())
 
 
 def _vespa_cut(t):
@@ -423,15 +483,16 @@ def _vespa_cut(t):
     return float(np.nextafter(middle, np.inf)) if even else middle
 
 
-def _vespa_node(node, feature):
+def _vespa_node(node):
     """Vespa compares in double and a float or double attribute a document
     lacks is NaN, for which every comparison is false: the condition is
     written so that false is the branch of 0, ``x >= c`` when 0 goes below
     the cut, ``x < c`` when it goes above."""
     if "value" in node:
         return repr(float(node["value"]))
+    feature = _vespa_feature(node["feature"])
     cut = repr(_vespa_cut(node["threshold"]))
-    below, above = _vespa_node(node["left"], feature), _vespa_node(node["right"], feature)
+    below, above = _vespa_node(node["left"]), _vespa_node(node["right"])
     if _zero_goes_left(node):
         return f"if({feature} >= {cut}, {above}, {below})"
     return f"if({feature} < {cut}, {below}, {above})"
@@ -498,7 +559,7 @@ def to_elasticsearch(model, *, name="rsrank"):
 
 
 def _plugin_additive(model):
-    trees = [_xgboost_tree(tree, feature) for feature, tree in shape_trees(model)]
+    trees = [_xgboost_tree(tree) for _, tree in shape_trees(model)]
     return {"type": "model/xgboost+json", "definition": json.dumps(trees)}
 
 
@@ -578,7 +639,7 @@ def to_vespa(model, *, name="rsrank", inherits="default"):
 
 
 def _vespa_additive(model):
-    return [_vespa_node(tree, _vespa_feature(feature)) for feature, tree in shape_trees(model)]
+    return [_vespa_node(tree) for _, tree in shape_trees(model)]
 
 
 def _vespa_linear(model):
@@ -659,6 +720,8 @@ WRITERS = {
                         {**_TREE_PROMISES, "opensearch": _TREE_PROMISES["elasticsearch"]},
                         missing_branches=True),
 }
+#: a model with pairs is written as an additive one: its pairs are trees too
+WRITERS["interactions"] = WRITERS["additive"]
 
 
 def _writer(model):

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .kinds import kind_of
+from .interactions import top_pairs
+from .kinds import DEFAULT_INTERACTION_BINS, kind_of
 from .metrics import CONVENTIONS
 from .objective import Objective
 from .penalty import L1Penalty, check_number
@@ -188,29 +189,44 @@ def feature_costs(params, model):
 
 def penalty_layout(params, model):
     """``(groups, group_factors, weight_factors)`` of ``model``'s weights
-    for :class:`~rsrank.penalty.L1Penalty`: one group per feature (its
-    weights, :meth:`groups` of the model), each weighed by the square root
-    of its size times the feature's cost; the L1 of each weight times its
-    feature's cost (None without ``feature_costs``)."""
+    for :class:`~rsrank.penalty.L1Penalty`: one group per term (a feature's
+    weights, or a pair's cells: :meth:`groups` of the model), each weighed
+    by the square root of its size times the cost of its features (a pair
+    costs both of its features' costs); the L1 of each weight times its
+    term's cost (None without ``feature_costs``)."""
     costs = feature_costs(params, model)
     groups = model.groups()
     sizes = np.diff(groups)
-    factors = np.sqrt(sizes) * (1.0 if costs is None else costs)
-    weights = None if costs is None else np.repeat(costs, sizes)
+    term_costs = None if costs is None else np.array(
+        [costs[list(features)].sum() for features in model.term_features()])
+    factors = np.sqrt(sizes) * (1.0 if costs is None else term_costs)
+    weights = None if costs is None else np.repeat(term_costs, sizes)
     return groups, factors, weights
 
 
 def excluded(params, model):
-    """``exclude`` as a boolean per feature of ``model``, or None."""
+    """``exclude`` as a boolean per term of ``model`` (its groups of
+    weights), or None. A feature (a name or an index) holds every term it
+    is in, its own shape and its pairs; a tuple of one feature holds only
+    its own shape, a tuple of two only their pair."""
     exclude = params["exclude"]
     if exclude is None:
         return None
     if isinstance(exclude, (str, bytes)) or not hasattr(exclude, "__iter__"):
         raise ValueError(f"exclude must be a sequence of feature names or indices, got "
                          f"{exclude!r}")
-    out = np.zeros(model.n_features, dtype=bool)
-    out[feature_indices(model, exclude, "exclude")] = True
-    return out
+    exclude = list(exclude)
+    held = np.zeros(model.n_features, dtype=bool)
+    held[feature_indices(model, [key for key in exclude if not isinstance(key, (tuple, list))],
+                         "exclude")] = True
+    terms = set()
+    for term in (key for key in exclude if isinstance(key, (tuple, list))):
+        if len(term) not in (1, 2):
+            raise ValueError(f"exclude: a term is a tuple of one feature (its shape) or two (a "
+                             f"pair), got {term!r}")
+        terms.add(tuple(sorted(feature_indices(model, term, "exclude").tolist())))
+    return np.array([bool(held[list(features)].any()) or tuple(features) in terms
+                     for features in model.term_features()], dtype=bool)
 
 
 def laid_out(plan, model, rate=None):
@@ -242,7 +258,7 @@ def start(plan, source, warm=None):
     from), refused when a parameter that shapes it has changed since: going
     on would keep the old one."""
     if warm is None:
-        return plan.kind.start(plan.params, source)
+        return plan.kind.start(plan.params, source, functools.partial(pair_search, plan))
     now = plan.kind.shape(plan.params)
     for name, value in warm.shape.items():
         if now.get(name) != value:
@@ -250,6 +266,35 @@ def start(plan, source, warm=None):
                              f"{now.get(name)!r}: going on from it would keep {name}="
                              f"{value!r}; fit without warm_start to refit")
     return warm.model
+
+
+#: the epochs of the additive fit whose ranking a pair search reads
+SEARCH_EPOCHS = 200
+
+
+def pair_search(plan, source):
+    """The pairs of features of a model with ``interactions=K``: the ``K``
+    pairs of largest interaction gain (:func:`rsrank.interactions.top_pairs`)
+    of the pair gradients at the ranking of an additive model without
+    pairs, fitted on ``source`` (a :class:`QueryData`) with the plan's
+    objective, no penalty and the step of the curvature, for at most
+    :data:`SEARCH_EPOCHS` epochs. Made once per training data and setting
+    (a path fits the same data many times)."""
+    p = plan.params
+    key = ("pair search", p["interactions"], p["interaction_bins"], p["max_bins"],
+           p["pair_loss"], p["pair_weight"], p["gain"], p["discount"], p["ndcg_k"])
+
+    def make():
+        search = setup({**p, "interactions": 0, "interaction_bins": DEFAULT_INTERACTION_BINS,
+                        "l1": 0.0, "l1_group": 0.0, "relax": False, "exclude": None,
+                        "feature_costs": None, "warm_start": False, "early_stopping": False,
+                        "learning_rate": "curvature", "max_iter": SEARCH_EPOCHS,
+                        "average": False, "batch_size": None, "verbose": 0,
+                        "weight_tol": p["weight_tol"] or 1e-4, "restore_best": False})
+        additive = fit(search, source).model
+        return top_pairs(additive, search.solver.objective, source, p["interactions"],
+                         p["interaction_bins"])
+    return source.memo(key, make)
 
 
 def start_state(n_weights, coef_init, warm=None):
@@ -396,7 +441,8 @@ def curvature_rate(plan, data, model=None, *, support=None, step=CURVATURE_STEP,
     """``learning_rate="curvature"``: ``step`` over the trace of the
     training loss's Hessian at w = 0 on the features as ``model`` (default:
     the plan's all-zero model on ``data``) reads them, over the weights of
-    the features ``support`` keeps (a boolean per feature; default all);
+    the terms ``support`` keeps (a boolean per group of weights, a
+    feature's or a pair's; default all);
     ``otherwise`` when the trace is 0 (no pair to learn from)."""
     model = start(plan, data) if model is None else model
     weights = None if support is None else np.repeat(support, np.diff(model.groups()))
@@ -406,19 +452,20 @@ def curvature_rate(plan, data, model=None, *, support=None, step=CURVATURE_STEP,
 
 
 def refit_kept(plan, penalized, data, validation=None):
-    """A fit from ``penalized``'s weights on the features it keeps, without
-    ``l1`` or ``l1_group``, the others excluded (the relaxed fit; the same
-    training data). With ``learning_rate="curvature"`` its step is 2 over
-    the curvature of the kept weights alone; otherwise it keeps the
-    penalized fit's step."""
+    """A fit from ``penalized``'s weights on the terms it keeps (features,
+    and pairs), without ``l1`` or ``l1_group``, the others excluded (the
+    relaxed fit; the same training data). With ``learning_rate="curvature"``
+    its step is 2 over the curvature of the kept weights alone; otherwise
+    it keeps the penalized fit's step."""
     model = penalized.model
-    held = np.ones(model.n_features, dtype=bool)
-    held[model.selected_indices()] = False
+    terms = model.term_features()
+    held = np.ones(len(terms), dtype=bool)
+    held[model.selected_terms()] = False
     rate = penalized.learning_rate
     if plan.rule == "curvature":
         rate = curvature_rate(plan, data, model, support=~held, otherwise=rate)
     refit = plan.but(relax=False, l1=0.0, l1_group=0.0, learning_rate=rate,
-                     exclude=np.flatnonzero(held).tolist())
+                     exclude=[terms[g] for g in np.flatnonzero(held)])
     return fit(refit, data, validation, coef_init=model.coef)
 
 

@@ -22,7 +22,8 @@ from . import _kernels
 from .binning import bin_codes, fit_thresholds
 from .querydata import QueryData
 
-__all__ = ["pair_gains", "interaction_gain"]
+__all__ = ["pair_gains", "interaction_gain", "gains_at", "top_pairs", "candidate_features",
+           "SEARCH_WORK"]
 
 
 def _dense_codes(X, n_bins):
@@ -83,22 +84,82 @@ def pair_gains(estimator, X, y=None, *, qid=None, candidates=None, n_bins=8):
     list of ((name_a, name_b), gain)
         Every pair of ``candidates``, by decreasing gain.
     """
-    if not (isinstance(n_bins, (int, np.integer)) and 2 <= n_bins <= 16):
-        raise ValueError(f"n_bins must be an integer from 2 to 16, got {n_bins!r}")
     data = X if isinstance(X, QueryData) else QueryData(X, y, qid)
     model = estimator.model_
-    objective = estimator.setup().solver.objective
+    names = model.names()
+    pairs, gains = gains_at(model, estimator.setup().solver.objective, data, candidates, n_bins)
+    order = np.argsort(-gains, kind="stable")
+    return [((names[pairs[i, 0]], names[pairs[i, 1]]), float(gains[i])) for i in order]
+
+
+def gains_at(model, objective, data, candidates=None, n_bins=8):
+    """``(pairs, gains)``: every pair of ``candidates`` (feature indices;
+    default all) as an ``(n_pairs, 2)`` array and the interaction gain of
+    ``objective``'s pair gradients at ``model``'s ranking of ``data`` (a
+    :class:`QueryData`) on a grid of ``n_bins`` quantile bins per feature."""
+    if not (isinstance(n_bins, (int, np.integer)) and 2 <= n_bins <= 16):
+        raise ValueError(f"n_bins must be an integer from 2 to 16, got {n_bins!r}")
     lam = objective.row_lambdas(data, model.coef, view=model.view,
                                 scale=model.training_scale())
     features = (np.arange(data.n_features) if candidates is None
                 else np.unique(np.asarray(candidates, dtype=np.int64)))
     pairs = np.array(list(itertools.combinations(features, 2)), dtype=np.int64).reshape(-1, 2)
-    codes = _dense_codes(data.X if not sp.issparse(data.X) else sp.csr_matrix(data.X), n_bins)
+    if len(pairs) == 0:
+        return pairs, np.zeros(0)
+    X = data.X if not sp.issparse(data.X) else sp.csr_matrix(data.X)
+    codes = _dense_codes(_columns_of(X, features), n_bins)
+    where = np.full(data.n_features, -1, dtype=np.int64)
+    where[features] = np.arange(len(features))
     sums = np.zeros((len(pairs), n_bins * n_bins))
     counts = np.zeros((len(pairs), n_bins * n_bins))
-    _kernels.pair_histograms(codes, lam, np.ascontiguousarray(pairs[:, 0]),
-                             np.ascontiguousarray(pairs[:, 1]), n_bins, sums, counts)
-    names = model.names()
-    gains = [((names[a], names[b]), float(gain))
-             for (a, b), gain in zip(pairs, interaction_gain(sums, counts, n_bins))]
-    return sorted(gains, key=lambda item: -item[1])
+    _kernels.pair_histograms(codes, lam, np.ascontiguousarray(where[pairs[:, 0]]),
+                             np.ascontiguousarray(where[pairs[:, 1]]), n_bins, sums, counts)
+    return pairs, interaction_gain(sums, counts, n_bins)
+
+
+def _columns_of(X, features):
+    if len(features) == X.shape[1]:
+        return X
+    return sp.csc_matrix(X)[:, features] if sp.issparse(X) else np.asarray(X)[:, features]
+
+
+#: the most row-pair visits (rows x candidate pairs) of one search: beyond
+#: it the candidates are the features the model uses most, then the others
+#: by the variation of their pair gradients over their bins
+SEARCH_WORK = 2e9
+
+
+def candidate_features(model, objective, data, budget=SEARCH_WORK, n_bins=8):
+    """The features whose pairs a search scores: every feature when all
+    pairs fit ``budget`` row visits, else as many as fit, the features of
+    the largest shapes of ``model`` (an additive model) first, then those
+    whose pair gradients vary most between their own bins (a feature whose
+    effect is only in a pair still moves the gradients within its bins)."""
+    width, rows = data.n_features, max(data.n_rows, 1)
+    most = int((1 + np.sqrt(1 + 8 * budget / rows)) / 2)
+    if width <= most:
+        return np.arange(width)
+    ranges = model.feature_ranges()[:width]
+    lam = objective.row_lambdas(data, model.coef, view=model.view,
+                                scale=model.training_scale())
+    X = data.X if not sp.issparse(data.X) else sp.csr_matrix(data.X)
+    codes = _dense_codes(X, n_bins)
+    spread = np.zeros(width)
+    for j in range(width):
+        sums = np.bincount(codes[:, j], weights=lam, minlength=n_bins)
+        counts = np.bincount(codes[:, j], minlength=n_bins)
+        spread[j] = np.sum(np.where(counts > 0, sums ** 2 / np.maximum(counts, 1), 0.0))
+    order = np.lexsort((-spread, -ranges))
+    return np.sort(order[:max(most, 2)])
+
+
+def top_pairs(model, objective, data, k, n_bins=8, budget=SEARCH_WORK):
+    """The ``k`` pairs of largest interaction gain (:func:`gains_at`) at
+    ``model``'s ranking among :func:`candidate_features`, as a ``(k, 2)``
+    array of feature indices (fewer when there are fewer pairs, and none of
+    gain 0)."""
+    candidates = candidate_features(model, objective, data, budget, n_bins)
+    pairs, gains = gains_at(model, objective, data, candidates, n_bins)
+    order = np.argsort(-gains, kind="stable")[:k]
+    order = order[gains[order] > 0]
+    return pairs[np.sort(order)]

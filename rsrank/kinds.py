@@ -12,7 +12,8 @@ place, :func:`kind_of`, and from a model by its ``kind`` name in
 
 A data source for :meth:`Kind.start` is a :class:`~rsrank.querydata.QueryData`
 or anything with its ``moments``, ``feature_names``, ``names_from_columns``
-and ``step_encoding(max_bins)`` (a stream or a cluster).
+and ``step_encoding(max_bins)`` (a stream or a cluster); the kind with
+pairwise interactions also needs its ``pair_encoding`` and ``memo``.
 """
 
 from dataclasses import dataclass
@@ -20,16 +21,21 @@ from typing import Callable
 
 import numpy as np
 
-from .model import AdditiveModel, LinearModel
+from .model import AdditiveModel, InteractionModel, LinearModel
 from .preprocessing import GLOBAL_NORMALIZERS, QUERY_NORMALIZERS, scaling_from_moments
 
-__all__ = ["Kind", "KINDS", "LINEAR", "ADDITIVE", "kind_of", "DEFAULT_MAX_BINS"]
+__all__ = ["Kind", "KINDS", "LINEAR", "ADDITIVE", "INTERACTIONS", "kind_of", "DEFAULT_MAX_BINS",
+           "DEFAULT_INTERACTION_BINS", "MAX_INTERACTION_BINS"]
 
 #: bins per feature of an additive model unless ``max_bins`` says otherwise
 DEFAULT_MAX_BINS = 32
+#: bins per feature of a pair's grid unless ``interaction_bins`` says otherwise,
+#: and the most (a pair's cells are one uint8 code: at most 16 x 16)
+DEFAULT_INTERACTION_BINS = 8
+MAX_INTERACTION_BINS = 16
 
 
-def _start_linear(params, source):
+def _start_linear(params, source, search):
     """All-zero weights with the scaling fitted on ``source``'s column moments."""
     moments = source.moments
     width = len(moments[1])
@@ -40,21 +46,53 @@ def _start_linear(params, source):
                        source.feature_names, source.names_from_columns)
 
 
-def _start_additive(params, source):
+def _start_additive(params, source, search):
     """All-zero steps at thresholds fitted on ``source``'s rows."""
     encoding = source.step_encoding(params["max_bins"])
     return AdditiveModel(np.zeros(encoding.n_steps), encoding, source.feature_names,
                          source.names_from_columns)
 
 
+def _start_interactions(params, source, search):
+    """All-zero steps of every feature and all-zero cells of the pairs that
+    ``search(source)`` finds (:func:`rsrank.fitting.pair_search`: the
+    pairs of largest interaction gain at an additive model's ranking)."""
+    source.step_encoding(params["max_bins"])  # a stream refuses here, before any search
+    encoding = source.pair_encoding(params["max_bins"], search(source),
+                                    params["interaction_bins"])
+    return InteractionModel(np.zeros(encoding.n_steps), encoding, source.feature_names,
+                            source.names_from_columns)
+
+
+def _refuse_bins(params, what):
+    if params["interaction_bins"] != DEFAULT_INTERACTION_BINS:
+        return (f"interaction_bins={params['interaction_bins']!r} applies to pairwise "
+                f"interactions (additive=True, interactions=K; --interactions K); {what}")
+    return None
+
+
 def _refuse_linear(params):
     if params["max_bins"] != DEFAULT_MAX_BINS:
         return (f"max_bins={params['max_bins']!r} applies to additive models (additive=True; "
                 "--max-bins with --additive); a linear model has no bins")
-    return None
+    return _refuse_bins(params, "a linear model has none")
 
 
 def _refuse_additive(params):
+    return _refuse_query_scaling(params) or _refuse_bins(params, "this model has none "
+                                                                 "(interactions=0)")
+
+
+def _refuse_interactions(params):
+    bins = params["interaction_bins"]
+    if (not isinstance(bins, (int, np.integer)) or isinstance(bins, bool)
+            or not 2 <= bins <= MAX_INTERACTION_BINS):
+        return (f"interaction_bins must be an integer from 2 to {MAX_INTERACTION_BINS} (a "
+                f"pair's grid has at most {MAX_INTERACTION_BINS ** 2} cells), got {bins!r}")
+    return _refuse_query_scaling(params)
+
+
+def _refuse_query_scaling(params):
     normalize = params["normalize"]
     if normalize in QUERY_NORMALIZERS:
         return (f"normalize={normalize!r} (--normalize {normalize}) scales features within "
@@ -74,6 +112,8 @@ class Kind:
         The ``kind`` of its models and of model files.
     additive : bool
         The estimator's ``additive`` parameter that asks for it.
+    pairs : bool
+        Whether it asks for ``interactions`` (a number of pairs above 0).
     model : type
         Its fitted model's class (:mod:`rsrank.model`).
     strength : str
@@ -90,13 +130,16 @@ class Kind:
         The parameters its model is made with: ``warm_start`` goes on
         from a fitted model only while they are unchanged.
     start : callable
-        ``start(params, source)``: the all-zero model on a data source.
+        ``start(params, source, search)``: the all-zero model on a data
+        source; ``search(source)`` gives the pairs of a model with
+        interactions (``[(a, b), ...]``, feature indices).
     refuse : callable
         ``refuse(params)``: why the kind cannot take these parameters, or None.
     """
 
     name: str
     additive: bool
+    pairs: bool
     model: type
     strength: str
     relax: bool
@@ -107,7 +150,8 @@ class Kind:
 
     def shape(self, params):
         """What the model is made with, for the ``warm_start`` check."""
-        return {"additive": self.additive, **{name: params[name] for name in self.shaping}}
+        return {"additive": self.additive, "interactions": params["interactions"] if self.pairs
+                else 0, **{name: params[name] for name in self.shaping}}
 
     def check(self, params):
         """``ValueError`` when the kind refuses ``params``."""
@@ -116,19 +160,31 @@ class Kind:
             raise ValueError(problem)
 
 
-LINEAR = Kind("linear", False, LinearModel, "l1", relax=False, path_epochs=300,
+LINEAR = Kind("linear", False, False, LinearModel, "l1", relax=False, path_epochs=300,
               shaping=("normalize",), start=_start_linear, refuse=_refuse_linear)
-ADDITIVE = Kind("additive", True, AdditiveModel, "l1_group", relax=True, path_epochs=1000,
+ADDITIVE = Kind("additive", True, False, AdditiveModel, "l1_group", relax=True, path_epochs=1000,
                 shaping=("max_bins",), start=_start_additive, refuse=_refuse_additive)
+INTERACTIONS = Kind("interactions", True, True, InteractionModel, "l1_group", relax=True,
+                    path_epochs=1000, shaping=("max_bins", "interaction_bins"),
+                    start=_start_interactions, refuse=_refuse_interactions)
 
 #: every kind by name (a model's ``kind`` and a model file's ``"model"``)
-KINDS = {kind.name: kind for kind in (LINEAR, ADDITIVE)}
+KINDS = {kind.name: kind for kind in (LINEAR, ADDITIVE, INTERACTIONS)}
 
 
 def kind_of(params):
     """The :class:`Kind` that ``params`` (an estimator's parameters) ask for:
     the one place where parameters decide the kind."""
-    additive = params["additive"]
+    additive, interactions = params["additive"], params["interactions"]
     if not isinstance(additive, (bool, np.bool_)):
         raise ValueError(f"additive must be True or False, got {additive!r}")
-    return next(kind for kind in KINDS.values() if kind.additive == additive)
+    if (not isinstance(interactions, (int, np.integer)) or isinstance(interactions, bool)
+            or interactions < 0):
+        raise ValueError(f"interactions must be an integer >= 0 (the most pairs of features "
+                         f"the model may use), got {interactions!r}")
+    if interactions and not additive:
+        raise ValueError(f"interactions={interactions} are pairs of features in an additive "
+                         "model: set additive=True as well (--additive --interactions K)")
+    pairs = bool(interactions)
+    return next(kind for kind in KINDS.values()
+                if kind.additive == additive and kind.pairs == pairs)

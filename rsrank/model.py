@@ -3,7 +3,7 @@ from. It is what :mod:`rsrank.persistence` saves and loads, what
 ``predict`` scores with and what :mod:`rsrank.export` writes for the
 engines."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -13,7 +13,8 @@ from ._threads import SCORING_WORK_PER_THREAD, numba_threads, threads
 from .preprocessing import GLOBAL_NORMALIZERS, QUERY_NORMALIZERS, query_normalize
 from .querydata import ROW_VIEWS, matrix_rows
 
-__all__ = ["LinearModel", "AdditiveModel", "linear_scores", "feature_name_problem"]
+__all__ = ["LinearModel", "AdditiveModel", "InteractionModel", "linear_scores",
+           "feature_name_problem"]
 
 
 def feature_name_problem(names, n_features):
@@ -219,6 +220,22 @@ class LinearModel:
         """Each feature's weights as offsets into ``coef``: one each."""
         return np.arange(self.n_features + 1, dtype=np.int64)
 
+    def term_features(self):
+        """The features of each group of weights (:meth:`groups`): one each."""
+        return [(j,) for j in range(self.n_features)]
+
+    def selected_terms(self):
+        """The groups of weights in use: the features with a non-zero weight."""
+        return self.selected_indices()
+
+    def selected_interactions(self):
+        """A linear model has no pairwise terms: ``[]``."""
+        return []
+
+    def interaction_functions(self):
+        raise ValueError("interaction_functions() is for models with pairwise interactions "
+                         "(additive=True, interactions=K)")
+
 
 @dataclass(frozen=True)
 class AdditiveModel:
@@ -301,7 +318,7 @@ class AdditiveModel:
         ``t_0 < x <= t_1``, ..., of ``x > t_last``). A constant shift of a
         feature's values changes no ranking; each starts at 0."""
         names, bins, out = self.names(), self.encoding.bins, []
-        for j in self.selected_indices():
+        for j in self.selected_shapes():
             steps = self.coef[bins[j]:bins[j + 1]]
             out.append({"feature": int(j), "name": names[j],
                         "thresholds": self.encoding.thresholds[j].copy(),
@@ -312,7 +329,7 @@ class AdditiveModel:
         """Per feature, the spread of its shape function (largest minus
         smallest contribution): how much it can move a score."""
         bins, ranges = self.encoding.bins, np.zeros(self.n_features)
-        for j in range(self.n_features):
+        for j in range(self.n_features):  # a feature's own steps: the first groups
             values = np.r_[0.0, np.cumsum(self.coef[bins[j]:bins[j + 1]])]
             ranges[j] = values.max() - values.min()
         return ranges
@@ -321,30 +338,115 @@ class AdditiveModel:
         """Each feature's steps as offsets into ``coef``."""
         return self.encoding.bins
 
-    def selected_indices(self):
-        """The features in use (a non-zero step)."""
+    def term_features(self):
+        """The features of each group of steps (:meth:`groups`): one each."""
+        return [(j,) for j in range(self.n_features)]
+
+    def selected_terms(self):
+        """The groups of steps in use (a non-zero step)."""
         bins = self.encoding.bins
-        return np.flatnonzero([np.any(self.coef[bins[j]:bins[j + 1]])
-                               for j in range(self.n_features)])
+        return np.flatnonzero([np.any(self.coef[bins[g]:bins[g + 1]])
+                               for g in range(len(bins) - 1)])
+
+    def selected_interactions(self):
+        """An additive model without pairs has none: ``[]``."""
+        return []
+
+    def interaction_functions(self):
+        """An additive model without pairs has none: ``[]``."""
+        return []
+
+    def selected_shapes(self):
+        """The features whose own shape is in use (a non-zero step)."""
+        terms = self.selected_terms()
+        return terms[terms < self.n_features]
+
+    def selected_indices(self):
+        """The features in use (a non-zero step of a group they are in)."""
+        terms = self.term_features()
+        used = {j for g in self.selected_terms() for j in terms[g]}
+        return np.array(sorted(used), dtype=np.int64)
 
     def selected_features(self):
-        """The features in use as ``[(name, spread), ...]`` by decreasing
-        spread of their shape functions (:meth:`feature_ranges`)."""
+        """The features with a shape in use as ``[(name, spread), ...]`` by
+        decreasing spread of their shape functions (:meth:`feature_ranges`)."""
         names, ranges = self.names(), self.feature_ranges()
-        used = self.selected_indices()
+        used = self.selected_shapes()
         used = used[np.argsort(-ranges[used], kind="stable")]
         return [(str(names[j]), float(ranges[j])) for j in used]
 
     def with_coef(self, coef):
-        return AdditiveModel(np.asarray(coef, dtype=np.float64), self.encoding,
-                             self.feature_names, self.names_from_columns, self.fingerprint,
-                             self.n_fit_queries)
+        return replace(self, coef=np.asarray(coef, dtype=np.float64))
 
     def with_fit(self, coef, fingerprint, n_fit_queries):
-        return AdditiveModel(np.asarray(coef, dtype=np.float64), self.encoding,
-                             self.feature_names, self.names_from_columns, fingerprint,
-                             n_fit_queries)
+        return replace(self, coef=np.asarray(coef, dtype=np.float64), fingerprint=fingerprint,
+                       n_fit_queries=n_fit_queries)
 
     def with_names(self, names, *, from_columns=False):
-        return AdditiveModel(self.coef, self.encoding, [str(name) for name in names],
-                             from_columns, self.fingerprint, self.n_fit_queries)
+        return replace(self, feature_names=[str(name) for name in names],
+                       names_from_columns=from_columns)
+
+
+@dataclass(frozen=True)
+class InteractionModel(AdditiveModel):
+    """An additive ranking function with pairwise interactions: one step
+    function per feature (as :class:`AdditiveModel`) plus, per pair of
+    features ``(a, b)``, a value per cell of a grid of both features,
+    ``f(x) = sum_j f_j(x_j) + sum_p g_p(cell_p(x_a, x_b))``. Its encoding
+    is a :class:`~rsrank.binning.PairEncoding`; each pair is a group of
+    weights of its own, as each feature's steps are."""
+
+    kind = "interactions"
+    used_words = "features in use"
+    kept_words = "the spread of each shape function and pair table, largest first"
+
+    def term_features(self):
+        """The features of each group: each feature's own steps, then each
+        pair's cells."""
+        return ([(j,) for j in range(self.n_features)]
+                + [(int(a), int(b)) for a, b in self.encoding.pairs])
+
+    def pair_tables(self):
+        """Per pair, its values per cell as an ``(n_a, n_b)`` array (the
+        running sums of its steps; the first cell 0)."""
+        bins, out = self.encoding.bins, []
+        for p in range(self.encoding.n_pairs):
+            g = self.n_features + p
+            steps = self.coef[bins[g]:bins[g + 1]]
+            out.append(np.r_[0.0, np.cumsum(steps)].reshape(self.encoding.grid_shape(p)))
+        return out
+
+    def interaction_functions(self):
+        """Per pair in use: a dict with ``features`` (the two indices),
+        ``names``, ``thresholds`` (the grid cuts of each, float32,
+        increasing) and ``values``, an ``(n_a, n_b)`` array: the
+        contribution of the cell ``(i, k)``, the rows with ``i`` cuts of
+        ``a`` and ``k`` cuts of ``b`` below their values; ``counts``, the
+        training rows per cell (None when unknown)."""
+        names, tables, out = self.names(), self.pair_tables(), []
+        counts = self.encoding.counts
+        for p, table in enumerate(tables):
+            if not np.any(table):
+                continue
+            a, b = (int(j) for j in self.encoding.pairs[p])
+            cell_counts = None if counts is None else counts[self.n_features + p].reshape(
+                table.shape)
+            out.append({"features": (a, b), "names": (names[a], names[b]),
+                        "thresholds": tuple(cuts.copy() for cuts in self.encoding.grids[p]),
+                        "values": table, "counts": cell_counts})
+        return out
+
+    def feature_ranges(self):
+        """The spread of each feature's shape, then of each pair's table."""
+        tables = [table.max() - table.min() for table in self.pair_tables()]
+        return np.r_[super().feature_ranges(), tables]
+
+    def selected_interactions(self):
+        """The pairs in use as ``[((name_a, name_b), spread), ...]`` by
+        decreasing spread of their tables (largest minus smallest cell)."""
+        names, ranges = self.names(), self.feature_ranges()
+        used = [g for g in self.selected_terms() if g >= self.n_features]
+        used = sorted(used, key=lambda g: -ranges[g])
+        pairs = self.encoding.pairs
+        return [((str(names[pairs[g - self.n_features][0]]),
+                  str(names[pairs[g - self.n_features][1]])), float(ranges[g])) for g in used]

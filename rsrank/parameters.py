@@ -158,10 +158,25 @@ additive : bool, default=False
     only compare values). Needs the training data in memory (``fit``).
 max_bins : int, default=32
     Bins per feature of an additive model (2 to 256).
+interactions : int, default=0
+    With ``additive=True``, the most pairs of features the model may use
+    beside its one-feature shapes: each pair ``(a, b)`` adds a value per
+    cell of a grid of both features (``interaction_bins`` bins each), a
+    function of the two at once such as an AND of two thresholds or a
+    product. The pairs are found from the ranking objective itself: the
+    ``interactions`` pairs whose cells explain most of the pair gradients
+    at an additive model's ranking beyond each feature's own bins
+    (:func:`rsrank.interactions.top_pairs`; one pass over the rows for all
+    pairs). Each pair is a group of its own for ``l1_group``, so the
+    penalty keeps only the pairs that pay (and a pair does not need its
+    features' own shapes: an XOR has none). 0: no pairs.
+interaction_bins : int, default=8
+    Quantile bins per feature of a pair's grid (2 to 16).
 l1_group : float, default=0.0
     The group penalty ``l1_group * sum_j c_j sqrt(n_j) ||w_j||``, with
-    ``w_j`` feature j's weights (its ``n_j`` steps), ``c_j`` its cost:
-    it takes whole features out (``l1`` then keeps few steps inside the
+    ``w_j`` feature j's weights (its ``n_j`` steps; or a pair's cells),
+    ``c_j`` its cost (a pair's: both features' costs): it takes whole
+    features (and pairs) out (``l1`` then keeps few steps inside the
     features left). ``l1_group_max`` gives the smallest value that keeps
     every weight at zero.
 feature_costs : sequence or dict, optional
@@ -171,8 +186,9 @@ feature_costs : sequence or dict, optional
     kept.
 exclude : sequence, optional
     Features (by name or index) held at zero: the model does not use
-    them, as if their columns were absent. ``relax`` refits with the
-    features its penalized fit left out excluded.
+    them, as if their columns were absent. A tuple of one feature holds
+    only its own shape, a tuple of two only their pair. ``relax`` refits
+    with the terms its penalized fit left out excluded.
 relax : bool, default=False
     After the penalized fit, fit again from its weights on the features
     it kept, without ``l1`` or ``l1_group``, the other features held at

@@ -21,17 +21,20 @@ import numpy as np
 
 from ._files import atomic_write_text, read_bounded_text
 from ._version import __version__
-from .binning import MAX_BINS, StepEncoding
-from .model import AdditiveModel, LinearModel, feature_name_problem
+from .binning import MAX_BINS, PairEncoding, StepEncoding
+from .model import AdditiveModel, InteractionModel, LinearModel, feature_name_problem
 
 __all__ = ["MODEL_FORMAT", "MODEL_FORMAT_VERSION", "MAX_MODEL_BYTES", "ModelFileError",
            "SavedModel", "save_model", "load_model", "model_document", "model_from_document"]
 
 MODEL_FORMAT = "rsrank-model"
-MODEL_FORMAT_VERSION = 3
+MODEL_FORMAT_VERSION = 4
 #: Linear models are written as version 2, which every earlier reader takes;
-#: version 3 adds additive models (``"model": "additive"`` and ``"thresholds"``)
+#: version 3 adds additive models (``"model": "additive"`` and ``"thresholds"``),
+#: version 4 models with pairwise interactions (``"model": "interactions"``,
+#: ``"pairs"`` and ``"grids"``), so that a reader of version 3 refuses them
 LINEAR_FORMAT_VERSION = 2
+ADDITIVE_FORMAT_VERSION = 3
 #: Largest model file read (a million features take about 60 MB).
 MAX_MODEL_BYTES = 256 * 2**20
 
@@ -173,7 +176,10 @@ def _model_from_document(document, path):
     if not isinstance(params, dict):
         raise ModelFileError(path, "'params' must be an object of parameter values")
     for name, value in params.items():
-        if not (_scalar(value) or isinstance(value, list) and all(map(_scalar, value))):
+        # a list holds feature costs or excluded features; an excluded term is a list itself
+        if not (_scalar(value) or isinstance(value, list) and all(
+                _scalar(item) or isinstance(item, list) and all(map(_scalar, item))
+                for item in value)):
             raise ModelFileError(path, f"parameter {name} has a {type(value).__name__} value")
     params = {k: _from_json(v) for k, v in params.items()}
     if params.get("additive", False) is not form.additive:
@@ -221,41 +227,79 @@ def _model_from_document(document, path):
                                       "best_iteration": count("best_iteration", None)})
 
 
-def _encoding(document, n, path):
-    """The :class:`~rsrank.binning.StepEncoding` of an additive model's
-    ``thresholds``: per feature a list of increasing float32 values."""
+def _cuts(cuts, what, path):
+    """A list of increasing float32 values (``what`` names it in errors)."""
+    if (not isinstance(cuts, list) or len(cuts) >= MAX_BINS or not all(
+            isinstance(v, numbers.Real) and not isinstance(v, bool) for v in cuts)):
+        raise ModelFileError(path, f"{what} must be a list of at most {MAX_BINS - 1} numbers")
+    values = np.asarray(cuts, dtype=np.float64)
+    with np.errstate(over="ignore"):  # beyond float32: inf, refused below
+        single = values.astype(np.float32)
+    if (not np.all(np.isfinite(values)) or np.any(single != values)
+            or np.any(np.diff(values) <= 0)):
+        raise ModelFileError(path, f"{what} must be increasing finite float32 values")
+    return single
+
+
+def _thresholds(document, n, path):
     thresholds = document.get("thresholds")
     if not isinstance(thresholds, list) or len(thresholds) != n:
         raise ModelFileError(path, f"'thresholds' must be a list of {n} lists (one per feature)")
-    out = []
-    for j, cuts in enumerate(thresholds, start=1):
-        if (not isinstance(cuts, list) or len(cuts) >= MAX_BINS or not all(
-                isinstance(v, numbers.Real) and not isinstance(v, bool) for v in cuts)):
-            raise ModelFileError(path, f"thresholds of feature {j} must be a list of at most "
-                                 f"{MAX_BINS - 1} numbers")
-        values = np.asarray(cuts, dtype=np.float64)
-        with np.errstate(over="ignore"):  # beyond float32: inf, refused below
-            single = values.astype(np.float32)
-        if (not np.all(np.isfinite(values)) or np.any(single != values)
-                or np.any(np.diff(values) <= 0)):
-            raise ModelFileError(path, f"thresholds of feature {j} must be increasing finite "
-                                 "float32 values")
-        out.append(single)
+    return [_cuts(cuts, f"thresholds of feature {j}", path)
+            for j, cuts in enumerate(thresholds, start=1)]
+
+
+def _counts(document, lengths, path):
+    """``bin_counts``: per column one count per code (``lengths``), or None."""
     counts = document.get("bin_counts")
-    if counts is not None:
-        if (not isinstance(counts, list) or len(counts) != n or any(
-                not isinstance(c, list) or len(c) != len(t) + 1 or not all(
-                    isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2 ** 63
-                    for v in c)
-                for c, t in zip(counts, out))):
-            raise ModelFileError(path, "'bin_counts' must hold, per feature, one count "
-                                 "(an integer >= 0) per bin: one more than its thresholds")
-    return StepEncoding(out, counts)
+    if counts is not None and (not isinstance(counts, list) or len(counts) != len(lengths) or any(
+            not isinstance(c, list) or len(c) != length or not all(
+                isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2 ** 63 for v in c)
+            for c, length in zip(counts, lengths))):
+        raise ModelFileError(path, "'bin_counts' must hold, per feature, one count "
+                             "(an integer >= 0) per bin: one more than its thresholds (and "
+                             "per pair one per cell)")
+    return counts
+
+
+def _encoding(document, n, path):
+    """The :class:`~rsrank.binning.StepEncoding` of an additive model's
+    ``thresholds``: per feature a list of increasing float32 values."""
+    out = _thresholds(document, n, path)
+    return StepEncoding(out, _counts(document, [len(t) + 1 for t in out], path))
+
+
+def _pair_encoding(document, n, path):
+    """The :class:`~rsrank.binning.PairEncoding` of a model with pairwise
+    interactions: ``thresholds`` as an additive model's, ``pairs`` (two
+    feature indices each, 0-based, increasing) and each pair's ``grids``
+    (the cuts of both features)."""
+    thresholds = _thresholds(document, n, path)
+    pairs, grids = document.get("pairs"), document.get("grids")
+    if not isinstance(pairs, list) or not all(
+            isinstance(pair, list) and len(pair) == 2 and all(
+                isinstance(j, int) and not isinstance(j, bool) and 0 <= j < n for j in pair)
+            and pair[0] < pair[1] for pair in pairs):
+        raise ModelFileError(path, f"'pairs' must be a list of [a, b] feature indices with "
+                             f"0 <= a < b < {n}")
+    if not isinstance(grids, list) or len(grids) != len(pairs) or not all(
+            isinstance(grid, list) and len(grid) == 2 for grid in grids):
+        raise ModelFileError(path, "'grids' must hold two lists of cuts per pair")
+    grids = [tuple(_cuts(cuts, f"grid cuts of pair {p}", path) for cuts in grid)
+             for p, grid in enumerate(grids, start=1)]
+    cells = [(len(a) + 1) * (len(b) + 1) for a, b in grids]
+    if any(count > MAX_BINS for count in cells):
+        raise ModelFileError(path, f"a pair's grid has more than {MAX_BINS} cells")
+    counts = _counts(document, [len(t) + 1 for t in thresholds] + cells, path)
+    try:
+        return PairEncoding(thresholds, pairs, grids, counts)
+    except ValueError as error:
+        raise ModelFileError(path, str(error)) from None
 
 
 def _max_bins_check(encoding, params, path):
     max_bins = params.get("max_bins", 32)
-    widest = max(len(t) for t in encoding.thresholds)
+    widest = max((len(t) for t in encoding.thresholds[:encoding.n_features]), default=0)
     if not isinstance(max_bins, int) or widest > max_bins - 1:
         raise ModelFileError(path, f"a feature has {widest} thresholds, more than "
                              f"max_bins={max_bins!r} allows (max_bins - 1)")
@@ -269,6 +313,39 @@ def _step_fields(model):
     if model.encoding.counts is not None:
         fields["bin_counts"] = [[int(c) for c in counts] for counts in model.encoding.counts]
     return fields
+
+
+def _pair_fields(model):
+    """A model with pairs: an additive model's fields, its pairs and each
+    pair's grid."""
+    encoding = model.encoding
+    fields = _step_fields(model)
+    fields["model"] = "interactions"
+    fields["thresholds"] = fields["thresholds"][:encoding.n_features]
+    fields["pairs"] = [[int(a), int(b)] for a, b in encoding.pairs]
+    fields["grids"] = [[[float(t) for t in cuts] for cuts in grid] for grid in encoding.grids]
+    return fields
+
+
+def _steps_check(encoding, params, path):
+    _max_bins_check(encoding, params, path)
+    if params.get("interactions", 0) != 0:
+        raise ModelFileError(path, f"the parameters say interactions="
+                             f"{params.get('interactions')!r} but the model has no pairs: the "
+                             "file was edited or damaged")
+
+
+def _pairs_check(encoding, params, path):
+    _max_bins_check(encoding, params, path)
+    budget = params.get("interactions", 0)
+    if not isinstance(budget, int) or encoding.n_pairs > budget:
+        raise ModelFileError(path, f"the model has {encoding.n_pairs} pairs, more than "
+                             f"interactions={budget!r} allows")
+    bins = params.get("interaction_bins", 8)
+    if not isinstance(bins, int) or any(len(cuts) > bins - 1 for grid in encoding.grids
+                                        for cuts in grid):
+        raise ModelFileError(path, f"a pair's grid has more bins than interaction_bins="
+                             f"{bins!r} allows")
 
 
 @dataclass(frozen=True)
@@ -294,11 +371,15 @@ _KIND_FORMATS = {
         lambda layout, n: n, lambda layout, params, path: None,
         lambda coef, layout, normalize, *rest: LinearModel(coef, normalize, *rest)),
     "additive": _KindFormat(
-        MODEL_FORMAT_VERSION, True, _step_fields, lambda document, n, path: _encoding(document, n,
-                                                                                path),
-        lambda encoding, n: encoding.n_steps, _max_bins_check,
+        ADDITIVE_FORMAT_VERSION, True, _step_fields, _encoding,
+        lambda encoding, n: encoding.n_steps, _steps_check,
         lambda coef, encoding, normalize, offset, scale, *rest: AdditiveModel(coef, encoding,
                                                                               *rest)),
+    "interactions": _KindFormat(
+        MODEL_FORMAT_VERSION, True, _pair_fields, _pair_encoding,
+        lambda encoding, n: encoding.n_steps, _pairs_check,
+        lambda coef, encoding, normalize, offset, scale, *rest: InteractionModel(coef, encoding,
+                                                                                 *rest)),
 }
 
 
@@ -315,7 +396,7 @@ def _looks_like_letor(text):
 
 def load_model(path):
     """Read a model file written by :func:`save_model` (format versions 1
-    and 2) as a :class:`SavedModel`. Raises ``ModelFileError`` (a ``ValueError``) with the path and
+    to 4) as a :class:`SavedModel`. Raises ``ModelFileError`` (a ``ValueError``) with the path and
     the problem, ``FileNotFoundError`` when there is no file."""
     text = read_bounded_text(path, MAX_MODEL_BYTES, "RSRank model file")
     try:

@@ -1,5 +1,6 @@
 """Pictures of additive models: each kept feature's shape function over the
-training values (matplotlib, the ``plot`` extra)."""
+training values, and each pair of a model with interactions as a heat map
+(matplotlib, the ``plot`` extra)."""
 
 import numpy as np
 
@@ -17,58 +18,55 @@ def _pyplot():
     return plt
 
 
+def _edges(cuts):
+    """``(edges, logarithmic)``: each bin drawn over [its lower threshold,
+    its upper one]; the open ends get the width of their neighbour (a
+    factor of it on a log axis, for thresholds that span decades, as
+    counts and PageRank do)."""
+    cuts = np.asarray(cuts, dtype=np.float64)
+    logarithmic = len(cuts) > 1 and cuts[0] > 0 and cuts[-1] / cuts[0] > 100
+    if logarithmic:
+        return np.r_[cuts[0] / 2, cuts, cuts[-1] * 2], True
+    if len(cuts):
+        width = (cuts[-1] - cuts[0]) / max(len(cuts) - 1, 1) if len(cuts) > 1 else 1.0
+        return np.r_[cuts[0] - width, cuts, cuts[-1] + width], False
+    return np.array([-0.5, 0.5]), False
+
+
 def plot_shapes(model, path=None, *, columns=3):
     """Draw each feature an additive model uses: its shape function (the
     contribution to the score against the feature's value, a step at each
     threshold), and under it the share of training rows in each bin when the
-    model knows them (models fitted by this version). Features come by
-    decreasing spread, as :meth:`~rsrank.RSRank.selected_features` lists
-    them. Returns the matplotlib figure; with ``path``, also saves it there
-    (the format from its suffix).
+    model knows them (models fitted by this version); then each pair of a
+    model with interactions as a heat map of its cells' contributions over
+    both features' grid cuts, cells without training rows hatched. Features
+    come by decreasing spread, as :meth:`~rsrank.RSRank.selected_features`
+    lists them, then the pairs as
+    :meth:`~rsrank.RSRank.selected_interactions` does. Returns the
+    matplotlib figure; with ``path``, also saves it there (the format from
+    its suffix).
 
-    ``model`` is a fitted ``RSRank(additive=True)`` or its
-    :class:`~rsrank.model.AdditiveModel`."""
+    ``model`` is a fitted ``RSRank(additive=True)`` or its model
+    (:class:`~rsrank.model.AdditiveModel`, :class:`~rsrank.model.InteractionModel`)."""
     inner = getattr(model, "model_", model)
     order = {name: k for k, (name, _) in enumerate(inner.selected_features())}
     shapes = sorted(inner.shape_functions(), key=lambda s: order[s["name"]])
+    pair_order = {names: k for k, (names, _) in enumerate(inner.selected_interactions())}
+    pairs = sorted(inner.interaction_functions(), key=lambda p: pair_order[p["names"]])
     plt = _pyplot()
-    if not shapes:
+    if not shapes and not pairs:
         raise ValueError("the model uses no feature: there is no shape to draw")
-    counts = inner.encoding.counts
-    columns = max(1, min(columns, len(shapes)))
-    rows = (len(shapes) + columns - 1) // columns
+    panels = len(shapes) + len(pairs)
+    columns = max(1, min(columns, panels))
+    rows = (panels + columns - 1) // columns
     figure = plt.figure(figsize=(4.2 * columns, 3.4 * rows), constrained_layout=True)
     grid = figure.add_gridspec(rows * 4, columns)
     for k, shape in enumerate(shapes):
         row, column = divmod(k, columns)
-        top = figure.add_subplot(grid[row * 4:row * 4 + 3, column])
-        cuts, values = shape["thresholds"].astype(np.float64), shape["values"]
-        # a feature whose thresholds span decades (counts, PageRank) on a log axis
-        logarithmic = len(cuts) > 1 and cuts[0] > 0 and cuts[-1] / cuts[0] > 100
-        # each bin drawn over [its lower threshold, its upper one]; the open
-        # ends get the width of their neighbour (a factor of it on a log axis)
-        if logarithmic:
-            edges = np.r_[cuts[0] / 2, cuts, cuts[-1] * 2]
-        elif len(cuts):
-            width = (cuts[-1] - cuts[0]) / max(len(cuts) - 1, 1) if len(cuts) > 1 else 1.0
-            edges = np.r_[cuts[0] - width, cuts, cuts[-1] + width]
-        else:
-            edges = np.array([-0.5, 0.5])
-        top.stairs(values, edges, baseline=None, color="C0", linewidth=1.8)
-        if logarithmic:
-            top.set_xscale("log")
-        top.set_title(shape["name"], fontsize=10)
-        top.set_ylabel("contribution")
-        top.tick_params(labelbottom=False)
-        top.grid(alpha=0.3)
-        bottom = figure.add_subplot(grid[row * 4 + 3, column], sharex=top)
-        if counts is not None:  # rows per unit of the axis: the training values' density
-            share = counts[shape["feature"]] / max(counts[shape["feature"]].sum(), 1)
-            spans = np.diff(np.log(edges) if logarithmic else edges)
-            bottom.stairs(share / spans, edges, fill=True, color="0.7")
-            bottom.set_ylabel("density", fontsize=8)
-        bottom.set_yticks([])
-        bottom.set_xlabel("value")
+        _draw_shape(figure, grid, row, column, shape, inner.encoding.counts)
+    for k, pair in enumerate(pairs, start=len(shapes)):
+        row, column = divmod(k, columns)
+        _draw_pair(figure, figure.add_subplot(grid[row * 4:row * 4 + 4, column]), pair)
     if path is not None:
         import io
 
@@ -79,3 +77,43 @@ def plot_shapes(model, path=None, *, columns=3):
         figure.savefig(buffer, dpi=110, format=suffix)
         atomic_write_bytes(path, buffer.getvalue())
     return figure
+
+
+def _draw_shape(figure, grid, row, column, shape, counts):
+    top = figure.add_subplot(grid[row * 4:row * 4 + 3, column])
+    values = shape["values"]
+    edges, logarithmic = _edges(shape["thresholds"])
+    top.stairs(values, edges, baseline=None, color="C0", linewidth=1.8)
+    if logarithmic:
+        top.set_xscale("log")
+    top.set_title(shape["name"], fontsize=10)
+    top.set_ylabel("contribution")
+    top.tick_params(labelbottom=False)
+    top.grid(alpha=0.3)
+    bottom = figure.add_subplot(grid[row * 4 + 3, column], sharex=top)
+    if counts is not None:  # rows per unit of the axis: the training values' density
+        share = counts[shape["feature"]] / max(counts[shape["feature"]].sum(), 1)
+        spans = np.diff(np.log(edges) if logarithmic else edges)
+        bottom.stairs(share / spans, edges, fill=True, color="0.7")
+        bottom.set_ylabel("density", fontsize=8)
+    bottom.set_yticks([])
+    bottom.set_xlabel("value")
+
+
+def _draw_pair(figure, axes, pair):
+    (name_a, name_b), (cuts_a, cuts_b) = pair["names"], pair["thresholds"]
+    (edges_a, log_a), (edges_b, log_b) = _edges(cuts_a), _edges(cuts_b)
+    values = pair["values"]
+    limit = float(np.max(np.abs(values))) or 1.0
+    mesh = axes.pcolormesh(edges_a, edges_b, values.T, cmap="RdBu_r", vmin=-limit, vmax=limit)
+    if pair["counts"] is not None and np.any(pair["counts"] == 0):
+        empty = np.ma.masked_where(pair["counts"].T > 0, np.ones(values.T.shape))
+        axes.pcolor(edges_a, edges_b, empty, hatch="//", alpha=0.0)
+    if log_a:
+        axes.set_xscale("log")
+    if log_b:
+        axes.set_yscale("log")
+    axes.set_title(f"{name_a} x {name_b}", fontsize=10)
+    axes.set_xlabel(name_a)
+    axes.set_ylabel(name_b)
+    figure.colorbar(mesh, ax=axes, label="contribution")

@@ -24,7 +24,7 @@ from sklearn.utils.validation import check_array
 
 from ._kernels import Rows
 from ._queries import QueryGroups, group_queries
-from .binning import StepEncoding
+from .binning import PairEncoding, StepEncoding
 from .preprocessing import column_moments, query_normalize
 
 __all__ = ["QueryData", "Rows", "check_labels", "matrix_rows"]
@@ -249,6 +249,14 @@ class QueryData:
         feature fitted on the rows, made once per bin count (a path fits
         the same data many times)."""
         return self.memo(("steps", max_bins), lambda: StepEncoding.fit(self._X, max_bins))
+
+    def pair_encoding(self, max_bins, pairs, pair_bins):
+        """The :class:`~rsrank.binning.PairEncoding` of :meth:`step_encoding`'s
+        thresholds and ``pairs`` (feature indices) on grids of at most
+        ``pair_bins`` bins, made once per setting."""
+        pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+        return self.memo(("pairs", max_bins, pairs.tobytes(), pair_bins), lambda: PairEncoding.fit(
+            self._X, pairs, max_bins, pair_bins, self.step_encoding(max_bins).thresholds))
 
     @property
     def n_mixed_queries(self):

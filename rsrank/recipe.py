@@ -16,7 +16,7 @@ import os
 import numpy as np
 
 from .estimator import RSRank
-from .kinds import ADDITIVE, DEFAULT_MAX_BINS, LINEAR
+from .kinds import ADDITIVE, DEFAULT_INTERACTION_BINS, DEFAULT_MAX_BINS, LINEAR
 
 __all__ = ["train_recipe", "DEFAULT_L1_RATIO", "DEFAULT_WITHIN", "PATH_WEIGHT_TOL",
            "PATH_PAIR_WEIGHTS", "PATH_EPOCHS", "PATH_EPOCHS_ADDITIVE", "DEFAULTS",
@@ -49,11 +49,18 @@ PATH_PAIR_WEIGHTS = ["unit", "delta_ndcg"]
 DEFAULTS = RSRank().get_params()
 
 
-def _kind(additive, normalize, max_bins):
+def _shape(additive, max_bins, interactions, interaction_bins):
+    """The parameters that choose the kind and shape its model."""
+    return dict(additive=bool(additive), interactions=interactions,
+                max_bins=DEFAULT_MAX_BINS if max_bins is None else max_bins,
+                interaction_bins=(DEFAULT_INTERACTION_BINS if interaction_bins is None
+                                  else interaction_bins))
+
+
+def _kind(normalize, shape):
     """The model kind of the options (as the estimator's setup decides it),
     refusing what it cannot take."""
-    return RSRank(additive=bool(additive), normalize=normalize,
-                  max_bins=DEFAULT_MAX_BINS if max_bins is None else max_bins).setup().kind
+    return RSRank(normalize=normalize, **shape).setup().kind
 
 
 def fold_threads(jobs=1, scheduler=None):
@@ -68,7 +75,7 @@ def fold_threads(jobs=1, scheduler=None):
 
 
 def train_recipe(*, learning_rate=("curvature",), additive=False, max_bins=None,
-                 normalize="zscore", relax=None, max_iter=None, weight_tol=None, patience=None,
+                 interactions=0, interaction_bins=None, normalize="zscore", relax=None, max_iter=None, weight_tol=None, patience=None,
                  l1=None, l1_ratio=None, pair_weight=None, ndcg_k=None, discount=None,
                  power_t=None, batch_size=None, truncation_period=None, l1_method="truncated",
                  average=False, feature_costs=None, seed=0, convention="letor", n_jobs=1,
@@ -76,13 +83,12 @@ def train_recipe(*, learning_rate=("curvature",), additive=False, max_bins=None,
     """``(estimator, grid)`` of ``rsrank train``: its options as keywords
     (None: the recipe's default; the grid options are lists). A parameter
     the model kind cannot take is refused here, before any work."""
-    kind = _kind(additive, normalize, max_bins)
+    shape = _shape(additive, max_bins, interactions, interaction_bins)
+    kind = _kind(normalize, shape)
     curvature = list(learning_rate) == ["curvature"]
     params = dict(normalize=normalize, random_state=seed, eval_convention=convention,
                   eval_train=False, verbose=verbose, n_jobs=n_jobs, l1_method=l1_method,
-                  average=average, additive=bool(additive),
-                  relax=kind.relax if relax is None else relax,
-                  max_bins=DEFAULT_MAX_BINS if max_bins is None else max_bins,
+                  average=average, relax=kind.relax if relax is None else relax, **shape,
                   max_iter=max_iter or (kind.path_epochs if curvature else DEFAULTS["max_iter"]))
     if patience is not None:
         params.update(early_stopping=True, n_iter_no_change=patience, tol=0.0)
@@ -109,13 +115,14 @@ def train_recipe(*, learning_rate=("curvature",), additive=False, max_bins=None,
     return RSRank(**params), grid
 
 
-def path_estimator(*, learning_rate="auto", additive=False, max_bins=None, normalize="zscore",
-                   relax=None, max_iter=None, batch_size=None, ndcg_k=None, power_t=None,
+def path_estimator(*, learning_rate="auto", additive=False, max_bins=None, interactions=0,
+                   interaction_bins=None, normalize="zscore", relax=None, max_iter=None, batch_size=None, ndcg_k=None, power_t=None,
                    l1_method="truncated", average=False, feature_costs=None, seed=0):
     """The estimator of ``rsrank path``: ``rsrank train``'s recipe at one
     setting (with ``learning_rate="curvature"`` each point at its settled
     end)."""
-    kind = _kind(additive, normalize, max_bins)
+    shape = _shape(additive, max_bins, interactions, interaction_bins)
+    kind = _kind(normalize, shape)
     recipe = {}
     if learning_rate == "curvature":
         recipe = dict(restore_best=False, weight_tol=PATH_WEIGHT_TOL)
@@ -123,6 +130,5 @@ def path_estimator(*, learning_rate="auto", additive=False, max_bins=None, norma
     return RSRank(learning_rate=learning_rate, max_iter=max_iter or DEFAULTS["max_iter"],
                   normalize=normalize, batch_size=batch_size, ndcg_k=ndcg_k,
                   random_state=seed, l1_method=l1_method, power_t=power_t or 0.0,
-                  average=average, additive=bool(additive),
-                  relax=kind.relax if relax is None else relax, feature_costs=feature_costs,
-                  max_bins=DEFAULT_MAX_BINS if max_bins is None else max_bins, **recipe)
+                  average=average, relax=kind.relax if relax is None else relax,
+                  feature_costs=feature_costs, **shape, **recipe)

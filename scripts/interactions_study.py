@@ -1,5 +1,5 @@
-"""How far one-feature shapes get on relevance made of pairwise effects: the
-baseline that a budget of interactions must beat.
+"""Pairwise interactions on relevance made of pairwise effects: how far
+one-feature shapes get, and what a budget of pairs adds.
 
     python scripts/interactions_study.py [--seeds 3] [--queries 300] [--out results]
 
@@ -8,8 +8,9 @@ pairwise effect (each set below, plus two one-feature effects and twelve
 noise features), a fresh draw per seed; its queries are split 60/20/20
 into train, vali and test by a seeded shuffle. Methods, on the same splits:
 
-* ``rsrank train`` (linear) and ``rsrank train --additive``: the library's
-  recipe (:func:`rsrank.recipe.train_recipe` through
+* ``rsrank train`` (linear), ``rsrank train --additive`` and ``rsrank train
+  --additive --interactions 10``: the library's recipe
+  (:func:`rsrank.recipe.train_recipe` through
   :func:`rsrank.experiments.run_letor_folds`), selection on vali;
 * LightGBM's lambdarank with 31 leaves and with 2 (stumps: one feature a
   tree, an additive model), 0.05 learning rate, early stopped on vali
@@ -32,14 +33,9 @@ from _bench import command_line, write_report
 
 SETS = {"and + product": ("and", "product"), "xor": ("xor",),
         "switch + product": ("switch", "product")}
-METHODS = ("linear", "additive", "additive + pair columns", "lightgbm", "lightgbm stumps",
-           "oracle")
-#: the probe of the design: pairs found by rsrank.interactions.pair_gains at the
-#: additive model's ranking, each added as one column of its cells on a grid of
-#: PAIR_BINS x PAIR_BINS (a step function over the cells' index can take any
-#: value per cell), then the additive recipe again on the wider data, with a
-#: bin per cell (max_bins = PAIR_BINS ** 2, also for the single features)
-PAIR_BUDGET, PAIR_BINS = 10, 6
+METHODS = ("linear", "additive", "interactions 10", "lightgbm", "lightgbm stumps", "oracle")
+#: the most pairs of rsrank train --additive --interactions
+PAIR_BUDGET = 10
 
 
 def splits(data, seed):
@@ -62,47 +58,17 @@ def per_query_ndcg(split, scores):
     return ndcg_per_query(y, scores, qid, 10, convention="letor")
 
 
-def fit_rsrank(train, vali, test, names, seed, additive, max_bins=None):
+def fit_rsrank(train, vali, test, names, seed, additive, interactions=0):
     from rsrank.experiments import run_letor_folds
     from rsrank.recipe import train_recipe
     from sklearn.utils import Bunch
 
-    estimator, grid = train_recipe(additive=additive, seed=seed, n_jobs=1, max_bins=max_bins)
+    estimator, grid = train_recipe(additive=additive, seed=seed, n_jobs=1,
+                                   interactions=interactions)
     fold = Bunch(fold=1, train=train, vali=vali, test=test, n_features=train[0].shape[1],
                  paths={}, vali_source="vali")
     result = run_letor_folds([fold], estimator, grid, feature_names=names).folds[0]
     return per_query_ndcg(test, result.model.predict(test[0])), result.model
-
-
-def with_pair_columns(splits_, pairs, n_bins=PAIR_BINS):
-    """Each split with one more column per pair: the index of its cell on a
-    grid of the training data's quantile bins of both features."""
-    from rsrank.binning import bin_codes, fit_thresholds
-
-    thresholds = fit_thresholds(splits_[0][0], n_bins)
-    out = []
-    for X, y, qid in splits_:
-        codes = bin_codes(X, thresholds).codes.astype(np.float64)
-        cells = [codes[:, a] * n_bins + codes[:, b] for a, b in pairs]
-        out.append((np.column_stack([X, *cells]) if cells else X, y, qid))
-    return out
-
-
-def fit_with_pairs(train, vali, test, names, seed, model):
-    """The probe: the additive model's top pairs as cell columns, then the
-    additive recipe on the wider data. Returns the test values and the
-    pairs it found."""
-    from rsrank import QueryData
-    from rsrank.interactions import pair_gains
-
-    where = {name: j for j, name in enumerate(names)}
-    found = [pair for pair, _ in pair_gains(model, QueryData(*train, feature_names=names),
-                                            n_bins=PAIR_BINS)[:PAIR_BUDGET]]
-    pairs = [(where[a], where[b]) for a, b in found]
-    wide = with_pair_columns([train, vali, test], pairs)
-    wide_names = names + [f"{a}*{b}" for a, b in found]
-    # every cell its own bin: a step between each two cells' indices
-    return fit_rsrank(*wide, wide_names, seed, True, max_bins=PAIR_BINS ** 2)[0], found
 
 
 def fit_lightgbm(train, vali, test, seed, leaves):
@@ -145,16 +111,20 @@ def main(argv=None):
             seconds["additive"] += time.perf_counter() - start
             per_method["additive"].append(values)
             start = time.perf_counter()
-            values, found = fit_with_pairs(train, vali, test, data.feature_names, seed, model)
-            seconds["additive + pair columns"] += time.perf_counter() - start
-            per_method["additive + pair columns"].append(values)
+            values, paired = fit_rsrank(train, vali, test, data.feature_names, seed, True,
+                                        interactions=PAIR_BUDGET)
+            seconds["interactions 10"] += time.perf_counter() - start
+            per_method["interactions 10"].append(values)
             used = set(model.model_.selected_indices().tolist())
             true = [(data.feature_names[a], data.feature_names[b]) for a, b in data.pairs]
+            kept_pairs = [tuple(names) for names, _ in paired.selected_interactions()]
             kept.append({"seed": seed, "features": [n for n, _ in model.selected_features()],
                          "pairs_kept_whole": [all(j in used for j in pair)
                                               for pair in data.pairs],
-                         "pairs_found": [list(p) for p in found],
-                         "true_pairs_in_top": [sorted(found[:len(true)]) == sorted(true)]})
+                         "interactions_features": [n for n, _ in paired.selected_features()],
+                         "interactions_pairs": [list(p) for p in kept_pairs],
+                         "true_pairs_kept": [pair in kept_pairs for pair in true],
+                         "n_features_used": len(paired.model_.selected_indices())})
             for method, leaves in (("lightgbm", 31), ("lightgbm stumps", 2)):
                 start = time.perf_counter()
                 per_method[method].append(fit_lightgbm(train, vali, test, seed, leaves))
@@ -201,17 +171,15 @@ def main(argv=None):
     for name, run in runs.items():
         lines.append(f"| {name} | " + " | ".join(
             f"{run['methods'][m]['seconds']:.1f}" for m in METHODS[:-1]) + " |")
-    lines += ["", f"`additive + pair columns` probes the design of pairwise interactions: the "
-              f"{PAIR_BUDGET} pairs of the largest gain of the pair gradients at the additive "
-              f"model's ranking (`rsrank.interactions.pair_gains`, a {PAIR_BINS}x{PAIR_BINS} "
-              "grid), each added as one column of its cell index, then `rsrank train "
-              "--additive` again; its time is the pair search and the second fit (the first fit is "
-              "`additive`'s). Whether "
-              "the true pairs were the top ones:", ""]
+    lines += ["", f"`interactions {PAIR_BUDGET}` is `rsrank train --additive --interactions "
+              f"{PAIR_BUDGET}`. The pairs it kept, and whether they hold every true pair:", ""]
     for name, run in runs.items():
-        lines.append(f"- {name}: " + ", ".join(
-            f"seed {e['seed']} {'yes' if all(e['true_pairs_in_top']) else 'no'}"
-            for e in run["additive_kept"]))
+        for entry in run["additive_kept"]:
+            pairs = ", ".join(f"{a} x {b}" for a, b in entry["interactions_pairs"]) or "none"
+            lines.append(f"- {name}, seed {entry['seed']}: {pairs} (true pairs kept: "
+                         f"{'all' if all(entry['true_pairs_kept']) else entry['true_pairs_kept']}"
+                         f"; {entry['n_features_used']} features in use, shapes of "
+                         f"{len(entry['interactions_features'])})")
     lines += ["", "Features `--additive` kept, and whether it kept both features of each "
               "true pair:", ""]
     for name, run in runs.items():

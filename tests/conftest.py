@@ -40,6 +40,28 @@ def bundled_root():
     return REPO / "rsrank" / "data" / "synthetic"
 
 
+def check_codes_against_indicators(X, y, qid, encoding, pair_weight):
+    """An encoding's loss, gradient and scores through the kernels' tables
+    and histograms equal the linear model's on its explicit 0/1 step
+    indicators (the same function, computed without them)."""
+    from rsrank import _kernels as K
+    from rsrank.objective import Objective
+    from rsrank.querydata import QueryData
+
+    data = QueryData(X, y, qid)
+    steps = QueryData(encoding.indicators(X), y, qid)
+    objective = Objective(pair_weight=pair_weight)
+    w = np.random.default_rng(2).normal(size=encoding.n_steps)
+    coded = objective.loss_and_gradient(data, w, view=encoding)
+    linear = objective.loss_and_gradient(steps, w)
+    assert coded[0] == pytest.approx(linear[0], rel=1e-12)
+    np.testing.assert_allclose(coded[1], linear[1], rtol=1e-10, atol=1e-12)
+    rows = data.rows(encoding)
+    out = K.coded_scores_all(rows, w, np.zeros(K.table_size(rows)), np.zeros(data.n_rows))
+    np.testing.assert_allclose(out, steps.X @ w, rtol=1e-12, atol=1e-12)
+    return rows
+
+
 def small_queries(n_queries=24, n_docs=12, seed=0):
     """Five features (two informative), graded labels, qids from 100."""
     rng = np.random.default_rng(seed)

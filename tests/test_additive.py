@@ -7,6 +7,7 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 
+from conftest import check_codes_against_indicators
 from rsrank import _kernels as K
 from rsrank.binning import StepEncoding
 from rsrank.objective import Objective, workspace, workspace_fits
@@ -52,19 +53,8 @@ def test_loss_and_gradient_equal_the_linear_model_on_step_indicators(sparse, pai
     X, y, qid = queries(1, sparse=sparse, copies=copies)
     X = X[:, :width]
     encoding = StepEncoding.fit(X, 8)
-    data = QueryData(X, y, qid)
-    check_layout(data.rows(encoding), layout)
-    steps = QueryData(encoding.indicators(X), y, qid)
-    objective = Objective(pair_weight=pair_weight)
-    w = np.random.default_rng(2).normal(size=encoding.n_steps)
-    coded = objective.loss_and_gradient(data, w, view=encoding)
-    linear = objective.loss_and_gradient(steps, w)
-    assert coded[0] == pytest.approx(linear[0], rel=1e-12)
-    np.testing.assert_allclose(coded[1], linear[1], rtol=1e-10, atol=1e-12)
-    # the scores are the step sums
-    rows = data.rows(encoding)
-    out = K.coded_scores_all(rows, w, np.zeros(K.table_size(rows)), np.zeros(data.n_rows))
-    np.testing.assert_allclose(out, steps.X @ w, rtol=1e-12, atol=1e-12)
+    rows = check_codes_against_indicators(X, y, qid, encoding, pair_weight)
+    check_layout(rows, layout)
 
 
 @pytest.mark.parametrize("sparse", [False, True])
@@ -294,7 +284,7 @@ def test_an_additive_model_file_predicts_the_same_and_is_checked(tmp_path):
         (lambda d: d["thresholds"].pop(), "one per feature"),
         (lambda d: d["coef"].pop(), "'coef' must be a list"),
         (lambda d: d.__setitem__("model", "trees"),
-         r"'model' must be one of \['additive', 'linear'\], got 'trees'"),
+         r"'model' must be one of \['additive', 'interactions', 'linear'\], got 'trees'"),
     ]
     for change, words in cases:
         bad = json.loads(path.read_text())

@@ -129,6 +129,16 @@ def non_negative_float(text):
     return value
 
 
+def non_negative_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more")
+    return value
+
+
 def fraction(text):
     value = positive(float)(text)
     if not value < 1:
@@ -321,6 +331,15 @@ def add_training_options(parser, grid):
     parser.add_argument("--max-bins", type=positive(int), default=None,
                         help=f"bins per feature of --additive (2 to 256, default "
                         f"{DEFAULTS['max_bins']}; thresholds at training quantiles)")
+    parser.add_argument("--interactions", type=non_negative_int, default=0, metavar="K",
+                        help="with --additive, also let the model use at most K pairs of "
+                        "features, each a table over a grid of both (trees of two features); "
+                        "the pairs are those the ranking's gradients find at an additive "
+                        "model's ranking, and the path takes pairs in or out as features "
+                        "(default 0)")
+    parser.add_argument("--interaction-bins", type=positive(int), default=None,
+                        help="bins per feature of a pair's grid (2 to 16, default "
+                        f"{DEFAULTS['interaction_bins']})")
     parser.add_argument("--relax", action=argparse.BooleanOptionalAction, default=None,
                         help="also refit each point of the path on the features it kept, "
                         "without the penalty (the relaxed lasso); the selection sees both fits "

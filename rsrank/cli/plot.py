@@ -1,4 +1,4 @@
-"""``rsrank plot``: an additive model's shape functions as a picture."""
+"""``rsrank plot``: an additive model's shape functions (and pairs) as a picture."""
 
 from ..estimator import RSRank
 from ..plotting import plot_shapes
@@ -23,6 +23,7 @@ def run(args):
         raise UsageError(str(error)) from None
     except ValueError as error:  # a model without shapes to draw
         raise UsageError(f"{args.model}: {error}") from None
-    names = ", ".join(name for name, _ in model.selected_features())
-    print(f"wrote {args.out}: the shapes of {names}")
+    names = ", ".join(name for name, _ in model.selected_features()) or "no feature"
+    pairs = ", ".join(f"{a} x {b}" for (a, b), _ in model.selected_interactions())
+    print(f"wrote {args.out}: the shapes of {names}" + (f", the pairs {pairs}" if pairs else ""))
     return 0
