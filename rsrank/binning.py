@@ -268,6 +268,11 @@ class StepEncoding:
     step indicators ``[x > t_jb]``, on which a linear model is the additive
     one (the kernels never build them; tests and the curvature do)."""
 
+    #: no pairs of features (:class:`PairEncoding` has some)
+    pairs = np.zeros((0, 2), dtype=np.int64)
+    grids = ()
+    n_pairs = 0
+
     def __init__(self, thresholds, counts=None):
         self.thresholds = [np.ascontiguousarray(t, dtype=np.float32) for t in thresholds]
         #: training rows per bin and feature (one more than its thresholds), or None

@@ -63,7 +63,7 @@ class RSRank(BaseEstimator):
                  restore_best=True, eval_train=True, random_state=None, warm_start=False,
                  n_jobs=None, verbose=0, weight_tol=None, additive=False, max_bins=DEFAULT_MAX_BINS,
                  l1_group=0.0, feature_costs=None, relax=False, exclude=None, interactions=0,
-                 interaction_bins=DEFAULT_INTERACTION_BINS):
+                 interaction_bins=DEFAULT_INTERACTION_BINS, monotone=None):
         vars(self).update({name: value for name, value in locals().items() if name != "self"})
 
     # -- the parameters as objects ------------------------------------------------
@@ -319,6 +319,9 @@ class RSRank(BaseEstimator):
         params = self.get_params(deep=False)
         if isinstance(self.feature_costs, dict):  # JSON keys are text: one cost per feature
             params["feature_costs"] = fitting.feature_costs(params, self._model()).tolist()
+        if isinstance(self.monotone, dict):  # ... and one direction per feature
+            directions = fitting.monotone_directions(params, self._model())
+            params["monotone"] = None if directions is None else directions.tolist()
         persistence.save_model(path, self._model(), params, {
             "n_iter": self.n_iter_, "t": self.t_, "best_iteration": self.best_iteration_})
 

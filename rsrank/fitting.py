@@ -229,15 +229,49 @@ def excluded(params, model):
                      for features in model.term_features()], dtype=bool)
 
 
+def monotone_directions(params, model):
+    """``monotone`` as one direction per feature of ``model`` (1
+    increasing, -1 decreasing, 0 free): a dict by name or index (features
+    it leaves out are free) or a sequence in feature order; None without
+    constraints."""
+    monotone = params["monotone"]
+    if monotone is None:
+        return None
+    width = model.n_features
+    if isinstance(monotone, dict):
+        out = np.zeros(width, dtype=np.int64)
+        values = list(monotone.values())
+        where = feature_indices(model, monotone, "monotone")
+    else:
+        if isinstance(monotone, (str, bytes)) or not hasattr(monotone, "__len__"):
+            raise ValueError(f"monotone must be a dict of feature: direction or one direction "
+                             f"per feature, got {monotone!r}")
+        values, where = list(monotone), np.arange(len(monotone))
+        if len(values) != width:
+            raise ValueError(f"monotone has {len(values)} directions for {width} features")
+        out = np.zeros(width, dtype=np.int64)
+    for j, value in zip(where, values):
+        if isinstance(value, bool) or value not in (-1, 0, 1):
+            raise ValueError(f"monotone: the direction of {model.names()[j]!r} must be 1 "
+                             f"(increasing), -1 (decreasing) or 0, got {value!r}")
+        out[j] = int(value)
+    return out if out.any() else None
+
+
 def laid_out(plan, model, rate=None):
     """``plan``'s solver (at step size ``rate`` if given) with the penalty
     laid out on ``model``'s weights. An excluded feature's group gets the
     factor inf: its proximal step, taken every step, is then the
-    projection onto zero."""
+    projection onto zero. ``monotone`` becomes the projections that keep
+    the model monotone (:meth:`~rsrank.model.AdditiveModel.monotone_layout`)."""
     solver = plan.solver if rate is None else replace(plan.solver, learning_rate=rate)
     groups, factors, weights = penalty_layout(plan.params, model)
     penalty = replace(solver.penalty, groups=groups, group_factors=factors,
                       weight_factors=weights)
+    directions = monotone_directions(plan.params, model)
+    if directions is not None:
+        signs, blocks = model.monotone_layout(directions)
+        penalty = replace(penalty, signs=signs, monotone_blocks=blocks)
     held = excluded(plan.params, model)
     if held is not None:
         if penalty.period != 1:
@@ -527,7 +561,7 @@ def partial_fit(plan, data, previous, rng):
         previous = Fitted(model, SolverState(np.zeros(data.n_features)), 0, None, {},
                           plan.solver.learning_rate, plan.kind.shape(plan.params))
     model = start(plan, None, previous)
-    state, solver = previous.state, plan.solver
+    state, solver = previous.state, laid_out(plan, model)
     solver.epoch(data, state, solver.query_order(data.n_queries, rng), view=model.view,
                  scale=model.training_scale(), work=solver.new_work(data))
     finite_check(advice(plan, lambda: data.moments, data.feature_names))(state)

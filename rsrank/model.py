@@ -228,6 +228,12 @@ class LinearModel:
         """The groups of weights in use: the features with a non-zero weight."""
         return self.selected_indices()
 
+    def monotone_layout(self, directions):
+        """``(signs, blocks)`` of monotone ``directions`` (one per feature:
+        1 increasing, -1 decreasing, 0 free) for the solver: a weight's sign
+        (its global scaling divides by a positive scale) and no pairs."""
+        return np.asarray(directions, dtype=np.float64), None
+
     def selected_interactions(self):
         """A linear model has no pairwise terms: ``[]``."""
         return []
@@ -355,6 +361,20 @@ class AdditiveModel:
     def interaction_functions(self):
         """An additive model without pairs has none: ``[]``."""
         return []
+
+    def monotone_layout(self, directions):
+        """``(signs, blocks)`` of monotone ``directions`` (one per feature):
+        every step of a feature's shape takes its direction's sign, and
+        every pair with a constrained feature is a block of cells made
+        monotone along it (for each value of the other feature)."""
+        directions = np.asarray(directions, dtype=np.int64)
+        bins, n = self.encoding.bins, self.n_features
+        signs = np.zeros(self.encoding.n_steps)
+        signs[:bins[n]] = np.repeat(directions, np.diff(bins[:n + 1]))
+        blocks = [[bins[n + p], *self.encoding.grid_shape(p), directions[a], directions[b]]
+                  for p, (a, b) in enumerate(self.encoding.pairs)
+                  if directions[a] or directions[b]]
+        return signs, np.array(blocks, dtype=np.int64).reshape(-1, 5)
 
     def selected_shapes(self):
         """The features whose own shape is in use (a non-zero step)."""

@@ -189,6 +189,15 @@ exclude : sequence, optional
     them, as if their columns were absent. A tuple of one feature holds
     only its own shape, a tuple of two only their pair. ``relax`` refits
     with the terms its penalized fit left out excluded.
+monotone : dict or sequence, optional
+    Monotone constraints: a direction per feature, 1 (the score never
+    falls as the feature grows), -1 (never rises) or 0 (free), as a dict
+    by name or index (``{"bm25": 1, "age": -1}``; features left out are
+    free) or a sequence in feature order. A linear weight keeps its sign;
+    a one-feature shape its steps' sign; a pair's cells are monotone along
+    each constrained feature for every value of the other. Enforced by a
+    projection after every step (not checked afterwards), so the penalized
+    fit, its relaxed refit and every export are monotone.
 relax : bool, default=False
     After the penalized fit, fit again from its weights on the features
     it kept, without ``l1`` or ``l1_group``, the other features held at

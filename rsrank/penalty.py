@@ -66,6 +66,14 @@ class L1Penalty:
     weight_factors : ndarray, optional
         One factor per weight on the L1 strength (its feature's cost). None:
         1 everywhere.
+    signs : ndarray, optional
+        Monotone constraints as signs, one per weight: 1 keeps it at least
+        0, -1 at most 0, 0 leaves it free (the indicator of that set as a
+        penalty: its proximal step clips). None: none.
+    monotone_blocks : ndarray of int64 of shape (n, 5), optional
+        The pairs whose cells must be monotone: the offset of a pair's
+        steps, its grid's bins along each feature and the direction along
+        each (:func:`rsrank._kernels.monotone_pairs`). None: none.
     """
 
     l1: float = 0.0
@@ -76,15 +84,20 @@ class L1Penalty:
     groups: np.ndarray = None
     group_factors: np.ndarray = None
     weight_factors: np.ndarray = None
+    signs: np.ndarray = None
+    monotone_blocks: np.ndarray = None
 
     def __post_init__(self):
         check_number("l1", self.l1, 0)
         check_number("l1_group", self.group, 0)
-        for name in ("groups", "group_factors", "weight_factors"):
+        for name in ("groups", "group_factors", "weight_factors", "signs"):
             value = getattr(self, name)
             dtype = np.int64 if name == "groups" else np.float64
             object.__setattr__(self, name, np.zeros(0, dtype) if value is None
                                else np.ascontiguousarray(value, dtype=dtype))
+        object.__setattr__(self, "monotone_blocks", np.zeros((0, 5), np.int64)
+                           if self.monotone_blocks is None else np.ascontiguousarray(
+                               self.monotone_blocks, dtype=np.int64).reshape(-1, 5))
         if len(self.groups) and len(self.group_factors) != len(self.groups) - 1:
             raise ValueError(f"{len(self.groups) - 1} groups but {len(self.group_factors)} "
                              "group factors")

@@ -75,7 +75,7 @@ def fold_threads(jobs=1, scheduler=None):
 
 
 def train_recipe(*, learning_rate=("curvature",), additive=False, max_bins=None,
-                 interactions=0, interaction_bins=None, normalize="zscore", relax=None, max_iter=None, weight_tol=None, patience=None,
+                 interactions=0, interaction_bins=None, monotone=None, normalize="zscore", relax=None, max_iter=None, weight_tol=None, patience=None,
                  l1=None, l1_ratio=None, pair_weight=None, ndcg_k=None, discount=None,
                  power_t=None, batch_size=None, truncation_period=None, l1_method="truncated",
                  average=False, feature_costs=None, seed=0, convention="letor", n_jobs=1,
@@ -98,6 +98,8 @@ def train_recipe(*, learning_rate=("curvature",), additive=False, max_bins=None,
         params["weight_tol"] = weight_tol or None
     if feature_costs is not None:
         params["feature_costs"] = feature_costs
+    if monotone is not None:
+        params["monotone"] = monotone
     grid = {"learning_rate": list(learning_rate)}
     if l1 is not None:
         grid["l1"] = l1
@@ -116,7 +118,7 @@ def train_recipe(*, learning_rate=("curvature",), additive=False, max_bins=None,
 
 
 def path_estimator(*, learning_rate="auto", additive=False, max_bins=None, interactions=0,
-                   interaction_bins=None, normalize="zscore", relax=None, max_iter=None, batch_size=None, ndcg_k=None, power_t=None,
+                   interaction_bins=None, monotone=None, normalize="zscore", relax=None, max_iter=None, batch_size=None, ndcg_k=None, power_t=None,
                    l1_method="truncated", average=False, feature_costs=None, seed=0):
     """The estimator of ``rsrank path``: ``rsrank train``'s recipe at one
     setting (with ``learning_rate="curvature"`` each point at its settled
@@ -131,4 +133,4 @@ def path_estimator(*, learning_rate="auto", additive=False, max_bins=None, inter
                   normalize=normalize, batch_size=batch_size, ndcg_k=ndcg_k,
                   random_state=seed, l1_method=l1_method, power_t=power_t or 0.0,
                   average=average, relax=kind.relax if relax is None else relax,
-                  feature_costs=feature_costs, **shape, **recipe)
+                  feature_costs=feature_costs, monotone=monotone, **shape, **recipe)

@@ -246,7 +246,7 @@ class Solver:
         return _kernels.Steps(float(self.learning_rate), float(self.power_t), float(penalty.l1),
                               int(penalty.period), float(penalty.threshold), penalty.cumulative,
                               float(penalty.group), penalty.groups, penalty.group_factors,
-                              penalty.weight_factors)
+                              penalty.weight_factors, penalty.signs, penalty.monotone_blocks)
 
     def new_work(self, data, view="none"):
         """Scratch arrays for the epochs of one fit on ``data`` (they keep

@@ -30,58 +30,13 @@ import warnings
 import numpy as np
 
 from _bench import command_line, write_report
+from _synthetic import fit_lightgbm, fit_recipe, per_query_ndcg, splits
 
 SETS = {"and + product": ("and", "product"), "xor": ("xor",),
         "switch + product": ("switch", "product")}
 METHODS = ("linear", "additive", "interactions 10", "lightgbm", "lightgbm stumps", "oracle")
 #: the most pairs of rsrank train --additive --interactions
 PAIR_BUDGET = 10
-
-
-def splits(data, seed):
-    """``(train, vali, test)`` as ``(X, y, qid)``: the queries shuffled and cut
-    60/20/20."""
-    queries = np.unique(data.qid)
-    order = np.random.default_rng(seed).permutation(queries)
-    cut = np.split(order, [int(0.6 * len(order)), int(0.8 * len(order))])
-    out = []
-    for part in cut:
-        rows = np.isin(data.qid, part)
-        out.append((data.X[rows], data.y[rows], data.qid[rows]))
-    return out
-
-
-def per_query_ndcg(split, scores):
-    from rsrank.metrics import ndcg_per_query
-
-    X, y, qid = split
-    return ndcg_per_query(y, scores, qid, 10, convention="letor")
-
-
-def fit_rsrank(train, vali, test, names, seed, additive, interactions=0):
-    from rsrank.experiments import run_letor_folds
-    from rsrank.recipe import train_recipe
-    from sklearn.utils import Bunch
-
-    estimator, grid = train_recipe(additive=additive, seed=seed, n_jobs=1,
-                                   interactions=interactions)
-    fold = Bunch(fold=1, train=train, vali=vali, test=test, n_features=train[0].shape[1],
-                 paths={}, vali_source="vali")
-    result = run_letor_folds([fold], estimator, grid, feature_names=names).folds[0]
-    return per_query_ndcg(test, result.model.predict(test[0])), result.model
-
-
-def fit_lightgbm(train, vali, test, seed, leaves):
-    import lightgbm
-
-    sizes = lambda qid: np.unique(qid, return_counts=True)[1]  # noqa: E731  (contiguous)
-    model = lightgbm.LGBMRanker(objective="lambdarank", num_leaves=leaves, learning_rate=0.05,
-                                n_estimators=2000, min_child_samples=20, random_state=seed,
-                                n_jobs=1, verbose=-1)
-    model.fit(train[0], train[1], group=sizes(train[2]), eval_set=[vali[:2]],
-              eval_group=[sizes(vali[2])], eval_at=[10],
-              callbacks=[lightgbm.early_stopping(50, verbose=False)])
-    return per_query_ndcg(test, model.predict(test[0]))
 
 
 def main(argv=None):
@@ -103,16 +58,17 @@ def main(argv=None):
             data = make_interactions(effects, n_queries=args.queries, random_state=seed)
             train, vali, test = splits(data, seed)
             start = time.perf_counter()
-            per_method["linear"].append(fit_rsrank(train, vali, test, data.feature_names,
-                                                   seed, False)[0])
+            per_method["linear"].append(fit_recipe(train, vali, test, data.feature_names,
+                                                   seed)[0])
             seconds["linear"] += time.perf_counter() - start
             start = time.perf_counter()
-            values, model = fit_rsrank(train, vali, test, data.feature_names, seed, True)
+            values, model = fit_recipe(train, vali, test, data.feature_names, seed,
+                                       additive=True)
             seconds["additive"] += time.perf_counter() - start
             per_method["additive"].append(values)
             start = time.perf_counter()
-            values, paired = fit_rsrank(train, vali, test, data.feature_names, seed, True,
-                                        interactions=PAIR_BUDGET)
+            values, paired = fit_recipe(train, vali, test, data.feature_names, seed,
+                                        additive=True, interactions=PAIR_BUDGET)
             seconds["interactions 10"] += time.perf_counter() - start
             per_method["interactions 10"].append(values)
             used = set(model.model_.selected_indices().tolist())

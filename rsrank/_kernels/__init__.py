@@ -28,8 +28,8 @@ from .epoch import (GRADIENT_ONLY, Pairs, Rows, Steps, Work, coded_epoch_paralle
                     scaled_weights, step_size, take_step)
 from .metrics import (ideal_dcg, ndcg_at_parallel, ndcg_at_serial)
 from .pairs import (pair_histograms)
-from .penalty import (cumulative_penalty, dense_column_moments, group_shrink,
-                      stored_column_moments, truncate)
+from .penalty import (clip_signs, cumulative_penalty, dense_column_moments, group_shrink,
+                      isotonic, monotone_pairs, monotone_table, stored_column_moments, truncate)
 from .ranking import (HINGE, LOGISTIC, MODIFIED_HUBER, PAIR_LOSSES, PREFIX_COST_PER_LEVEL,
                       PREFIX_MIN_TOP, all_query_levels, float_bits, label_levels,
                       pair_loop_lambdas, pair_loss, pair_loss_and_derivative, pair_loss_derivative,
@@ -48,7 +48,7 @@ __all__ = [
     "all_query_levels", "cached", "coded_add_histogram", "coded_epoch_parallel",
     "coded_epoch_serial", "coded_scores", "coded_scores_all", "compiled_before",
     "csr_add_gradient", "csr_epoch_parallel", "csr_epoch_serial", "csr_scores",
-    "cumulative_penalty", "dense_add_gradient", "dense_column_moments", "dense_scores",
+    "clip_signs", "isotonic", "monotone_pairs", "monotone_table", "cumulative_penalty", "dense_add_gradient", "dense_column_moments", "dense_scores",
     "epoch_kernels", "epoch_parallel", "epoch_serial", "float_bits", "group_shrink",
     "ideal_dcg", "label_levels", "linear_scores_parallel", "linear_scores_serial",
     "ndcg_at_parallel", "ndcg_at_serial", "objective", "pair_loop_lambdas", "pair_loss",

@@ -7,7 +7,7 @@ from numba import njit
 from numba import prange
 
 from .build import cached, twins, variant
-from .penalty import cumulative_penalty, group_shrink, truncate
+from .penalty import clip_signs, cumulative_penalty, group_shrink, monotone_pairs, truncate
 from .ranking import query_lambdas_from
 from .scores import (coded_add_histogram, coded_scores, csr_add_gradient, csr_scores,
                      dense_add_gradient, dense_scores, step_table, suffix_sums, uniform_stride)
@@ -30,7 +30,10 @@ from .scores import (coded_add_histogram, coded_scores, csr_add_gradient, csr_sc
 #   ``power_t``, ``l1``, ``period``, ``theta`` and ``cumulative``; the group
 #   penalty's strength ``group`` on the weight ranges ``groups`` (offsets,
 #   empty: none), each times its ``group_factors``; ``weight_factors``, one
-#   per weight (empty: 1), multiply the L1 (feature costs);
+#   per weight (empty: 1), multiply the L1 (feature costs); the monotone
+#   constraints: ``signs``, one per weight (1: at least 0, -1: at most 0,
+#   0: free; empty: none) and ``monotone_blocks``, a row per constrained pair
+#   (:func:`monotone_pairs`);
 # * ``Work``: per-fit scratch: ``scores`` and ``lam`` (one per row),
 #   ``partial`` (the gradient rows, :data:`rsrank.objective.GRADIENT_ROWS`),
 #   ``rankings`` (each query's last ranking, -1 where none yet),
@@ -55,8 +58,9 @@ Pairs = namedtuple("Pairs", "gains labels inv_ideal discount cutoff loss unit_we
 
 
 Steps = namedtuple("Steps", "learning_rate power_t l1 period theta cumulative group groups "
-                            "group_factors weight_factors",
-                   defaults=(0.0, np.zeros(0, np.int64), np.zeros(0), np.zeros(0)))
+                            "group_factors weight_factors signs monotone_blocks",
+                   defaults=(0.0, np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0),
+                             np.zeros((0, 5), np.int64)))
 
 
 Work = namedtuple("Work", "scores lam partial rankings w_scaled table", defaults=(np.zeros(0),))
@@ -95,7 +99,8 @@ def take_step(w, partial, rows, scale, steps, l1_state, step):
     steps, applies :func:`truncate` with ``alpha = l1`` times the sum of the
     period's ``eta`` (``learning_rate * period * l1`` at a constant rate), or
     with ``cumulative`` the :func:`cumulative_penalty` of ``l1_state`` (which
-    every step adds ``eta * l1`` to)."""
+    every step adds ``eta * l1`` to); then the group penalty, and last the
+    monotone constraints (:func:`clip_signs`, :func:`monotone_pairs`)."""
     n_features = w.shape[0]
     scaled = scale.shape[0] > 0
     step += 1
@@ -116,6 +121,10 @@ def take_step(w, partial, rows, scale, steps, l1_state, step):
             truncate(w, period_steps(steps, step) * steps.l1, steps.theta, steps.weight_factors)
     if steps.group > 0.0 and steps.groups.shape[0] > 0 and step % steps.period == 0:
         group_shrink(w, steps.groups, steps.group_factors, period_steps(steps, step) * steps.group)
+    if steps.signs.shape[0] > 0:
+        clip_signs(w, steps.signs)
+    if steps.monotone_blocks.shape[0] > 0:
+        monotone_pairs(w, steps.monotone_blocks)
     return step
 
 

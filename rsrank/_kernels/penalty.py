@@ -130,3 +130,132 @@ def group_shrink(w, groups, factors, alpha):
                 w[j] *= factor
             kept += 1
     return kept
+
+
+# -- monotone constraints ---------------------------------------------------------
+#
+# A constraint is a projection taken after each step's penalties: a weight
+# whose sign is fixed (a linear weight, a step of a one-feature shape) is
+# clipped at 0, and a pair's table of cells is made monotone along its
+# constrained features by isotonic regression (the pool-adjacent-violators
+# algorithm) of each line of cells, with Dykstra's alternating projections
+# when both features are constrained and then a running maximum (or minimum)
+# along each, which keeps the other's order, so the result is exactly
+# monotone. Its values are rounded down to multiples of a power of two small
+# enough that the steps and their running sums are exact in float64: the
+# tables the kernels build from the steps are then exactly monotone too.
+
+
+@njit(cache=True)
+def clip_signs(w, signs):
+    """Each ``w[j]`` with ``signs[j] > 0`` at least 0, with ``signs[j] < 0``
+    at most 0, in place."""
+    for j in range(w.shape[0]):
+        if signs[j] > 0.0 and w[j] < 0.0:
+            w[j] = 0.0
+        elif signs[j] < 0.0 and w[j] > 0.0:
+            w[j] = 0.0
+
+
+@njit(cache=True)
+def isotonic(x, direction):
+    """The least-squares fit to ``x`` that is non-decreasing (``direction``
+    1) or non-increasing (-1), in place (pool adjacent violators)."""
+    n = x.shape[0]
+    level = np.empty(n)
+    weight = np.empty(n)
+    size = 0
+    for i in range(n):
+        level[size] = direction * x[i]
+        weight[size] = 1.0
+        size += 1
+        while size > 1 and level[size - 2] > level[size - 1]:
+            total = weight[size - 2] + weight[size - 1]
+            level[size - 2] = (level[size - 2] * weight[size - 2]
+                               + level[size - 1] * weight[size - 1]) / total
+            weight[size - 2] = total
+            size -= 1
+    i = 0
+    for b in range(size):
+        for _ in range(int(weight[b])):
+            x[i] = direction * level[b]
+            i += 1
+
+
+@njit(cache=True)
+def _isotonic_lines(table, direction, along_rows):
+    """:func:`isotonic` of each column (``along_rows``: each line along the
+    first axis) or each row of ``table``, in place."""
+    if along_rows:
+        for k in range(table.shape[1]):
+            line = table[:, k].copy()
+            isotonic(line, direction)
+            table[:, k] = line
+    else:
+        for i in range(table.shape[0]):
+            line = table[i, :].copy()
+            isotonic(line, direction)
+            table[i, :] = line
+
+
+@njit(cache=True)
+def monotone_table(table, direction_a, direction_b, rounds=100):
+    """``table`` (cells of a pair, first axis its first feature) made
+    monotone along each feature with a direction (1, -1; 0: none), in
+    place: the Euclidean projection for one direction, Dykstra's
+    alternating projections for two, then exact by a running maximum or
+    minimum along each."""
+    if direction_a != 0 and direction_b != 0:
+        p = np.zeros_like(table)
+        q = np.zeros_like(table)
+        for _ in range(rounds):
+            y = table + p
+            _isotonic_lines(y, direction_a, True)
+            p = table + p - y
+            z = y + q
+            _isotonic_lines(z, direction_b, False)
+            q = y + q - z
+            table[:, :] = z
+    elif direction_a != 0:
+        _isotonic_lines(table, direction_a, True)
+    elif direction_b != 0:
+        _isotonic_lines(table, direction_b, False)
+    n_a, n_b = table.shape
+    if direction_a != 0:
+        for i in range(1, n_a):
+            for k in range(n_b):
+                if direction_a * (table[i, k] - table[i - 1, k]) < 0.0:
+                    table[i, k] = table[i - 1, k]
+    if direction_b != 0:
+        for k in range(1, n_b):
+            for i in range(n_a):
+                if direction_b * (table[i, k] - table[i, k - 1]) < 0.0:
+                    table[i, k] = table[i, k - 1]
+
+
+@njit(cache=True)
+def monotone_pairs(w, blocks):
+    """Each constrained pair's cells made monotone (:func:`monotone_table`),
+    in place. ``blocks`` has a row per pair: the offset of its steps in
+    ``w``, its grid's bins along each feature and the direction along each.
+    A pair's cells are the running sums of its steps, the first cell 0."""
+    for r in range(blocks.shape[0]):
+        offset, n_a, n_b = blocks[r, 0], blocks[r, 1], blocks[r, 2]
+        table = np.zeros((n_a, n_b))
+        total = 0.0
+        for c in range(1, n_a * n_b):
+            total += w[offset + c - 1]
+            table[c // n_b, c % n_b] = total
+        monotone_table(table, blocks[r, 3], blocks[r, 4])
+        # down to multiples of a power of two 2^-50 of the largest value:
+        # exact differences and running sums, the same order (floor is monotone)
+        base = table[0, 0]
+        largest = 0.0
+        for c in range(n_a * n_b):
+            largest = max(largest, abs(table[c // n_b, c % n_b] - base))
+        quantum = 2.0 ** (np.ceil(np.log2(largest)) - 50) if largest > 0.0 else 1.0
+        previous = 0.0
+        for c in range(1, n_a * n_b):
+            value = np.floor((table[c // n_b, c % n_b] - base) / quantum) * quantum
+            w[offset + c - 1] = value - previous
+            previous = value

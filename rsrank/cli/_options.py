@@ -129,6 +129,22 @@ def non_negative_float(text):
     return value
 
 
+def monotone_directions(text):
+    """``--monotone``: ``name:+1,name:-1`` as a dict of directions."""
+    out = {}
+    for item in (part.strip() for part in text.split(",") if part.strip()):
+        name, _, direction = item.rpartition(":")
+        if not name or direction.strip() not in ("+1", "1", "-1", "0"):
+            raise argparse.ArgumentTypeError(f"{item!r}: give NAME:+1 or NAME:-1 (comma-"
+                                             "separated)")
+        if name in out:
+            raise argparse.ArgumentTypeError(f"{name!r} is given twice")
+        out[name] = int(direction)
+    if not out:
+        raise argparse.ArgumentTypeError(f"{text!r}: give NAME:+1 or NAME:-1 (comma-separated)")
+    return out
+
+
 def non_negative_int(text):
     try:
         value = int(text)
@@ -340,6 +356,12 @@ def add_training_options(parser, grid):
     parser.add_argument("--interaction-bins", type=positive(int), default=None,
                         help="bins per feature of a pair's grid (2 to 16, default "
                         f"{DEFAULTS['interaction_bins']})")
+    parser.add_argument("--monotone", type=monotone_directions, default=None,
+                        metavar="NAME:+1,...",
+                        help="monotone constraints: the score never falls as a feature with "
+                        "+1 grows, never rises with -1 (feature names, or LETOR's f1, f2, ...; "
+                        "a linear weight keeps its sign, a shape its steps', a pair its "
+                        "order along the feature)")
     parser.add_argument("--relax", action=argparse.BooleanOptionalAction, default=None,
                         help="also refit each point of the path on the features it kept, "
                         "without the penalty (the relaxed lasso); the selection sees both fits "

@@ -59,6 +59,7 @@ def _estimator(args):
         return path_estimator(
             learning_rate=args.learning_rate, additive=args.additive, max_bins=args.max_bins,
             interactions=args.interactions, interaction_bins=args.interaction_bins,
+            monotone=args.monotone,
             normalize=args.normalize, relax=args.relax, max_iter=args.max_iter,
             batch_size=args.batch_size, ndcg_k=args.ndcg_k, power_t=args.power_t,
             l1_method=args.l1_method, average=args.average, seed=args.seed,

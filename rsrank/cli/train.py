@@ -110,6 +110,7 @@ def _recipe(args):
         return train_recipe(
             learning_rate=args.learning_rate, additive=args.additive, max_bins=args.max_bins,
             interactions=args.interactions, interaction_bins=args.interaction_bins,
+            monotone=args.monotone,
             normalize=args.normalize, relax=args.relax, max_iter=args.max_iter,
             weight_tol=args.weight_tol, patience=args.patience, l1=args.l1,
             l1_ratio=args.l1_ratio, pair_weight=args.pair_weight, ndcg_k=args.ndcg_k,
