@@ -63,7 +63,7 @@ class RSRank(BaseEstimator):
                  restore_best=True, eval_train=True, random_state=None, warm_start=False,
                  n_jobs=None, verbose=0, weight_tol=None, additive=False, max_bins=DEFAULT_MAX_BINS,
                  l1_group=0.0, feature_costs=None, relax=False, exclude=None, interactions=0,
-                 interaction_bins=DEFAULT_INTERACTION_BINS, monotone=None):
+                 interaction_bins=DEFAULT_INTERACTION_BINS, monotone=None, momentum=None):
         vars(self).update({name: value for name, value in locals().items() if name != "self"})
 
     # -- the parameters as objects ------------------------------------------------
@@ -74,8 +74,7 @@ class RSRank(BaseEstimator):
         return fitting.setup(self.get_params(deep=False))
 
     def solver(self):
-        """The :class:`~rsrank.solver.Solver` (with its objective and
-        penalty) that ``fit`` runs."""
+        """The :class:`~rsrank.solver.Solver` that ``fit`` runs."""
         return self.setup().solver
 
     def penalty_layout(self, model):
@@ -283,19 +282,15 @@ class RSRank(BaseEstimator):
         return self._model().selected_features()
 
     def shape_functions(self):
-        """An additive model's shape function per feature in use (see
-        :meth:`rsrank.model.AdditiveModel.shape_functions`)."""
+        """See :meth:`rsrank.model.AdditiveModel.shape_functions`."""
         return self._model().shape_functions()
 
     def selected_interactions(self):
-        """The pairs of features in use (``interactions=K``) as
-        ``[((name_a, name_b), spread), ...]`` by decreasing spread of their
-        tables; ``[]`` for a model without pairs."""
+        """The pairs in use as ``[((name_a, name_b), spread), ...]``, largest first."""
         return self._model().selected_interactions()
 
     def interaction_functions(self):
-        """Each pair in use with its grid and values per cell (see
-        :meth:`rsrank.model.InteractionModel.interaction_functions`)."""
+        """See :meth:`rsrank.model.InteractionModel.interaction_functions`."""
         return self._model().interaction_functions()
 
     def set_feature_names(self, names):

@@ -101,6 +101,10 @@ def setup(params):
         raise ValueError("relax refits every fit from the penalized one; it does not go on "
                          "from a previous fit: set warm_start=False")
     kind.check(p)
+    momentum = kind.momentum if p["momentum"] is None else p["momentum"]
+    if not isinstance(momentum, (bool, np.bool_)):
+        raise ValueError(f"momentum must be True, False or None (the kind's choice), got "
+                         f"{p['momentum']!r}")
     rate = p["learning_rate"]
     if isinstance(rate, str):
         if rate not in ("auto", "curvature"):
@@ -111,7 +115,8 @@ def setup(params):
                         p["truncation_threshold"], p["l1_group"])
     solver = Solver(objective, penalty, rate, p["power_t"], p["batch_size"], p["shuffle"],
                     p["average"], p["max_iter"], p["early_stopping"], p["n_iter_no_change"],
-                    p["tol"], p["restore_best"], p["n_jobs"], p["verbose"], p["weight_tol"])
+                    p["tol"], p["restore_best"], p["n_jobs"], p["verbose"], p["weight_tol"],
+                    momentum)
     return Setup(dict(params), kind, solver,
                  Monitoring(p["eval_k"], p["eval_convention"], p["eval_train"]))
 

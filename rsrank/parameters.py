@@ -198,6 +198,12 @@ monotone : dict or sequence, optional
     each constrained feature for every value of the other. Enforced by a
     projection after every step (not checked afterwards), so the penalized
     fit, its relaxed refit and every export are monotone.
+momentum : bool or None, default=None
+    Full-batch steps (``batch_size=None``, without ``average``) with
+    Nesterov's momentum, as FISTA takes them, restarted whenever the
+    momentum points against the step. None: the model kind's choice, on
+    for additive models (the steps of one feature's shape are strongly
+    correlated and plain steps settle slowly), off for linear ones.
 relax : bool, default=False
     After the penalized fit, fit again from its weights on the features
     it kept, without ``l1`` or ``l1_group``, the other features held at

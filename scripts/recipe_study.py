@@ -66,6 +66,8 @@ CLI_VARIANTS = {
     # ... selecting the sparsest point within 2% of the best vali, or one standard error
     "cli-additive-2pct": ["--additive", "--within", "0.02"],
     "cli-additive-1se": ["--additive", "--within", "1se"],
+    # ... with a budget of ten pairs of features
+    "cli-interactions": ["--additive", "--interactions", "10"],
 }
 
 RECIPES = {
