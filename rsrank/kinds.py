@@ -125,7 +125,7 @@ class Kind:
         penalty shrinks the shapes it keeps (``results/additive.md``).
     path_epochs : int
         Epochs of a path point with ``learning_rate="curvature"`` unless
-        ``max_iter`` is given (a step function has more weights to settle).
+        ``max_iter`` is given.
     momentum : bool
         Whether its full-batch steps take Nesterov's momentum unless
         ``momentum`` says otherwise: the steps of a feature's shape (or a
@@ -170,11 +170,11 @@ class Kind:
 LINEAR = Kind("linear", False, False, LinearModel, "l1", relax=False, path_epochs=300,
               momentum=False,
               shaping=("normalize",), start=_start_linear, refuse=_refuse_linear)
-ADDITIVE = Kind("additive", True, False, AdditiveModel, "l1_group", relax=True, path_epochs=1000,
+ADDITIVE = Kind("additive", True, False, AdditiveModel, "l1_group", relax=True, path_epochs=300,
                 momentum=True,
                 shaping=("max_bins",), start=_start_additive, refuse=_refuse_additive)
 INTERACTIONS = Kind("interactions", True, True, InteractionModel, "l1_group", relax=True,
-                    path_epochs=1000, momentum=True, shaping=("max_bins", "interaction_bins"),
+                    path_epochs=300, momentum=True, shaping=("max_bins", "interaction_bins"),
                     start=_start_interactions, refuse=_refuse_interactions)
 
 #: every kind by name (a model's ``kind`` and a model file's ``"model"``)

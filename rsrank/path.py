@@ -199,11 +199,12 @@ def path_markdown(points, strength, *, title, command, convention, train, valida
                  "penalty (--relax; --no-relax shows the penalized fits).")
     first = points[0].best
     used, costed = first.model_.used_words, first.feature_costs is not None
+    paired = first.interactions > 0  # a model with pairs: how many each point keeps
     lines = [f"# {title}", "", f"Command: `{command}`", "",
              f"NDCG@10 with the {convention!r} convention.{grid}", "",
-             f"| {strength} | {used} |" + (" total cost |" if costed else "")
-             + " train NDCG@10 | vali NDCG@10 | test NDCG@10 |",
-             "|---|---|---|---|---|" + ("---|" if costed else "")]
+             f"| {strength} | {used} |" + (" pairs in use |" if paired else "")
+             + (" total cost |" if costed else "") + " train NDCG@10 | vali NDCG@10 | test NDCG@10 |",
+             "|---|---|---|---|---|" + ("---|" if paired else "") + ("---|" if costed else "")]
     rows = []
     for point in reversed(points):  # from the weakest penalty, as lasso_path lists them
         model = point.best
@@ -214,9 +215,12 @@ def path_markdown(points, strength, *, title, command, convention, train, valida
                "train_ndcg": scores[0], "val_ndcg": scores[1]}
         if test is not None:
             row["test_ndcg"] = scores[2]
+        if paired:
+            row["pairs"] = [list(names) for names, _ in model.selected_interactions()]
         rows.append(row)
         tested = "" if test is None else f"{scores[2]:.4f}"
         cost = f" {row['cost']:.4g} |" if costed else ""
-        lines.append(f"| {row['l1']:.4g} | {row['n_nonzero']} |{cost} {scores[0]:.4f} | "
+        pairs = f" {len(row['pairs'])} |" if paired else ""
+        lines.append(f"| {row['l1']:.4g} | {row['n_nonzero']} |{pairs}{cost} {scores[0]:.4f} | "
                      f"{scores[1]:.4f} | {tested} |")
     return "\n".join(lines) + "\n", rows
