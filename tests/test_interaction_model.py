@@ -13,10 +13,11 @@ import pytest
 import scipy.sparse as sp
 
 from conftest import check_codes_against_indicators
-from rsrank import RSRank
+from rsrank import QueryData, RSRank
 from rsrank import export
 from rsrank.binning import PairEncoding, fit_thresholds
 from rsrank.engines import parity
+from rsrank.interactions import candidate_features
 from rsrank.persistence import ModelFileError
 from rsrank.synthetic import make_edge_values, make_interactions
 
@@ -339,3 +340,18 @@ def test_the_command_line_trains_reports_checks_and_draws_pairs(interaction_file
         except SystemExit as stop:
             code = stop.code
         assert code == 2 and re.search(words, capsys.readouterr().err), argv
+
+
+def test_a_small_search_budget_screens_the_features_the_model_uses_first():
+    model, data = fitted(("and",), interactions=2)
+    inner = model.model_
+    train = QueryData(data.X, data.y, data.qid)
+    objective = model.setup().solver.objective
+    every = candidate_features(inner, objective, train)
+    np.testing.assert_array_equal(every, np.arange(train.n_features))
+    # room for the pairs of 4 features: the 4 of the largest shapes
+    budget = 6 * train.n_rows
+    few = candidate_features(inner, objective, train, budget=budget)
+    ranges = inner.feature_ranges()[:train.n_features]
+    assert len(few) == 4
+    assert set(few) == set(np.argsort(-ranges, kind="stable")[:4])
