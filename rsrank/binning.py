@@ -27,12 +27,15 @@ import scipy.sparse as sp
 
 from ._kernels import Rows
 
-__all__ = ["MAX_BINS", "fit_thresholds", "bin_codes", "bin_counts", "BinCodes",
+__all__ = ["MAX_BINS", "MISSING", "has_missing_bin", "fit_thresholds", "bin_codes", "bin_counts", "BinCodes",
            "StepEncoding", "PairEncoding", "step_indicators", "ValueSummary", "value_summary", "SortedColumns",
            "merged_thresholds"]
 
 #: Codes are uint8: at most 255 thresholds, 256 bins, per feature
 MAX_BINS = 256
+#: The last threshold of a feature trained with missing values (NaN): every
+#: value is at most +inf, so only NaN lies in the bin above it
+MISSING = np.float32(np.inf)
 
 
 def _check_max_bins(max_bins):
@@ -72,7 +75,9 @@ def fit_thresholds(X, max_bins=32):
     ``b / max_bins`` (``b = 1 .. max_bins - 1``, the smallest value with at
     least that share of the rows at or below it), without repeats and
     without the largest value, which no row exceeds. A constant feature
-    gets none.
+    gets none. NaN (a missing value) counts in no quantile: a feature with
+    any NaN gets one more threshold, +inf, above which only NaN lies (the
+    missing value's bin, :data:`MISSING`). Infinite values are refused.
 
     Returns a list of float32 arrays, one per column of ``X``.
     """
@@ -81,18 +86,29 @@ def fit_thresholds(X, max_bins=32):
         raise ValueError(f"X must be two-dimensional, got shape {X.shape}")
     thresholds = []
     for values in _columns(X):
-        if not np.all(np.isfinite(values)):
-            raise ValueError("X has NaN or infinite values (as float32)")
+        missing = np.isnan(values)
+        if np.any(np.isinf(values)):
+            raise ValueError("X has infinite values (as float32)")
+        bins = max_bins
+        if missing.any():  # room for the missing value's code among the uint8 codes
+            values, bins = values[~missing], min(max_bins, MAX_BINS - 1)
         distinct = np.unique(values)
-        if len(distinct) <= max_bins:
+        if len(distinct) <= bins:
             cuts = distinct[:-1]
         else:
             ordered = np.sort(values)
-            ranks = np.ceil(np.arange(1, max_bins) / max_bins * len(ordered)).astype(np.int64)
+            ranks = np.ceil(np.arange(1, bins) / bins * len(ordered)).astype(np.int64)
             cuts = np.unique(ordered[np.maximum(ranks - 1, 0)])
             cuts = cuts[cuts < distinct[-1]]
+        if missing.any():
+            cuts = np.r_[cuts, MISSING]
         thresholds.append(np.ascontiguousarray(cuts, dtype=np.float32))
     return thresholds
+
+
+def has_missing_bin(cuts):
+    """Whether a feature's thresholds end with the missing value's bin."""
+    return len(cuts) > 0 and cuts[-1] == MISSING
 
 
 # -- the same thresholds from data split over machines -------------------------
@@ -228,8 +244,15 @@ class BinCodes:
 
 
 def _code(values, cuts):
-    """Number of ``cuts`` strictly below each float32 value."""
-    return np.searchsorted(cuts, _float32(values), side="left").astype(np.uint8)
+    """Number of ``cuts`` strictly below each float32 value; a NaN takes the
+    missing value's bin when the feature has one (:func:`has_missing_bin`:
+    NaN sorts above +inf), else the bin of 0, as a value the training data
+    never lacked is read as 0 when it is missing (a sparse row's absent
+    value, an engine's missing feature)."""
+    values = _float32(values)
+    if not has_missing_bin(cuts):
+        values = np.where(np.isnan(values), np.float32(0.0), values)
+    return np.searchsorted(cuts, values, side="left").astype(np.uint8)
 
 
 def bin_codes(X, thresholds):
@@ -404,8 +427,10 @@ class PairEncoding(StepEncoding):
             if n_cells > MAX_BINS:
                 raise ValueError(f"a pair's grid has {n_cells} cells, more than {MAX_BINS}")
             for cuts in (cuts_a, cuts_b):
-                if not np.all(np.isfinite(cuts)) or np.any(np.diff(cuts) <= 0):
-                    raise ValueError("a pair's grid cuts must be increasing finite values")
+                finite = cuts[:-1] if has_missing_bin(cuts) else cuts
+                if not np.all(np.isfinite(finite)) or np.any(np.diff(cuts) <= 0):
+                    raise ValueError("a pair's grid cuts must be increasing finite values "
+                                     "(and +inf last: the missing value's bin)")
             cells.append(np.arange(n_cells - 1, dtype=np.float32))
         self.width = width
         super().__init__(list(thresholds) + cells, counts)

@@ -297,7 +297,9 @@ class DaskRSRank(RSRank):
 
         monitor = plan.monitoring.on(validation, view, scale, self.n_jobs)
         advice = fitting.advice(plan, lambda: source.moments)
-        fit = solver.run(gradient_epoch if self.mode == "gradient" else mixing_epoch, state,
+        epoch = (solver.accelerated(gradient_epoch, state) if self.mode == "gradient"
+                 else mixing_epoch)
+        fit = solver.run(epoch, state,
                          train_ndcg=train_ndcg if self.eval_train else None, validation=monitor,
                          watch=DivergenceWatch(None, advice), check=finite_check(advice))
         return adopt(self, fitting.fitted(plan, model, fit, state, n_queries, None,

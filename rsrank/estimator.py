@@ -236,7 +236,8 @@ class RSRank(BaseEstimator):
         if isinstance(X, QueryData):
             return self._data(X).in_input_order(query_scores(self.model_, X, self.n_jobs))
         X = validate_data(self, X, reset=False, accept_sparse="csr",
-                          dtype=[np.float64, np.float32], order="C")
+                          dtype=[np.float64, np.float32], order="C",
+                          ensure_all_finite="allow-nan")  # the model takes or refuses NaN
         return self.model_.score_matrix(X, qid, self.n_jobs)
 
     def score(self, X, y=None, *, qid=None, sample_weight=None):

@@ -115,6 +115,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .binning import has_missing_bin
+
 __all__ = ["FORMATS", "export_model", "to_solr", "to_elasticsearch", "to_opensearch", "to_vespa",
            "upload_hint", "guarantee", "engine_features", "featureset_subset", "fold_pipeline",
            "shape_trees", "solr_scale_exponent", "missing_branches", "WRITERS"]
@@ -312,10 +314,13 @@ def _changes(values):
 
 
 def _step_tree(cuts, values, feature):
-    """One feature's step function over ``cuts`` as a balanced tree."""
+    """One feature's step function over ``cuts`` as a balanced tree. A
+    feature with a missing value's bin (its last cut +inf) sends a missing
+    value right at every node, to that bin."""
     changes = _changes(values)
     levels = np.r_[values[0], values[changes + 1]]
-    return _balanced(cuts[changes], [{"value": float(v)} for v in levels], feature)
+    return _balanced(cuts[changes], [{"value": float(v)} for v in levels], feature,
+                     has_missing_bin(cuts))
 
 
 def _pair_tree(pair):
@@ -326,23 +331,30 @@ def _pair_tree(pair):
     changes = _changes(table)
     rows = np.r_[0, changes + 1]
     return _balanced(cuts_a[changes], [_step_tree(cuts_b, table[i], name_b) for i in rows],
-                     name_a)
+                     name_a, has_missing_bin(cuts_a))
 
 
-def _balanced(cuts, leaves, feature):
+def _balanced(cuts, leaves, feature, missing_bin=False):
     """A balanced tree over ``cuts`` of ``feature`` with one more ``leaves``
-    (nodes) than cuts."""
+    (nodes) than cuts; ``missing_bin``: the feature has a missing value's bin."""
     if len(cuts) == 0:
         return leaves[0]
     middle = len(cuts) // 2
-    return {"feature": feature, "threshold": np.float32(cuts[middle]),
-            "left": _balanced(cuts[:middle], leaves[:middle + 1], feature),
-            "right": _balanced(cuts[middle + 1:], leaves[middle + 1:], feature)}
+    node = {"feature": feature, "threshold": np.float32(cuts[middle]),
+            "left": _balanced(cuts[:middle], leaves[:middle + 1], feature, missing_bin),
+            "right": _balanced(cuts[middle + 1:], leaves[middle + 1:], feature, missing_bin)}
+    if missing_bin:
+        node["missing_bin"] = True
+    return node
 
 
 def _zero_goes_left(node):
-    """Whether the value 0 (a missing feature, as predict scores it) goes
-    left at ``node``: ``0 <= t``."""
+    """Whether a missing value goes left at ``node``: to the missing value's
+    bin (right, above the +inf cut) for a feature that has one, else where
+    predict puts the value 0 (``0 <= t``), which is what a feature trained
+    without missing values is when a document lacks it."""
+    if node.get("missing_bin"):
+        return False
     return bool(np.float32(0) <= node["threshold"])
 
 
@@ -362,12 +374,19 @@ def _feature_cuts(trees):
     def walk(node):
         if "value" in node:
             return
-        out.setdefault(node["feature"], []).append(node["threshold"])
+        if np.isfinite(node["threshold"]):  # not the missing value's cut
+            out.setdefault(node["feature"], []).append(node["threshold"])
         walk(node["left"])
         walk(node["right"])
     for tree in trees:
         walk(tree)
     return out
+
+
+def _tree_features(node):
+    if "value" in node:
+        return set()
+    return {node["feature"]} | _tree_features(node["left"]) | _tree_features(node["right"])
 
 
 def _solr_node(node, scales, missing=True):
@@ -379,8 +398,12 @@ def _solr_node(node, scales, missing=True):
     if "value" in node:
         return {"value": _exact_text(node["value"])}
     feature = node["feature"]
-    cut = np.float32(node["threshold"] * np.float32(2.0 ** scales[feature]))
-    out = {"feature": feature, "threshold": _exact_text(_solr_threshold(cut))}
+    if np.isfinite(node["threshold"]):
+        cut = np.float32(node["threshold"] * np.float32(2.0 ** scales.get(feature, 0)))
+        threshold = _exact_text(_solr_threshold(cut))
+    else:  # the missing value's cut: every value at most +inf goes left, NaN right
+        threshold = "Infinity"
+    out = {"feature": feature, "threshold": threshold}
     if missing:
         out["missing"] = "left" if _zero_goes_left(node) else "right"
     out["left"] = _solr_node(node["left"], scales, missing)
@@ -394,18 +417,19 @@ def _solr_trees(model, missing=True):
     # one normaliser per feature: its scaling must land every threshold of
     # every tree it is split in (its shape's and its pairs')
     for feature, cuts in _feature_cuts(trees).items():
-        scale = solr_scale_exponent(cuts)
+        scale = solr_scale_exponent(cuts) if cuts else 0
         if scale is None:
             raise ValueError(f"feature {feature!r}: Solr adds 1e-6 to every threshold it reads, "
                              "and no power-of-two scaling of this feature keeps all its "
                              "thresholds exact (they span too many orders of magnitude); "
                              "rescale the feature or use fewer bins (--max-bins)")
         scales[feature] = scale
+    split = {node_feature for tree in trees for node_feature in _tree_features(tree)}
     for _, feature in engine_features(model):
-        if feature not in scales:
+        if feature not in split:
             continue
         entry = {"name": feature}
-        if scales[feature]:
+        if scales.get(feature, 0):
             # (value - 0) / 2**-scale is exact in float32 and keeps every
             # value's order; a missing 0 stays 0 and NaN stays NaN
             entry["norm"] = {"class": "org.apache.solr.ltr.norm.StandardNormalizer",
@@ -449,9 +473,10 @@ def _xgboost_node(node, counter, depth=0):
         return {"nodeid": nodeid, "leaf": float(_exact_text(node["value"]))}
     yes = _xgboost_node(node["left"], counter, depth + 1)
     no = _xgboost_node(node["right"], counter, depth + 1)
-    if node.get("guard"):
-        # the plugin parses a float field given as a string with
-        # Float.parseFloat, which reads Infinity (JSON has no infinity)
+    if node.get("guard") or not np.isfinite(node["threshold"]):
+        # a guard, or the missing value's cut: the plugin parses a float field
+        # given as a string with Float.parseFloat, which reads Infinity (JSON
+        # has no infinity)
         condition, missing = "Infinity", no["nodeid"]
     else:
         condition = float(_exact_text(_float32_above(node["threshold"])))
@@ -491,8 +516,10 @@ def _vespa_node(node):
     if "value" in node:
         return repr(float(node["value"]))
     feature = _vespa_feature(node["feature"])
-    cut = repr(_vespa_cut(node["threshold"]))
     below, above = _vespa_node(node["left"]), _vespa_node(node["right"])
+    if not np.isfinite(node["threshold"]):  # the missing value's cut
+        return f"if(isNan({feature}) == 1.0, {above}, {below})"
+    cut = repr(_vespa_cut(node["threshold"]))
     if _zero_goes_left(node):
         return f"if({feature} >= {cut}, {above}, {below})"
     return f"if({feature} < {cut}, {below}, {above})"
@@ -672,8 +699,31 @@ def upload_hint(form, *, featureset="rsrank_features", store="_DEFAULT_"):
 
 def guarantee(form, model):
     """What the engine's scores of the export promise, as one line."""
-    return (f"every document scores as predict scores it"
-            f"{_writer(fold_pipeline(model)).promises[form]}")
+    model = fold_pipeline(model)
+    return (f"every document scores as predict scores it{_writer(model).promises[form]}"
+            + (_MISSING_PROMISES[form] if _missing_bins(model) else ""))
+
+
+def _missing_bins(model):
+    """The features trained with missing values (a missing value's bin)."""
+    encoding = getattr(model.model_, "encoding", None)
+    if encoding is None:
+        return []
+    return [j for j in range(model.model_.n_features) if has_missing_bin(encoding.thresholds[j])]
+
+
+#: ... and of features trained with missing values (NaN), whose missing
+#: value's bin a document lacking the feature takes, as predict scores NaN
+_MISSING_PROMISES = {
+    "solr": "; a feature trained with missing values scores a document lacking it as predict "
+            "scores NaN only with isNullSameAsZero false (Solr 9.2 and later): with the "
+            "defaults it is 0",
+    "elasticsearch": "; a feature trained with missing values scores a document lacking it as "
+                     "predict scores NaN from the Elasticsearch plugin 1.5.9 and OpenSearch's "
+                     "3.2 (earlier plugins hold 0)",
+    "vespa": "; an attribute trained with missing values scores a document lacking it as "
+             "predict scores NaN"}
+_MISSING_PROMISES["opensearch"] = _MISSING_PROMISES["elasticsearch"]
 
 
 #: what each format's engine scores of a linear model promise

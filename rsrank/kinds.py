@@ -39,6 +39,14 @@ def _start_linear(params, source, search):
     """All-zero weights with the scaling fitted on ``source``'s column moments."""
     moments = source.moments
     width = len(moments[1])
+    missing = np.flatnonzero(np.isnan(moments[1]))  # a NaN makes its column's sum NaN
+    if len(missing):
+        names = source.feature_names or [f"f{j + 1}" for j in range(width)]
+        shown = ", ".join(str(names[j]) for j in missing[:3]) + (", ..." if len(missing) > 3
+                                                               else "")
+        raise ValueError(f"X has missing values (NaN) in {len(missing)} feature(s) ({shown}): "
+                         "a linear model needs every value; use additive=True (--additive), "
+                         "whose shapes give a missing value a score of its own, or impute them")
     offset, scale = np.zeros(width), np.ones(width)
     if params["normalize"] in GLOBAL_NORMALIZERS:
         offset, scale = scaling_from_moments(moments, params["normalize"])

@@ -10,6 +10,7 @@ import numpy as np
 from . import _kernels
 from ._compile import choose
 from ._threads import SCORING_WORK_PER_THREAD, numba_threads, threads
+from .binning import has_missing_bin
 from .preprocessing import GLOBAL_NORMALIZERS, QUERY_NORMALIZERS, query_normalize
 from .querydata import ROW_VIEWS, matrix_rows
 
@@ -138,7 +139,13 @@ class LinearModel:
 
     def score_matrix(self, X, qid=None, n_jobs=None):
         """Scores of a checked matrix of raw features (C-ordered dense or
-        CSR); a per-query scaling needs each row's ``qid``."""
+        CSR); a per-query scaling needs each row's ``qid``. A missing value
+        (NaN) is refused: a linear model needs every value."""
+        values = X.data if hasattr(X, "data") and not isinstance(X, np.ndarray) else X
+        if np.isnan(values).any():
+            raise ValueError("X has missing values (NaN): a linear model needs every value; "
+                             "impute them, or train with additive=True (--additive), whose "
+                             "shapes give a missing value a score of its own")
         if not self.deployable:
             if qid is None and self.n_fit_queries > 1:
                 raise ValueError(f"normalize={self.normalize!r} scales features within each "
@@ -322,13 +329,17 @@ class AdditiveModel:
         ``name``, ``thresholds`` (float32 values, increasing) and ``values``
         (one more than thresholds: the contribution of ``x <= t_0``, of
         ``t_0 < x <= t_1``, ..., of ``x > t_last``). A constant shift of a
-        feature's values changes no ranking; each starts at 0."""
+        feature's values changes no ranking; each starts at 0. A feature
+        trained with missing values (NaN) has +inf as its last threshold:
+        its last value is a missing value's, also given as ``missing``
+        (None for the other features)."""
         names, bins, out = self.names(), self.encoding.bins, []
         for j in self.selected_shapes():
             steps = self.coef[bins[j]:bins[j + 1]]
-            out.append({"feature": int(j), "name": names[j],
-                        "thresholds": self.encoding.thresholds[j].copy(),
-                        "values": np.r_[0.0, np.cumsum(steps)]})
+            cuts, values = self.encoding.thresholds[j].copy(), np.r_[0.0, np.cumsum(steps)]
+            out.append({"feature": int(j), "name": names[j], "thresholds": cuts,
+                        "values": values,
+                        "missing": float(values[-1]) if has_missing_bin(cuts) else None})
         return out
 
     def feature_ranges(self):
@@ -368,13 +379,20 @@ class AdditiveModel:
         every pair with a constrained feature is a block of cells made
         monotone along it (for each value of the other feature)."""
         directions = np.asarray(directions, dtype=np.int64)
-        bins, n = self.encoding.bins, self.n_features
+        bins, n, thresholds = self.encoding.bins, self.n_features, self.encoding.thresholds
         signs = np.zeros(self.encoding.n_steps)
         signs[:bins[n]] = np.repeat(directions, np.diff(bins[:n + 1]))
-        blocks = [[bins[n + p], *self.encoding.grid_shape(p), directions[a], directions[b]]
-                  for p, (a, b) in enumerate(self.encoding.pairs)
-                  if directions[a] or directions[b]]
-        return signs, np.array(blocks, dtype=np.int64).reshape(-1, 5)
+        for j in range(n):  # a missing value's step (the last) is free
+            if has_missing_bin(thresholds[j]):
+                signs[bins[j + 1] - 1] = 0.0
+        blocks = []
+        for p, (a, b) in enumerate(self.encoding.pairs):
+            if directions[a] or directions[b]:
+                shape = self.encoding.grid_shape(p)
+                valued = [size - has_missing_bin(cuts)
+                          for size, cuts in zip(shape, self.encoding.grids[p])]
+                blocks.append([bins[n + p], *shape, directions[a], directions[b], *valued])
+        return signs, np.array(blocks, dtype=np.int64).reshape(-1, 7)
 
     def selected_shapes(self):
         """The features whose own shape is in use (a non-zero step)."""

@@ -70,10 +70,11 @@ class L1Penalty:
         Monotone constraints as signs, one per weight: 1 keeps it at least
         0, -1 at most 0, 0 leaves it free (the indicator of that set as a
         penalty: its proximal step clips). None: none.
-    monotone_blocks : ndarray of int64 of shape (n, 5), optional
+    monotone_blocks : ndarray of int64 of shape (n, 7), optional
         The pairs whose cells must be monotone: the offset of a pair's
-        steps, its grid's bins along each feature and the direction along
-        each (:func:`rsrank._kernels.monotone_pairs`). None: none.
+        steps, its grid's bins along each feature, the direction along
+        each and the bins of each that hold values, not a missing value
+        (:func:`rsrank._kernels.monotone_pairs`). None: none.
     """
 
     l1: float = 0.0
@@ -95,9 +96,9 @@ class L1Penalty:
             dtype = np.int64 if name == "groups" else np.float64
             object.__setattr__(self, name, np.zeros(0, dtype) if value is None
                                else np.ascontiguousarray(value, dtype=dtype))
-        object.__setattr__(self, "monotone_blocks", np.zeros((0, 5), np.int64)
+        object.__setattr__(self, "monotone_blocks", np.zeros((0, 7), np.int64)
                            if self.monotone_blocks is None else np.ascontiguousarray(
-                               self.monotone_blocks, dtype=np.int64).reshape(-1, 5))
+                               self.monotone_blocks, dtype=np.int64).reshape(-1, 7))
         if len(self.groups) and len(self.group_factors) != len(self.groups) - 1:
             raise ValueError(f"{len(self.groups) - 1} groups but {len(self.group_factors)} "
                              "group factors")

@@ -21,7 +21,7 @@ import numpy as np
 
 from ._files import atomic_write_text, read_bounded_text
 from ._version import __version__
-from .binning import MAX_BINS, PairEncoding, StepEncoding
+from .binning import MAX_BINS, MISSING, PairEncoding, StepEncoding, has_missing_bin
 from .model import AdditiveModel, InteractionModel, LinearModel, feature_name_problem
 
 __all__ = ["MODEL_FORMAT", "MODEL_FORMAT_VERSION", "MAX_MODEL_BYTES", "ModelFileError",
@@ -228,10 +228,14 @@ def _model_from_document(document, path):
 
 
 def _cuts(cuts, what, path):
-    """A list of increasing float32 values (``what`` names it in errors)."""
+    """A list of increasing float32 values (``what`` names it in errors),
+    the last of which may be ``"inf"``: the missing value's bin."""
+    if isinstance(cuts, list) and cuts and cuts[-1] == "inf":
+        return np.r_[_cuts(cuts[:-1], what, path), MISSING].astype(np.float32)
     if (not isinstance(cuts, list) or len(cuts) >= MAX_BINS or not all(
             isinstance(v, numbers.Real) and not isinstance(v, bool) for v in cuts)):
-        raise ModelFileError(path, f"{what} must be a list of at most {MAX_BINS - 1} numbers")
+        raise ModelFileError(path, f"{what} must be a list of at most {MAX_BINS - 1} numbers "
+                             "(and \"inf\" last for a missing value's bin)")
     values = np.asarray(cuts, dtype=np.float64)
     with np.errstate(over="ignore"):  # beyond float32: inf, refused below
         single = values.astype(np.float32)
@@ -239,6 +243,12 @@ def _cuts(cuts, what, path):
             or np.any(np.diff(values) <= 0)):
         raise ModelFileError(path, f"{what} must be increasing finite float32 values")
     return single
+
+
+def _cut_texts(cuts):
+    """Thresholds for a model file: each float32 as the double of the same
+    value (read back exactly), the missing value's bin as ``"inf"``."""
+    return [float(t) if np.isfinite(t) else "inf" for t in cuts]
 
 
 def _thresholds(document, n, path):
@@ -299,7 +309,8 @@ def _pair_encoding(document, n, path):
 
 def _max_bins_check(encoding, params, path):
     max_bins = params.get("max_bins", 32)
-    widest = max((len(t) for t in encoding.thresholds[:encoding.n_features]), default=0)
+    widest = max((len(t) - has_missing_bin(t) for t in encoding.thresholds[:encoding.n_features]),
+                 default=0)
     if not isinstance(max_bins, int) or widest > max_bins - 1:
         raise ModelFileError(path, f"a feature has {widest} thresholds, more than "
                              f"max_bins={max_bins!r} allows (max_bins - 1)")
@@ -309,7 +320,7 @@ def _step_fields(model):
     """An additive model's own fields: float32 thresholds as the doubles of
     the same value (read back exactly), and the rows per bin."""
     fields = {"model": "additive",
-              "thresholds": [[float(t) for t in cuts] for cuts in model.encoding.thresholds]}
+              "thresholds": [_cut_texts(cuts) for cuts in model.encoding.thresholds]}
     if model.encoding.counts is not None:
         fields["bin_counts"] = [[int(c) for c in counts] for counts in model.encoding.counts]
     return fields
@@ -323,7 +334,7 @@ def _pair_fields(model):
     fields["model"] = "interactions"
     fields["thresholds"] = fields["thresholds"][:encoding.n_features]
     fields["pairs"] = [[int(a), int(b)] for a, b in encoding.pairs]
-    fields["grids"] = [[[float(t) for t in cuts] for cuts in grid] for grid in encoding.grids]
+    fields["grids"] = [[_cut_texts(cuts) for cuts in grid] for grid in encoding.grids]
     return fields
 
 
@@ -342,8 +353,8 @@ def _pairs_check(encoding, params, path):
         raise ModelFileError(path, f"the model has {encoding.n_pairs} pairs, more than "
                              f"interactions={budget!r} allows")
     bins = params.get("interaction_bins", 8)
-    if not isinstance(bins, int) or any(len(cuts) > bins - 1 for grid in encoding.grids
-                                        for cuts in grid):
+    if not isinstance(bins, int) or any(len(cuts) - has_missing_bin(cuts) > bins - 1
+                                        for grid in encoding.grids for cuts in grid):
         raise ModelFileError(path, f"a pair's grid has more bins than interaction_bins="
                              f"{bins!r} allows")
 

@@ -79,11 +79,21 @@ def plot_shapes(model, path=None, *, columns=3):
     return figure
 
 
+def _finite(cuts):
+    """How many of ``cuts`` are finite: all but a missing value's +inf."""
+    return len(cuts) - int(len(cuts) > 0 and not np.isfinite(cuts[-1]))
+
+
 def _draw_shape(figure, grid, row, column, shape, counts):
     top = figure.add_subplot(grid[row * 4:row * 4 + 3, column])
-    values = shape["values"]
-    edges, logarithmic = _edges(shape["thresholds"])
+    finite = _finite(shape["thresholds"])
+    values = shape["values"][:finite + 1]
+    edges, logarithmic = _edges(shape["thresholds"][:finite])
     top.stairs(values, edges, baseline=None, color="C0", linewidth=1.8)
+    if shape.get("missing") is not None:  # a missing value's score, beside the values'
+        top.axhline(shape["missing"], color="C3", linestyle=":", linewidth=1.4,
+                    label="missing")
+        top.legend(fontsize=8, loc="best")
     if logarithmic:
         top.set_xscale("log")
     top.set_title(shape["name"], fontsize=10)
@@ -93,6 +103,7 @@ def _draw_shape(figure, grid, row, column, shape, counts):
     bottom = figure.add_subplot(grid[row * 4 + 3, column], sharex=top)
     if counts is not None:  # rows per unit of the axis: the training values' density
         share = counts[shape["feature"]] / max(counts[shape["feature"]].sum(), 1)
+        share = share[:finite + 1]
         spans = np.diff(np.log(edges) if logarithmic else edges)
         bottom.stairs(share / spans, edges, fill=True, color="0.7")
         bottom.set_ylabel("density", fontsize=8)
@@ -101,13 +112,17 @@ def _draw_shape(figure, grid, row, column, shape, counts):
 
 
 def _draw_pair(figure, axes, pair):
+    """A pair's cells over its grid (a missing value's row or column, which
+    has no place on the axis, is left out)."""
     (name_a, name_b), (cuts_a, cuts_b) = pair["names"], pair["thresholds"]
-    (edges_a, log_a), (edges_b, log_b) = _edges(cuts_a), _edges(cuts_b)
-    values = pair["values"]
+    n_a, n_b = _finite(cuts_a), _finite(cuts_b)
+    (edges_a, log_a), (edges_b, log_b) = _edges(cuts_a[:n_a]), _edges(cuts_b[:n_b])
+    values = pair["values"][:n_a + 1, :n_b + 1]
+    counts = None if pair["counts"] is None else pair["counts"][:n_a + 1, :n_b + 1]
     limit = float(np.max(np.abs(values))) or 1.0
     mesh = axes.pcolormesh(edges_a, edges_b, values.T, cmap="RdBu_r", vmin=-limit, vmax=limit)
-    if pair["counts"] is not None and np.any(pair["counts"] == 0):
-        empty = np.ma.masked_where(pair["counts"].T > 0, np.ones(values.T.shape))
+    if counts is not None and np.any(counts == 0):
+        empty = np.ma.masked_where(counts.T > 0, np.ones(values.T.shape))
         axes.pcolor(edges_a, edges_b, empty, hatch="//", alpha=0.0)
     if log_a:
         axes.set_xscale("log")

@@ -110,8 +110,9 @@ class QueryData:
     ----------
     X : {array-like, sparse matrix, DataFrame} of shape (n_rows, n_features)
         One row per query-document pair. float32 stays float32; CSR stays
-        sparse; anything else becomes float64. NaN and infinite values are
-        refused.
+        sparse; anything else becomes float64. NaN is a missing value
+        (additive models give it a bin of its own; linear ones refuse it);
+        infinite values are refused.
     y : array-like of shape (n_rows,)
         Non-negative integer relevance grades.
     qid : array-like of shape (n_rows,), optional
@@ -149,8 +150,10 @@ class QueryData:
         # the same pass over X; only then does the full check run, to say what it found
         moments = column_moments(X)
         if not all(np.all(np.isfinite(part)) for part in moments[1:]):
-            with np.errstate(over="ignore", invalid="ignore"):  # a sum may overflow, finitely
-                check_array(X, accept_sparse="csr", dtype=None)
+            # a sum may overflow, finitely; NaN is a missing value, which the
+            # model kinds take or refuse (infinite values are refused here)
+            with np.errstate(over="ignore", invalid="ignore"):
+                check_array(X, accept_sparse="csr", dtype=None, ensure_all_finite="allow-nan")
         y = check_labels(y, X.shape[0])
         groups = group_queries(qid, n_rows=X.shape[0])
         order = groups.order
@@ -259,6 +262,11 @@ class QueryData:
             self._X, pairs, max_bins, pair_bins, self.step_encoding(max_bins).thresholds))
 
     @property
+    def missing_features(self):
+        """The features with a missing value (NaN) somewhere."""
+        return np.flatnonzero(np.isnan(self.moments[1]))
+
+    @property
     def n_mixed_queries(self):
         """Queries with two or more labels: those with a pair to learn from."""
         def make():
@@ -279,15 +287,15 @@ class QueryData:
     @property
     def fingerprint(self):
         """A cheap digest of the data: shapes, the sum of the feature values
-        (from :attr:`moments`) and a hash of the labels and query sizes in
-        query order."""
+        (from :attr:`moments`; missing values left out) and a hash of the
+        labels and query sizes in query order."""
         def make():
             digest = hashlib.sha256()
             digest.update(self._y.tobytes())
             digest.update(self.sizes.astype(np.int64).tobytes())
             return {"n_rows": self.n_rows, "n_features": self.n_features,
                     "n_queries": self.n_queries,
-                    "feature_sum": float(np.sum(self.moments[1])),
+                    "feature_sum": float(np.nansum(self.moments[1])),
                     "labels_and_sizes_sha256": digest.hexdigest()}
         return self.memo("fingerprint", make)
 

@@ -284,6 +284,14 @@ class Solver:
             total, state.t = kernels["epoch"](*args)
         return total / max(len(query_order), 1)
 
+    def accelerated(self, epoch, state):
+        """``epoch`` (one full-batch step of ``state``) with Nesterov's
+        momentum when ``momentum`` is on and the steps are full batches of
+        plain iterates (no ``batch_size``, no ``average``); else ``epoch``."""
+        if self.momentum and self.batch_size is None and not self.average:
+            return _accelerated(epoch, state)
+        return epoch
+
     def step(self, state, grad):
         """One step from ``grad``, the batch's mean gradient with respect to
         the weights (as :meth:`~rsrank.objective.Objective.loss_and_gradient`
@@ -331,10 +339,8 @@ class Solver:
         def epoch():
             return self.epoch(train, state, self.query_order(train.n_queries, rng),
                               view=view, scale=scale, work=work, kernels=kernels)
-        if self.momentum and self.batch_size is None and not self.average:
-            epoch = _accelerated(epoch, state)
         return self.run(
-            epoch,
+            self.accelerated(epoch, state),
             state, validation=monitoring.on(validation, view, scale, self.n_jobs),
             train_ndcg=monitoring.on(train if monitoring.train else None, view, scale,
                                      self.n_jobs),

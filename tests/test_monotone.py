@@ -67,7 +67,7 @@ def test_a_pairs_steps_give_exactly_monotone_running_sums():
     for _ in range(200):
         n_a, n_b = rng.integers(2, 9, 2)
         w = rng.normal(size=n_a * n_b - 1) * 10.0 ** rng.integers(-8, 8)
-        blocks = np.array([[0, n_a, n_b, 1, -1]], dtype=np.int64)
+        blocks = np.array([[0, n_a, n_b, 1, -1, n_a, n_b]], dtype=np.int64)
         K.monotone_pairs(w, blocks)
         cells = np.r_[0.0, np.cumsum(w)].reshape(n_a, n_b)
         total, sums = 0.0, [0.0]

@@ -60,7 +60,7 @@ Pairs = namedtuple("Pairs", "gains labels inv_ideal discount cutoff loss unit_we
 Steps = namedtuple("Steps", "learning_rate power_t l1 period theta cumulative group groups "
                             "group_factors weight_factors signs monotone_blocks",
                    defaults=(0.0, np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0),
-                             np.zeros((0, 5), np.int64)))
+                             np.zeros((0, 7), np.int64)))
 
 
 Work = namedtuple("Work", "scores lam partial rankings w_scaled table", defaults=(np.zeros(0),))

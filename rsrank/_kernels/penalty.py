@@ -237,8 +237,10 @@ def monotone_table(table, direction_a, direction_b, rounds=100):
 def monotone_pairs(w, blocks):
     """Each constrained pair's cells made monotone (:func:`monotone_table`),
     in place. ``blocks`` has a row per pair: the offset of its steps in
-    ``w``, its grid's bins along each feature and the direction along each.
-    A pair's cells are the running sums of its steps, the first cell 0."""
+    ``w``, its grid's bins along each feature, the direction along each and
+    the bins of each that hold values (a missing value's bin, the last, is
+    free). A pair's cells are the running sums of its steps, the first
+    cell 0."""
     for r in range(blocks.shape[0]):
         offset, n_a, n_b = blocks[r, 0], blocks[r, 1], blocks[r, 2]
         table = np.zeros((n_a, n_b))
@@ -246,7 +248,9 @@ def monotone_pairs(w, blocks):
         for c in range(1, n_a * n_b):
             total += w[offset + c - 1]
             table[c // n_b, c % n_b] = total
-        monotone_table(table, blocks[r, 3], blocks[r, 4])
+        valued = table[:blocks[r, 5], :blocks[r, 6]].copy()
+        monotone_table(valued, blocks[r, 3], blocks[r, 4])
+        table[:blocks[r, 5], :blocks[r, 6]] = valued
         # down to multiples of a power of two 2^-50 of the largest value:
         # exact differences and running sums, the same order (floor is monotone)
         base = table[0, 0]

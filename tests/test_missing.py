@@ -1,0 +1,155 @@
+"""Missing values (NaN): a bin of their own in additive models and pairs,
+refused by linear ones with a one-line fix, kept by model files, and
+scored as predict scores NaN by the engines that read a missing feature."""
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from rsrank import RSRank
+from rsrank.binning import MISSING, bin_codes, fit_thresholds
+from rsrank.engines import ENGINES, engine_scores
+from rsrank.export import export_model, guarantee
+from rsrank.synthetic import make_interactions
+
+#: the engines that hold a missing feature as NaN and route it by the
+#: export's missing branches; Solr's defaults and the Elasticsearch plugin
+#: before 1.5.9 hold 0
+READ_MISSING = ("solr-nan", "elasticsearch", "opensearch-3.7", "opensearch", "vespa-float",
+                "vespa-double")
+
+
+def with_missing(X, share=0.2, columns=(0,), seed=0):
+    X = X.copy()
+    rng = np.random.default_rng(seed)
+    for j in columns:
+        X[rng.uniform(size=len(X)) < share, j] = np.nan
+    return X
+
+
+def test_a_feature_with_missing_values_gets_their_bin_above_plus_infinity():
+    values = np.array([[1.0, 5.0], [np.nan, 2.0], [3.0, 7.0], [np.nan, 5.0], [2.0, 1.0]])
+    cuts = fit_thresholds(values, 32)
+    np.testing.assert_array_equal(cuts[0], np.float32([1.0, 2.0, MISSING]))
+    np.testing.assert_array_equal(cuts[1], np.float32([1.0, 2.0, 5.0]))
+    codes = bin_codes(values, cuts).toarray()
+    np.testing.assert_array_equal(codes[:, 0], [0, 3, 2, 3, 1])
+    # a NaN where training had none reads as the value 0 (a missing feature
+    # everywhere else), and +inf as a value, not as missing
+    later = np.array([[np.inf, np.nan], [-np.inf, 0.0]])
+    np.testing.assert_array_equal(bin_codes(later, cuts).toarray(), [[2, 0], [0, 0]])
+    # sparse rows: a stored NaN too
+    sparse = bin_codes(sp.csr_matrix(values), cuts).toarray()
+    np.testing.assert_array_equal(sparse, codes)
+    with pytest.raises(ValueError, match="infinite"):
+        fit_thresholds(np.array([[1.0], [np.inf]]), 32)
+
+
+def test_quantiles_leave_missing_values_out():
+    rng = np.random.default_rng(1)
+    column = rng.normal(size=(1000, 1))
+    missing = column.copy()
+    missing[rng.uniform(size=1000) < 0.3] = np.nan
+    cuts = fit_thresholds(missing, 8)[0]
+    assert cuts[-1] == MISSING
+    np.testing.assert_array_equal(cuts[:-1], fit_thresholds(
+        missing[~np.isnan(missing)].reshape(-1, 1), 8)[0])
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    data = make_interactions(("and",), n_queries=150, random_state=0)
+    X = with_missing(data.X, columns=(0, 2))  # and_a and main_1: both informative
+    test = make_interactions(("and",), n_queries=80, random_state=1)
+    X_test = with_missing(test.X, columns=(0, 2), seed=1)
+    out = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, params in (("additive", {}), ("interactions", {"interactions": 3})):
+            model = RSRank(additive=True, learning_rate="curvature", max_iter=200,
+                           **params).fit(X, data.y, qid=data.qid)
+            out[name] = model.set_feature_names(data.feature_names)
+    return data, X, test, X_test, out
+
+
+@pytest.mark.parametrize("kind", ["additive", "interactions"])
+def test_missing_values_score_as_their_bin(fitted, kind):
+    data, X, test, X_test, models = fitted
+    model = models[kind]
+    scores = model.predict(X_test)
+    assert np.all(np.isfinite(scores))
+    shape, = [s for s in model.shape_functions() if s["name"] == "and_a"]
+    assert shape["missing"] == shape["values"][-1] and shape["thresholds"][-1] == MISSING
+    # a row's score with and_a missing is its score with and_a's missing value
+    rows = np.flatnonzero(np.isnan(X_test[:, 0]) & ~np.isnan(X_test[:, 2]))[:20]
+    moved = X_test[rows].copy()
+    moved[:, 0] = 0.5
+    difference = model.predict(X_test[rows]) - model.predict(moved)
+    if kind == "additive":
+        at = np.searchsorted(shape["thresholds"], np.float32(0.5))
+        np.testing.assert_allclose(difference, shape["missing"] - shape["values"][at],
+                                   atol=1e-12)
+    assert np.any(difference != 0)
+
+
+def test_a_linear_model_refuses_missing_values_with_the_fix():
+    data = make_interactions(("and",), n_queries=30, random_state=0)
+    X = with_missing(data.X)
+    with pytest.raises(ValueError, match=r"missing values \(NaN\) in 1 feature\(s\) \(f1\).*"
+                                         r"additive=True"):
+        RSRank(max_iter=3).fit(X, data.y, qid=data.qid)
+    linear = RSRank(max_iter=3).fit(data.X, data.y, qid=data.qid)
+    with pytest.raises(ValueError, match="impute them, or train with additive=True"):
+        linear.predict(X)
+    with pytest.raises(ValueError, match="infinity"):
+        RSRank(additive=True, max_iter=3).fit(np.where(np.isnan(X), np.inf, X), data.y,
+                                              qid=data.qid)
+
+
+@pytest.mark.parametrize("kind", ["additive", "interactions"])
+def test_model_files_keep_the_missing_bins(fitted, kind, tmp_path):
+    _, _, _, X_test, models = fitted
+    path = tmp_path / "model.json"
+    models[kind].save(path)
+    document = json.loads(path.read_text())  # strict JSON: no Infinity token
+    assert document["thresholds"][0][-1] == "inf"
+    again = RSRank.load(path)
+    np.testing.assert_array_equal(again.predict(X_test), models[kind].predict(X_test))
+
+
+@pytest.mark.parametrize("kind", ["additive", "interactions"])
+def test_engines_that_read_a_missing_feature_score_it_as_predict_scores_nan(fitted, kind):
+    data, _, _, X_test, models = fitted
+    model = models[kind]
+    expected = model.predict(X_test)
+    texts = {form: export_model(model, form) for form in ("solr", "elasticsearch", "vespa")}
+    for engine in ENGINES:
+        form = engine.split("-")[0].replace("opensearch", "elasticsearch")
+        scores = engine_scores(texts[form], X_test, data.feature_names, engine)
+        difference = np.max(np.abs(scores - expected))
+        if engine in READ_MISSING:
+            assert difference < 1e-5, engine
+        else:  # a missing feature is 0 there, not the missing value's bin
+            assert difference > 1e-3, engine
+    assert "isNullSameAsZero false" in guarantee("solr", model)
+
+
+def test_monotone_constraints_leave_the_missing_value_free(fitted):
+    data, X, _, X_test, _ = fitted
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = RSRank(additive=True, interactions=3, learning_rate="curvature", max_iter=150,
+                       monotone={0: 1, 2: 1}).fit(X, data.y, qid=data.qid)
+    for shape in model.shape_functions():
+        if shape["feature"] in (0, 2):
+            assert np.all(np.diff(shape["values"][:-1]) >= 0)
+    for pair in model.interaction_functions():
+        for axis, j in enumerate(pair["features"]):
+            if j in (0, 2):
+                cuts = pair["thresholds"][axis]
+                valued = len(cuts) + 1 - (cuts[-1] == MISSING)
+                table = pair["values"] if axis == 0 else pair["values"].T
+                assert np.all(np.diff(table[:valued], axis=0) >= 0)
