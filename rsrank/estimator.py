@@ -77,8 +77,7 @@ class RSRank(BaseEstimator):
         """The :class:`~rsrank.solver.Solver` that ``fit`` runs."""
         return self.setup().solver
 
-    def penalty_layout(self, model):
-        """See :func:`rsrank.fitting.penalty_layout`."""
+    def penalty_layout(self, model):  # see rsrank.fitting.penalty_layout
         return fitting.penalty_layout(self.get_params(deep=False), model)
 
     def _data(self, X, y=None, qid=None, *, reset=False):
