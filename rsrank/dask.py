@@ -345,6 +345,10 @@ class _Cluster:
                                 for p in parts])
         return StepEncoding(thresholds, [np.sum(c, axis=0) for c in zip(*counts)])
 
+    def pair_encoding(self, max_bins, pairs, pair_bins):
+        raise ValueError("interactions search pairs on training data in memory: fit "
+                         "RSRank(additive=True, interactions=K) on one machine")
+
 
 def _delayed(function):
     from dask import delayed

@@ -529,6 +529,9 @@ class Stream:
         raise ValueError("additive models fit their thresholds on training data in memory: "
                          f"use fit, not {self.method}")
 
+    def pair_encoding(self, max_bins, pairs, pair_bins):
+        self.step_encoding(max_bins)
+
 
 def refuse_relax(plan, method):
     if plan.relaxed:

@@ -65,8 +65,8 @@ def _start_interactions(params, source, search):
     """All-zero steps of every feature and all-zero cells of the pairs that
     ``search(source)`` finds (:func:`rsrank.fitting.pair_search`: the
     pairs of largest interaction gain at an additive model's ranking)."""
-    source.step_encoding(params["max_bins"])  # a stream refuses here, before any search
-    encoding = source.pair_encoding(params["max_bins"], search(source),
+    # a source without the rows in memory refuses before any search
+    encoding = source.pair_encoding(params["max_bins"], lambda: search(source),
                                     params["interaction_bins"])
     return InteractionModel(np.zeros(encoding.n_steps), encoding, source.feature_names,
                             source.names_from_columns)

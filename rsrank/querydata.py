@@ -255,9 +255,9 @@ class QueryData:
 
     def pair_encoding(self, max_bins, pairs, pair_bins):
         """The :class:`~rsrank.binning.PairEncoding` of :meth:`step_encoding`'s
-        thresholds and ``pairs`` (feature indices) on grids of at most
-        ``pair_bins`` bins, made once per setting."""
-        pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+        thresholds and ``pairs`` (feature indices, or a callable that finds
+        them) on grids of at most ``pair_bins`` bins, made once per setting."""
+        pairs = np.asarray(pairs() if callable(pairs) else pairs, dtype=np.int64).reshape(-1, 2)
         return self.memo(("pairs", max_bins, pairs.tobytes(), pair_bins), lambda: PairEncoding.fit(
             self._X, pairs, max_bins, pair_bins, self.step_encoding(max_bins).thresholds))
 

@@ -246,3 +246,9 @@ def test_gradient_mode_gives_the_local_full_batch_model(client, bundled_root, op
         for ours, theirs in zip(model.model_.encoding.counts, local.model_.encoding.counts):
             np.testing.assert_array_equal(ours, theirs)
         assert 0 < len(model.selected_features()) < 45
+
+
+def test_interactions_are_refused_on_a_cluster_before_any_work(client, bundled_root):
+    X, y, qid = dask_fold(bundled_root)
+    with pytest.raises(ValueError, match="interactions search pairs on training data in memory"):
+        DaskRSRank(additive=True, interactions=2, mode="gradient").fit(X, y, qid=qid)
