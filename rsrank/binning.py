@@ -441,16 +441,17 @@ class PairEncoding(StepEncoding):
         self.key = digest.hexdigest()
 
     @classmethod
-    def fit(cls, X, pairs, max_bins=32, pair_bins=8, thresholds=None):
+    def fit(cls, X, pairs, max_bins=32, pair_bins=8, thresholds=None, grids=None):
         """The one-feature thresholds of ``X`` (``thresholds``, when given,
-        else :func:`fit_thresholds`), each pair's grid from the quantile
-        cuts of at most ``pair_bins`` bins of its features, and the rows of
-        ``X`` per bin and per cell."""
+        else :func:`fit_thresholds`), each pair's grid (``grids``, when
+        given, else the quantile cuts of at most ``pair_bins`` bins of its
+        features), and the rows of ``X`` per bin and per cell."""
         thresholds = fit_thresholds(X, max_bins) if thresholds is None else thresholds
         pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
-        used = np.unique(pairs)
-        coarse = dict(zip(used.tolist(), fit_thresholds(_take_columns(X, used), pair_bins)))
-        grids = [(coarse[a], coarse[b]) for a, b in pairs.tolist()]
+        if grids is None:
+            used = np.unique(pairs)
+            coarse = dict(zip(used.tolist(), fit_thresholds(_take_columns(X, used), pair_bins)))
+            grids = [(coarse[a], coarse[b]) for a, b in pairs.tolist()]
         encoding = cls(thresholds, pairs, grids)
         counts = bin_counts(encoding.augment(X), encoding.thresholds)
         return cls(thresholds, pairs, grids, counts)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .interactions import top_pairs
+from .interactions import pair_grids, top_pairs
 from .kinds import DEFAULT_INTERACTION_BINS, kind_of
 from .metrics import CONVENTIONS
 from .objective import Objective
@@ -312,13 +312,14 @@ SEARCH_EPOCHS = 200
 
 
 def pair_search(plan, source):
-    """The pairs of features of a model with ``interactions=K``: the ``K``
+    """``(pairs, grids)`` of a model with ``interactions=K``: the ``K``
     pairs of largest interaction gain (:func:`rsrank.interactions.top_pairs`)
     of the pair gradients at the ranking of an additive model without
     pairs, fitted on ``source`` (a :class:`QueryData`) with the plan's
     objective, no penalty and the step of the curvature, for at most
-    :data:`SEARCH_EPOCHS` epochs. Made once per training data and setting
-    (a path fits the same data many times)."""
+    :data:`SEARCH_EPOCHS` epochs, and each pair's grid cut where its
+    interaction changes (:func:`rsrank.interactions.pair_grids`). Made once
+    per training data and setting (a path fits the same data many times)."""
     p = plan.params
     key = ("pair search", p["interactions"], p["interaction_bins"], p["max_bins"],
            p["pair_loss"], p["pair_weight"], p["gain"], p["discount"], p["ndcg_k"])
@@ -331,8 +332,10 @@ def pair_search(plan, source):
                         "average": False, "batch_size": None, "verbose": 0,
                         "weight_tol": p["weight_tol"] or 1e-4, "restore_best": False})
         additive = fit(search, source).model
-        return top_pairs(additive, search.solver.objective, source, p["interactions"],
-                         p["interaction_bins"])
+        objective = search.solver.objective
+        pairs = top_pairs(additive, objective, source, p["interactions"], p["interaction_bins"])
+        return pairs, pair_grids(additive, objective, source, pairs,
+                                 additive.encoding.thresholds, p["interaction_bins"])
     return source.memo(key, make)
 
 

@@ -23,7 +23,7 @@ from .binning import bin_codes, fit_thresholds
 from .querydata import QueryData
 
 __all__ = ["pair_gains", "interaction_gain", "gains_at", "top_pairs", "candidate_features",
-           "SEARCH_WORK"]
+           "pair_grids", "SEARCH_WORK"]
 
 
 def _dense_codes(X, n_bins):
@@ -167,3 +167,86 @@ def top_pairs(model, objective, data, k, n_bins=8, budget=SEARCH_WORK):
     order = np.argsort(-gains, kind="stable")[:k]
     order = order[gains[order] > 0]
     return pairs[np.sort(order)]
+
+
+def _segments(sums, counts, n_segments):
+    """The best split of the rows of a table into at most ``n_segments``
+    runs of consecutive rows: the one whose run means of each column leave
+    the least count-weighted sum of squares of the row means around them
+    (exact, by dynamic programming). Returns the last row of every run but
+    the last."""
+    n = sums.shape[0]
+    means = np.where(counts > 0, sums / np.maximum(counts, 1), 0.0)
+    # prefix sums over rows of the weights, weighted means and squares, per column
+    w = np.vstack([np.zeros(counts.shape[1]), np.cumsum(counts, axis=0)])
+    wm = np.vstack([np.zeros(counts.shape[1]), np.cumsum(counts * means, axis=0)])
+    wmm = np.vstack([np.zeros(counts.shape[1]), np.cumsum(counts * means ** 2, axis=0)])
+
+    def cost(i, j):  # rows i..j-1 as one run
+        weight, first, second = w[j] - w[i], wm[j] - wm[i], wmm[j] - wmm[i]
+        return float(np.sum(second - np.where(weight > 0, first ** 2 / np.maximum(weight, 1e-300),
+                                              0.0)))
+    k_max = min(n_segments, n)
+    best = np.full((k_max + 1, n + 1), np.inf)
+    back = np.zeros((k_max + 1, n + 1), dtype=np.int64)
+    best[0, 0] = 0.0
+    costs = np.full((n + 1, n + 1), np.inf)
+    for i in range(n):
+        for j in range(i + 1, n + 1):
+            costs[i, j] = cost(i, j)
+    for k in range(1, k_max + 1):
+        for j in range(1, n + 1):
+            options = best[k - 1, :j] + costs[:j, j]
+            back[k, j] = int(np.argmin(options))
+            best[k, j] = options[back[k, j]]
+    k = int(np.argmin(best[1:, n])) + 1
+    ends, j = [], n
+    while k > 0:
+        i = back[k, j]
+        if i > 0:
+            ends.append(i - 1)
+        j, k = i, k - 1
+    return sorted(ends)
+
+
+def pair_grids(model, objective, data, pairs, thresholds, n_bins=8):
+    """Each pair's grid, cut where its interaction changes: on the grid of
+    both features' own ``thresholds`` (a model's, up to 256 bins each), the
+    pair gradients at ``model``'s ranking less each feature's own effect
+    (backfitted on that grid), and each feature's bins merged into at most
+    ``n_bins`` runs of consecutive bins that keep that interaction best
+    (:func:`_segments`); a missing value's bin stays a run of its own.
+    Returns ``[(cuts_a, cuts_b), ...]``, cuts among ``thresholds``."""
+    lam = objective.row_lambdas(data, model.coef, view=model.view,
+                                scale=model.training_scale())
+    X = data.X if not sp.issparse(data.X) else sp.csr_matrix(data.X)
+    out = []
+    for a, b in np.asarray(pairs, dtype=np.int64).reshape(-1, 2):
+        cuts = [thresholds[a], thresholds[b]]
+        codes = bin_codes(_columns_of(X, [a, b]), cuts).toarray().astype(np.int64)
+        shape = (len(cuts[0]) + 1, len(cuts[1]) + 1)
+        cells = codes[:, 0] * shape[1] + codes[:, 1]
+        size = shape[0] * shape[1]
+        sums = np.bincount(cells, lam, size).reshape(shape)
+        counts = np.bincount(cells, minlength=size).astype(float).reshape(shape)
+        filled = counts > 0
+        means = np.where(filled, sums / np.maximum(counts, 1), 0.0)
+        rows, columns = np.zeros(shape[0]), np.zeros(shape[1])
+        for _ in range(50):
+            rows = np.where(counts.sum(1) > 0, (counts * (means - columns)).sum(1)
+                            / np.maximum(counts.sum(1), 1), 0.0)
+            columns = np.where(counts.sum(0) > 0, (counts * (means - rows[:, None])).sum(0)
+                               / np.maximum(counts.sum(0), 1), 0.0)
+        left = np.where(filled, means - rows[:, None] - columns, 0.0) * counts
+        grid = []
+        for axis, feature_cuts in enumerate(cuts):
+            table, weight = (left, counts) if axis == 0 else (left.T, counts.T)
+            missing = len(feature_cuts) > 0 and not np.isfinite(feature_cuts[-1])
+            valued = len(feature_cuts) + 1 - missing
+            ends = _segments(table[:valued], weight[:valued], n_bins - missing)
+            chosen = np.asarray(feature_cuts)[ends]
+            if missing:
+                chosen = np.r_[chosen, feature_cuts[-1]]
+            grid.append(np.ascontiguousarray(chosen, dtype=np.float32))
+        out.append(tuple(grid))
+    return out

@@ -255,11 +255,18 @@ class QueryData:
 
     def pair_encoding(self, max_bins, pairs, pair_bins):
         """The :class:`~rsrank.binning.PairEncoding` of :meth:`step_encoding`'s
-        thresholds and ``pairs`` (feature indices, or a callable that finds
-        them) on grids of at most ``pair_bins`` bins, made once per setting."""
-        pairs = np.asarray(pairs() if callable(pairs) else pairs, dtype=np.int64).reshape(-1, 2)
-        return self.memo(("pairs", max_bins, pairs.tobytes(), pair_bins), lambda: PairEncoding.fit(
-            self._X, pairs, max_bins, pair_bins, self.step_encoding(max_bins).thresholds))
+        thresholds and ``pairs``: feature indices (grids of at most
+        ``pair_bins`` quantile bins), or a callable that finds them and
+        returns ``(pairs, grids)``; made once per setting."""
+        grids = None
+        if callable(pairs):
+            pairs, grids = pairs()
+        pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+        key = ("pairs", max_bins, pairs.tobytes(), pair_bins, None if grids is None else
+               b"".join(cuts.tobytes() for grid in grids for cuts in grid))
+        return self.memo(key, lambda: PairEncoding.fit(
+            self._X, pairs, max_bins, pair_bins, self.step_encoding(max_bins).thresholds,
+            grids))
 
     @property
     def missing_features(self):

@@ -72,3 +72,46 @@ def test_candidates_and_bins_are_checked():
     assert len(pair_gains(model, data.X, data.y, qid=data.qid, candidates=[0, 1, 2])) == 3
     with pytest.raises(ValueError, match="n_bins must be an integer from 2 to 16"):
         pair_gains(model, data.X, data.y, qid=data.qid, n_bins=40)
+
+
+def test_the_grid_segments_are_the_best_split_by_brute_force():
+    import itertools
+
+    from rsrank.interactions import _segments
+
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        n, columns, k = int(rng.integers(3, 9)), int(rng.integers(1, 4)), int(rng.integers(1, 5))
+        counts = rng.integers(0, 5, size=(n, columns)).astype(float)
+        sums = rng.normal(size=(n, columns)) * counts
+        means = np.where(counts > 0, sums / np.maximum(counts, 1), 0.0)
+
+        def cost(ends):
+            total, start = 0.0, 0
+            for stop in list(ends) + [n - 1]:
+                c, m = counts[start:stop + 1], means[start:stop + 1]
+                weight = c.sum(0)
+                run = np.where(weight > 0, (c * m).sum(0) / np.maximum(weight, 1e-300), 0.0)
+                total += float((c * (m - run) ** 2).sum())
+                start = stop + 1
+            return total
+        best = min(cost(ends) for r in range(min(k, n)) for ends in
+                   itertools.combinations(range(n - 1), r))
+        found = _segments(sums, counts, k)
+        assert len(found) <= k - 1
+        assert cost(found) == pytest.approx(best, abs=1e-9)
+
+
+def test_a_pairs_grid_is_cut_where_an_and_switches():
+    from rsrank.interactions import pair_grids
+
+    data = make_interactions(("and",), n_queries=200, random_state=0)
+    q = QueryData(data.X, data.y, data.qid, feature_names=data.feature_names)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = RSRank(additive=True, learning_rate="curvature", max_iter=150).fit(q)
+    objective = model.setup().solver.objective
+    (cuts_a, cuts_b), = pair_grids(model.model_, objective, q, [(0, 1)],
+                                   model.model_.encoding.thresholds, 4)
+    for cuts in (cuts_a, cuts_b):  # the AND switches at 0.2 in both features
+        assert len(cuts) <= 3 and np.min(np.abs(cuts - 0.2)) < 0.07
