@@ -4,8 +4,9 @@ the binary cache of parsed files.
 
 The happy path is RSRank's compiled parser (:mod:`rsrank._parser`), which
 accepts only well-formed lines. Anything else goes to the line reader:
-scikit-learn's SVMlight parser, then a scan line by line for what it does not
-check (NaN values, fractional or negative labels, a line without ``qid:``,
+scikit-learn's SVMlight parser (which reads a ``nan`` value as a missing
+value, NaN), then a scan line by line for what it does not
+check (infinite values, fractional or negative labels, a line without ``qid:``,
 underscores and non-ASCII digits, a glued ``#``, bare carriage returns), to
 report the first offending line: file, line number and problem. Parsed files
 can be kept in a binary cache (:mod:`rsrank._cache`). :mod:`rsrank.datasets`
@@ -170,7 +171,7 @@ def _line_problem(text, n_features, require_qid, dtype=np.float64):
         number = _parse_number(value)
         if number is None or "_" in value or not value.isascii():
             return f"feature value {value!r} in {token!r} is not a number"
-        if not np.isfinite(number):
+        if np.isinf(number):  # NaN is a missing value, which the model kinds take or refuse
             return f"feature {index} has a non-finite value {value!r}"
         if dtype == np.float32 and abs(number) > np.finfo(np.float32).max:
             return (f"feature {index} value {value!r} overflows float32; load with "
@@ -279,7 +280,7 @@ def parse_checked(source, path, lines, n_features, dtype, query_file=None):
                 raise LetorFormatError(path, number, f"feature index {max(indices):,} is beyond "
                                        f"{MAX_FEATURES:,} features; pass n_features (rsrank "
                                        "--n-features) if the data really has that many")
-    clean = (np.all(np.isfinite(X.data)) and np.all(np.isfinite(y))
+    clean = (not np.any(np.isinf(X.data)) and np.all(np.isfinite(y))
              and np.all(y == np.round(y)) and np.all(y >= 0) and np.all(y <= _LABEL_MAX))
     qid = _read_qids(path, lines, n_features, dtype)
     if qid is None:
@@ -604,8 +605,10 @@ def load_letor(path, n_features=None, *, query_file=None, return_docids=False,
     LetorFormatError
         With the file, line and problem, for a non-numeric, fractional or
         negative label, a missing or malformed ``qid:``, a malformed
-        ``index:value`` token, a LETOR 4.0 ``NULL``, a NaN or infinite
-        value, an index beyond ``n_features``, or an empty file.
+        ``index:value`` token, a LETOR 4.0 ``NULL``, an infinite value,
+        an index beyond ``n_features``, or an empty file. A ``nan`` value
+        is read as NaN, a missing value (additive models take it; linear
+        ones refuse it when they fit).
     FileNotFoundError
         When ``path`` does not exist.
     """

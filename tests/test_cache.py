@@ -150,7 +150,7 @@ DAMAGE = {
     "column indices not sorted in a row": lambda e, o: _resave(e, "indices", _swap_rows),
     "row pointers decrease": lambda e, o: _resave(e, "indptr", lambda a: _set(a, 5, a[4] - 1)),
     "row pointers end early": lambda e, o: _resave(e, "indptr", lambda a: _set(a, -1, a[-1] - 1)),
-    "a NaN value": lambda e, o: _resave(e, "data", lambda a: _set(a, 7, np.nan)),
+    "an infinite value": lambda e, o: _resave(e, "data", lambda a: _set(a, 7, np.inf)),
     "a label of 300": lambda e, o: _resave(e, "y", lambda a: _set(a.astype(np.int64), 2, 300)),
     "a shorter label array": lambda e, o: _resave(e, "y", lambda a: a[:-1]),
     "data stored as another dtype": lambda e, o: _resave(e, "data",

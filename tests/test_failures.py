@@ -40,7 +40,7 @@ BAD_FILES = [
     ("CR-only line endings", "f.txt", GOOD.replace("\n", "\r"), 1, "carriage return"),
     ("NBSP separator", "f.txt", "1 qid:1\u00a01:0.5\n", 1, "U+00A0"),
     ("LETOR 4.0 NULL", "f.txt", GOOD + "1 qid:3 1:NULL\n", 4, "NULL"),
-    ("NaN value", "f.txt", "1 qid:1 1:nan\n", 1, "non-finite"),
+    ("infinite value", "f.txt", "1 qid:1 1:inf\n", 1, "non-finite"),
     ("negative label", "f.txt", "-1 qid:1 1:0.5\n", 1, "negative"),
     ("fractional label", "f.txt", "1.5 qid:1 1:0.5\n", 1, "integer"),
     ("decreasing indices", "f.txt", "1 qid:1 2:0.5 1:0.5\n", 1, "increase"),

@@ -153,3 +153,24 @@ def test_monotone_constraints_leave_the_missing_value_free(fitted):
                 valued = len(cuts) + 1 - (cuts[-1] == MISSING)
                 table = pair["values"] if axis == 0 else pair["values"].T
                 assert np.all(np.diff(table[:valued], axis=0) >= 0)
+
+
+def test_nan_in_a_letor_file_is_a_missing_value(tmp_path):
+    from rsrank import load_letor
+
+    text = "2 qid:1 1:0.5 2:nan\n0 qid:1 1:0.1 2:3\n1 qid:2 1:nan 2:1\n0 qid:2 1:0.2 2:2\n"
+    for name in ("plain.txt", "cached.txt"):
+        path = tmp_path / name
+        path.write_text(text)
+        X, y, qid = load_letor(path, cache=name == "cached.txt")
+        X = X.toarray()
+        assert np.isnan(X[0, 1]) and np.isnan(X[2, 0]) and X[1, 1] == 3.0
+    again = load_letor(path, cache=True)[0].toarray()  # read back from the cache
+    np.testing.assert_array_equal(np.isnan(again), np.isnan(X))
+    with pytest.raises(ValueError, match="missing values"):
+        RSRank(max_iter=2).fit(X, y, qid=qid)
+    model = RSRank(additive=True, max_iter=2).fit(X, y, qid=qid)
+    assert np.all(np.isfinite(model.predict(X)))
+    (tmp_path / "inf.txt").write_text("1 qid:1 1:inf\n0 qid:1 1:1\n")
+    with pytest.raises(ValueError, match="line 1: feature 1 has a non-finite value 'inf'"):
+        load_letor(tmp_path / "inf.txt")
