@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .interactions import pair_grids, top_pairs
+from .interactions import pair_grids, row_lambdas, top_pairs
 from .kinds import DEFAULT_INTERACTION_BINS, kind_of
 from .metrics import CONVENTIONS
 from .objective import Objective
@@ -332,10 +332,10 @@ def pair_search(plan, source):
                         "average": False, "batch_size": None, "verbose": 0,
                         "weight_tol": p["weight_tol"] or 1e-4, "restore_best": False})
         additive = fit(search, source).model
-        objective = search.solver.objective
-        pairs = top_pairs(additive, objective, source, p["interactions"], p["interaction_bins"])
-        return pairs, pair_grids(additive, objective, source, pairs,
-                                 additive.encoding.thresholds, p["interaction_bins"])
+        lam = row_lambdas(additive, search.solver.objective, source)  # once, for both
+        pairs = top_pairs(additive, lam, source, p["interactions"], p["interaction_bins"])
+        return pairs, pair_grids(lam, source, pairs, additive.encoding.thresholds,
+                                 p["interaction_bins"])
     return source.memo(key, make)
 
 

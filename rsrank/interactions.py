@@ -22,8 +22,8 @@ from . import _kernels
 from .binning import bin_codes, fit_thresholds
 from .querydata import QueryData
 
-__all__ = ["pair_gains", "interaction_gain", "gains_at", "top_pairs", "candidate_features",
-           "pair_grids", "SEARCH_WORK"]
+__all__ = ["pair_gains", "interaction_gain", "interaction_residuals", "row_lambdas",
+           "gains_at", "top_pairs", "candidate_features", "pair_grids", "SEARCH_WORK"]
 
 
 def _dense_codes(X, n_bins):
@@ -38,29 +38,42 @@ def _dense_codes(X, n_bins):
     return out
 
 
-def interaction_gain(sums, counts, n_bins, rounds=50):
-    """The two-way interaction sum of squares of a pair's grid (``sums``
-    and ``counts`` of the values per cell, ``code_a * n_bins + code_b``):
-    the count-weighted squares of the cell means that the best sum of a
-    row effect and a column effect leaves (fitted by ``rounds`` of
-    backfitting on the grid; exact for any counts, not only balanced
-    ones). With one grid per row of ``sums`` and ``counts`` (shape
-    ``(n_pairs, n_bins ** 2)``), every pair at once: an array of gains."""
-    single = np.ndim(sums) == 1
-    sums = np.reshape(sums, (-1, n_bins, n_bins))
-    counts = np.reshape(counts, (-1, n_bins, n_bins))
+def interaction_residuals(sums, counts, rounds=50):
+    """``(left, filled)`` of grids of cells (``sums`` and ``counts`` of the
+    values per cell, shape ``(n_grids, n_a, n_b)``): the cell means less
+    the best sum of a row effect and a column effect (fitted by ``rounds``
+    of count-weighted backfitting; exact for any counts, not only balanced
+    ones), and which cells hold any value."""
     filled = counts > 0
     means = np.where(filled, sums / np.where(filled, counts, 1), 0.0)
-    rows, columns = np.zeros(sums.shape[:2]), np.zeros(sums.shape[:2])
+    rows, columns = np.zeros(sums.shape[:2]), np.zeros((sums.shape[0], sums.shape[2]))
     row_counts, column_counts = counts.sum(2), counts.sum(1)
     for _ in range(rounds):
         rows = np.where(row_counts > 0, (counts * (means - columns[:, None, :])).sum(2)
                         / np.maximum(row_counts, 1), 0.0)
         columns = np.where(column_counts > 0, (counts * (means - rows[:, :, None])).sum(1)
                            / np.maximum(column_counts, 1), 0.0)
-    left = means - rows[:, :, None] - columns[:, None, :]
-    gains = np.sum(np.where(filled, counts * left ** 2, 0.0), axis=(1, 2))
+    return np.where(filled, means - rows[:, :, None] - columns[:, None, :], 0.0), filled
+
+
+def interaction_gain(sums, counts, n_bins, rounds=50):
+    """The two-way interaction sum of squares of a pair's grid (``sums``
+    and ``counts`` of the values per cell, ``code_a * n_bins + code_b``):
+    the count-weighted squares of the cell means that the best sum of a
+    row effect and a column effect leaves (:func:`interaction_residuals`).
+    With one grid per row of ``sums`` and ``counts`` (shape
+    ``(n_pairs, n_bins ** 2)``), every pair at once: an array of gains."""
+    single = np.ndim(sums) == 1
+    counts = np.reshape(counts, (-1, n_bins, n_bins))
+    left, _ = interaction_residuals(np.reshape(sums, (-1, n_bins, n_bins)), counts, rounds)
+    gains = np.sum(counts * left ** 2, axis=(1, 2))
     return float(gains[0]) if single else gains
+
+
+def row_lambdas(model, objective, data):
+    """The pair gradient of every row at ``model``'s ranking of ``data``."""
+    return objective.row_lambdas(data, model.coef, view=model.view,
+                                 scale=model.training_scale())
 
 
 def pair_gains(estimator, X, y=None, *, qid=None, candidates=None, n_bins=8):
@@ -87,20 +100,19 @@ def pair_gains(estimator, X, y=None, *, qid=None, candidates=None, n_bins=8):
     data = X if isinstance(X, QueryData) else QueryData(X, y, qid)
     model = estimator.model_
     names = model.names()
-    pairs, gains = gains_at(model, estimator.setup().solver.objective, data, candidates, n_bins)
+    lam = row_lambdas(model, estimator.setup().solver.objective, data)
+    pairs, gains = gains_at(lam, data, candidates, n_bins)
     order = np.argsort(-gains, kind="stable")
     return [((names[pairs[i, 0]], names[pairs[i, 1]]), float(gains[i])) for i in order]
 
 
-def gains_at(model, objective, data, candidates=None, n_bins=8):
+def gains_at(lam, data, candidates=None, n_bins=8):
     """``(pairs, gains)``: every pair of ``candidates`` (feature indices;
     default all) as an ``(n_pairs, 2)`` array and the interaction gain of
-    ``objective``'s pair gradients at ``model``'s ranking of ``data`` (a
+    the rows' pair gradients ``lam`` (:func:`row_lambdas`) over ``data`` (a
     :class:`QueryData`) on a grid of ``n_bins`` quantile bins per feature."""
     if not (isinstance(n_bins, (int, np.integer)) and 2 <= n_bins <= 16):
         raise ValueError(f"n_bins must be an integer from 2 to 16, got {n_bins!r}")
-    lam = objective.row_lambdas(data, model.coef, view=model.view,
-                                scale=model.training_scale())
     features = (np.arange(data.n_features) if candidates is None
                 else np.unique(np.asarray(candidates, dtype=np.int64)))
     pairs = np.array(list(itertools.combinations(features, 2)), dtype=np.int64).reshape(-1, 2)
@@ -131,7 +143,7 @@ def _columns_of(X, features):
 SEARCH_WORK = 2e9
 
 
-def candidate_features(model, objective, data, budget=SEARCH_WORK, n_bins=8):
+def candidate_features(model, lam, data, budget=SEARCH_WORK, n_bins=8):
     """The features whose pairs a search scores: every feature when all
     pairs fit ``budget`` row visits, else as many as fit, the features of
     the largest shapes of ``model`` (an additive model) first, then those
@@ -144,8 +156,6 @@ def candidate_features(model, objective, data, budget=SEARCH_WORK, n_bins=8):
     if width <= most:
         return np.arange(width)
     ranges = model.feature_ranges()[:width]
-    lam = objective.row_lambdas(data, model.coef, view=model.view,
-                                scale=model.training_scale())
     X = data.X if not sp.issparse(data.X) else sp.csr_matrix(data.X)
     codes = _dense_codes(X, n_bins)
     spread = np.zeros(width)
@@ -157,13 +167,13 @@ def candidate_features(model, objective, data, budget=SEARCH_WORK, n_bins=8):
     return np.sort(order[:max(most, 2)])
 
 
-def top_pairs(model, objective, data, k, n_bins=8, budget=SEARCH_WORK):
-    """The ``k`` pairs of largest interaction gain (:func:`gains_at`) at
-    ``model``'s ranking among :func:`candidate_features`, as a ``(k, 2)``
-    array of feature indices (fewer when there are fewer pairs, and none of
-    gain 0)."""
-    candidates = candidate_features(model, objective, data, budget, n_bins)
-    pairs, gains = gains_at(model, objective, data, candidates, n_bins)
+def top_pairs(model, lam, data, k, n_bins=8, budget=SEARCH_WORK):
+    """The ``k`` pairs of largest interaction gain (:func:`gains_at`) of the
+    pair gradients ``lam`` at ``model``'s ranking among
+    :func:`candidate_features`, as a ``(k, 2)`` array of feature indices
+    (fewer when there are fewer pairs, and none of gain 0)."""
+    candidates = candidate_features(model, lam, data, budget, n_bins)
+    pairs, gains = gains_at(lam, data, candidates, n_bins)
     order = np.argsort(-gains, kind="stable")[:k]
     order = order[gains[order] > 0]
     return pairs[np.sort(order)]
@@ -209,16 +219,14 @@ def _segments(sums, counts, n_segments):
     return sorted(ends)
 
 
-def pair_grids(model, objective, data, pairs, thresholds, n_bins=8):
+def pair_grids(lam, data, pairs, thresholds, n_bins=8):
     """Each pair's grid, cut where its interaction changes: on the grid of
     both features' own ``thresholds`` (a model's, up to 256 bins each), the
-    pair gradients at ``model``'s ranking less each feature's own effect
+    pair gradients ``lam`` (:func:`row_lambdas`) less each feature's own effect
     (backfitted on that grid), and each feature's bins merged into at most
     ``n_bins`` runs of consecutive bins that keep that interaction best
     (:func:`_segments`); a missing value's bin stays a run of its own.
     Returns ``[(cuts_a, cuts_b), ...]``, cuts among ``thresholds``."""
-    lam = objective.row_lambdas(data, model.coef, view=model.view,
-                                scale=model.training_scale())
     X = data.X if not sp.issparse(data.X) else sp.csr_matrix(data.X)
     out = []
     for a, b in np.asarray(pairs, dtype=np.int64).reshape(-1, 2):
@@ -229,15 +237,7 @@ def pair_grids(model, objective, data, pairs, thresholds, n_bins=8):
         size = shape[0] * shape[1]
         sums = np.bincount(cells, lam, size).reshape(shape)
         counts = np.bincount(cells, minlength=size).astype(float).reshape(shape)
-        filled = counts > 0
-        means = np.where(filled, sums / np.maximum(counts, 1), 0.0)
-        rows, columns = np.zeros(shape[0]), np.zeros(shape[1])
-        for _ in range(50):
-            rows = np.where(counts.sum(1) > 0, (counts * (means - columns)).sum(1)
-                            / np.maximum(counts.sum(1), 1), 0.0)
-            columns = np.where(counts.sum(0) > 0, (counts * (means - rows[:, None])).sum(0)
-                               / np.maximum(counts.sum(0), 1), 0.0)
-        left = np.where(filled, means - rows[:, None] - columns, 0.0) * counts
+        left = interaction_residuals(sums[None], counts[None])[0][0] * counts
         grid = []
         for axis, feature_cuts in enumerate(cuts):
             table, weight = (left, counts) if axis == 0 else (left.T, counts.T)

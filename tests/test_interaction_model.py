@@ -17,7 +17,7 @@ from rsrank import QueryData, RSRank
 from rsrank import export
 from rsrank.binning import PairEncoding, fit_thresholds
 from rsrank.engines import parity
-from rsrank.interactions import candidate_features
+from rsrank.interactions import candidate_features, row_lambdas
 from rsrank.persistence import ModelFileError
 from rsrank.synthetic import make_edge_values, make_interactions
 
@@ -347,11 +347,12 @@ def test_a_small_search_budget_screens_the_features_the_model_uses_first():
     inner = model.model_
     train = QueryData(data.X, data.y, data.qid)
     objective = model.setup().solver.objective
-    every = candidate_features(inner, objective, train)
+    lam = row_lambdas(inner, objective, train)
+    every = candidate_features(inner, lam, train)
     np.testing.assert_array_equal(every, np.arange(train.n_features))
     # room for the pairs of 4 features: the 4 of the largest shapes
     budget = 6 * train.n_rows
-    few = candidate_features(inner, objective, train, budget=budget)
+    few = candidate_features(inner, lam, train, budget=budget)
     ranges = inner.feature_ranges()[:train.n_features]
     assert len(few) == 4
     assert set(few) == set(np.argsort(-ranges, kind="stable")[:4])

@@ -103,7 +103,7 @@ def test_the_grid_segments_are_the_best_split_by_brute_force():
 
 
 def test_a_pairs_grid_is_cut_where_an_and_switches():
-    from rsrank.interactions import pair_grids
+    from rsrank.interactions import pair_grids, row_lambdas
 
     data = make_interactions(("and",), n_queries=200, random_state=0)
     q = QueryData(data.X, data.y, data.qid, feature_names=data.feature_names)
@@ -111,7 +111,7 @@ def test_a_pairs_grid_is_cut_where_an_and_switches():
         warnings.simplefilter("ignore")
         model = RSRank(additive=True, learning_rate="curvature", max_iter=150).fit(q)
     objective = model.setup().solver.objective
-    (cuts_a, cuts_b), = pair_grids(model.model_, objective, q, [(0, 1)],
-                                   model.model_.encoding.thresholds, 4)
+    lam = row_lambdas(model.model_, objective, q)
+    (cuts_a, cuts_b), = pair_grids(lam, q, [(0, 1)], model.model_.encoding.thresholds, 4)
     for cuts in (cuts_a, cuts_b):  # the AND switches at 0.2 in both features
         assert len(cuts) <= 3 and np.min(np.abs(cuts - 0.2)) < 0.07
