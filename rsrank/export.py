@@ -368,25 +368,21 @@ def _end_on(node, feature, zero):
 
 
 def _feature_cuts(trees):
-    """Every threshold of each feature over ``trees``, by feature name."""
+    """Every finite threshold of each feature over ``trees``, by the name of
+    every feature they split on (a missing value's +inf cut is no value)."""
     out = {}
 
     def walk(node):
         if "value" in node:
             return
-        if np.isfinite(node["threshold"]):  # not the missing value's cut
-            out.setdefault(node["feature"], []).append(node["threshold"])
+        cuts = out.setdefault(node["feature"], [])
+        if np.isfinite(node["threshold"]):
+            cuts.append(node["threshold"])
         walk(node["left"])
         walk(node["right"])
     for tree in trees:
         walk(tree)
     return out
-
-
-def _tree_features(node):
-    if "value" in node:
-        return set()
-    return {node["feature"]} | _tree_features(node["left"]) | _tree_features(node["right"])
 
 
 def _solr_node(node, scales, missing=True):
@@ -424,9 +420,8 @@ def _solr_trees(model, missing=True):
                              "thresholds exact (they span too many orders of magnitude); "
                              "rescale the feature or use fewer bins (--max-bins)")
         scales[feature] = scale
-    split = {node_feature for tree in trees for node_feature in _tree_features(tree)}
     for _, feature in engine_features(model):
-        if feature not in split:
+        if feature not in scales:
             continue
         entry = {"name": feature}
         if scales.get(feature, 0):
