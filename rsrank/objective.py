@@ -17,7 +17,7 @@ import numpy as np
 
 from . import _kernels
 from ._compile import settle
-from .binning import BinCodes, step_indicators
+from .binning import BinCodes
 from .metrics import discount_values, gain_values
 from .querydata import as_view
 
@@ -218,6 +218,13 @@ class Objective:
                 lo, hi = int(data.offsets[q]), int(data.offsets[q + 1])
                 if hi - lo < 2 or (labels.inv_ideal[q] == 0 and not self.unit_weights):
                     continue
+                if len(rows.bins):  # 0/1 step columns, summed without building them
+                    total = np.zeros(int(rows.bins[-1])) if total is None else total
+                    values, level = np.unique(labels.gains[lo:hi], return_inverse=True)
+                    _kernels.step_curvature(_query_codes(rows, lo, hi), rows.bins, level,
+                                            values, labels.discount[:hi - lo],
+                                            labels.inv_ideal[q], self.unit_weights, total)
+                    continue
                 z = _query_rows(rows, lo, hi, width)
                 if factor is not None:
                     z = z * factor
@@ -226,6 +233,8 @@ class Objective:
                 total = part if total is None else total + part
             if total is None:
                 return np.zeros(len(factor) if factor is not None else width)
+            if len(rows.bins) and factor is not None:  # the columns' scales, squared
+                total = total * factor * factor
             return PAIR_CURVATURE[self.pair_loss] * total / data.n_queries
         return data.memo(("curvature", self.gain, self.discount, self.ndcg_k, self.pair_loss,
                           self.pair_weight, as_view(view).key,
@@ -291,10 +300,8 @@ def _scale_vector(scale):
 
 
 def _query_rows(rows, lo, hi, width):
-    """Rows ``lo:hi`` of :class:`~rsrank._kernels.Rows` as a dense float64
-    array: the features, or for bin codes the 0/1 step indicators."""
-    if len(rows.bins):
-        return _step_indicators(rows, lo, hi)
+    """Rows ``lo:hi`` of feature :class:`~rsrank._kernels.Rows` (not bin
+    codes) as a dense float64 array."""
     if rows.indptr.shape[0] == 0:
         return np.asarray(rows.dense[lo:hi], dtype=np.float64)
     out = np.zeros((hi - lo, width))
@@ -304,15 +311,15 @@ def _query_rows(rows, lo, hi, width):
     return out
 
 
-def _step_indicators(rows, lo, hi):
+def _query_codes(rows, lo, hi):
+    """Rows ``lo:hi`` of coded :class:`~rsrank._kernels.Rows` as a dense
+    array of codes, one column per code column."""
     if rows.indptr.shape[0] == 0:
-        codes = rows.dense_codes[lo:hi]
-    else:
-        start, stop = rows.indptr[lo], rows.indptr[hi]
-        codes = BinCodes(rows.stored_codes[start:stop], (hi - lo, len(rows.zero_codes)),
-                         rows.indices[start:stop], rows.indptr[lo:hi + 1] - start,
-                         rows.zero_codes).toarray()
-    return step_indicators(codes, rows.bins)
+        return rows.dense_codes[lo:hi]
+    start, stop = rows.indptr[lo], rows.indptr[hi]
+    return BinCodes(rows.stored_codes[start:stop], (hi - lo, len(rows.zero_codes)),
+                    rows.indices[start:stop], rows.indptr[lo:hi + 1] - start,
+                    rows.zero_codes).toarray()
 
 
 def _query_curvature(z, gains, discount, inv_ideal, unit_weights):

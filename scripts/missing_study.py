@@ -12,7 +12,7 @@ vali and test:
   ``step`` (freshness within a window), one at a time;
 * ``make_interactions("and", "product")``: ``and_a`` (half of an AND);
 * the bundled data's generator (``make_letor_like``): its informative
-  feature of largest true weight.
+  feature of largest true weight (a different one in each seed's draw).
 
 Methods: ``rsrank train --additive`` (and ``--interactions 10`` on the AND
 data) by the library's recipe on the complete data and on the data with
@@ -33,7 +33,8 @@ from _synthetic import fit_lightgbm, fit_recipe, splits
 
 
 def datasets(n_queries, seed):
-    """``[(name, data, feature, kinds)]`` of one seed."""
+    """``[(name, data, feature, role, kinds)]`` of one seed (``role``
+    names the feature in the report: the same role over seeds)."""
     from rsrank.synthetic import make_interactions, make_letor_like, make_nonlinear
 
     nonlinear = make_nonlinear(n_queries=n_queries, random_state=seed)
@@ -41,10 +42,11 @@ def datasets(n_queries, seed):
     letor = make_letor_like(n_queries=n_queries, docs_per_query=(20, 60), random_state=seed)
     letor.feature_names = [f"f{j + 1}" for j in range(letor.X.shape[1])]
     top = letor.feature_names[int(np.argmax(np.abs(letor.coef)))]
-    return [("make_nonlinear", nonlinear, "saturating", ("additive",)),
-            ("make_nonlinear", nonlinear, "step", ("additive",)),
-            ("and + product", conjunction, "and_a", ("additive", "interactions 10")),
-            ("linear truth (make_letor_like)", letor, top, ("additive",))]
+    return [("make_nonlinear", nonlinear, "saturating", "saturating", ("additive",)),
+            ("make_nonlinear", nonlinear, "step", "step", ("additive",)),
+            ("and + product", conjunction, "and_a", "and_a", ("additive", "interactions 10")),
+            ("linear truth (make_letor_like)", letor, top, "largest true weight",
+             ("additive",))]
 
 
 KINDS = {"additive": {"additive": True},
@@ -71,13 +73,13 @@ def main(argv=None):
 
     runs = {}
     for seed in range(args.seeds):
-        for name, data, feature, kinds in datasets(args.queries, seed):
+        for name, data, feature, role, kinds in datasets(args.queries, seed):
             column = data.feature_names.index(feature)
             complete = splits(data, seed)
             missing = [with_missing(split, column, args.share, seed * 10 + k)
                        for k, split in enumerate(complete)]
             for method in (*kinds, "lightgbm"):
-                entry = runs.setdefault(f"{name} | {feature} | {method}", {
+                entry = runs.setdefault(f"{name} | {role} | {method}", {
                     "complete": [], "missing": [], "finite": True})
                 for label, parts in (("complete", complete), ("missing", missing)):
                     if method == "lightgbm":

@@ -6,6 +6,7 @@ import pytest
 import scipy.sparse as sp
 
 from rsrank import QueryData, RSRank, load_letor_fold
+from rsrank.binning import PairEncoding, StepEncoding
 from rsrank.estimator import CURVATURE_STEP
 from rsrank.experiments import run_letor_folds
 from rsrank.metrics import discount_values, gain_values, mean_ndcg
@@ -62,6 +63,31 @@ def test_curvature_is_the_trace_summed_pair_by_pair(seed, pair_weight, ndcg_k):
         assert objective.curvature(data, scale=scale) == pytest.approx(expected.sum(), rel=1e-10)
         assert objective.curvature(data, scale=scale, support=support) == pytest.approx(
             expected[support].sum(), rel=1e-10, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("pair_weight", ["delta_ndcg", "unit"])
+@pytest.mark.parametrize("paired", [False, True])
+def test_the_curvature_of_steps_is_that_of_their_0_1_columns(seed, pair_weight, paired):
+    # an additive model's steps (and a pair's cells) are a linear model on the
+    # 0/1 indicators [x > t]; the kernel sums them without building them
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 15, 7)
+    qid = np.repeat(np.arange(7), sizes)
+    X = np.round(rng.normal(size=(len(qid), 4)), 1)
+    X[rng.random(X.shape) < 0.15] = np.nan  # a missing value's bin
+    X[:, 3] *= rng.random(len(qid)) < 0.5  # a feature mostly 0
+    y = rng.integers(0, 3, len(qid))
+    encoding = (PairEncoding.fit(X, [(0, 1), (2, 3)], max_bins=6, pair_bins=3) if paired
+                else StepEncoding.fit(X, max_bins=6))
+    scale = rng.uniform(0.5, 2.0, encoding.n_steps)
+    expected = brute_force_diagonal(encoding.indicators(X), y, qid, scale, pair_weight, 5,
+                                    "modified_huber")
+    for matrix in (X, sp.csr_matrix(np.nan_to_num(X, nan=0.0) + 0.0 * X)):
+        objective = Objective(pair_weight=pair_weight, ndcg_k=5)
+        diagonal = objective.hessian_diagonal(QueryData(matrix, y, qid), view=encoding,
+                                              scale=scale)
+        assert diagonal == pytest.approx(expected, rel=1e-10, abs=1e-14)
 
 
 def test_the_curvature_step_is_two_over_the_trace_of_the_scaled_features():

@@ -1,6 +1,9 @@
-"""Two-feature histograms of per-row values over bin codes, all pairs in one
-pass over the rows (the candidates of pairwise interactions)."""
+"""Sums over pairs: two-feature histograms of per-row values over bin codes,
+all pairs of features in one pass over the rows (the candidates of pairwise
+interactions), and the curvature of step columns summed over the pairs of
+rows of a query."""
 
+import numpy as np
 from numba import njit
 
 
@@ -15,3 +18,59 @@ def pair_histograms(codes, values, first, second, n_bins, sums, counts):
             cell = codes[i, first[p]] * n_bins + codes[i, second[p]]
             sums[p, cell] += value
             counts[p, cell] += 1
+
+
+@njit(cache=True)
+def step_curvature(codes, bins, level, level_gains, discount, inv_ideal, unit, out):
+    """Add one query's ``sum_{i<j} W_ij (z_i - z_j)^2`` to ``out`` for every
+    step column ``z = [code_j > b]`` (at ``out[bins[j] + b]``) of its dense
+    ``codes`` (rows in rank order), without building the 0/1 columns.
+
+    ``level`` is each row's index into ``level_gains`` (the query's
+    distinct gains). Unit weights (``unit``): each pair of different levels
+    weighs 1, so a column adds ``k (n - k)`` less the same within each
+    level, ``k`` its rows above the step. Swap weights
+    ``inv_ideal |g_i - g_j| (d_i - d_j)`` (i above j): each row meets the
+    rows below it on every other level through running sums of 1, z, d and
+    ``d z`` from the bottom of the list (``z^2 = z``)."""
+    n, n_levels = codes.shape[0], level_gains.shape[0]
+    sizes = np.zeros(n_levels)
+    for i in range(n):
+        sizes[level[i]] += 1.0
+    count, z_sum = np.zeros(n_levels), np.zeros(n_levels)
+    d_sum, dz_sum = np.zeros(n_levels), np.zeros(n_levels)
+    for j in range(codes.shape[1]):
+        start, width = bins[j], bins[j + 1] - bins[j]
+        if unit:
+            hist = np.zeros((width + 1, n_levels))
+            for i in range(n):
+                hist[min(codes[i, j], width), level[i]] += 1.0
+            above = np.zeros(n_levels)
+            for b in range(width - 1, -1, -1):
+                for m in range(n_levels):
+                    above[m] += hist[b + 1, m]
+                k = above.sum()
+                value = k * (n - k)
+                for m in range(n_levels):
+                    value -= above[m] * (sizes[m] - above[m])
+                out[start + b] += value
+            continue
+        for b in range(width):
+            count[:] = 0.0
+            z_sum[:] = 0.0
+            d_sum[:] = 0.0
+            dz_sum[:] = 0.0
+            total = 0.0
+            for i in range(n - 1, -1, -1):
+                z = 1.0 if codes[i, j] > b else 0.0
+                d, own = discount[i], level[i]
+                for m in range(n_levels):
+                    if m != own:
+                        total += abs(level_gains[own] - level_gains[m]) * (
+                            d * z * count[m] + d * z_sum[m] - z * d_sum[m] - dz_sum[m]
+                            - 2.0 * d * z * z_sum[m] + 2.0 * z * dz_sum[m])
+                count[own] += 1.0
+                z_sum[own] += z
+                d_sum[own] += d
+                dz_sum[own] += d * z
+            out[start + b] += inv_ideal * total
