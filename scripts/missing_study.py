@@ -14,7 +14,10 @@ vali and test:
 * the bundled data's generator (``make_letor_like``): its informative
   feature of largest true weight (a different one in each seed's draw).
 
-Methods: ``rsrank train --additive`` (and ``--interactions 10`` on the AND
+Methods: ``truth`` (on the AND data): the noise-free relevance the data
+were drawn from, a missing feature's effect averaged over its uniform
+values, which is the best any ranker can do with that value missing;
+``rsrank train --additive``  (and ``--interactions 10`` on the AND
 data) by the library's recipe on the complete data and on the data with
 missing values; LightGBM's lambdarank (which has missing values of its own)
 on both, as a reference for what the missing values take away. Test
@@ -29,7 +32,7 @@ import warnings
 import numpy as np
 
 from _bench import command_line, write_report
-from _synthetic import fit_lightgbm, fit_recipe, splits
+from _synthetic import fit_lightgbm, fit_recipe, per_query_ndcg, splits
 
 
 def datasets(n_queries, seed):
@@ -44,9 +47,34 @@ def datasets(n_queries, seed):
     top = letor.feature_names[int(np.argmax(np.abs(letor.coef)))]
     return [("make_nonlinear", nonlinear, "saturating", "saturating", ("additive",)),
             ("make_nonlinear", nonlinear, "step", "step", ("additive",)),
-            ("and + product", conjunction, "and_a", "and_a", ("additive", "interactions 10")),
+            ("and + product", conjunction, "and_a", "and_a",
+             ("truth", "additive", "interactions 10")),
             ("linear truth (make_letor_like)", letor, top, "largest true weight",
              ("additive",))]
+
+
+def truth_scores(X, effects=("and", "product"), n_main=2):
+    """The noise-free relevance of ``make_interactions(effects)``'s rows
+    ``X``: each pair's effect, where one of its features is NaN the mean of
+    the effect over that feature's uniform values on [-1, 1] (its
+    expectation given the other), and the main effects (0 when missing)."""
+    from rsrank.synthetic import INTERACTIONS
+
+    grid = np.linspace(-1.0, 1.0, 2001)
+    total = np.zeros(len(X))
+    for k, name in enumerate(effects):
+        effect = INTERACTIONS[name]
+        a, b = X[:, 2 * k], X[:, 2 * k + 1]
+        value = effect(np.nan_to_num(a), np.nan_to_num(b)).astype(float)
+        lost = np.isnan(a) & ~np.isnan(b)
+        value[lost] = effect(grid[None, :], b[lost][:, None]).mean(axis=1)
+        lost = np.isnan(b) & ~np.isnan(a)
+        value[lost] = effect(a[lost][:, None], grid[None, :]).mean(axis=1)
+        lost = np.isnan(a) & np.isnan(b)
+        value[lost] = effect(grid[:, None], grid[None, :]).mean()
+        total += value
+    mains = X[:, 2 * len(effects):2 * len(effects) + n_main]
+    return total + 0.5 * np.nan_to_num(mains).sum(axis=1)
 
 
 KINDS = {"additive": {"additive": True},
@@ -82,7 +110,9 @@ def main(argv=None):
                 entry = runs.setdefault(f"{name} | {role} | {method}", {
                     "complete": [], "missing": [], "finite": True})
                 for label, parts in (("complete", complete), ("missing", missing)):
-                    if method == "lightgbm":
+                    if method == "truth":
+                        values = per_query_ndcg(parts[2], truth_scores(parts[2][0]))
+                    elif method == "lightgbm":
                         values = fit_lightgbm(*parts, seed, 31)
                     else:
                         values, model = fit_recipe(*parts, data.feature_names, seed,
@@ -112,7 +142,7 @@ def main(argv=None):
         finite = "yes" if entry["finite"] else "no"
         lines.append(f"| {name} | {feature} | {method} | {entry['mean_complete']:.4f} | "
                      f"{entry['mean_missing']:.4f} | {test.difference:+.4f} (p={test.pvalue:.2g})"
-                     f" | {finite if method != 'lightgbm' else ''} |")
+                     f" | {finite if method in KINDS else ''} |")
     report = {key: {k: v for k, v in entry.items() if k not in ("complete", "missing")}
               for key, entry in runs.items()}
     write_report(args.out, args.name, {"command": command_line(), "runs": report},
