@@ -117,7 +117,7 @@ def train_recipe(*, learning_rate=("curvature",), additive=False, max_bins=None,
     return RSRank(**params), grid
 
 
-def path_estimator(*, learning_rate="auto", additive=False, max_bins=None, interactions=0,
+def path_estimator(*, learning_rate="curvature", additive=False, max_bins=None, interactions=0,
                    interaction_bins=None, monotone=None, normalize="zscore", relax=None, max_iter=None, batch_size=None, ndcg_k=None, power_t=None,
                    l1_method="truncated", average=False, feature_costs=None, seed=0):
     """The estimator of ``rsrank path``: ``rsrank train``'s recipe at one

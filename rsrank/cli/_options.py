@@ -290,7 +290,6 @@ def add_data_options(parser):
 
 def add_training_options(parser, grid):
     many_or_zero = number_list(float) if grid else single(number_list(float))
-    rate = DEFAULTS["learning_rate"]
     if grid:  # rsrank train
         parser.add_argument(
             "--learning-rate", type=rates(grid), default=["curvature"],
@@ -301,11 +300,12 @@ def add_training_options(parser, grid):
             "(1e-3, 1e-2 or 1e-1, whichever gives the best vali NDCG without L1, chosen once "
             "per fold; each point keeps its best vali epoch) or a comma-separated grid")
     else:
-        parser.add_argument("--learning-rate", type=rates(grid), default=rate,
-                            help="step size eta (default auto: 1e-3, 1e-2 or 1e-1, whichever "
-                            "gives the best vali NDCG without L1, chosen once per fold; "
-                            "curvature: rsrank train's recipe, each point at its last "
-                            "epoch once its weights settle)")
+        parser.add_argument("--learning-rate", type=rates(grid), default="curvature",
+                            help="step size eta (default curvature, as for rsrank train: 2 "
+                            "over the trace of the loss's Hessian at w = 0, each point at its "
+                            "last epoch once its weights settle; auto: 1e-3, 1e-2 or 1e-1, "
+                            "whichever gives the best vali NDCG without L1, each point at its "
+                            "best vali epoch)")
     parser.add_argument("--power-t", type=many_or_zero, default=None,
                         help="decay of the step size: gradient step t takes learning_rate / "
                         "t^power_t (default 0, a constant step; 0.5 is 1/sqrt(t))"
