@@ -369,23 +369,30 @@ def split(plan, data, validation, rng):
     return data.subset(kept), data.subset(held_out)
 
 
+#: Features whose ranges differ by more than this factor are named as the
+#: cause of a divergence when the model does not scale them
+SCALE_SPREAD = 100.0
+
+
 def scale_advice(moments, names, normalize, learning_rate):
-    """What to do when training diverges, naming the widest features by the
-    column ``moments`` of the training data (None when unknown)."""
-    text = ""
-    if moments is not None and len(moments[3]):
-        low, high = moments[3], moments[4]
-        width = np.where(np.isfinite(high - low), high - low, 0.0)
-        widest = np.argsort(-width, kind="stable")[:3]
-        label = (lambda j: names[j]) if names is not None else (lambda j: f"f{j + 1}")
-        listed = ", ".join(f"{label(j)} in [{low[j]:.3g}, {high[j]:.3g}]" for j in widest)
-        text = f"; widest features: {listed}"
-    if normalize == "none":
-        fix = ("scale the features (normalize='zscore', rsrank train --normalize zscore) "
-               f"or lower learning_rate (now {learning_rate:g})")
-    else:
-        fix = f"lower learning_rate (now {learning_rate:g})"
-    return f"{text}. Fix: {fix}"
+    """What to do when training diverges, by the cause that applies: with
+    ``normalize="none"`` and feature ranges (the column ``moments`` of the
+    training data, None when unknown) more than :data:`SCALE_SPREAD` apart,
+    the widest features and scaling; otherwise the step size itself."""
+    step = (f"take a step from the data (learning_rate='curvature', or 'auto' with an "
+            f"eval_set) or lower learning_rate (now {learning_rate:g})")
+    if normalize != "none" or moments is None or not len(moments[3]):
+        return f". Fix: {step}"
+    low, high = moments[3], moments[4]
+    width = np.where(np.isfinite(high - low), high - low, 0.0)
+    if width.max(initial=0.0) <= SCALE_SPREAD * max(np.median(width[width > 0]) if np.any(
+            width > 0) else 0.0, np.finfo(float).tiny):
+        return f"; the features' ranges are alike, so the step is too long. Fix: {step}"
+    widest = np.argsort(-width, kind="stable")[:3]
+    label = (lambda j: names[j]) if names is not None else (lambda j: f"f{j + 1}")
+    listed = ", ".join(f"{label(j)} in [{low[j]:.3g}, {high[j]:.3g}]" for j in widest)
+    return (f"; widest features: {listed}. Fix: scale the features (normalize='zscore', "
+            f"rsrank train --normalize zscore) or {step}")
 
 
 def advice(plan, moments, names=None, rate=None):
@@ -409,8 +416,10 @@ def fit(plan, data, validation=None, *, warm=None, coef_init=None):
     if plan.rule == "auto" and validation is not None:
         result = _fit_auto(plan, data, validation, warm, coef_init)
     else:
+        # "auto" without validation data takes the curvature step too: one
+        # that full-batch descent cannot overshoot, where 1e-2 may
         rate = curvature_rate(plan, data, start(plan, data, warm)) if (
-            plan.rule == "curvature") else None
+            plan.rule in ("curvature", "auto")) else None
         result = _fit_at(plan, rate, data, validation, warm, coef_init)
     return replace(result, params=plan.params)
 

@@ -29,9 +29,11 @@ learning_rate : float, "auto" or "curvature", default="auto"
     of :data:`AUTO_RATES` (1e-3, 1e-2, 1e-1) on the query data built
     once and keeps the fit of the best validation NDCG@eval_k among
     those whose training loss did not diverge (``learning_rate_`` says
-    which); elsewhere (no ``eval_set``,
-    ``partial_fit``, ``fit_chunks``, :class:`~rsrank.dask.DaskRSRank`)
-    it is 1e-2. The step that suits
+    which); without an ``eval_set`` (as in scikit-learn's searches)
+    :meth:`fit` takes the ``"curvature"`` step below, which full-batch
+    descent does not overshoot where a fixed 1e-2 can
+    (``results/grid_search.md``); ``partial_fit``, ``fit_chunks`` and
+    :class:`~rsrank.dask.DaskRSRank` take 1e-2. The step that suits
     the data varies more than anything else in the recipe: 1e-2
     oscillates on noisy data with few relevant documents, 1e-3 stops
     short on clean data with many grades (``results/recipes.md``).

@@ -86,6 +86,10 @@ RECIPES = {
     "online": {"batch_size": 1},
     "online+average": {"batch_size": 1, "average": True},
     "paper": {"batch_size": 1, "normalize": "none", "learning_rate": 1e-3},
+    # RSRank() as scikit-learn's searches fit it: no eval_set (the step from the
+    # data's curvature), and the fixed step that "auto" took there before
+    "no-eval": {"eval_set": False},
+    "no-eval-lr1e-2": {"eval_set": False, "learning_rate": 1e-2},
 }
 
 #: converged L1 paths (see :func:`fit_paths`), by their pair weights
@@ -251,9 +255,13 @@ def fit_rsrank(fold, params, seed):
     NDCG@10 is kept."""
     best = None
     for setting in params if isinstance(params, list) else [params]:
+        setting = dict(setting)
+        watched = setting.pop("eval_set", True)  # False: trained without validation data
         model = RSRank(random_state=seed, eval_train=False, **setting)
-        model.fit(*fold["train"][:2], qid=fold["train"][2], eval_set=fold["vali"])
-        vali = float(np.nanmax(model.history_["val_ndcg"]))
+        model.fit(*fold["train"][:2], qid=fold["train"][2],
+                  eval_set=fold["vali"] if watched else None)
+        vali = (float(np.nanmax(model.history_["val_ndcg"])) if watched
+                else float(np.nanmean(ndcg10(fold["vali"], model.predict(fold["vali"][0])))))
         if best is None or vali > best[0]:
             best = (vali, model)
     model = best[1]

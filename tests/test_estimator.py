@@ -428,9 +428,15 @@ def test_divergence_suggests_smaller_learning_rate():
     X, y, qid = toy_queries()
     with pytest.raises(ValueError, match="lower learning_rate"):
         RSRank(learning_rate=1e308, max_iter=5, pair_loss="hinge").fit(X, y, qid=qid)
-    with pytest.raises(ValueError, match="scale the features.*normalize='zscore'"):
+    with pytest.raises(ValueError, match="ranges are alike.*lower learning_rate"):
         RSRank(learning_rate=1e300, normalize="none", max_iter=5,
                pair_loss="hinge").fit(X * 1e10, y, qid=qid)
+    wide = np.ones(X.shape[1])
+    wide[2] = 1e6  # one feature far wider than the others: that is the cause
+    with pytest.raises(ValueError, match="widest features: f3 .*scale the features.*"
+                       "normalize='zscore'"):
+        RSRank(learning_rate=1e300, normalize="none", max_iter=5,
+               pair_loss="hinge").fit(X * 1e10 * wide, y, qid=qid)
 
 
 def test_queries_without_pairs_are_fine_but_data_without_any_is_refused():
@@ -529,10 +535,10 @@ def test_auto_learning_rate_keeps_the_rate_of_the_best_validation_fit():
     for key in ("loss", "val_ndcg", "n_nonzero"):
         assert auto.history_[key] == fits[chosen].history_[key]
     assert auto.best_iteration_ == fits[chosen].best_iteration_
-    # without validation data "auto" is one fit at 1e-2
+    # without validation data "auto" is one fit at the curvature step
     alone = RSRank(max_iter=15, random_state=0).fit(X, y, qid=qid)
-    fixed = RSRank(max_iter=15, random_state=0, learning_rate=1e-2).fit(X, y, qid=qid)
-    assert alone.learning_rate_ == 1e-2
+    fixed = RSRank(max_iter=15, random_state=0, learning_rate="curvature").fit(X, y, qid=qid)
+    assert alone.learning_rate_ == fixed.learning_rate_ != 1e-2
     np.testing.assert_array_equal(alone.coef_, fixed.coef_)
     # the warnings are the winning rate's own: a losing rate that overshoots is silent
     wide = np.array([300.0, 1, 1, 1, 1, 1])

@@ -174,7 +174,10 @@ def test_read_results_refuses(tmp_path, text, error, message):
 @pytest.mark.parametrize("params", [
     {}, {"normalize": "none"}, {"normalize": "minmax", "pair_weight": "unit"},
     {"normalize": "query-zscore", "ndcg_k": 5}, {"pair_loss": "logistic", "gain": "linear"},
-    {"truncation_period": 3}, {"l1_method": "cumulative"}])
+    # K > 1 moves the weights K steps between truncations: at w = 0 by at most the
+    # K steps' truncation, but the steps reorder the documents, so the edge holds
+    # for small steps only
+    {"truncation_period": 3, "learning_rate": 1e-2}, {"l1_method": "cumulative"}])
 @pytest.mark.parametrize("sparse", [False, True])
 def test_l1_max_is_the_edge_of_the_all_zero_model(bundled_root, params, sparse):
     import scipy.sparse as sp

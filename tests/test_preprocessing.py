@@ -141,12 +141,31 @@ def test_raw_features_diverge_with_a_warning_and_default_scaling_fixes_them():
         import pandas as pd
 
         frame = pd.DataFrame(train.X, columns=train.feature_names)
-        RSRank(normalize="none", random_state=0, max_iter=100).fit(frame, train.y,
-                                                                   qid=train.qid)
+        RSRank(normalize="none", learning_rate=1e-2, random_state=0, max_iter=100).fit(
+            frame, train.y, qid=train.qid)
     with warnings.catch_warnings():
         warnings.simplefilter("error", DivergenceWarning)
         model = RSRank(random_state=0, max_iter=30).fit(train.X, train.y, qid=train.qid)
+        # the default step, from the data's curvature, does not overshoot even unscaled
+        RSRank(normalize="none", random_state=0, max_iter=100).fit(frame, train.y,
+                                                                   qid=train.qid)
     assert model.score(test.X, test.y, qid=test.qid) > single + 0.03
+
+
+def test_the_divergence_advice_names_the_cause_that_applies():
+    # features alike in range (all in [0, 1]): the step, not the widest features
+    rng = np.random.default_rng(0)
+    X, y, qid = rng.uniform(size=(180, 6)), rng.integers(0, 3, 180), np.repeat(np.arange(12), 15)
+    with pytest.warns(DivergenceWarning) as caught:
+        RSRank(learning_rate=1e3, normalize="none", max_iter=5, random_state=0).fit(
+            X, y, qid=qid)
+    message = str(caught[0].message)
+    assert "ranges are alike" in message and "learning_rate='curvature'" in message
+    assert "widest" not in message
+    with pytest.warns(DivergenceWarning) as caught:  # scaled by the model: the step too
+        RSRank(learning_rate=1e3, max_iter=5, random_state=0).fit(
+            X * [1e4, 1, 1, 1, 1, 1], y, qid=qid)
+    assert "widest" not in str(caught[0].message)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])

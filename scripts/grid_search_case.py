@@ -1,0 +1,115 @@
+"""A grid search as a newcomer writes it, against ``rsrank train`` on the
+same fold.
+
+    python scripts/grid_search_case.py [--data ../shared/data/OHSUMED] [--folds 1] [--out results]
+
+For each fold: ``GridSearchCV(RSRank(), {"l1": [0, 0.1, 1], "pair_weight":
+["delta_ndcg", "unit"]}, cv=GroupKFold(k))`` on the fold's training queries
+with ``qid`` routed (k = 3 and 5), counting the ``DivergenceWarning``s it
+raises, its pick, and the test NDCG@10 (LETOR convention) of its refit
+model; then ``rsrank train`` on the same fold (vali selects). p: paired
+t-test over the test queries, search against ``rsrank train``.
+"""
+
+import argparse
+import contextlib
+import io
+import json
+import tempfile
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from _bench import command_line, write_report
+
+GRID = {"l1": [0, 0.1, 1], "pair_weight": ["delta_ndcg", "unit"]}
+
+
+def search_case(fold, n_splits, seed=0):
+    """The search's warnings, pick and test queries' NDCG@10."""
+    from sklearn.model_selection import GridSearchCV, GroupKFold
+
+    from rsrank import RSRank
+    from rsrank.estimator import DivergenceWarning
+    from rsrank.metrics import ndcg_per_query
+    from rsrank.model_selection import fit_search
+
+    X, y, qid = fold.train[:3]
+    search = GridSearchCV(RSRank(random_state=seed), GRID, cv=GroupKFold(n_splits))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit_search(search, X, y, qid)
+    diverged = sum(issubclass(w.category, DivergenceWarning) for w in caught)
+    Xt, yt, qt = fold.test[:3]
+    per_query = ndcg_per_query(yt, search.best_estimator_.predict(Xt), qt, 10,
+                               convention="letor")
+    queries = list(dict.fromkeys(qt.tolist()))  # per_query's order: first appearance
+    return {"divergence_warnings": diverged, "best_params": search.best_params_,
+            "n_features": int(np.count_nonzero(search.best_estimator_.coef_)),
+            "test_ndcg10": float(np.nanmean(per_query)),
+            "per_query": dict(zip(queries, per_query.tolist()))}
+
+
+def train_case(root, k):
+    """``rsrank train ROOT --folds k``: its test queries' NDCG@10 and features."""
+    from rsrank.cli import main as rsrank_main
+
+    with tempfile.TemporaryDirectory() as out:
+        with contextlib.redirect_stdout(io.StringIO()):
+            rsrank_main(["train", str(root), "--folds", str(k), "--quiet", "--out",
+                         str(Path(out) / "run")])
+        result = json.loads((Path(out) / "run" / "results.json").read_text())["folds"][0]
+    per_query = {q: np.nan if v is None else v
+                 for q, v in zip(result["per_query"]["qid"], result["per_query"]["NDCG@10"])}
+    return {"params": result["params"], "n_features": result["n_nonzero"],
+            "test_ndcg10": float(np.nanmean(list(per_query.values()))), "per_query": per_query}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared"
+                                              / "data" / "OHSUMED"))
+    parser.add_argument("--folds", default="1")
+    parser.add_argument("--out", default="results")
+    parser.add_argument("--name", default="grid_search")
+    args = parser.parse_args(argv)
+    from rsrank import load_letor_fold
+    from rsrank.stats import paired_t_test
+
+    rows, report = [], {"command": command_line(), "folds": {}}
+    for k in [int(v) for v in args.folds.split(",")]:
+        fold = load_letor_fold(args.data, k)
+        train = train_case(args.data, k)
+        cases = {"rsrank train": train}
+        for n_splits in (3, 5):
+            cases[f"GridSearchCV, GroupKFold({n_splits})"] = search_case(fold, n_splits)
+        report["folds"][k] = cases
+        for name, case in cases.items():
+            ratio = case["test_ndcg10"] / train["test_ndcg10"]
+            if case is train:
+                compared = ""
+            else:
+                a = np.array([case["per_query"][q] for q in train["per_query"]])
+                b = np.array(list(train["per_query"].values()))
+                both = np.isfinite(a) & np.isfinite(b)
+                compared = f"{ratio:.3f}x (p = {paired_t_test(a[both], b[both]).pvalue:.2g})"
+            pick = case.get("best_params", case.get("params"))
+            rows.append(f"| {k} | {name} | {case.get('divergence_warnings', '')} | "
+                        f"{json.dumps(pick, default=str)} | {case['n_features']} | "
+                        f"{case['test_ndcg10']:.4f} | {compared} |")
+    markdown = "\n".join([
+        "# A grid search as a newcomer writes it", "",
+        f"`{command_line()}`: `GridSearchCV(RSRank(), {GRID}, cv=GroupKFold(k))` on each "
+        "fold's training queries (qid routed by `rsrank.model_selection.fit_search`), its "
+        "DivergenceWarnings, its pick and the test NDCG@10 (LETOR convention) of the refit "
+        "model, against `rsrank train` on the same fold; p: paired t-test over the test "
+        "queries.", "",
+        "| fold | method | DivergenceWarnings | pick | features | test NDCG@10 | "
+        "against rsrank train |", "|---|---|---|---|---|---|---|", *rows])
+    write_report(args.out, args.name, report, markdown)
+    print(markdown)
+
+
+if __name__ == "__main__":
+    main()
