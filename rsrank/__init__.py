@@ -12,6 +12,7 @@ from ._version import __version__
 #: a Ctrl-C) costs only this file
 _EXPORTS = {
     "RSRank": "estimator",
+    "RSRankCV": "cv",
     "OneQueryWarning": "estimator",
     "QueryData": "querydata",
     "CacheWarning": "datasets",

@@ -40,6 +40,9 @@ __all__ = [
     "LetorExperiment",
     "run_letor_folds",
     "sparsest_within",
+    "Selection",
+    "score_fits",
+    "fit_and_select",
     "l1_grid",
     "regularization_path",
     "experiment_markdown",
@@ -228,25 +231,70 @@ def n_features_used(estimator):
     return int(len(estimator.model_.selected_indices()))
 
 
-def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, seed=None,
-                  path=False):
-    tried, vali_per_query, models = [], [], []
-    start = time.perf_counter()
-    points = walk(estimator, grid, data.train, validation=data.vali,
-                  chunks=data.train_chunks, warm=path)
+@dataclass
+class Selection:
+    """The fits of a grid on one training set, their values per validation
+    query, and the choice of :func:`sparsest_within` among them."""
+
+    tried: list  #: per fit: ``params``, ``vali_score``, ``n_nonzero`` (and ``cost``)
+    per_query: list  #: per fit: its validation values per query
+    models: list  #: per fit: the fitted estimator
+    chosen: int  #: the position of the choice
+    seconds: float  #: the time the fits and their scores took
+
+    @property
+    def model(self):
+        return self.models[self.chosen]
+
+    @property
+    def params(self):
+        return self.tried[self.chosen]["params"]
+
+    @property
+    def vali_score(self):
+        return self.tried[self.chosen]["vali_score"]
+
+
+def score_fits(points, validation, select, convention):
+    """Every fit of :func:`rsrank.path.walk`'s ``points`` (a point's
+    penalized fit, and its relaxed refit) scored by ``select`` on each
+    query of ``validation``: ``(tried, per_query, models)`` as in
+    :class:`Selection`."""
+    tried, per_query, models = [], [], []
     for point in points:
         for params, fitted in point.fits:
-            per_query = _metric_on(select, data.vali, fitted, convention)
-            tried.append({"params": params, "vali_score": metrics.nanmean(per_query),
+            values = _metric_on(select, validation, fitted, convention)
+            tried.append({"params": params, "vali_score": metrics.nanmean(values),
                           "n_nonzero": n_features_used(fitted)})
             if fitted.feature_costs is not None:  # the selection then weighs features by cost
                 tried[-1]["cost"] = fitted.feature_cost()
-            vali_per_query.append(per_query)
+            per_query.append(values)
             models.append(fitted)
-    seconds = time.perf_counter() - start
-    chosen = sparsest_index([{**t, "per_query": v} for t, v in zip(tried, vali_per_query)],
-                            within)
-    model, params, vali = models[chosen], tried[chosen]["params"], tried[chosen]["vali_score"]
+    return tried, per_query, models
+
+
+def fit_and_select(estimator, grid, train, validation, *, select="ndcg@10",
+                   convention="letor", within=0.0, path=False, chunks=None):
+    """``rsrank train``'s work on one fold, short of the test: every point
+    of ``grid`` (a list of parameter dicts) fitted on ``train`` (a
+    :class:`~rsrank.querydata.QueryData`; ``chunks`` instead streams it),
+    as a regularization path with ``path``, each fit scored on the
+    ``validation`` queries, and the sparsest fit within ``within`` of the
+    best kept (:func:`sparsest_within`). Returns a :class:`Selection`.
+    :class:`rsrank.cv.RSRankCV` fits with the same function."""
+    start = time.perf_counter()
+    points = walk(estimator, grid, train, validation=validation, chunks=chunks, warm=path)
+    tried, per_query, models = score_fits(points, validation, select, convention)
+    chosen = sparsest_index([{**t, "per_query": v} for t, v in zip(tried, per_query)], within)
+    return Selection(tried, per_query, models, chosen, time.perf_counter() - start)
+
+
+def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, seed=None,
+                  path=False):
+    selection = fit_and_select(estimator, grid, data.train, data.vali, select=select,
+                               convention=convention, within=within, path=path,
+                               chunks=data.train_chunks)
+    model = selection.model
     evaluated_on = "test" if data.test is not None else "vali"
     evaluation = data.test if evaluated_on == "test" else data.vali
     scores = model.predict(evaluation)
@@ -254,8 +302,9 @@ def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, seed=No
                                         evaluation.groups, convention=convention)
     report = {name: metrics.nanmean(values) for name, values in per_query.items()
               if name != "qid"}
-    return FoldResult(data.fold, params, vali, report, n_features_used(model),
-                      model, scores, tried, seconds, evaluated_on, seed, per_query)
+    return FoldResult(data.fold, selection.params, selection.vali_score, report,
+                      n_features_used(model), model, scores, selection.tried, selection.seconds,
+                      evaluated_on, seed, per_query)
 
 
 def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10",

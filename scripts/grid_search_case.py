@@ -7,7 +7,9 @@ For each fold: ``GridSearchCV(RSRank(), {"l1": [0, 0.1, 1], "pair_weight":
 ["delta_ndcg", "unit"]}, cv=GroupKFold(k))`` on the fold's training queries
 with ``qid`` routed (k = 3 and 5), counting the ``DivergenceWarning``s it
 raises, its pick, and the test NDCG@10 (LETOR convention) of its refit
-model; then ``rsrank train`` on the same fold (vali selects). p: paired
+model; ``RSRankCV()`` (``rsrank train``'s recipe as an estimator) judged on
+3 folds of the training queries, and on vali; then ``rsrank train`` on the
+same fold (vali selects). p: paired
 t-test over the test queries, search against ``rsrank train``.
 """
 
@@ -51,6 +53,27 @@ def search_case(fold, n_splits, seed=0):
             "per_query": dict(zip(queries, per_query.tolist()))}
 
 
+def cv_case(fold, eval_set):
+    """:class:`rsrank.RSRankCV` on the fold's training queries, judged on
+    ``cv=3`` folds of them or (``eval_set``) on vali."""
+    from rsrank import RSRankCV
+    from rsrank.estimator import DivergenceWarning
+    from rsrank.metrics import ndcg_per_query
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = RSRankCV().fit(*fold.train[:2], qid=fold.train[2],
+                               eval_set=fold.vali[:3] if eval_set else None)
+    Xt, yt, qt = fold.test[:3]
+    per_query = ndcg_per_query(yt, model.predict(Xt), qt, 10, convention="letor")
+    queries = list(dict.fromkeys(qt.tolist()))
+    return {"divergence_warnings": sum(issubclass(w.category, DivergenceWarning)
+                                       for w in caught),
+            "best_params": model.best_params_, "n_features": len(model.selected_features()),
+            "test_ndcg10": float(np.nanmean(per_query)),
+            "per_query": dict(zip(queries, per_query.tolist()))}
+
+
 def train_case(root, k):
     """``rsrank train ROOT --folds k``: its test queries' NDCG@10 and features."""
     from rsrank.cli import main as rsrank_main
@@ -84,6 +107,8 @@ def main(argv=None):
         cases = {"rsrank train": train}
         for n_splits in (3, 5):
             cases[f"GridSearchCV, GroupKFold({n_splits})"] = search_case(fold, n_splits)
+        cases["RSRankCV(), 3 folds of train"] = cv_case(fold, eval_set=False)
+        cases["RSRankCV(), eval_set=vali"] = cv_case(fold, eval_set=True)
         report["folds"][k] = cases
         for name, case in cases.items():
             ratio = case["test_ndcg10"] / train["test_ndcg10"]
@@ -103,7 +128,8 @@ def main(argv=None):
         f"`{command_line()}`: `GridSearchCV(RSRank(), {GRID}, cv=GroupKFold(k))` on each "
         "fold's training queries (qid routed by `rsrank.model_selection.fit_search`), its "
         "DivergenceWarnings, its pick and the test NDCG@10 (LETOR convention) of the refit "
-        "model, against `rsrank train` on the same fold; p: paired t-test over the test "
+        "model; `RSRankCV()` on 3 folds of the training queries and with vali as its "
+        "`eval_set`; against `rsrank train` on the same fold; p: paired t-test over the test "
         "queries.", "",
         "| fold | method | DivergenceWarnings | pick | features | test NDCG@10 | "
         "against rsrank train |", "|---|---|---|---|---|---|---|", *rows])

@@ -1,0 +1,220 @@
+"""``rsrank train``'s recipe as one scikit-learn estimator, in the manner of
+``LassoCV``: :class:`RSRankCV` walks the regularization path scaled to the
+data for both pair weightings and keeps the sparsest point within 1% of the
+best, judged on an ``eval_set`` (as ``rsrank train`` judges on vali, by the
+same function, :func:`rsrank.experiments.fit_and_select`) or, without one,
+on folds of the training queries.
+"""
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.model_selection import GroupKFold, ParameterGrid
+from sklearn.utils.validation import check_is_fitted
+
+from . import metrics
+from .experiments import (check_within, fit_and_select, n_features_used, parse_metric,
+                          score_fits, sparsest_index)
+from .path import walk
+from .querydata import QueryData
+from .recipe import DEFAULT_WITHIN, train_recipe
+
+__all__ = ["RSRankCV"]
+
+
+class RSRankCV(BaseEstimator):
+    """``rsrank train``'s recipe as an estimator: a regularization path
+    with model selection built in, as ``LassoCV`` is for the lasso.
+
+    :meth:`fit` walks the path of :func:`rsrank.recipe.train_recipe` (L1
+    strengths as fractions of the data's edge, from strong to weak, each
+    point warm-started and kept at its settled last epoch at the step of
+    the loss's curvature; with ``additive`` whole shapes in or out, each
+    point refit on the shapes it kept), for every pair weighting, and keeps
+    the sparsest fit whose mean validation score is within ``within`` of
+    the best (:func:`rsrank.experiments.sparsest_within`):
+
+    * with an ``eval_set``, scored on its queries, exactly as ``rsrank
+      train`` selects on vali (one implementation,
+      :func:`rsrank.experiments.fit_and_select`);
+    * without one, scored on the held-out queries of ``cv`` folds of the
+      training queries (each query's value from the fold that held it
+      out), and the choice is that point of the path fitted on all of
+      them.
+
+    Parameters
+    ----------
+    l1_ratio : list of float, optional
+        The path's strengths as fractions of the data's edge (``l1_max``,
+        or ``l1_group_max`` for the additive kinds), strong to weak;
+        default :data:`rsrank.recipe.DEFAULT_L1_RATIO`.
+    pair_weight : list of str, optional
+        The pair weightings walked (default both, ``"unit"`` and
+        ``"delta_ndcg"``).
+    within : float or "1se", default=0.01
+        The selection rule: the sparsest fit within this fraction of the
+        best mean score (0: the best), or within one standard error of it
+        over the queries.
+    cv : int or splitter, default=3
+        Without an ``eval_set``: the number of folds of the training
+        queries, or a splitter whose ``split(X, y, groups)`` is given one
+        row per query (``groups``: the query's position).
+    select : str, default="ndcg@10"
+        The score: ``"ndcg@K"``, ``"p@K"`` or ``"map"``.
+    convention : str, default="letor"
+        Its convention (:mod:`rsrank.metrics`).
+    additive, max_bins, interactions, interaction_bins, monotone, feature_costs, normalize, max_iter
+        The model, as for :class:`~rsrank.estimator.RSRank` (None: the
+        recipe's default).
+    random_state : int, default=0
+    n_jobs : int, "auto" or None, default="auto"
+        Threads per fit.
+    verbose : int, default=0
+
+    Attributes
+    ----------
+    estimator_ : RSRank
+        The chosen fit; :meth:`predict`, :meth:`score` and the model's
+        descriptions are its own.
+    best_params_ : dict
+        Its parameters on the grid (``l1_ratio`` or ``l1_group_ratio``,
+        the strength it stood for, ``pair_weight``, ``relax``).
+    best_index_ : int
+        Its position in ``path_``.
+    path_ : list of dict
+        Every fit of the path: ``params``, ``vali_score`` (the mean over
+        the validation queries), ``n_nonzero`` (features in use) and with
+        ``feature_costs`` their ``cost``; ``per_query`` holds the values
+        per query.
+    validated_on_ : str
+        ``"eval_set"``, or ``"k folds"`` of the training queries.
+    """
+
+    __metadata_request__fit = {"qid": True}
+    __metadata_request__score = {"qid": True}
+    __metadata_request__predict = {"qid": True}
+
+    def __init__(self, *, l1_ratio=None, pair_weight=None, within=DEFAULT_WITHIN, cv=3,
+                 select="ndcg@10", convention="letor", additive=False, max_bins=None,
+                 interactions=0, interaction_bins=None, monotone=None, feature_costs=None,
+                 normalize="zscore", max_iter=None, random_state=0, n_jobs="auto", verbose=0):
+        vars(self).update({name: value for name, value in locals().items() if name != "self"})
+
+    def recipe(self):
+        """``(estimator, grid)``: the base :class:`RSRank` and the list of
+        grid points the path walks."""
+        estimator, grid = train_recipe(
+            additive=self.additive, max_bins=self.max_bins, interactions=self.interactions,
+            interaction_bins=self.interaction_bins, monotone=self.monotone,
+            normalize=self.normalize, max_iter=self.max_iter, feature_costs=self.feature_costs,
+            pair_weight=None if self.pair_weight is None else list(self.pair_weight),
+            seed=self.random_state, convention=self.convention, n_jobs=self.n_jobs,
+            verbose=self.verbose)
+        if self.l1_ratio is not None:  # the kind's path: weights, or whole shapes
+            grid[f"{estimator.setup().kind.strength}_ratio"] = [float(r) for r in self.l1_ratio]
+        return estimator, list(ParameterGrid(grid))
+
+    def fit(self, X, y=None, *, qid=None, eval_set=None):
+        """Walk the path on ``X`` (arrays with ``qid``, or a
+        :class:`~rsrank.querydata.QueryData`) and keep the chosen fit,
+        judged on ``eval_set`` (``(X, y, qid)`` or a QueryData) or on
+        ``cv`` folds of the training queries. Returns self."""
+        parse_metric(self.select)
+        check_within(self.within)
+        estimator, grid = self.recipe()
+        train = X if isinstance(X, QueryData) else QueryData(X, y, qid)
+        if eval_set is not None:
+            validation = (eval_set if isinstance(eval_set, QueryData)
+                          else QueryData(*_triple(eval_set)))
+            selection = fit_and_select(estimator, grid, train, validation, select=self.select,
+                                       convention=self.convention, within=self.within,
+                                       path=True)
+            tried, per_query, models, chosen = (selection.tried, selection.per_query,
+                                                selection.models, selection.chosen)
+            self.validated_on_ = "eval_set"
+        else:
+            tried, per_query, models = self._cross_validate(estimator, grid, train)
+            chosen = sparsest_index([{**t, "per_query": v} for t, v in zip(tried, per_query)],
+                                    self.within)
+        self.path_ = [{**t, "per_query": np.asarray(v)} for t, v in zip(tried, per_query)]
+        self.best_index_, self.best_params_ = chosen, tried[chosen]["params"]
+        self.estimator_ = models[chosen]
+        self.n_features_in_ = self.estimator_.n_features_in_
+        if hasattr(self.estimator_, "feature_names_in_"):
+            self.feature_names_in_ = self.estimator_.feature_names_in_
+        return self
+
+    def _cross_validate(self, estimator, grid, train):
+        """Every fit of the path on all of ``train``, each scored by the
+        values of its counterparts on the queries ``cv``'s folds held out."""
+        splitter = GroupKFold(self.cv) if isinstance(self.cv, (int, np.integer)) else self.cv
+        queries = np.arange(train.n_queries)
+        held_values = None
+        for kept, held in splitter.split(np.zeros((len(queries), 1)), None, groups=queries):
+            part, out = train.subset(queries[kept]), train.subset(queries[held])
+            _, values, _ = score_fits(walk(estimator, grid, part, validation=out), out,
+                                      self.select, self.convention)
+            held_values = ([[v] for v in values] if held_values is None else
+                           [seen + [v] for seen, v in zip(held_values, values)])
+        if held_values is None:
+            raise ValueError(f"cv={self.cv!r} gave no folds")
+        self.validated_on_ = f"{len(held_values[0])} folds"
+        points = walk(estimator, grid, train)
+        tried, models = [], []
+        for point in points:
+            for params, fitted in point.fits:
+                tried.append({"params": params, "n_nonzero": n_features_used(fitted)})
+                if fitted.feature_costs is not None:
+                    tried[-1]["cost"] = fitted.feature_cost()
+                models.append(fitted)
+        if len(tried) != len(held_values):
+            raise RuntimeError("the folds' paths and the full path differ in their fits")
+        per_query = [np.concatenate(values) for values in held_values]
+        for entry, values in zip(tried, per_query):
+            entry["vali_score"] = metrics.nanmean(values)
+        return tried, per_query, models
+
+    # -- the chosen fit --------------------------------------------------------
+
+    def _chosen(self):
+        check_is_fitted(self, "estimator_")
+        return self.estimator_
+
+    def predict(self, X, *, qid=None):
+        """The chosen fit's scores (:meth:`RSRank.predict`)."""
+        return self._chosen().predict(X, qid=qid)
+
+    def score(self, X, y=None, *, qid=None, sample_weight=None):
+        """The chosen fit's mean NDCG (:meth:`RSRank.score`)."""
+        return self._chosen().score(X, y, qid=qid, sample_weight=sample_weight)
+
+    def selected_features(self):
+        return self._chosen().selected_features()
+
+    def selected_interactions(self):
+        return self._chosen().selected_interactions()
+
+    def save(self, path):
+        """Write the chosen fit's model file (:meth:`RSRank.save`)."""
+        self._chosen().save(path)
+
+    @property
+    def coef_(self):
+        return self._chosen().coef_
+
+    @property
+    def l1_ratio_(self):
+        """The chosen strength as a fraction of the edge."""
+        self._chosen()
+        return self.best_params_.get("l1_ratio", self.best_params_.get("l1_group_ratio"))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+def _triple(eval_set):
+    if len(eval_set) != 3:
+        raise ValueError("eval_set must be a tuple (X_val, y_val, qid_val) or a QueryData")
+    return eval_set
+

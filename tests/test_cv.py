@@ -1,0 +1,83 @@
+"""RSRankCV: rsrank train's recipe as one estimator, selecting on an
+eval_set as rsrank train selects on vali, or on folds of the training
+queries."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.model_selection import GroupKFold
+
+from conftest import small_queries
+from rsrank import QueryData, RSRankCV, load_letor_fold
+from rsrank.estimator import DivergenceWarning
+from rsrank.experiments import run_letor_folds, sparsest_within
+from rsrank.metrics import ndcg_per_query
+from rsrank.path import walk
+from rsrank.recipe import train_recipe
+
+RATIOS = [0.215, 0.0464, 0.01, 0.0]
+FAST = dict(l1_ratio=RATIOS, max_iter=60, n_jobs=1)
+
+
+def test_with_an_eval_set_it_selects_what_rsrank_train_selects(bundled_root):
+    fold = load_letor_fold(bundled_root, 2)
+    cv = RSRankCV(**FAST).fit(*fold.train[:2], qid=fold.train[2], eval_set=fold.vali[:3])
+    estimator, grid = train_recipe(l1_ratio=RATIOS, max_iter=60, n_jobs=1)
+    fold.fold = 2
+    result = run_letor_folds([fold], estimator, grid, within=0.01, path=True).folds[0]
+    assert cv.best_params_ == result.params and cv.validated_on_ == "eval_set"
+    np.testing.assert_array_equal(cv.coef_, result.model.coef_)
+    np.testing.assert_array_equal(cv.predict(fold.test[0]), result.model.predict(fold.test[0]))
+    assert [p["vali_score"] for p in cv.path_] == [t["vali_score"] for t in result.grid]
+    # both pair weightings, every strength
+    assert {p["params"]["pair_weight"] for p in cv.path_} == {"unit", "delta_ndcg"}
+    assert len(cv.path_) == 2 * len(RATIOS)
+
+
+def test_without_an_eval_set_each_point_is_judged_on_the_queries_folds_held_out():
+    X, y, qid = small_queries(n_queries=30)
+    cv = RSRankCV(cv=3, **FAST).fit(X, y, qid=qid)
+    assert cv.validated_on_ == "3 folds"
+    # by hand: each fold's path, scored on the queries it held out
+    estimator, grid = cv.recipe()
+    queries = np.unique(qid)
+    held = [[] for _ in grid]
+    for kept, _ in GroupKFold(3).split(np.zeros((30, 1)), None, groups=np.arange(30)):
+        rows = np.isin(qid, queries[kept])
+        for i, point in enumerate(walk(estimator, grid, QueryData(X[rows], y[rows], qid[rows]))):
+            held[i].append(ndcg_per_query(y[~rows], point.model.predict(X[~rows]), qid[~rows],
+                                          10, convention="letor"))
+    for i, entry in enumerate(cv.path_):
+        expected = np.concatenate(held[i])
+        np.testing.assert_allclose(entry["per_query"], expected)
+        assert entry["vali_score"] == pytest.approx(np.nanmean(expected))
+    # the choice is the rule's, among the fits on all the queries
+    assert cv.path_[cv.best_index_] is sparsest_within(cv.path_, 0.01)
+    again = [p.model for p in walk(estimator, grid, QueryData(X, y, qid))][cv.best_index_]
+    np.testing.assert_array_equal(cv.coef_, again.coef_)
+    assert cv.path_[cv.best_index_]["n_nonzero"] == len(cv.selected_features())
+
+
+def test_it_is_a_scikit_learn_estimator_that_never_diverges_by_default():
+    X, y, qid = small_queries(n_queries=24)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DivergenceWarning)
+        cv = RSRankCV(**FAST).fit(X * [1e4, 1, 1e-6, 1, 1], y, qid=qid)
+    assert clone(cv).get_params() == cv.get_params()
+    assert 0 < cv.score(X * [1e4, 1, 1e-6, 1, 1], y, qid=qid) <= 1
+    assert cv.l1_ratio_ in RATIOS
+    with pytest.raises(ValueError, match="within"):
+        RSRankCV(within=2).fit(X, y, qid=qid)
+
+
+def test_the_additive_kind_walks_whole_shapes():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(600, 4))
+    qid = np.repeat(np.arange(30), 20)
+    y = (np.sin(3 * X[:, 0]) + (X[:, 1] > 0.5) + 0.3 * rng.normal(size=600) > 1).astype(int)
+    cv = RSRankCV(additive=True, **FAST).fit(X, y, qid=qid)
+    assert "l1_group_ratio" in cv.best_params_
+    names = [name for name, _ in cv.selected_features()]
+    assert "f1" in names and "f2" in names
