@@ -123,6 +123,21 @@ def main(argv=None):
             rows.append(f"| {k} | {name} | {case.get('divergence_warnings', '')} | "
                         f"{json.dumps(pick, default=str)} | {case['n_features']} | "
                         f"{case['test_ndcg10']:.4f} | {compared} |")
+    summary = []
+    for name in report["folds"][min(report["folds"])]:
+        cases = [report["folds"][k][name] for k in report["folds"]]
+        base = [report["folds"][k]["rsrank train"] for k in report["folds"]]
+        a = np.concatenate([[c["per_query"][q] for q in b["per_query"]]
+                            for c, b in zip(cases, base)])
+        b = np.concatenate([list(b["per_query"].values()) for b in base])
+        both = np.isfinite(a) & np.isfinite(b)
+        compared = ("" if name == "rsrank train" else
+                    f"{np.nanmean(a) / np.nanmean(b):.3f}x (p = "
+                    f"{paired_t_test(a[both], b[both]).pvalue:.2g})")
+        warned = sum(c.get("divergence_warnings", 0) for c in cases)
+        summary.append(f"| {name} | {'' if name == 'rsrank train' else warned} | "
+                       f"{np.mean([c['n_features'] for c in cases]):.1f} | "
+                       f"{np.nanmean(a):.4f} | {compared} |")
     markdown = "\n".join([
         "# A grid search as a newcomer writes it", "",
         f"`{command_line()}`: `GridSearchCV(RSRank(), {GRID}, cv=GroupKFold(k))` on each "
@@ -131,6 +146,9 @@ def main(argv=None):
         "model; `RSRankCV()` on 3 folds of the training queries and with vali as its "
         "`eval_set`; against `rsrank train` on the same fold; p: paired t-test over the test "
         "queries.", "",
+        "Over the folds (the test queries of every fold; p: paired over all of them):", "",
+        "| method | DivergenceWarnings | features | test NDCG@10 | against rsrank train |",
+        "|---|---|---|---|---|", *summary, "", "Per fold:", "",
         "| fold | method | DivergenceWarnings | pick | features | test NDCG@10 | "
         "against rsrank train |", "|---|---|---|---|---|---|---|", *rows])
     write_report(args.out, args.name, report, markdown)

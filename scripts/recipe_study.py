@@ -68,6 +68,9 @@ CLI_VARIANTS = {
     "cli-additive-1se": ["--additive", "--within", "1se"],
     # ... with a budget of ten pairs of features
     "cli-interactions": ["--additive", "--interactions", "10"],
+    # ... each path point as penalized, without its relaxed refit
+    "cli-additive-norelax": ["--additive", "--no-relax"],
+    "cli-interactions-norelax": ["--additive", "--interactions", "10", "--no-relax"],
 }
 
 RECIPES = {
