@@ -108,7 +108,7 @@ PATH_RATIOS = (0.464, 0.215, 0.1, 0.0464, 0.0215, 0.01, 0.00464, 0.00215, 0.001,
 
 def make_set(seed, *, n_queries=100, docs=(20, 120), n_features=40, n_informative=8,
              grades=3, relevant=(0.1, 0.3), heavy=0.0, redundant=0, query_scale=False,
-             raw_scales=False, noise=1.0):
+             raw_scales=False, noise=1.0, query_minmax=False, grade_decay=None):
     """Queries whose labels follow a sparse score of transformed features.
 
     Columns are Gaussian; a share ``heavy`` of them is log-normal (the score
@@ -117,7 +117,11 @@ def make_set(seed, *, n_queries=100, docs=(20, 120), n_features=40, n_informativ
     moves with query length); ``raw_scales`` multiplies each column by a
     constant between 1e-6 and 1e4 (as raw engine features). Within a query,
     the top share ``relevant`` (drawn per query) of the latent score is
-    relevant, split evenly into ``grades - 1`` grades above 0.
+    relevant, split evenly into ``grades - 1`` grades above 0, or with
+    ``grade_decay`` each grade above 1 holding that fraction of the one
+    below it (few documents at the top grades). ``query_minmax`` scales
+    every column to [0, 1] within each query (LETOR's QueryLevelNorm, as
+    web-track sets ship).
     """
     rng = np.random.default_rng(seed)
     sizes = np.floor(np.exp(rng.uniform(np.log(docs[0]), np.log(docs[1] + 1),
@@ -151,8 +155,19 @@ def make_set(seed, *, n_queries=100, docs=(20, 120), n_features=40, n_informativ
         n_rel = max(1, int(round(share * size)))
         order = np.argsort(-block, kind="stable")
         top = order[:n_rel]
-        y[start + top] = 1 + (grades - 1) * np.arange(n_rel)[::-1] // max(n_rel, 1)
+        if grade_decay is None:
+            y[start + top] = 1 + (grades - 1) * np.arange(n_rel)[::-1] // max(n_rel, 1)
+        else:  # shares 1, d, d^2, ... from grade 1 up, the top grades at the top
+            shares = grade_decay ** np.arange(grades - 1)
+            cuts = np.cumsum(shares[::-1] / shares.sum())  # from the top grade down
+            place = (np.arange(n_rel) + 0.5) / n_rel
+            y[start + top] = grades - 1 - np.searchsorted(cuts, place)
         start += size
+    if query_minmax:
+        for lo, hi in zip(np.r_[0, np.cumsum(sizes)[:-1]], np.cumsum(sizes)):
+            block = X[lo:hi]
+            span = np.ptp(block, axis=0)
+            X[lo:hi] = (block - block.min(axis=0)) / np.where(span > 0, span, 1.0)
     return X, y, qid
 
 
@@ -166,6 +181,13 @@ GENERATED = {
     "heavy-redundant": dict(n_queries=120, heavy=0.5, redundant=10, query_scale=True,
                             raw_scales=True),
     "few-queries": dict(n_queries=30, docs=(20, 80)),
+    # few queries with long lists: 61 queries (36 train, 12-13 vali and test per
+    # fold) of about 450 documents, 42 features scaled to [0, 1] within each
+    # query, five grades with about 82% of the documents at 0 and under 2% at
+    # each of the top two (a TREC web-track shape)
+    "web-track": dict(n_queries=61, docs=(300, 700), n_features=42, grades=5,
+                      relevant=(0.1, 0.26), grade_decay=0.35, heavy=0.3, redundant=6,
+                      noise=3.0, query_minmax=True),
     # rsrank.synthetic.make_nonlinear: four non-linear effects and noise features
     "nonlinear": dict(n_queries=150),
     "nonlinear-noisy": dict(n_queries=150, n_noise=36, noise=1.5),
