@@ -8,13 +8,10 @@ on folds of the training queries.
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.model_selection import GroupKFold, ParameterGrid
+from sklearn.model_selection import ParameterGrid
 from sklearn.utils.validation import check_is_fitted
 
-from . import metrics
-from .experiments import (check_within, fit_and_select, n_features_used, parse_metric,
-                          score_fits, sparsest_index)
-from .path import walk
+from .experiments import check_within, fit_and_select, parse_metric
 from .querydata import QueryData
 from .recipe import DEFAULT_WITHIN, train_recipe
 
@@ -122,19 +119,16 @@ class RSRankCV(BaseEstimator):
         check_within(self.within)
         estimator, grid = self.recipe()
         train = X if isinstance(X, QueryData) else QueryData(X, y, qid)
+        validation = None
         if eval_set is not None:
             validation = (eval_set if isinstance(eval_set, QueryData)
                           else QueryData(*_triple(eval_set)))
-            selection = fit_and_select(estimator, grid, train, validation, select=self.select,
-                                       convention=self.convention, within=self.within,
-                                       path=True)
-            tried, per_query, models, chosen = (selection.tried, selection.per_query,
-                                                selection.models, selection.chosen)
-            self.validated_on_ = "eval_set"
-        else:
-            tried, per_query, models = self._cross_validate(estimator, grid, train)
-            chosen = sparsest_index([{**t, "per_query": v} for t, v in zip(tried, per_query)],
-                                    self.within)
+        selection = fit_and_select(estimator, grid, train, validation, select=self.select,
+                                   convention=self.convention, within=self.within, path=True,
+                                   cv=None if validation is not None else self.cv)
+        tried, per_query, models, chosen = (selection.tried, selection.per_query,
+                                            selection.models, selection.chosen)
+        self.validated_on_ = "eval_set" if validation is not None else f"{self._folds()} folds"
         self.path_ = [{**t, "per_query": np.asarray(v)} for t, v in zip(tried, per_query)]
         self.best_index_, self.best_params_ = chosen, tried[chosen]["params"]
         self.estimator_ = models[chosen]
@@ -143,35 +137,8 @@ class RSRankCV(BaseEstimator):
             self.feature_names_in_ = self.estimator_.feature_names_in_
         return self
 
-    def _cross_validate(self, estimator, grid, train):
-        """Every fit of the path on all of ``train``, each scored by the
-        values of its counterparts on the queries ``cv``'s folds held out."""
-        splitter = GroupKFold(self.cv) if isinstance(self.cv, (int, np.integer)) else self.cv
-        queries = np.arange(train.n_queries)
-        held_values = None
-        for kept, held in splitter.split(np.zeros((len(queries), 1)), None, groups=queries):
-            part, out = train.subset(queries[kept]), train.subset(queries[held])
-            _, values, _ = score_fits(walk(estimator, grid, part, validation=out), out,
-                                      self.select, self.convention)
-            held_values = ([[v] for v in values] if held_values is None else
-                           [seen + [v] for seen, v in zip(held_values, values)])
-        if held_values is None:
-            raise ValueError(f"cv={self.cv!r} gave no folds")
-        self.validated_on_ = f"{len(held_values[0])} folds"
-        points = walk(estimator, grid, train)
-        tried, models = [], []
-        for point in points:
-            for params, fitted in point.fits:
-                tried.append({"params": params, "n_nonzero": n_features_used(fitted)})
-                if fitted.feature_costs is not None:
-                    tried[-1]["cost"] = fitted.feature_cost()
-                models.append(fitted)
-        if len(tried) != len(held_values):
-            raise RuntimeError("the folds' paths and the full path differ in their fits")
-        per_query = [np.concatenate(values) for values in held_values]
-        for entry, values in zip(tried, per_query):
-            entry["vali_score"] = metrics.nanmean(values)
-        return tried, per_query, models
+    def _folds(self):
+        return self.cv if isinstance(self.cv, (int, np.integer)) else self.cv.get_n_splits()
 
     # -- the chosen fit --------------------------------------------------------
 

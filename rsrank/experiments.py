@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import clone
-from sklearn.model_selection import ParameterGrid
+from sklearn.model_selection import GroupKFold, ParameterGrid
 from sklearn.utils import Bunch
 
 from . import metrics
@@ -43,6 +43,7 @@ __all__ = [
     "Selection",
     "score_fits",
     "fit_and_select",
+    "held_out_values",
     "l1_grid",
     "regularization_path",
     "experiment_markdown",
@@ -188,7 +189,7 @@ def _json_per_query(values):
 
 
 def _fit_fold_seeds(estimator, grid, data, select, convention, within, features, seeds,
-                    path=False):
+                    path=False, vali_cv=None):
     """:func:`_fit_one_fold` once per seed, on the fold's splits built once
     as :class:`~rsrank.querydata.QueryData` (validated and grouped once, and
     reused by every grid point and seed)."""
@@ -204,7 +205,7 @@ def _fit_fold_seeds(estimator, grid, data, select, convention, within, features,
                        *data.test[:3], feature_names=features))
     return [_fit_one_fold(estimator if seed is None else
                           clone(estimator).set_params(random_state=seed),
-                          grid, splits, select, convention, within, seed, path)
+                          grid, splits, select, convention, within, seed, path, vali_cv)
             for seed in seeds]
 
 
@@ -274,26 +275,75 @@ def score_fits(points, validation, select, convention):
 
 
 def fit_and_select(estimator, grid, train, validation, *, select="ndcg@10",
-                   convention="letor", within=0.0, path=False, chunks=None):
+                   convention="letor", within=0.0, path=False, chunks=None, cv=None):
     """``rsrank train``'s work on one fold, short of the test: every point
     of ``grid`` (a list of parameter dicts) fitted on ``train`` (a
     :class:`~rsrank.querydata.QueryData`; ``chunks`` instead streams it),
     as a regularization path with ``path``, each fit scored on the
     ``validation`` queries, and the sparsest fit within ``within`` of the
     best kept (:func:`sparsest_within`). Returns a :class:`Selection`.
-    :class:`rsrank.cv.RSRankCV` fits with the same function."""
+    :class:`rsrank.cv.RSRankCV` fits with the same function.
+
+    ``cv`` (an int or a splitter of queries, :func:`held_out_values`): each
+    fit is also scored on the queries that folds of ``train`` held out, and
+    the selection sees those values beside vali's (more queries to judge
+    on, where vali has few); ``validation`` None: on those alone."""
     start = time.perf_counter()
     points = walk(estimator, grid, train, validation=validation, chunks=chunks, warm=path)
-    tried, per_query, models = score_fits(points, validation, select, convention)
+    if validation is None:
+        tried, models = _describe_fits(points)
+        per_query = [np.zeros(0)] * len(tried)
+    else:
+        tried, per_query, models = score_fits(points, validation, select, convention)
+    if cv is not None:
+        held = held_out_values(estimator, grid, train, cv, select, convention, warm=path)
+        if len(held) != len(tried):
+            raise RuntimeError("the folds' paths and the full path differ in their fits")
+        per_query = [np.concatenate([values, extra]) for values, extra in zip(per_query, held)]
+        for entry, values in zip(tried, per_query):
+            entry["vali_score"] = metrics.nanmean(values)
     chosen = sparsest_index([{**t, "per_query": v} for t, v in zip(tried, per_query)], within)
     return Selection(tried, per_query, models, chosen, time.perf_counter() - start)
 
 
+def _describe_fits(points):
+    """``(tried, models)`` of :func:`score_fits` without scores."""
+    tried, models = [], []
+    for point in points:
+        for params, fitted in point.fits:
+            tried.append({"params": params, "n_nonzero": n_features_used(fitted)})
+            if fitted.feature_costs is not None:
+                tried[-1]["cost"] = fitted.feature_cost()
+            models.append(fitted)
+    return tried, models
+
+
+def held_out_values(estimator, grid, train, cv, select, convention, *, warm=True):
+    """Each fit of ``grid``'s path on ``train``, as :func:`score_fits`
+    lists them, by its counterparts fitted on folds of ``train``'s queries:
+    per fit, the values of ``select`` on every query, each from the fold
+    that held it out (in the folds' order). ``cv``: the number of folds
+    (``GroupKFold``), or a splitter whose ``split(X, y, groups)`` is given
+    one row per query."""
+    splitter = GroupKFold(cv) if isinstance(cv, (int, np.integer)) else cv
+    queries = np.arange(train.n_queries)
+    held = None
+    for kept, out in splitter.split(np.zeros((len(queries), 1)), None, groups=queries):
+        part, rest = train.subset(queries[kept]), train.subset(queries[out])
+        _, values, _ = score_fits(walk(estimator, grid, part, validation=rest, warm=warm), rest,
+                                  select, convention)
+        held = [[v] for v in values] if held is None else [
+            seen + [v] for seen, v in zip(held, values)]
+    if held is None:
+        raise ValueError(f"cv={cv!r} gave no folds")
+    return [np.concatenate(values) for values in held]
+
+
 def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, seed=None,
-                  path=False):
+                  path=False, vali_cv=None):
     selection = fit_and_select(estimator, grid, data.train, data.vali, select=select,
                                convention=convention, within=within, path=path,
-                               chunks=data.train_chunks)
+                               chunks=data.train_chunks, cv=vali_cv)
     model = selection.model
     evaluated_on = "test" if data.test is not None else "vali"
     evaluation = data.test if evaluated_on == "test" else data.vali
@@ -311,7 +361,7 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
                     convention="letor", n_jobs=1, progress=False, n_features=None,
                     stream_queries=None, within=0.0, feature_names=None, cache=None,
                     seeds=None, dtype=np.float64, dense=False, path=False,
-                    backend="processes"):
+                    backend="processes", vali_cv=None):
     """LETOR's protocol: per fold, train every grid point on train (keeping the
     best validation epoch), select on vali, evaluate the selection on test.
 
@@ -381,6 +431,11 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
         weights of the previous point with the same parameters but the L1
         strength (in the grid's order of ``l1`` or ``l1_ratio`` values, so
         list them from strong to weak), as glmnet warm-starts its path.
+    vali_cv : int, optional
+        Also judge every grid point on the queries that this many folds of
+        the training queries hold out, beside vali's (each fold's path
+        fitted on the rest; see :func:`fit_and_select`): more queries to
+        select on where vali has few. Needs the training data in memory.
     backend : {"processes", "joblib"}
         ``"processes"``: ``n_jobs`` worker processes of this package (a
         Ctrl-C stops them quietly, no helper process);
@@ -414,8 +469,11 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
             raise FileNotFoundError(f"{root}: fold {missing[0]} does not exist")
         fold_data = (streamed_fold(root, k, n_features, stream_queries, cache, dtype=dtype,
                                    dense=dense) for k in folds)
-    tasks = ((estimator, grid, data, select, convention, within, feature_names, seeds, path)
-             for data in fold_data)
+    if vali_cv is not None and stream_queries is not None:
+        raise ValueError("vali_cv fits paths on folds of the training queries, which needs "
+                         "them in memory: not with stream_queries")
+    tasks = ((estimator, grid, data, select, convention, within, feature_names, seeds, path,
+              vali_cv) for data in fold_data)
     if backend == "joblib":
         runner = Parallel(n_jobs=n_jobs, return_as="generator")(
             delayed(_fit_fold_seeds)(*task) for task in tasks)

@@ -55,6 +55,8 @@ from _bench import command_line, write_report
 CLI_VARIANTS = {
     "cli": [],
     "cli-1se": ["--within", "1se"],
+    # ... judged on vali and on 3 folds of the training queries
+    "cli-valicv3": ["--vali-cv", "3"],
     # the defaults of rsrank 0.x before the grid scaled to the data
     "cli-before": ["--l1", "0,0.3,1,3", "--learning-rate", "0.01"],
     # the path's points at every one of their epochs, none stopped by --weight-tol

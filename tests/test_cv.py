@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.base import clone
-from sklearn.model_selection import GroupKFold
+from sklearn.model_selection import GroupKFold, ParameterGrid
 
 from conftest import small_queries
 from rsrank import QueryData, RSRankCV, load_letor_fold
@@ -81,3 +81,23 @@ def test_the_additive_kind_walks_whole_shapes():
     assert "l1_group_ratio" in cv.best_params_
     names = [name for name, _ in cv.selected_features()]
     assert "f1" in names and "f2" in names
+
+
+def test_rsrank_train_can_judge_on_vali_and_on_folds_of_train(bundled_root, capsys):
+    from rsrank.cli import main
+    from rsrank.experiments import held_out_values, score_fits
+    fold = load_letor_fold(bundled_root, 2)
+    fold.fold = 2
+    estimator, grid = train_recipe(l1_ratio=RATIOS, max_iter=60, n_jobs=1)
+    result = run_letor_folds([fold], estimator, grid, within=0.01, path=True,
+                             vali_cv=3).folds[0]
+    train, vali = QueryData(*fold.train[:3]), QueryData(*fold.vali[:3])
+    points = list(ParameterGrid(grid))
+    _, on_vali, _ = score_fits(walk(estimator, points, train, validation=vali), vali,
+                               "ndcg@10", "letor")
+    held = held_out_values(estimator, points, train, 3, "ndcg@10", "letor")
+    expected = [np.nanmean(np.concatenate([a, b])) for a, b in zip(on_vali, held)]
+    assert [t["vali_score"] for t in result.grid] == pytest.approx(expected)
+    assert len(held[0]) == train.n_queries
+    assert main(["train", str(bundled_root), "--stream", "--vali-cv", "3", "--quiet"]) == 2
+    assert "vali_cv" in capsys.readouterr().err

@@ -31,6 +31,11 @@ def add_parser(commands):
     strengths.add_argument("--l1", type=number_list(float), default=None,
                            help="comma-separated L1 strengths g, in the units of the scaled "
                            "features (instead of --l1-ratio)")
+    train.add_argument("--vali-cv", type=positive(int), default=None, metavar="K",
+                       help="also judge every grid point on K folds of the training queries "
+                       "(each held-out query scored by the path fitted on the others), beside "
+                       "vali: more queries to select on where vali has few (default: vali "
+                       "alone)")
     train.add_argument("--within", type=within, default=DEFAULT_WITHIN,
                        help="keep the sparsest grid point whose vali score is within this "
                        "fraction of the best (0 keeps the best), or '1se': within one "
@@ -144,7 +149,7 @@ def _train(args):
                        n_jobs=args.jobs, n_features=args.n_features,
                        stream_queries=None if isinstance(data, list) else args.stream,
                        within=args.within, feature_names=features, cache=args.cache,
-                       seeds=_seeds(args), path=curvature_recipe(args),
+                       seeds=_seeds(args), path=curvature_recipe(args), vali_cv=args.vali_cv,
                        progress=_fold_line if not args.quiet and on_terminal() else None)
         if args.scheduler:
             options["progress"] = None
