@@ -556,7 +556,7 @@ def markdown(table, recipes, baseline="xgboost"):
                          if "best_first" in slot else "")
         lines.append(f"| {method} | " + " | ".join(cells) + " |")
     lines += ["", "Recipes (a list: each fitted, the best vali NDCG@10 kept): "
-              + "; ".join(f"`{r}` = `{describe(RECIPES.get(r) or PATH_TEXT[r])}`" for r in recipes)]
+              + "; ".join(f"`{r}` = `{describe(RECIPES[r] if r in RECIPES else PATH_TEXT[r])}`" for r in recipes)]
     return "\n".join(lines) + "\n"
 
 
