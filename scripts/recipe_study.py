@@ -592,7 +592,7 @@ def main(argv=None):
     if args.per_seed:
         text += per_seed_markdown(table)
     print(text)
-    report = {"command": command_line(), "recipes": {r: RECIPES.get(r) or PATH_TEXT[r] for r in recipes},
+    report = {"command": command_line(), "recipes": {r: RECIPES[r] if r in RECIPES else PATH_TEXT[r] for r in recipes},
               "table": {name: {"n_features": e["n_features"], "seeds": e["seeds"],
                                "methods": {m: {k: v for k, v in s.items() if k != "values"}
                                            for m, s in e["methods"].items()}}
