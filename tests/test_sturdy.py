@@ -77,12 +77,19 @@ def test_a_worker_that_cannot_start_says_why(tmp_path, monkeypatch, capsys, smal
                     "run without --jobs")
 
 
+def _hangup_as_on_a_terminal():
+    """SIGHUP's default action in the child, as under a terminal, even when
+    the tests themselves run under nohup (which ignores it, and rsrank keeps
+    a signal its caller ignores)."""
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
 def _start_train_with_workers(out, small_folds):
     child = subprocess.Popen([sys.executable, "-m", "rsrank", "train", str(small_folds), "--jobs",
                               "2", "--max-iter", "1000000", "--weight-tol", "0", "--quiet",
                               "--out", str(out)],
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                             start_new_session=True)
+                             start_new_session=True, preexec_fn=_hangup_as_on_a_terminal)
     workers, deadline = [], time.monotonic() + 120
     while len(workers) < 2 and child.poll() is None and time.monotonic() < deadline:
         workers = worker_processes(child.pid)
@@ -104,7 +111,11 @@ def test_a_terminated_run_stops_its_workers_and_leaves_nothing(signum, tmp_path,
     out = tmp_path / "run"
     child, workers = _start_train_with_workers(out, small_folds)
     child.send_signal(signum)
-    err = child.communicate(timeout=60)[1].strip().splitlines()
+    try:
+        err = child.communicate(timeout=60)[1].strip().splitlines()
+    finally:  # a run that did not stop is not left behind
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
     name = signal.Signals(signum).name
     assert (child.returncode, err) == (128 + signum, [f"rsrank train: terminated ({name})"])
     assert _gone(workers)
