@@ -288,6 +288,9 @@ def fit_and_select(estimator, grid, train, validation, *, select="ndcg@10",
     fit is also scored on the queries that folds of ``train`` held out, and
     the selection sees those values beside vali's (more queries to judge
     on, where vali has few); ``validation`` None: on those alone."""
+    if validation is None and cv is None:
+        raise ValueError("fit_and_select judges on validation queries, on folds of the "
+                         "training queries (cv), or both: give one")
     start = time.perf_counter()
     points = walk(estimator, grid, train, validation=validation, chunks=chunks, warm=path)
     if validation is None:
