@@ -261,16 +261,10 @@ def score_fits(points, validation, select, convention):
     penalized fit, and its relaxed refit) scored by ``select`` on each
     query of ``validation``: ``(tried, per_query, models)`` as in
     :class:`Selection`."""
-    tried, per_query, models = [], [], []
-    for point in points:
-        for params, fitted in point.fits:
-            values = _metric_on(select, validation, fitted, convention)
-            tried.append({"params": params, "vali_score": metrics.nanmean(values),
-                          "n_nonzero": n_features_used(fitted)})
-            if fitted.feature_costs is not None:  # the selection then weighs features by cost
-                tried[-1]["cost"] = fitted.feature_cost()
-            per_query.append(values)
-            models.append(fitted)
+    tried, models = _describe_fits(points)
+    per_query = [_metric_on(select, validation, fitted, convention) for fitted in models]
+    for entry, values in zip(tried, per_query):
+        entry["vali_score"] = metrics.nanmean(values)
     return tried, per_query, models
 
 

@@ -212,3 +212,27 @@ def write_report(out, name, report, markdown, *, compact=False):
     _replace(out / f"{name}.json", json.dumps(report, default=float, **layout) + "\n")
     _replace(out / f"{name}.md", markdown.rstrip("\n") + "\n" + stamp_markdown(stamp))
     return report
+
+
+def train_folds(data, flags):
+    """``rsrank train DATA --quiet FLAGS`` in this process, its results
+    written aside and read back: ``results.json``'s ``folds``."""
+    import contextlib
+    import io
+    import tempfile
+
+    from rsrank.cli import main as rsrank_main
+
+    with tempfile.TemporaryDirectory() as out:
+        with contextlib.redirect_stdout(io.StringIO()):
+            rsrank_main(["train", str(data), "--quiet", "--out", str(Path(out) / "run"),
+                         *flags])
+        return json.loads((Path(out) / "run" / "results.json").read_text())["folds"]
+
+
+def fold_per_query(fold, metric="NDCG@10"):
+    """A fold's per-query ``metric`` from ``results.json``, by qid (a query
+    its convention skips as NaN)."""
+    return {q: np.nan if v is None else v
+            for q, v in zip(fold["per_query"]["qid"], fold["per_query"][metric])}
+

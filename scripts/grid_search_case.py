@@ -14,16 +14,13 @@ t-test over the test queries, search against ``rsrank train``.
 """
 
 import argparse
-import contextlib
-import io
 import json
-import tempfile
 import warnings
 from pathlib import Path
 
 import numpy as np
 
-from _bench import command_line, write_report
+from _bench import command_line, fold_per_query, train_folds, write_report
 
 GRID = {"l1": [0, 0.1, 1], "pair_weight": ["delta_ndcg", "unit"]}
 
@@ -76,15 +73,8 @@ def cv_case(fold, eval_set):
 
 def train_case(root, k):
     """``rsrank train ROOT --folds k``: its test queries' NDCG@10 and features."""
-    from rsrank.cli import main as rsrank_main
-
-    with tempfile.TemporaryDirectory() as out:
-        with contextlib.redirect_stdout(io.StringIO()):
-            rsrank_main(["train", str(root), "--folds", str(k), "--quiet", "--out",
-                         str(Path(out) / "run")])
-        result = json.loads((Path(out) / "run" / "results.json").read_text())["folds"][0]
-    per_query = {q: np.nan if v is None else v
-                 for q, v in zip(result["per_query"]["qid"], result["per_query"]["NDCG@10"])}
+    result = train_folds(root, ["--folds", str(k)])[0]
+    per_query = fold_per_query(result)
     return {"params": result["params"], "n_features": result["n_nonzero"],
             "test_ndcg10": float(np.nanmean(list(per_query.values()))), "per_query": per_query}
 

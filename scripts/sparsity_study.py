@@ -13,15 +13,11 @@ t-test over the test queries against the default run at the same
 """
 
 import argparse
-import contextlib
-import io
-import json
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from _bench import command_line, write_report
+from _bench import command_line, fold_per_query, train_folds, write_report
 
 #: the strong end of the path sampled more finely: the default grid plus
 #: 0.681, 0.316 and 0.147 of the edge
@@ -39,14 +35,8 @@ VARIANTS = {
 def run(data, flags):
     """``rsrank train DATA FLAGS``: per test query NDCG@10 (keyed by fold
     and qid) and the mean features kept."""
-    from rsrank.cli import main as rsrank_main
-
-    with tempfile.TemporaryDirectory() as out:
-        with contextlib.redirect_stdout(io.StringIO()):
-            rsrank_main(["train", str(data), "--quiet", "--out", str(Path(out) / "run"), *flags])
-        folds = json.loads((Path(out) / "run" / "results.json").read_text())["folds"]
-    per_query = {(f["fold"], q): np.nan if v is None else v for f in folds
-                 for q, v in zip(f["per_query"]["qid"], f["per_query"]["NDCG@10"])}
+    folds = train_folds(data, flags)
+    per_query = {(f["fold"], q): v for f in folds for q, v in fold_per_query(f).items()}
     return per_query, float(np.mean([f["n_nonzero"] for f in folds]))
 
 
