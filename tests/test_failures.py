@@ -231,7 +231,7 @@ def test_unreachable_scheduler_is_one_line(capsys, data_dir):
 
 
 def train_argv(out, *extra):
-    return [sys.executable, "-m", "rsrank.cli", "train", "--folds", "1", "--max-iter", "30",
+    return [sys.executable, "-m", "rsrank.cli", "train", "--folds", "1", "--max-iter", "5",
             "--quiet", "--out", str(out), *extra]
 
 
@@ -407,13 +407,16 @@ def test_ctrl_c_inside_a_kernel_is_an_interrupt(monkeypatch, capsys):
 def test_ctrl_c_while_the_command_still_imports_is_an_interrupt(delay):
     """The command's first second is spent importing NumPy, scikit-learn and
     numba: a SIGINT there ends as one anywhere later does."""
-    # what the installed rsrank script runs
-    entry = "import sys; from rsrank.__main__ import main; sys.exit(main())"
+    # what the installed rsrank script runs, after a byte that says the interpreter has
+    # started (a SIGINT during Python's own start-up, on a loaded machine, is not ours)
+    entry = ("import sys; sys.stdout.write('.'); sys.stdout.flush(); "
+             "from rsrank.__main__ import main; sys.exit(main())")
     # a terminal's default for SIGINT (a test runner's worker may ignore it, and a child
     # would inherit that)
     child = subprocess.Popen([sys.executable, "-c", entry, "info"], stderr=subprocess.PIPE,
-                             stdout=subprocess.DEVNULL, text=True,
+                             stdout=subprocess.PIPE, text=True,
                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert child.stdout.read(1) == "."
     threading.Event().wait(delay)
     child.send_signal(signal.SIGINT)
     err = child.communicate(timeout=60)[1].strip().splitlines()
