@@ -57,6 +57,15 @@ CLI_VARIANTS = {
     "cli-1se": ["--within", "1se"],
     # ... judged on vali and on 3 folds of the training queries
     "cli-valicv3": ["--vali-cv", "3"],
+    # the dense model (no L1), the reference of a sparsity trade
+    "cli-dense": ["--l1-ratio", "0"],
+    # the sparsest point within 3% of the best, as selected by default ...
+    "cli-within3": ["--within", "0.03"],
+    # ... and with the strong end of the path sampled more finely (0.681, 0.316 and 0.147
+    # of the edge added) and judged on vali and on 3 folds of the training queries
+    "cli-sparse3": ["--within", "0.03", "--vali-cv", "3", "--l1-ratio",
+                    "0.681,0.464,0.316,0.215,0.147,0.1,0.0464,0.0215,0.01,0.00464,0.00215,"
+                    "0.001,0"],
     # the defaults of rsrank 0.x before the grid scaled to the data
     "cli-before": ["--l1", "0,0.3,1,3", "--learning-rate", "0.01"],
     # the path's points at every one of their epochs, none stopped by --weight-tol
