@@ -44,6 +44,7 @@ from scipy import stats
 from rsrank import RSRank
 from rsrank.cli import main as rsrank_main
 from rsrank.datasets import bundled_data_path, find_folds, load_letor, load_letor_fold
+from rsrank.binning import bin_codes, fit_thresholds
 from rsrank.experiments import per_query_from_results
 from rsrank.metrics import ndcg_per_query
 from rsrank.synthetic import make_nonlinear, make_raw_features
@@ -406,6 +407,32 @@ def run_cli(folds, seed, flags=()):
 
 
 TREE_AND_LINEAR_PEERS = ("xgboost", "lightgbm", "lightgbm-stumps")
+#: ``cli-binned<B>``: linear ``rsrank train`` on the staircase that an additive
+#: model of B bins sees (:func:`staircase`), for the B of this tuple
+BINNED = (32, 128, 255)
+
+
+def staircase(folds, max_bins):
+    """Each fold with every value replaced by the largest of its feature's
+    thresholds (:func:`rsrank.binning.fit_thresholds` on the fold's
+    training rows) at or below it, or the training minimum below them all:
+    a linear model on these values is an additive model of ``max_bins``
+    bins whose steps are proportional to the gaps between thresholds, so
+    what it loses against the raw values is what the bins cost."""
+    out = []
+    for fold in folds:
+        train = dense(fold["train"][0])
+        cuts = fit_thresholds(train, max_bins)
+        edges = [np.r_[np.float32(train[:, j].min()), c].astype(float) for j, c in enumerate(cuts)]
+        binned = {}
+        for split, (X, y, qid) in fold.items():
+            codes = bin_codes(dense(X), cuts).codes
+            # a value equal to a threshold is not above it: its code counts the
+            # thresholds strictly below, so the edge is the last of those
+            values = np.column_stack([edges[j][codes[:, j]] for j in range(len(cuts))])
+            binned[split] = (values, y, qid)
+        out.append(binned)
+    return out
 
 
 def run_one(name, seed, data_root, recipes, peers, peer_cache=None):
@@ -441,6 +468,12 @@ def run_one(name, seed, data_root, recipes, peers, peer_cache=None):
                 "values": np.concatenate([p[r][0] for p in parts]).tolist(),
                 "info": [p[r][1] for p in parts],
                 "seconds": (time.perf_counter() - start) / len(wanted)}
+    for bins in BINNED:
+        if f"cli-binned{bins}" in peers:
+            start = time.perf_counter()
+            values, info = run_cli(staircase(folds, bins), seed)
+            results[f"cli-binned{bins}"] = {"values": values.tolist(), "info": [info],
+                                            "seconds": time.perf_counter() - start}
     for peer in sorted(p for p in peers if p in CLI_VARIANTS):
         start = time.perf_counter()
         values, info = run_cli(folds, seed, CLI_VARIANTS[peer])
@@ -579,7 +612,8 @@ def main(argv=None):
     parser.add_argument("--peers", default="xgboost,lightgbm,cli",
                         help="comma-separated: xgboost, lightgbm, lightgbm-stumps, and rsrank "
                         "train DIR as cli, cli-1se, cli-before, cli-full, cli-tol1e-3, "
-                        "cli-additive (see CLI_VARIANTS)")
+                        "cli-additive (see CLI_VARIANTS), and cli-binned32, cli-binned128, "
+                        "cli-binned255: rsrank train on the staircase of that many bins")
     parser.add_argument("--baseline", default="xgboost",
                         help="the method the paired t-tests compare with (default xgboost)")
     parser.add_argument("--jobs", type=int, default=2)
