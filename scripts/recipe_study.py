@@ -80,6 +80,8 @@ CLI_VARIANTS = {
     "cli-additive-1se": ["--additive", "--within", "1se"],
     # ... with a budget of ten pairs of features
     "cli-interactions": ["--additive", "--interactions", "10"],
+    # ... with 255 bins a feature instead of 32
+    "cli-additive-bins255": ["--additive", "--max-bins", "255"],
     # ... each path point as penalized, without its relaxed refit
     "cli-additive-norelax": ["--additive", "--no-relax"],
     "cli-interactions-norelax": ["--additive", "--interactions", "10", "--no-relax"],
@@ -557,7 +559,8 @@ BASELINE_TEXT = {"xgboost": "XGBoost gblinear tuned on vali",
 
 
 def markdown(table, recipes, baseline="xgboost"):
-    clis = [m for m in CLI_VARIANTS if any(m in e["methods"] for e in table.values())]
+    clis = [m for m in [*CLI_VARIANTS, *(f"cli-binned{b}" for b in BINNED)]
+            if any(m in e["methods"] for e in table.values())]
     methods = [f"rsrank:{r}" for r in recipes] + clis + list(TREE_AND_LINEAR_PEERS)
     present = [m for m in methods if any(m in e["methods"] for e in table.values())]
     lines = ["Test NDCG@10 (LETOR convention), mean over the test queries of every fold and "
