@@ -108,7 +108,7 @@ def test_mixing_trains_an_additive_model_as_well_as_one_machine(client, bundled_
 
 def test_killed_worker_gives_the_right_model_or_a_clear_error(bundled_root):
     data = load_letor_fold(bundled_root, 1)
-    params = dict(learning_rate=0.1, normalize="none", l1=0.3, max_iter=400, batch_size=None, shuffle=False)
+    params = dict(learning_rate=0.1, normalize="none", l1=0.3, max_iter=200, batch_size=None, shuffle=False)
     local = RSRank(**params).fit(*data.train[:2], qid=data.train[2])
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   host="127.0.0.1", dashboard_address=None) as cluster, \
