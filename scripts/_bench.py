@@ -120,6 +120,9 @@ def time_epoch(X, y, qid, ndcg_k, repeats=3, **params):
 
 
 REPO = Path(__file__).resolve().parents[1]
+#: the real LETOR data beside the repository (its README says where it comes from);
+#: the scripts' default, whatever the working directory
+SHARED_DATA = REPO.parent / "shared" / "data"
 #: the packages whose versions every report records (those installed)
 PACKAGES = ("rsrank", "numpy", "scipy", "numba", "scikit-learn", "lightgbm", "xgboost", "dask")
 

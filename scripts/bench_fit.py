@@ -34,7 +34,7 @@ from rsrank import QueryData, RSRank, __version__, load_letor_fold
 from rsrank.solver import SolverState
 from rsrank.metrics import mean_ndcg
 
-from _bench import command_line, pairwise_differences, write_report
+from _bench import SHARED_DATA, command_line, pairwise_differences, write_report
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -59,7 +59,7 @@ def cold_start_seconds():
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--root", default=str(REPO.parent / "shared" / "data" / "OHSUMED"))
+    parser.add_argument("--root", default=str(SHARED_DATA / "OHSUMED"))
     parser.add_argument("--fold", type=int, default=1)
     parser.add_argument("--epochs", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=3)

@@ -15,11 +15,10 @@ import contextlib
 import io
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 
-from _bench import command_line, write_report
+from _bench import SHARED_DATA, command_line, write_report
 
 KINDS = {"linear": [], "additive": ["--additive"],
          "interactions 10": ["--additive", "--interactions", "10"]}
@@ -27,8 +26,7 @@ KINDS = {"linear": [], "additive": ["--additive"],
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared"
-                                              / "data" / "OHSUMED"))
+    parser.add_argument("--data", default=str(SHARED_DATA / "OHSUMED"))
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--out", default="results")
     parser.add_argument("--name", default="kinds_time")

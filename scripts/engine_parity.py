@@ -31,7 +31,7 @@ from rsrank.datasets import load_letor_fold
 from rsrank.engines import ENGINES, parity
 from rsrank.synthetic import make_edge_values, make_raw_features
 
-from _bench import command_line, write_report
+from _bench import SHARED_DATA, command_line, write_report
 
 
 def models(root):
@@ -61,7 +61,7 @@ def models(root):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="results")
-    parser.add_argument("--root", default="../shared/data/OHSUMED")
+    parser.add_argument("--root", default=str(SHARED_DATA / "OHSUMED"))
     args = parser.parse_args(argv)
     rows = []
     for label, model, X_test, qid_test in models(args.root):

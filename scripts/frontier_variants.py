@@ -50,7 +50,7 @@ import numpy as np
 from joblib import Parallel, delayed
 
 import _paper as R
-from _bench import command_line, internals, pairwise_differences, write_report
+from _bench import SHARED_DATA, command_line, internals, pairwise_differences, write_report
 from rsrank import load_letor_fold
 from rsrank.datasets import find_folds
 
@@ -146,7 +146,7 @@ def variant_fold(data, seed, base, spec):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--root", default=str(REPO.parent / "shared" / "data" / "OHSUMED"))
+    parser.add_argument("--root", default=str(SHARED_DATA / "OHSUMED"))
     parser.add_argument("--results", default=str(REPO / "results" / "ohsumed.json"))
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--jobs", type=int, default=2)

@@ -16,11 +16,10 @@ t-test over the test queries, search against ``rsrank train``.
 import argparse
 import json
 import warnings
-from pathlib import Path
 
 import numpy as np
 
-from _bench import command_line, fold_per_query, train_folds, write_report
+from _bench import SHARED_DATA, command_line, fold_per_query, train_folds, write_report
 
 GRID = {"l1": [0, 0.1, 1], "pair_weight": ["delta_ndcg", "unit"]}
 
@@ -81,8 +80,7 @@ def train_case(root, k):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared"
-                                              / "data" / "OHSUMED"))
+    parser.add_argument("--data", default=str(SHARED_DATA / "OHSUMED"))
     parser.add_argument("--folds", default="1")
     parser.add_argument("--out", default="results")
     parser.add_argument("--name", default="grid_search")

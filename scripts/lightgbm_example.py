@@ -27,7 +27,7 @@ from rsrank import stats
 from rsrank.experiments import per_query_from_results
 from rsrank.layouts import resolve_training_data
 
-from _bench import command_line, write_report
+from _bench import SHARED_DATA, command_line, write_report
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -60,8 +60,7 @@ def averaged_weights(data, per_seed):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--root", default=str(REPO.parent / "shared" / "data"
-                                              / "LightGBM-lambdarank-example"))
+    parser.add_argument("--root", default=str(SHARED_DATA / "LightGBM-lambdarank-example"))
     parser.add_argument("--out", default=str(REPO / "results"))
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--jobs", type=int, default=2)

@@ -42,7 +42,7 @@ from rsrank.export import FORMATS, engine_features, export_model
 from rsrank.metrics import ndcg_per_query
 from rsrank.synthetic import make_raw_features
 
-from _bench import command_line, write_report
+from _bench import SHARED_DATA, command_line, write_report
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -246,8 +246,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(REPO / "results"))
     parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--lightgbm", default=str(REPO.parent / "shared" / "data" /
-                                                  "LightGBM-lambdarank-example"))
+    parser.add_argument("--lightgbm", default=str(SHARED_DATA / "LightGBM-lambdarank-example"))
     args = parser.parse_args()
     out = Path(args.out)
     with tempfile.TemporaryDirectory() as scratch:

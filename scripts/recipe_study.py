@@ -50,7 +50,7 @@ from rsrank.metrics import ndcg_per_query
 from rsrank.synthetic import make_nonlinear, make_raw_features
 from rsrank.writers import write_letor
 
-from _bench import command_line, write_report
+from _bench import SHARED_DATA, command_line, write_report
 
 #: rsrank train DIR with these flags
 CLI_VARIANTS = {
@@ -609,7 +609,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="results")
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data"))
+    parser.add_argument("--data", default=str(SHARED_DATA))
     parser.add_argument("--datasets", default=",".join(DATASETS))
     parser.add_argument("--recipes", default=",".join(RECIPES))
     parser.add_argument("--peers", default="xgboost,lightgbm,cli",

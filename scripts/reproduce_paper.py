@@ -41,7 +41,7 @@ from rsrank import stats
 from rsrank.datasets import find_folds
 from rsrank.experiments import per_query_from_results, regularization_path, sparsest_within
 
-from _bench import command_line, write_report
+from _bench import SHARED_DATA, command_line, write_report
 from _paper import (BUDGETS, CONVENTION, DECAYING_RATES, FRONTIER_L1_CUMULATIVE, PAPER, PER_QUERY,
                     UNIT, UNIT_L1_SCALE, UNIT_RATES, frontier_point, cached_pairs, fit_rsrank,
                     fit_sgd_pairs, fit_xgb, fmt, grid, method_table, ndcg10, peer_grids,
@@ -748,7 +748,7 @@ def for_json(report):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--root", default=str(REPO.parent / "shared" / "data" / "OHSUMED"))
+    parser.add_argument("--root", default=str(SHARED_DATA / "OHSUMED"))
     parser.add_argument("--out", default=str(REPO / "results"))
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--quick", action="store_true", help="tiny grids, for a smoke test")

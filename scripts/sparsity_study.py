@@ -13,11 +13,10 @@ t-test over the test queries against the default run at the same
 """
 
 import argparse
-from pathlib import Path
 
 import numpy as np
 
-from _bench import command_line, fold_per_query, train_folds, write_report
+from _bench import SHARED_DATA, command_line, fold_per_query, train_folds, write_report
 
 #: the strong end of the path sampled more finely: the default grid plus
 #: 0.681, 0.316 and 0.147 of the edge
@@ -42,8 +41,7 @@ def run(data, flags):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared"
-                                              / "data" / "OHSUMED"))
+    parser.add_argument("--data", default=str(SHARED_DATA / "OHSUMED"))
     parser.add_argument("--out", default="results")
     parser.add_argument("--name", default="sparsity")
     args = parser.parse_args(argv)

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _bench import command_line, write_report
+from _bench import SHARED_DATA, command_line, write_report
 from rsrank import RSRank, QueryData
 from rsrank import metrics as M
 from rsrank.datasets import load_letor
@@ -70,7 +70,7 @@ def fold_path(root, fold, epochs, multiplier, pair_weight="delta_ndcg"):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--root", default="../shared/data/OHSUMED")
+    parser.add_argument("--root", default=str(SHARED_DATA / "OHSUMED"))
     parser.add_argument("--out", default="results")
     parser.add_argument("--epochs", type=int, default=300)
     parser.add_argument("--multipliers", default="1,2")
