@@ -253,10 +253,10 @@ class RSRank(BaseEstimator):
         if qid is None and self.model_.n_fit_queries > 1:
             raise ValueError(
                 "score() got no qid, but the model was trained on "
-                f"{self.model_.n_fit_queries} queries: pass qid=... . In GridSearchCV or "
-                "cross_val_score, enable metadata routing "
-                "(sklearn.set_config(enable_metadata_routing=True)) and pass qid to fit, or "
-                "use rsrank.model_selection.fit_search / cross_val_score_by_query")
+                f"{self.model_.n_fit_queries} queries: pass qid=... . A Pipeline, GridSearchCV "
+                "or cross_val_score drops the qid it is given unless metadata routing is on: "
+                "sklearn.set_config(enable_metadata_routing=True), or use "
+                "rsrank.model_selection.fit_search / cross_val_score_by_query")
         scores = self.predict(X, qid=qid)
         return mean_ndcg(check_labels(y, scores.shape[0]), scores, qid, self.eval_k,
                          convention=self.eval_convention)

@@ -129,3 +129,18 @@ def test_fit_without_qid_says_its_rows_are_one_query():
         RSRank(max_iter=2).fit(data.X, data.y, qid=data.qid)
         with pytest.raises(ValueError, match="1 sample"):  # one row: no warning, no pair
             RSRank(max_iter=2).fit(data.X[:1], data.y[:1])
+
+
+def test_a_pipeline_scores_with_qid_once_routing_is_on_and_says_so_when_it_is_off():
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y, qid = queries()
+    with sklearn.config_context(enable_metadata_routing=True):
+        pipe = make_pipeline(StandardScaler(), clone(BASE)).fit(X, y, qid=qid)
+        routed = pipe.score(X, y, qid=qid)
+    alone = pipe[-1].score(pipe[0].transform(X), y, qid=qid)
+    assert routed == alone
+    # without routing the Pipeline drops qid before RSRank sees it: the message names why
+    with pytest.raises(ValueError, match="Pipeline.*drops the qid.*enable_metadata_routing"):
+        pipe.score(X, y, qid=qid)
