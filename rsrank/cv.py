@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .experiments import check_within, fit_and_select, parse_metric
 from .querydata import QueryData
-from .recipe import DEFAULT_WITHIN, train_recipe
+from .recipe import DEFAULT_WITHIN, train_recipe, vali_folds
 
 __all__ = ["RSRankCV"]
 
@@ -43,18 +43,22 @@ class RSRankCV(BaseEstimator):
     l1_ratio : list of float, optional
         The path's strengths as fractions of the data's edge (``l1_max``,
         or ``l1_group_max`` for the additive kinds), strong to weak;
-        default :data:`rsrank.recipe.DEFAULT_L1_RATIO`.
+        default :data:`rsrank.recipe.DEFAULT_L1_RATIO`, or with ``within``
+        of 0.03 or more :data:`rsrank.recipe.SPARSE_L1_RATIO`.
     pair_weight : list of str, optional
         The pair weightings walked (default both, ``"unit"`` and
         ``"delta_ndcg"``).
     within : float or "1se", default=0.01
         The selection rule: the sparsest fit within this fraction of the
         best mean score (0: the best), or within one standard error of it
-        over the queries.
+        over the queries. 0.03 or more takes the sparse recipe (``rsrank
+        train --within 0.03``): the path denser where the models are
+        sparse, and the ``cv`` folds judged on beside an ``eval_set``.
     cv : int or splitter, default=3
-        Without an ``eval_set``: the number of folds of the training
-        queries, or a splitter whose ``split(X, y, groups)`` is given one
-        row per query (``groups``: the query's position).
+        Without an ``eval_set``, or beside it in the sparse recipe: the
+        number of folds of the training queries, or a splitter whose
+        ``split(X, y, groups)`` is given one row per query (``groups``:
+        the query's position).
     select : str, default="ndcg@10"
         The score: ``"ndcg@K"``, ``"p@K"`` or ``"map"``.
     convention : str, default="letor"
@@ -83,7 +87,8 @@ class RSRankCV(BaseEstimator):
         ``feature_costs`` their ``cost``; ``per_query`` holds the values
         per query.
     validated_on_ : str
-        ``"eval_set"``, or ``"k folds"`` of the training queries.
+        ``"eval_set"``, ``"k folds"`` of the training queries, or (the
+        sparse recipe with an ``eval_set``) ``"eval_set and k folds"``.
     """
 
     __metadata_request__fit = {"qid": True}
@@ -105,7 +110,7 @@ class RSRankCV(BaseEstimator):
             normalize=self.normalize, max_iter=self.max_iter, feature_costs=self.feature_costs,
             pair_weight=None if self.pair_weight is None else list(self.pair_weight),
             seed=self.random_state, convention=self.convention, n_jobs=self.n_jobs,
-            verbose=self.verbose)
+            verbose=self.verbose, within=self.within)
         if self.l1_ratio is not None:  # the kind's path: weights, or whole shapes
             grid[f"{estimator.setup().kind.strength}_ratio"] = [float(r) for r in self.l1_ratio]
         return estimator, list(ParameterGrid(grid))
@@ -123,12 +128,15 @@ class RSRankCV(BaseEstimator):
         if eval_set is not None:
             validation = (eval_set if isinstance(eval_set, QueryData)
                           else QueryData(*_triple(eval_set)))
+        cv = self.cv if validation is None or vali_folds(self.within) else None
         selection = fit_and_select(estimator, grid, train, validation, select=self.select,
                                    convention=self.convention, within=self.within, path=True,
-                                   cv=None if validation is not None else self.cv)
+                                   cv=cv)
         tried, per_query, models, chosen = (selection.tried, selection.per_query,
                                             selection.models, selection.chosen)
-        self.validated_on_ = "eval_set" if validation is not None else f"{self._folds()} folds"
+        self.validated_on_ = " and ".join(
+            ([] if validation is None else ["eval_set"])
+            + ([] if cv is None else [f"{self._folds()} folds"]))
         self.path_ = [{**t, "per_query": np.asarray(v)} for t, v in zip(tried, per_query)]
         self.best_index_, self.best_params_ = chosen, tried[chosen]["params"]
         self.estimator_ = models[chosen]

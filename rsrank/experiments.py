@@ -116,6 +116,7 @@ class LetorExperiment:
     select: str
     convention: str
     within: object = 0.0  # a fraction, or "1se"
+    vali_cv: object = None  # folds of the training queries judged on beside vali
 
     def metric_names(self):
         return list(self.folds[0].test)
@@ -150,6 +151,7 @@ class LetorExperiment:
         document = {
             "select": self.select,
             "within": self.within,
+            "vali_cv": self.vali_cv,
             "convention": self.convention,
             "seeds": self.seeds(),
             "folds": [
@@ -488,7 +490,7 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
                 progress(result)
     order = {seed: i for i, seed in enumerate(seeds)}
     return LetorExperiment(sorted(results, key=lambda r: (r.fold, order[r.seed])), select,
-                           convention, within)
+                           convention, within, vali_cv)
 
 
 def _seed_list(seeds):

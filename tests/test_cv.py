@@ -101,3 +101,57 @@ def test_rsrank_train_can_judge_on_vali_and_on_folds_of_train(bundled_root, caps
     assert len(held[0]) == train.n_queries
     assert main(["train", str(bundled_root), "--stream", "--vali-cv", "3", "--quiet"]) == 2
     assert "vali_cv" in capsys.readouterr().err
+
+
+def test_a_selection_of_3_percent_or_more_takes_the_sparse_recipe():
+    from rsrank.recipe import (DEFAULT_L1_RATIO, SPARSE_L1_RATIO, SPARSE_VALI_CV,
+                               vali_folds)
+    # the sparse path: every default point, and twice as many between 1 and 0.1 of l1_max
+    assert set(DEFAULT_L1_RATIO) < set(SPARSE_L1_RATIO)
+    strong = [r for r in SPARSE_L1_RATIO if r >= 0.1]
+    assert len(strong) == 2 * len([r for r in DEFAULT_L1_RATIO if r >= 0.1])
+    assert SPARSE_L1_RATIO == sorted(SPARSE_L1_RATIO, reverse=True)
+    for within, ratios, folds in ((0.01, DEFAULT_L1_RATIO, None), ("1se", DEFAULT_L1_RATIO, None),
+                                  (0.03, SPARSE_L1_RATIO, SPARSE_VALI_CV),
+                                  (0.1, SPARSE_L1_RATIO, SPARSE_VALI_CV)):
+        assert train_recipe(within=within)[1]["l1_ratio"] == ratios
+        assert train_recipe(within=within, additive=True)[1]["l1_group_ratio"] == ratios
+        assert vali_folds(within) == folds
+    # what is given wins: a grid, folds, or 0 folds (vali alone)
+    assert train_recipe(within=0.03, l1_ratio=[0.5, 0])[1]["l1_ratio"] == [0.5, 0]
+    assert vali_folds(0.03, 0) is None and vali_folds(0.01, 5) == 5
+
+
+def test_the_sparse_recipe_with_an_eval_set_also_judges_on_folds_like_rsrank_train(bundled_root):
+    fold = load_letor_fold(bundled_root, 2)
+    cv = RSRankCV(within=0.05, **FAST).fit(*fold.train[:2], qid=fold.train[2],
+                                           eval_set=fold.vali[:3])
+    assert cv.validated_on_ == "eval_set and 3 folds"
+    estimator, grid = train_recipe(l1_ratio=RATIOS, max_iter=60, n_jobs=1, within=0.05)
+    fold.fold = 2
+    result = run_letor_folds([fold], estimator, grid, within=0.05, path=True,
+                             vali_cv=3).folds[0]
+    assert cv.best_params_ == result.params
+    assert [p["vali_score"] for p in cv.path_] == [t["vali_score"] for t in result.grid]
+    # one value per vali query and per training query
+    assert len(cv.path_[0]["per_query"]) == len(np.unique(fold.vali[2])) + len(
+        np.unique(fold.train[2]))
+
+
+def test_rsrank_train_at_3_percent_walks_the_sparse_path_on_vali_and_folds(bundled_root,
+                                                                          tmp_path):
+    import json
+
+    from rsrank.cli import main
+    from rsrank.recipe import SPARSE_L1_RATIO, SPARSE_VALI_CV
+    runs = {}
+    for name, extra in (("sparse", []), ("vali", ["--vali-cv", "0"]),
+                        ("stream", ["--stream"])):
+        out = tmp_path / name
+        assert main(["train", str(bundled_root), "--folds", "1", "--max-iter", "3", "--quiet",
+                     "--within", "0.03", "--out", str(out), *extra]) == 0
+        runs[name] = json.loads((out / "results.json").read_text())
+    assert runs["sparse"]["vali_cv"] == SPARSE_VALI_CV
+    assert runs["vali"]["vali_cv"] is None and runs["stream"]["vali_cv"] is None
+    walked = {t["params"]["l1_ratio"] for t in runs["sparse"]["folds"][0]["grid"]}
+    assert walked == set(SPARSE_L1_RATIO)

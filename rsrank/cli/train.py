@@ -8,10 +8,11 @@ from .._files import ResultsDirectory
 from .._version import __version__
 from ..experiments import experiment_markdown, run_letor_folds, write_experiment
 from ..layouts import read_feature_costs, read_feature_names
-from ..recipe import DEFAULT_L1_RATIO, DEFAULT_WITHIN, fold_threads, train_recipe
+from ..recipe import (DEFAULT_L1_RATIO, DEFAULT_WITHIN, SPARSE_L1_RATIO, SPARSE_VALI_CV,
+                      SPARSE_WITHIN, fold_threads, train_recipe, vali_folds)
 from ._options import (UsageError, add_data_options, add_training_options, command_line,
-                       curvature_recipe, first_run, jobs, loading, metric, number_list,
-                       on_terminal, pair_weights, positive, training_data, within)
+                       curvature_recipe, first_run, jobs, loading, metric, non_negative_int,
+                       number_list, on_terminal, pair_weights, positive, training_data, within)
 
 
 def add_parser(commands):
@@ -27,20 +28,24 @@ def add_parser(commands):
     strengths.add_argument("--l1-ratio", type=number_list(float), default=None,
                            help="comma-separated L1 strengths as fractions of each fold's "
                            "l1_max, the smallest l1 that keeps every weight at zero (default "
-                           f"{','.join(f'{v:g}' for v in DEFAULT_L1_RATIO)})")
+                           f"{','.join(f'{v:g}' for v in DEFAULT_L1_RATIO)}; with --within "
+                           f"{SPARSE_WITHIN:g} or more "
+                           f"{','.join(f'{v:g}' for v in SPARSE_L1_RATIO)})")
     strengths.add_argument("--l1", type=number_list(float), default=None,
                            help="comma-separated L1 strengths g, in the units of the scaled "
                            "features (instead of --l1-ratio)")
-    train.add_argument("--vali-cv", type=positive(int), default=None, metavar="K",
+    train.add_argument("--vali-cv", type=non_negative_int, default=None, metavar="K",
                        help="also judge every grid point on K folds of the training queries "
                        "(each held-out query scored by the path fitted on the others), beside "
-                       "vali: more queries to select on where vali has few (default: vali "
-                       "alone)")
+                       "vali: more queries to select on where vali has few (0: vali alone; "
+                       f"default: vali alone, and {SPARSE_VALI_CV} with --within "
+                       f"{SPARSE_WITHIN:g} or more unless --stream)")
     train.add_argument("--within", type=within, default=DEFAULT_WITHIN,
                        help="keep the sparsest grid point whose vali score is within this "
                        "fraction of the best (0 keeps the best), or '1se': within one "
                        "standard error of the best over the vali queries (default "
-                       f"{DEFAULT_WITHIN})")
+                       f"{DEFAULT_WITHIN}; {SPARSE_WITHIN:g} or more also takes the sparse "
+                       "path and --vali-cv, results/sparse3.md)")
     train.add_argument("--truncation-period", type=number_list(int), default=None,
                        help="K of truncated gradient (comma-separated grid; default 1)")
     train.add_argument("--pair-weight", type=pair_weights, default=None,
@@ -105,6 +110,15 @@ def run(args):
         return _train(args)
 
 
+def _vali_cv(args):
+    """The folds of the training queries to judge on beside vali: the
+    sparse recipe's unless given, none when the training files stream
+    (the folds' paths need the queries in memory)."""
+    if args.stream is not None and args.vali_cv is None:
+        return None
+    return vali_folds(args.within, args.vali_cv)
+
+
 def _recipe(args):
     """``(estimator, grid)`` of the options (:func:`rsrank.recipe.train_recipe`)."""
     # epoch bars only on a terminal, and only when folds run one at a time:
@@ -123,7 +137,7 @@ def _recipe(args):
             truncation_period=args.truncation_period, l1_method=args.l1_method,
             average=args.average, feature_costs=costs, seed=args.seed,
             convention=args.convention, n_jobs=fold_threads(args.jobs, args.scheduler),
-            verbose=verbose)
+            verbose=verbose, within=args.within)
     except ValueError as error:  # a flag the kind would ignore
         raise UsageError(str(error)) from None
 
@@ -149,7 +163,7 @@ def _train(args):
                        n_jobs=args.jobs, n_features=args.n_features,
                        stream_queries=None if isinstance(data, list) else args.stream,
                        within=args.within, feature_names=features, cache=args.cache,
-                       seeds=_seeds(args), path=curvature_recipe(args), vali_cv=args.vali_cv,
+                       seeds=_seeds(args), path=curvature_recipe(args), vali_cv=_vali_cv(args),
                        progress=_fold_line if not args.quiet and on_terminal() else None)
         if args.scheduler:
             options["progress"] = None
