@@ -70,6 +70,10 @@ CLI_VARIANTS = {
     "cli-sparse3": ["--within", "0.03", "--vali-cv", "3", "--l1-ratio",
                     "0.681,0.464,0.316,0.215,0.147,0.1,0.0464,0.0215,0.01,0.00464,0.00215,"
                     "0.001,0"],
+    # ... with each point's relaxed refit on the features it kept beside it
+    "cli-sparse3-relax": ["--within", "0.03", "--vali-cv", "3", "--relax", "--l1-ratio",
+                          "0.681,0.464,0.316,0.215,0.147,0.1,0.0464,0.0215,0.01,0.00464,"
+                          "0.00215,0.001,0"],
     # the defaults of rsrank 0.x before the grid scaled to the data
     "cli-before": ["--l1", "0,0.3,1,3", "--learning-rate", "0.01"],
     # the path's points at every one of their epochs, none stopped by --weight-tol
