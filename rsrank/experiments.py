@@ -26,8 +26,9 @@ from sklearn.utils import Bunch
 from . import metrics
 from ._workers import in_processes, worker_count
 from ._files import ResultsDirectory, atomic_write_text, read_bounded_text
-from .datasets import check_exp2_labels, find_folds, iter_letor_folds, streamed_fold
-from .writers import write_scores
+from .datasets import (check_exp2_labels, find_folds, iter_letor_folds, read_docids,
+                       streamed_fold)
+from .writers import run_problem, write_qrels, write_run, write_scores
 from .estimator import RSRank
 from .querydata import QueryData
 from .model import query_scores
@@ -101,6 +102,8 @@ class FoldResult:
     evaluated_on: str = "test"
     seed: int = None  # the estimator's random_state when run_letor_folds set it
     per_query: dict = None  # metrics.letor_per_query of the evaluated split
+    # the evaluated split's rows in file order, for TREC runs and qrels: qid, label, docid
+    evaluated_rows: tuple = None
 
     @property
     def name(self):
@@ -205,10 +208,26 @@ def _fit_fold_seeds(estimator, grid, data, select, convention, within, features,
                    vali=QueryData(*data.vali[:3], feature_names=features),
                    test=None if data.get("test") is None else QueryData(
                        *data.test[:3], feature_names=features))
-    return [_fit_one_fold(estimator if seed is None else
-                          clone(estimator).set_params(random_state=seed),
-                          grid, splits, select, convention, within, seed, path, vali_cv)
-            for seed in seeds]
+    results = [_fit_one_fold(estimator if seed is None else
+                             clone(estimator).set_params(random_state=seed),
+                             grid, splits, select, convention, within, seed, path, vali_cv)
+               for seed in seeds]
+    rows = _evaluated_rows(data, results[0].evaluated_on)
+    for result in results:
+        result.evaluated_rows = rows
+    return results
+
+
+def _evaluated_rows(data, split):
+    """``(qid, label, docid)`` of the evaluated split's rows in file order:
+    the docids of the file's ``#docid = ...`` comments
+    (:func:`rsrank.datasets.read_docids`), or ``row<n>`` (its n-th data row)
+    for folds given as arrays."""
+    _, y, qid = data[split][:3]
+    path = (data.get("paths") or {}).get(split)
+    docids = (read_docids(path) if path is not None
+              else np.array([f"row{n}" for n in range(1, len(y) + 1)], dtype=object))
+    return np.asarray(qid), np.asarray(y), docids
 
 
 def _check_exp2_labels(data, gains, convention):
@@ -718,11 +737,54 @@ def write_experiment(experiment, directory, *, command=None, extra=None):
     for fold in experiment.folds:
         fold.model.save(directory / "models" / f"{fold.name}.json")
         write_scores(directory / "predictions" / f"{fold.name}.test.txt", fold.test_scores)
+    _write_trec(experiment, directory)
     document = experiment.to_dict()
     document["command"] = command
     document.update(extra or {})
     atomic_write_text(directory / "results.json", json.dumps(document, indent=2) + "\n")
     atomic_write_text(directory / "results.md", experiment_markdown(experiment, command=command))
+
+
+def _write_trec(experiment, directory):
+    """``trec/``: each fold's run of the evaluated split (``Fold<k>.test.run``,
+    per seed as the predictions) and its qrels (``Fold<k>.test.qrels``),
+    and, when the folds' queries do not overlap (LETOR's folds), the whole
+    collection (``test.run``, per seed ``test.seed<s>.run``, and
+    ``test.qrels``): trec_eval's, pytrec_eval's and ranx's inputs, and
+    ``rsrank compare --qrels``'s. Nothing when a fold's documents cannot
+    make a run (a docid twice in a query, or with a space)."""
+    folds = [f for f in experiment.folds if f.evaluated_rows is not None]
+    if not folds or any(run_problem(f.evaluated_rows[0], f.evaluated_rows[2]) for f in folds):
+        return
+    trec = directory / "trec"
+    trec.mkdir()
+    split = folds[0].evaluated_on
+    first = {}
+    for fold in folds:
+        qid, labels, docids = fold.evaluated_rows
+        with _text(trec / f"{fold.name}.{split}.run") as handle:
+            write_run(handle, qid, docids, fold.test_scores)
+        if first.setdefault(fold.fold, fold) is fold:
+            with _text(trec / f"Fold{fold.fold}.{split}.qrels") as handle:
+                write_qrels(handle, qid, docids, labels)
+    queries = [np.unique(f.evaluated_rows[0]) for f in first.values()]
+    if len(np.unique(np.concatenate(queries))) != sum(len(q) for q in queries):
+        return  # the folds share queries: no whole collection
+    several = len(experiment.seeds()) > 1
+    for seed in experiment.seeds():
+        part = [f for f in folds if f.seed == seed]
+        name = f"{split}.seed{seed}.run" if several else f"{split}.run"
+        with _text(trec / name) as handle:
+            for fold in part:
+                write_run(handle, fold.evaluated_rows[0], fold.evaluated_rows[2],
+                          fold.test_scores)
+    with _text(trec / f"{split}.qrels") as handle:
+        for fold in first.values():
+            write_qrels(handle, *(fold.evaluated_rows[i] for i in (0, 2, 1)))
+
+
+def _text(path):
+    return open(path, "w", encoding="utf-8", newline="\n")
 
 
 def save_experiment(experiment, out_dir, *, command=None, overwrite=False, extra=None,

@@ -17,13 +17,14 @@ a document the data lacks, or one twice, is an error with its line.
 """
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
 
 from .datasets import LetorFormatError, read_lines
 
-__all__ = ["read_scores", "run_layout", "on_file_queries"]
+__all__ = ["read_scores", "read_qrels", "run_layout", "on_file_queries"]
 
 TSV_HEADER = ["qid", "docid", "score"]
 
@@ -135,6 +136,41 @@ def read_scores(path, n_rows=None, *, qid=None, docids=None, data=None):
     return scores
 
 
+def read_qrels(path):
+    """TREC qrels, ``qid iteration docid label`` per line (what ``rsrank
+    train --out`` writes in ``trec/``), as the data a run is scored on:
+    ``(y, qid, docids)`` in file order. Query ids and labels are whole
+    numbers, labels 0 or more; a malformed line, or a document judged twice
+    in a query, is a :class:`LetorFormatError` with its line."""
+    labels, qids, docids, seen = [], [], [], {}
+    for number, text in read_lines(path, 1 << 16, "qrels line"):
+        fields = text.split()
+        if not fields:
+            continue
+        if len(fields) != 4:
+            raise LetorFormatError(path, number, f"{len(fields)} fields; qrels lines are "
+                                   "'qid iteration docid label'")
+        query, _, docid, label = fields
+        for name, token in (("qid", query), ("label", label)):
+            if not (re.fullmatch(r"-?[0-9]+", token) and -2**63 <= int(token) < 2**63):
+                raise LetorFormatError(path, number, f"{name} {token!r} is not a whole number "
+                                       "within 64 bits")
+        if int(label) < 0:
+            raise LetorFormatError(path, number, f"label {label} is negative; map such "
+                                   "judgments (spam, junk) to 0 first")
+        first = seen.setdefault((query, docid), number)
+        if first != number:
+            raise LetorFormatError(path, number, f"document {docid!r} of query {query} is "
+                                   f"judged again (first on line {first})")
+        labels.append(int(label))
+        qids.append(int(query))
+        docids.append(docid)
+    if not qids:
+        raise LetorFormatError(path, None, "no judgments")
+    return (np.asarray(labels, dtype=np.int64), np.asarray(qids, dtype=np.int64),
+            np.asarray(docids, dtype=object))
+
+
 def _positional(path, lines, n_rows):
     values = []
     for number, text in lines:
@@ -154,13 +190,18 @@ def _positional(path, lines, n_rows):
 def on_file_queries(values, file_qids, *, run, data):
     """A results directory's per-query values (keyed ``fold:qid``) on the
     queries of the one data file its score files are compared on: keyed by
-    qid, from the only fold whose test queries are exactly the file's.
+    qid, from the only fold whose test queries are exactly the file's, or
+    every fold when the file holds all their queries, each once (the whole
+    collection).
     Returns ``(values, fold)``; ``ValueError`` names ``run`` and ``data``
     when no fold, or more than one, holds exactly those queries."""
     keys = np.asarray(values["qid"]).astype(str)
     folds = np.array([key.rpartition(":")[0] for key in keys])
     qids = np.array([key.rpartition(":")[2] for key in keys])
     wanted = set(np.unique(np.asarray(file_qids).astype(str)))
+    if len(set(qids)) == len(qids) and set(qids) == wanted:  # the whole collection
+        return {metric: (qids if metric == "qid" else np.asarray(v))
+                for metric, v in values.items()}, None
     matching = [fold for fold in dict.fromkeys(folds)
                 if set(qids[folds == fold]) == wanted]
     if len(matching) != 1:

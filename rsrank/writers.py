@@ -16,7 +16,7 @@ from ._files import atomic_write_bytes, atomic_write_text
 from ._queries import group_queries
 
 __all__ = ["run_problem", "letor_lines", "write_letor", "write_lines", "write_scores",
-           "write_run"]
+           "write_run", "write_qrels"]
 
 
 def letor_lines(X, y, qid, *, docids=None, decimals=None):
@@ -89,6 +89,14 @@ def run_problem(qid, docids, tag="rsrank"):
             return row, (f"docid {d!r} of query {q} again (first on row {first + 1}); a run "
                          "needs each document of a query once")
     return None
+
+
+def write_qrels(handle, qid, docids, labels):
+    """Write TREC qrels to an open text ``handle``: ``qid 0 docid label``
+    per row, in the rows' order (trec_eval's judgments; the docids as
+    :func:`write_run` writes them, so the two match)."""
+    for q, d, label in zip(qid, docids, np.asarray(labels)):
+        handle.write(f"{q} 0 {d} {int(label)}\n")
 
 
 def write_run(handle, qid, docids, scores, *, tag="rsrank", form="trec"):

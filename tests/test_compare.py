@@ -1,6 +1,7 @@
 """Seeds, per-query values and ``rsrank compare`` / ``evaluate --per-query``."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -131,3 +132,73 @@ def test_compare_errors_are_one_line(runs, bundled_root, tmp_path, capsys, argv,
     assert main(["compare", *[names.get(a, a) for a in argv]]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err, err
+
+
+def _trec_lines(path):
+    return [line.split() for line in path.read_text().splitlines()]
+
+
+def test_train_writes_trec_runs_and_qrels_that_compare_reads(runs, bundled_root, capsys):
+    from rsrank.datasets import read_docids
+
+    one, three = runs
+    assert sorted(p.name for p in (one / "trec").iterdir()) == [
+        "Fold1.test.qrels", "Fold1.test.run", "Fold2.test.qrels", "Fold2.test.run",
+        "test.qrels", "test.run"]
+    assert {"test.seed5.run", "test.seed7.run", "Fold2.seed6.test.run", "test.qrels"} <= {
+        p.name for p in (three / "trec").iterdir()}
+    whole_qrels, whole_run = [], []
+    for fold in (1, 2):
+        data = bundled_root / f"Fold{fold}" / "test.txt.gz"
+        _, y, qid = load_letor(data)
+        docids = read_docids(data)
+        qrels = _trec_lines(one / "trec" / f"Fold{fold}.test.qrels")
+        # a judgment per test row, in file order, with the file's docid and label
+        assert qrels == [[str(q), "0", d, str(int(label))] for q, d, label in zip(qid, docids, y)]
+        run = _trec_lines(one / "trec" / f"Fold{fold}.test.run")
+        scores = np.loadtxt(one / "predictions" / f"Fold{fold}.test.txt")
+        by_doc = {(q, d): s for q, d, s in zip(qid.astype(str), docids, scores)}
+        # every document once, with its prediction, ranked 1.. by falling score in its query
+        assert sorted((r[0], r[2]) for r in run) == sorted(by_doc)
+        for r in run:
+            assert float(r[4]) == pytest.approx(by_doc[r[0], r[2]], rel=1e-9)
+            assert r[1] == "Q0" and r[5] == "rsrank"
+        for q in np.unique(qid).astype(str):
+            ranked = [r for r in run if r[0] == q]
+            assert [int(r[3]) for r in ranked] == list(range(1, len(ranked) + 1))
+            assert [float(r[4]) for r in ranked] == sorted((float(r[4]) for r in ranked),
+                                                           reverse=True)
+        whole_qrels += qrels
+        whole_run += run
+    assert _trec_lines(one / "trec" / "test.qrels") == whole_qrels
+    assert _trec_lines(one / "trec" / "test.run") == whole_run
+    # the whole-collection run judged by its qrels is the directory's own result
+    assert main(["compare", str(one), str(one / "trec" / "test.run"), "--qrels",
+                 str(one / "trec" / "test.qrels"), "--json", "--resamples", "100"]) == 0
+    rows = json.loads(capsys.readouterr().out)["tests"]
+    assert len(rows) == 5 and rows[0]["n_queries"] == len(set(q[0] for q in whole_qrels))
+    for row in rows:
+        assert row["difference"] == pytest.approx(0, abs=1e-9)
+    # and one fold's run by the fold's qrels, the directory's fold
+    assert main(["compare", str(one / "trec" / "Fold2.test.run"), str(one),
+                 "--qrels", str(one / "trec" / "Fold2.test.qrels"), "--json",
+                 "--metrics", "NDCG@10", "--resamples", "100"]) == 0
+    assert json.loads(capsys.readouterr().out)["tests"][0]["difference"] == pytest.approx(0)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("1 0 d1 2\n1 0 d2\n", "line 2: 3 fields"),
+    ("1 0 d1 x\n", "line 1: label 'x' is not a whole number"),
+    ("q7 0 d1 1\n", "line 1: qid 'q7' is not a whole number"),
+    ("1 0 d1 -2\n", "line 1: label -2 is negative; map such"),
+    ("1 0 d1 1\n1 0 d1 0\n", "line 2: document 'd1' of query 1 is judged again (first on "
+     "line 1)"),
+    ("\n", "no judgments"),
+])
+def test_bad_qrels_name_the_file_and_line(tmp_path, text, message):
+    from rsrank.runs import read_qrels
+    path = tmp_path / "bad.qrels"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=re.escape(message)) as error:
+        read_qrels(path)
+    assert str(error.value).startswith(str(path))

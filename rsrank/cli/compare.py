@@ -7,7 +7,7 @@ from pathlib import Path
 from ..datasets import load_letor
 from ..experiments import per_query_from_results, read_results
 from ..metrics import letor_per_query
-from ..runs import on_file_queries, read_scores
+from ..runs import on_file_queries, read_qrels, read_scores
 from ..stats import compare
 from ._options import UsageError
 
@@ -18,9 +18,14 @@ def add_parser(commands):
         description="Each run against the first (or --baseline), per metric: the paired "
         "t-test and the paired randomization test over queries, Holm-corrected across "
         "metrics and runs. A run is a directory written by rsrank train (its per-query test "
-        "values, averaged over its seeds) or a score file (one score per line) with --data.")
+        "values, averaged over its seeds), a score file (one score per line) or a run (TSV "
+        "or TREC) with --data, or a TREC run with --qrels.")
     compare_.add_argument("runs", nargs="+", metavar="RUN")
-    compare_.add_argument("--data", help="LETOR file that the score files score")
+    judged = compare_.add_mutually_exclusive_group()
+    judged.add_argument("--data", help="LETOR file that the score files score")
+    judged.add_argument("--qrels", help="TREC qrels that the runs are judged by (as rsrank "
+                        "train --out writes in trec/): every judged document must be in "
+                        "each run")
     compare_.add_argument("--metrics", default="NDCG@1,NDCG@3,NDCG@5,NDCG@10,MAP",
                           help="comma-separated (default NDCG@1,NDCG@3,NDCG@5,NDCG@10,MAP)")
     compare_.add_argument("--convention", choices=["letor", "standard", "lightgbm", "sklearn"],
@@ -72,18 +77,22 @@ def run(args):
                              f"{wanted!r}: compare runs under one convention")
     score_files = [path for path in args.runs if not _is_results(path)]
     if score_files:
-        if args.data is None:
+        if args.data is None and args.qrels is None:
             raise UsageError(f"{score_files[0]}: a score file needs --data FILE (the LETOR "
-                             "file it scores)")
-        _, y, qid, docids = load_letor(args.data, return_docids=True)
+                             "file it scores), a TREC run --qrels FILE")
+        source = args.data or args.qrels
+        if args.data is not None:
+            _, y, qid, docids = load_letor(args.data, return_docids=True)
+        else:
+            y, qid, docids = read_qrels(args.qrels)
         for path in score_files:  # evaluated under the directories' convention
-            scores = read_scores(path, n_rows=len(y), qid=qid, docids=docids, data=args.data)
+            scores = read_scores(path, n_rows=len(y), qid=qid, docids=docids, data=source)
             runs[path] = letor_per_query(y, scores, qid, convention=wanted)
             seeds[path] = 1
         for path in filter(_is_results, args.runs):
-            runs[path], fold = on_file_queries(runs[path], qid, run=path, data=args.data)
+            runs[path], fold = on_file_queries(runs[path], qid, run=path, data=source)
             if fold is not None:
-                print(f"{path}: its {fold} test queries, the ones in {args.data}",
+                print(f"{path}: its {fold} test queries, the ones in {source}",
                       file=sys.stderr)
     runs = {path: runs[path] for path in args.runs}  # in the order given
     metrics = [name.strip() for name in args.metrics.split(",") if name.strip()]
