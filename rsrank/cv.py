@@ -66,6 +66,9 @@ class RSRankCV(BaseEstimator):
     additive, max_bins, interactions, interaction_bins, monotone, feature_costs, normalize, max_iter
         The model, as for :class:`~rsrank.estimator.RSRank` (None: the
         recipe's default).
+    with_linear : bool, default=False
+        With ``additive``: also walk the linear model's path, so that the
+        selection sees both kinds (``rsrank train --with-linear``).
     random_state : int, default=0
     n_jobs : int, "auto" or None, default="auto"
         Threads per fit.
@@ -98,7 +101,8 @@ class RSRankCV(BaseEstimator):
     def __init__(self, *, l1_ratio=None, pair_weight=None, within=DEFAULT_WITHIN, cv=3,
                  select="ndcg@10", convention="letor", additive=False, max_bins=None,
                  interactions=0, interaction_bins=None, monotone=None, feature_costs=None,
-                 normalize="zscore", max_iter=None, random_state=0, n_jobs="auto", verbose=0):
+                 normalize="zscore", max_iter=None, with_linear=False, random_state=0,
+                 n_jobs="auto", verbose=0):
         vars(self).update({name: value for name, value in locals().items() if name != "self"})
 
     def recipe(self):
@@ -110,9 +114,11 @@ class RSRankCV(BaseEstimator):
             normalize=self.normalize, max_iter=self.max_iter, feature_costs=self.feature_costs,
             pair_weight=None if self.pair_weight is None else list(self.pair_weight),
             seed=self.random_state, convention=self.convention, n_jobs=self.n_jobs,
-            verbose=self.verbose, within=self.within)
-        if self.l1_ratio is not None:  # the kind's path: weights, or whole shapes
-            grid[f"{estimator.setup().kind.strength}_ratio"] = [float(r) for r in self.l1_ratio]
+            verbose=self.verbose, within=self.within, with_linear=self.with_linear)
+        if self.l1_ratio is not None:  # each kind's path: weights, or whole shapes
+            for part in grid if isinstance(grid, list) else [grid]:
+                strength = next(name for name in part if name.endswith("_ratio"))
+                part[strength] = [float(r) for r in self.l1_ratio]
         return estimator, list(ParameterGrid(grid))
 
     def fit(self, X, y=None, *, qid=None, eval_set=None):

@@ -707,15 +707,20 @@ def experiment_markdown(experiment, title="RSRank on LETOR folds", command=None)
         nnz = summary["n_nonzero"]
         blank = " |" if seeded else ""
         lines.append(f"| {label} |{blank} {values} | {nnz[0]:.1f} ± {nnz[1]:.1f} | |")
-    if experiment.folds:
-        lines += ["", f"Kept features ({experiment.folds[0].model.model_.kept_words}):", ""]
+    kinds = {fold.model.model_.kind: fold.model.model_.kept_words for fold in experiment.folds}
+    if len(kinds) == 1:
+        lines += ["", f"Kept features ({next(iter(kinds.values()))}):", ""]
+    elif kinds:  # the selection chose between kinds (--with-linear)
+        lines += ["", "Kept features, each fold's by the kind of model chosen ("
+                  + "; ".join(f"{kind}: {words}" for kind, words in kinds.items()) + "):", ""]
     for fold in experiment.folds:
         kept = fold.model.selected_features()
         form = fold.model.model_.kept_format
         listed = ", ".join(f"{name} {form.format(weight)}" for name, weight in kept) or "none"
         pairs = ", ".join(f"{a} x {b} {form.format(spread)}"
                           for (a, b), spread in fold.model.selected_interactions())
-        lines.append(f"- {fold.name}: {listed}" + (f"; pairs: {pairs}" if pairs else ""))
+        name = fold.name + (f" ({fold.model.model_.kind})" if len(kinds) > 1 else "")
+        lines.append(f"- {name}: {listed}" + (f"; pairs: {pairs}" if pairs else ""))
     if any(fold.model.feature_costs is not None for fold in experiment.folds):
         costs = [fold.model.feature_cost() for fold in experiment.folds]
         lines += ["", "Total cost of the kept features (--feature-costs): "

@@ -106,12 +106,14 @@ def train_recipe(*, learning_rate=("curvature",), additive=False, max_bins=None,
                  l1=None, l1_ratio=None, pair_weight=None, ndcg_k=None, discount=None,
                  power_t=None, batch_size=None, truncation_period=None, l1_method="truncated",
                  average=False, feature_costs=None, seed=0, convention="letor", n_jobs=1,
-                 verbose=0, within=DEFAULT_WITHIN):
+                 verbose=0, within=DEFAULT_WITHIN, with_linear=False):
     """``(estimator, grid)`` of ``rsrank train``: its options as keywords
     (None: the recipe's default; the grid options are lists; ``within``
     the selection's rule, whose 3% or more takes the sparse path). A
     parameter the model kind cannot take is refused here, before any
-    work."""
+    work. ``with_linear`` (with an additive kind) also walks the linear
+    kind's path at the same strengths, pair weightings and steps: the grid
+    is then a list of the two, and the selection sees both kinds."""
     shape = _shape(additive, max_bins, interactions, interaction_bins)
     kind = _kind(normalize, shape)
     curvature = list(learning_rate) == ["curvature"]
@@ -143,7 +145,23 @@ def train_recipe(*, learning_rate=("curvature",), additive=False, max_bins=None,
             grid[name] = values
     if pair_weight is None and curvature:
         grid["pair_weight"] = PATH_PAIR_WEIGHTS
+    if with_linear:
+        grid = [grid, _linear_grid(grid, kind, relax)]
     return RSRank(**params), grid
+
+
+def _linear_grid(grid, kind, relax):
+    """The linear kind's path beside ``kind``'s: its grid with the linear
+    shape, the strengths of the kind's path as the weights' own."""
+    if not kind.additive:
+        raise ValueError("with_linear walks the linear kind beside an additive one "
+                         "(additive=True; --with-linear with --additive)")
+    linear = {"l1_ratio" if name == f"{kind.strength}_ratio" else name: values
+              for name, values in grid.items()}
+    linear.update(additive=[False], interactions=[0], max_bins=[DEFAULT_MAX_BINS],
+                  interaction_bins=[DEFAULT_INTERACTION_BINS],
+                  relax=[LINEAR.relax if relax is None else relax])
+    return linear
 
 
 def path_estimator(*, learning_rate="curvature", additive=False, max_bins=None, interactions=0,

@@ -92,6 +92,9 @@ CLI_VARIANTS = {
     # ... each path point as penalized, without its relaxed refit
     "cli-additive-norelax": ["--additive", "--no-relax"],
     "cli-interactions-norelax": ["--additive", "--interactions", "10", "--no-relax"],
+    # ... with the linear model's path beside the shapes', the selection seeing both kinds
+    "cli-additive-with-linear": ["--additive", "--with-linear"],
+    "cli-interactions-with-linear": ["--additive", "--interactions", "10", "--with-linear"],
 }
 
 RECIPES = {

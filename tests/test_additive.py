@@ -503,3 +503,31 @@ def test_at_the_edge_of_the_path_every_weight_stays_at_zero(additive, pair_weigh
             assert not np.any(at.coef_), (fold, costs)
             below = RSRank(**{**base.get_params(), name: edge * 0.99}).fit(train)
             assert np.any(below.coef_), (fold, costs)
+
+
+def test_with_linear_the_selection_sees_both_kinds_paths_as_each_walks_it_alone(tmp_path):
+    import json
+
+    from rsrank.cli import main
+    from rsrank.experiments import sparsest_within
+
+    nonlinear_fold(tmp_path / "data", 8)
+    folds = {}
+    for name, flags in (("both", ["--additive", "--with-linear"]), ("additive", ["--additive"]),
+                        ("linear", [])):
+        out = tmp_path / name
+        assert main(["train", str(tmp_path / "data"), "--max-iter", "40", "--quiet",
+                     "--out", str(out), *flags]) == 0
+        folds[name] = json.loads((out / "results.json").read_text())["folds"][0]
+    grid = folds["both"]["grid"]
+    linear = [p for p in grid if p["params"].get("additive") is False]
+    shapes = [p for p in grid if "l1_group_ratio" in p["params"]]
+    assert len(linear) + len(shapes) == len(grid)
+    # each kind's points are the fits its own run makes, in its order
+    for mine, alone in ((linear, folds["linear"]["grid"]), (shapes, folds["additive"]["grid"])):
+        assert [p["vali_score"] for p in mine] == [p["vali_score"] for p in alone]
+        assert [p["n_nonzero"] for p in mine] == [p["n_nonzero"] for p in alone]
+    # and one rule chooses among them all
+    assert folds["both"]["params"] == sparsest_within(grid, 0.01)["params"]
+    # a linear kind cannot take it
+    assert main(["train", str(tmp_path / "data"), "--with-linear", "--quiet"]) == 2

@@ -155,3 +155,14 @@ def test_rsrank_train_at_3_percent_walks_the_sparse_path_on_vali_and_folds(bundl
     assert runs["vali"]["vali_cv"] is None and runs["stream"]["vali_cv"] is None
     walked = {t["params"]["l1_ratio"] for t in runs["sparse"]["folds"][0]["grid"]}
     assert walked == set(SPARSE_L1_RATIO)
+
+
+def test_rsrankcv_with_linear_walks_both_kinds_at_the_given_strengths():
+    X, y, qid = small_queries(n_queries=30)
+    cv = RSRankCV(additive=True, with_linear=True, **FAST).fit(X, y, qid=qid)
+    kinds = [p["params"].get("additive", True) for p in cv.path_]
+    assert kinds.count(False) == 2 * len(RATIOS)  # both pair weightings
+    assert {p["params"].get("l1_ratio", p["params"].get("l1_group_ratio"))
+            for p in cv.path_} == set(RATIOS)
+    assert cv.path_[cv.best_index_] is sparsest_within(cv.path_, 0.01)
+    assert cv.estimator_.model_.kind == ("additive" if kinds[cv.best_index_] else "linear")

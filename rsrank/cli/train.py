@@ -40,6 +40,10 @@ def add_parser(commands):
                        "vali: more queries to select on where vali has few (0: vali alone; "
                        f"default: vali alone, and {SPARSE_VALI_CV} with --within "
                        f"{SPARSE_WITHIN:g} or more unless --stream)")
+    train.add_argument("--with-linear", action="store_true",
+                       help="with --additive, also walk the linear model's path: the "
+                       "selection sees both kinds and keeps the linear model where the shapes "
+                       "do not pay on vali (about one more linear run of time)")
     train.add_argument("--within", type=within, default=DEFAULT_WITHIN,
                        help="keep the sparsest grid point whose vali score is within this "
                        "fraction of the best (0 keeps the best), or '1se': within one "
@@ -137,7 +141,7 @@ def _recipe(args):
             truncation_period=args.truncation_period, l1_method=args.l1_method,
             average=args.average, feature_costs=costs, seed=args.seed,
             convention=args.convention, n_jobs=fold_threads(args.jobs, args.scheduler),
-            verbose=verbose, within=args.within)
+            verbose=verbose, within=args.within, with_linear=args.with_linear)
     except ValueError as error:  # a flag the kind would ignore
         raise UsageError(str(error)) from None
 
