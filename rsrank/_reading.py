@@ -13,12 +13,10 @@ can be kept in a binary cache (:mod:`rsrank._cache`). :mod:`rsrank.datasets`
 is the public face.
 """
 
-import contextlib
 import gzip
 import mmap
 import re
 import warnings
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -31,14 +29,8 @@ from .metrics import MAX_EXP2_LABEL
 from ._kernels import cached
 from ._threads import threads
 from ._queries import qid_from_group_sizes
-
-class LetorFormatError(ValueError):
-    """A LETOR/SVMlight file breaks the format; names the file and line."""
-
-    def __init__(self, path, line, problem):
-        self.path, self.line, self.problem = str(path), line, problem
-        where = f"{path}, line {line}" if line is not None else str(path)
-        super().__init__(f"{where}: {problem}")
+from ._text import LetorFormatError, open_text, reading
+from ._csv import csv_data_lines, csv_docids, is_csv, parse_csv
 
 
 class NonContiguousQueryWarning(UserWarning):
@@ -53,33 +45,6 @@ MAX_FEATURES = 2**24
 INT64_MAX = 2**63 - 1
 INDEX_MAX = 2**31 - 1
 _LABEL_MAX = 2**31 - 1
-
-
-def open_text(path):
-    path = Path(path)
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8", errors="replace", newline="")
-    return open(path, encoding="utf-8", errors="replace", newline="")
-
-
-@contextlib.contextmanager
-def reading(path):
-    """Turn what a damaged file raises while it is read into a
-    :class:`LetorFormatError` that names it."""
-    try:
-        yield
-    except EOFError:
-        raise LetorFormatError(path, None, "the file ends in the middle of its compressed "
-                               "data (a truncated .gz?)") from None
-    except gzip.BadGzipFile as error:
-        if str(error).startswith("Not a gzipped file"):
-            raise LetorFormatError(path, None, "not gzip data, although the name ends in "
-                                   ".gz") from None
-        # a CRC or length check at the end of a member: the data is damaged
-        raise LetorFormatError(path, None, f"corrupt gzip data ({error}); the file is damaged, "
-                               "copy or download it again") from None
-    except zlib.error as error:
-        raise LetorFormatError(path, None, f"corrupt compressed data ({error})") from None
 
 
 def read_lines(path, max_length=None, what="line"):
@@ -178,7 +143,9 @@ def _line_problem(text, n_features, require_qid, dtype=np.float64):
                     "dtype=float64")
         position = int(index)
         if position < 1:
-            return f"feature index {position} in {token!r}; LETOR indices start at 1"
+            return (f"feature index {position} in {token!r}; LETOR indices start at 1 (a "
+                    "zero-based file, as scikit-learn's dump_svmlight_file writes by "
+                    "default: write it with zero_based=False)")
         if position > INDEX_MAX:
             return f"feature index {position} does not fit in a 32-bit integer"
         if n_features is not None and position > n_features:
@@ -469,6 +436,12 @@ def check_exp2_labels(path, labels, advice="map these to grades of at most 255")
     some of its rows) hold one; ``advice`` ends the message."""
     if not len(labels) or np.max(labels) <= MAX_EXP2_LABEL:
         return
+    if is_csv(path):
+        _, every, _, _ = parse_csv(path)
+        row = int(np.argmax(every > MAX_EXP2_LABEL))
+        raise LetorFormatError(path, csv_data_lines(path)[row], f"label {every[row]} is above "
+                               f"{MAX_EXP2_LABEL}, the largest the 2^label - 1 gain of NDCG "
+                               f"takes: {advice}")
     for number, text in read_lines(path):
         tokens = text.split("#", 1)[0].split()
         if tokens and int(float(tokens[0])) > MAX_EXP2_LABEL:
@@ -480,6 +453,8 @@ def check_exp2_labels(path, labels, advice="map these to grades of at most 255")
 
 def data_line_numbers(path):
     """1-based file line number of every data row (comments and blanks skipped)."""
+    if is_csv(path):
+        return csv_data_lines(path)
     numbers = []
     for number, text in read_lines(path):
         if text.split("#", 1)[0].strip():
@@ -538,6 +513,8 @@ def read_docids(path):
     Comments are decoded as UTF-8 strictly: a docid that is not valid
     UTF-8 is a :class:`LetorFormatError` with its line (replacement
     characters would give a run documents the data does not have)."""
+    if is_csv(path):
+        return csv_docids(path)
     docids = []
     with reading(path), (gzip.open(path, "rb") if Path(path).suffix == ".gz"
                           else open(path, "rb")) as handle:
@@ -647,6 +624,11 @@ def cache_entry(path, n_features, dtype, query_file, cache):
 
 def _parse_file(path, n_features, dtype, query_file):
     """``(X, y, qid, non-contiguity message or None)`` of a text file."""
+    if is_csv(path):
+        if query_file is not None:
+            raise LetorFormatError(path, None, "a CSV file has its query id column; it takes "
+                                   "no query file")
+        return parse_csv(path, n_features, dtype)
     def lines():
         with reading(path), open_text(path) as handle:
             yield from enumerate(handle, start=1)

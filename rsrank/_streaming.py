@@ -13,6 +13,7 @@ import scipy.sparse as sp
 from . import _cache, _parser
 from ._files import not_a_file
 from ._threads import threads
+from ._csv import is_csv
 from ._reading import (INDEX_MAX, INT64_MAX, PARALLEL_BYTES, LetorFormatError, cache_entry,
                        line_chunks, open_text, parse_checked, reading)
 
@@ -60,6 +61,10 @@ def iter_letor_chunks(path, queries_per_chunk=1000, *, n_features, dtype=np.floa
         As :func:`load_letor`, with the line in the whole file; also when a
         query's rows come back after another query started.
     """
+    if is_csv(path):
+        raise LetorFormatError(path, None, "a CSV file is read whole, not streamed: leave "
+                               "--stream out, or write it as LETOR text "
+                               "(rsrank.writers.write_letor)")
     path = Path(path)
     if not path.is_file():
         raise not_a_file(path)

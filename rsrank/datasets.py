@@ -14,6 +14,7 @@ import numpy as np
 from sklearn.utils import Bunch
 
 from ._cache import CacheWarning
+from ._csv import csv_feature_names, is_csv
 from ._queries import group_queries
 from ._reading import (LetorFormatError, NonContiguousQueryWarning, check_exp2_labels,
                        data_line_numbers, dense_if_complete, load_letor, parse_docid,
@@ -44,6 +45,8 @@ __all__ = [
     "read_docids",
     "read_lines",
     "with_columns",
+    "csv_feature_names",
+    "is_csv",
 ]
 
 SPLITS = ("train", "vali", "test")
@@ -74,22 +77,41 @@ def find_folds(root):
 
 def _split_file(root, fold, split):
     directory = Path(root) / f"Fold{fold}"
-    for name in (f"{split}.txt", f"{split}.txt.gz"):
+    for name in (f"{split}.txt", f"{split}.txt.gz", f"{split}.csv", f"{split}.csv.gz"):
         if (directory / name).is_file():
             return directory / name
-    raise FileNotFoundError(f"{directory}: no {split}.txt or {split}.txt.gz")
+    raise FileNotFoundError(f"{directory}: no {split}.txt, {split}.csv (or either .gz)")
 
 
 def load_files(paths, n_features=None, **options):
     """Every file of ``paths`` (split name -> path, or None for no such
     split) read by :func:`load_letor` with ``options``, each made dense (with
     ``dense``) as soon as it is read, so that no two are ever held as CSR,
-    then given one column count: ``(parts, width)``."""
+    then given one column count: ``(parts, width)``. CSV files must name
+    the same features in the same order."""
+    _check_csv_headers([path for path in paths.values() if path is not None])
     parts = {split: load_letor(path, n_features, **options)
              for split, path in paths.items() if path is not None}
     width = n_features or max(part[0].shape[1] for part in parts.values())
     return {split: (with_columns(part[0], width),) + tuple(part[1:])
             for split, part in parts.items()}, width
+
+
+def _check_csv_headers(paths):
+    """A :class:`LetorFormatError` when CSV files of one dataset name
+    different feature columns (their columns would be misread as each
+    other)."""
+    headers = [(path, csv_feature_names(path)) for path in paths if is_csv(path)]
+    for path, names in headers[1:]:
+        first, expected = headers[0]
+        if names != expected:
+            where = next((j for j, (a, b) in enumerate(zip(names, expected)) if a != b),
+                         min(len(names), len(expected)))
+            have = names[where] if where < len(names) else "nothing"
+            want = expected[where] if where < len(expected) else "nothing"
+            raise LetorFormatError(path, 1, f"feature column {where + 1} is {have!r} where "
+                                   f"{first} has {want!r}: the files of one dataset need the "
+                                   "same feature columns in the same order")
 
 
 def stream_files(train, vali, test, queries_per_chunk, *, n_features=None, cache=None,

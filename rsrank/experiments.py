@@ -26,8 +26,8 @@ from sklearn.utils import Bunch
 from . import metrics
 from ._workers import in_processes, worker_count
 from ._files import ResultsDirectory, atomic_write_text, read_bounded_text
-from .datasets import (check_exp2_labels, find_folds, iter_letor_folds, read_docids,
-                       streamed_fold)
+from .datasets import (check_exp2_labels, csv_feature_names, find_folds, is_csv,
+                       iter_letor_folds, read_docids, streamed_fold)
 from .writers import run_problem, write_qrels, write_run, write_scores
 from .estimator import RSRank
 from .querydata import QueryData
@@ -200,6 +200,10 @@ def _fit_fold_seeds(estimator, grid, data, select, convention, within, features,
     reused by every grid point and seed)."""
     if callable(features):
         features = features(data.vali[0].shape[1])
+    train_file = (data.get("paths") or {}).get("train")
+    if features is None and train_file is not None and is_csv(train_file):
+        features = csv_feature_names(train_file)  # the header's names
+        features += [f"f{j}" for j in range(len(features) + 1, data.vali[0].shape[1] + 1)]
     _check_exp2_labels(data, [gain for part in (grid if isinstance(grid, list) else [grid])
                               for gain in part.get("gain", [estimator.gain])], convention)
     splits = Bunch(fold=data.fold, train_chunks=data.get("train_chunks"),

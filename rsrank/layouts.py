@@ -33,7 +33,7 @@ _SPLIT_NAMES = {"train": ("train", "rank.train"),
 
 def _find_split(directory, split):
     for stem in _SPLIT_NAMES[split]:
-        for suffix in ("", ".txt", ".gz", ".txt.gz"):
+        for suffix in ("", ".txt", ".gz", ".txt.gz", ".csv", ".csv.gz"):
             candidate = directory / f"{stem}{suffix}"
             if candidate.is_file():
                 return candidate
@@ -49,7 +49,7 @@ def find_splits(directory):
     directory = Path(directory)
     found = {split: _find_split(directory, split) for split in SPLITS}
     if found["train"] is None:
-        names = ", ".join(f"{stem}[.txt][.gz]" for stem in _SPLIT_NAMES["train"])
+        names = ", ".join(f"{stem}[.txt|.csv][.gz]" for stem in _SPLIT_NAMES["train"])
         raise FileNotFoundError(f"{directory}: no Fold<k> directories and no training file "
                                 f"({names}); give --train FILE")
     return found

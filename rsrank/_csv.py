@@ -1,0 +1,165 @@
+"""Ranking data as CSV: a header names the columns, one row per document.
+
+The query id and the label columns are found by name (``qid``,
+``query_id``, ``query``; ``label``, ``relevance``, ``rel``, ``grade``,
+``target``; any case), a ``docid`` column is optional, and every other
+column is a feature, named by its header. A file is CSV when its name ends
+in ``.csv`` or ``.csv.gz``. Cells are numbers; an empty feature cell, or
+``nan``/``NA``, is a missing value (NaN) as ``nan`` is in LETOR text.
+Errors name the file, the line and the column.
+"""
+
+import csv
+import math
+import re
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._text import LetorFormatError, open_text, reading
+
+__all__ = ["is_csv", "csv_feature_names", "parse_csv", "csv_docids", "csv_data_lines"]
+
+QID_NAMES = ("qid", "query_id", "queryid", "query")
+LABEL_NAMES = ("label", "relevance", "rel", "grade", "target")
+DOCID_NAMES = ("docid", "doc_id", "document")
+MISSING = ("", "nan", "na")
+_INTEGER = re.compile(r"[-+]?[0-9]+")
+
+
+def is_csv(path):
+    name = str(path).lower()
+    return name.endswith(".csv") or name.endswith(".csv.gz")
+
+
+def _rows(path):
+    """``(line number, fields)`` of every non-empty line after the header,
+    and the header first."""
+    with reading(path), open_text(path) as handle:
+        reader = csv.reader(handle)
+        for fields in reader:
+            if fields and any(field.strip() for field in fields):
+                yield reader.line_num, fields
+
+
+def _layout(path):
+    """``(header, qid column, label column, docid column or None, feature
+    columns)`` from the header line."""
+    try:
+        number, header = next(_rows(path))
+    except StopIteration:
+        raise LetorFormatError(path, None, "the file holds no header and no rows") from None
+    header = [name.strip() for name in header]
+    seen = {}
+    for column, name in enumerate(header):
+        if not name:
+            raise LetorFormatError(path, number, f"column {column + 1} of the header has no "
+                                   "name")
+        if name in seen:
+            raise LetorFormatError(path, number, f"column {name!r} twice in the header "
+                                   f"(columns {seen[name] + 1} and {column + 1})")
+        seen[name] = column
+
+    def find(names, what, required=True):
+        found = [c for c, name in enumerate(header) if name.lower() in names]
+        if len(found) > 1:
+            raise LetorFormatError(path, number, f"{len(found)} {what} columns ("
+                                   + ", ".join(header[c] for c in found) + "); keep one")
+        if not found and required:
+            raise LetorFormatError(path, number, f"no {what} column: name one "
+                                   + " or ".join(repr(n) for n in names[:3])
+                                   + " in the header")
+        return found[0] if found else None
+
+    qid, label = find(QID_NAMES, "query id"), find(LABEL_NAMES, "label")
+    docid = find(DOCID_NAMES, "docid", required=False)
+    features = [c for c in range(len(header)) if c not in (qid, label, docid)]
+    if not features:
+        raise LetorFormatError(path, number, "no feature columns beside the query id, label "
+                               "and docid")
+    return header, qid, label, docid, features
+
+
+def csv_feature_names(path):
+    """The feature columns' names, in order."""
+    header, _, _, _, features = _layout(path)
+    return [header[c] for c in features]
+
+
+def _whole(path, number, token, what, low):
+    token = token.strip()
+    if not _INTEGER.fullmatch(token) or not low <= int(token) < 2**63:
+        bound = "0 or more" if low == 0 else "within 64 bits"
+        raise LetorFormatError(path, number, f"{what} {token!r} is not a whole number "
+                               f"{bound}")
+    return int(token)
+
+
+def _value(path, number, token, name):
+    text = token.strip()
+    if text.lower() in MISSING:
+        return math.nan
+    try:
+        value = float(text)
+    except ValueError:
+        raise LetorFormatError(path, number, f"column {name!r}: {token!r} is not a "
+                               "number") from None
+    if math.isinf(value):
+        raise LetorFormatError(path, number, f"column {name!r}: {token!r} is infinite")
+    return value
+
+
+def parse_csv(path, n_features=None, dtype=np.float64):
+    """``(X as CSR, y, qid, non-contiguity message or None)`` of a CSV
+    file, as :func:`rsrank.datasets.load_letor` returns LETOR text's."""
+    header, qid_column, label_column, _, features = _layout(path)
+    width = len(features)
+    if n_features is not None and n_features < width:
+        raise LetorFormatError(path, None, f"{width} feature columns, more than n_features="
+                               f"{n_features}")
+    names = [header[c] for c in features]
+    values, labels, qids, lines = [], [], [], []
+    rows = _rows(path)
+    next(rows)
+    for number, fields in rows:
+        if len(fields) != len(header):
+            raise LetorFormatError(path, number, f"{len(fields)} fields; the header has "
+                                   f"{len(header)}")
+        labels.append(_whole(path, number, fields[label_column], "label", 0))
+        qids.append(_whole(path, number, fields[qid_column], "qid", -2**63))
+        values.append([_value(path, number, fields[c], name)
+                       for c, name in zip(features, names)])
+        lines.append(number)
+    if not labels:
+        raise LetorFormatError(path, None, "the file holds no data rows")
+    X = np.asarray(values, dtype=dtype).reshape(len(labels), width)
+    if n_features is not None and n_features > width:
+        X = np.pad(X, ((0, 0), (0, n_features - width)))
+    qid = np.asarray(qids, dtype=np.int64)
+    message = None
+    starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
+    block_qids = qid[starts]
+    _, first = np.unique(block_qids, return_index=True)
+    if len(first) != len(block_qids):
+        again = np.setdiff1d(np.arange(len(block_qids)), first)[0]
+        message = (f"{path}, line {lines[starts[again]]}: rows of query {block_qids[again]} "
+                   "are not contiguous (the query appeared earlier in another block); they "
+                   "are grouped by qid")
+    return (sp.csr_matrix(X), np.asarray(labels, dtype=np.int64), qid, message)
+
+
+def csv_docids(path):
+    """The docid column's values, or ``row<n>`` for the n-th data row."""
+    _, _, _, docid, _ = _layout(path)
+    rows = _rows(path)
+    next(rows)
+    return np.asarray([fields[docid].strip() if docid is not None else f"row{n}"
+                       for n, (_, fields) in enumerate(rows, start=1)], dtype=object)
+
+
+def csv_data_lines(path):
+    """1-based file line number of every data row (the header and blank
+    lines skipped)."""
+    rows = _rows(path)
+    next(rows, None)
+    return [number for number, _ in rows]
