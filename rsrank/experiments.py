@@ -11,6 +11,8 @@ score files) and read back by :func:`read_results` and
 :func:`regularization_path` trains along increasing L1 strengths.
 """
 
+import contextlib
+import functools
 import json
 import re
 import time
@@ -32,7 +34,7 @@ from .writers import run_problem, write_qrels, write_run, write_scores
 from .estimator import RSRank
 from .querydata import QueryData
 from .model import query_scores
-from .path import l1_grid, ndcg_on, walk
+from .path import l1_grid, ndcg_on, reporting_fits, walk
 from .stats import average_over_seeds
 
 __all__ = [
@@ -194,7 +196,7 @@ def _json_per_query(values):
 
 
 def _fit_fold_seeds(estimator, grid, data, select, convention, within, features, seeds,
-                    path=False, vali_cv=None):
+                    path=False, vali_cv=None, on_fit=None):
     """:func:`_fit_one_fold` once per seed, on the fold's splits built once
     as :class:`~rsrank.querydata.QueryData` (validated and grouped once, and
     reused by every grid point and seed)."""
@@ -212,10 +214,14 @@ def _fit_fold_seeds(estimator, grid, data, select, convention, within, features,
                    vali=QueryData(*data.vali[:3], feature_names=features),
                    test=None if data.get("test") is None else QueryData(
                        *data.test[:3], feature_names=features))
-    results = [_fit_one_fold(estimator if seed is None else
-                             clone(estimator).set_params(random_state=seed),
-                             grid, splits, select, convention, within, seed, path, vali_cv)
-               for seed in seeds]
+    results = []
+    for seed in seeds:
+        report = (contextlib.nullcontext() if on_fit is None else
+                  reporting_fits(functools.partial(on_fit, data.fold, seed)))
+        with report:
+            results.append(_fit_one_fold(
+                estimator if seed is None else clone(estimator).set_params(random_state=seed),
+                grid, splits, select, convention, within, seed, path, vali_cv))
     rows = _evaluated_rows(data, results[0].evaluated_on)
     for result in results:
         result.evaluated_rows = rows
@@ -380,7 +386,7 @@ def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, seed=No
 
 
 def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10",
-                    convention="letor", n_jobs=1, progress=False, n_features=None,
+                    convention="letor", n_jobs=1, progress=False, on_fit=None, n_features=None,
                     stream_queries=None, within=0.0, feature_names=None, cache=None,
                     seeds=None, dtype=np.float64, dense=False, path=False,
                     backend="processes", vali_cv=None):
@@ -434,6 +440,10 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
         Columns of every split (default: the largest index found).
     progress : callable, optional
         Called with each :class:`FoldResult` as its fold finishes.
+    on_fit : callable, optional
+        Called as ``on_fit(fold, seed, params)`` after each fit of a path
+        point (the held-out folds' of ``vali_cv`` too), when the folds run
+        in this process (``n_jobs`` 1): a progress bar's ticks.
     stream_queries : int, optional
         Read each training split from disk in blocks of this many queries
         every epoch (:meth:`RSRank.fit_chunks`) instead of loading it; vali
@@ -494,8 +504,9 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
     if vali_cv is not None and stream_queries is not None:
         raise ValueError("vali_cv fits paths on folds of the training queries, which needs "
                          "them in memory: not with stream_queries")
+    in_process = worker_count(n_jobs) == 0 if backend == "processes" else n_jobs in (None, 1)
     tasks = ((estimator, grid, data, select, convention, within, feature_names, seeds, path,
-              vali_cv) for data in fold_data)
+              vali_cv, on_fit if in_process else None) for data in fold_data)
     if backend == "joblib":
         runner = Parallel(n_jobs=n_jobs, return_as="generator")(
             delayed(_fit_fold_seeds)(*task) for task in tasks)

@@ -20,6 +20,8 @@ weights). Its pieces:
 - the **report** of a path as a table (:func:`path_markdown`).
 """
 
+import contextlib
+import contextvars
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,12 +30,28 @@ from sklearn.base import clone
 from .metrics import mean_ndcg
 from .model import query_scores
 
-__all__ = ["l1_grid", "STRENGTHS", "RATIOS", "PathPoint", "walk", "path_markdown"]
+__all__ = ["l1_grid", "STRENGTHS", "RATIOS", "PathPoint", "walk", "path_markdown",
+           "reporting_fits"]
 
 #: the penalty strengths of a path point, and their fractions of the edge
 STRENGTHS = ("l1", "l1_ratio", "l1_group", "l1_group_ratio")
 #: each fraction of an edge, and the strength it stands for
 RATIOS = (("l1_ratio", "l1"), ("l1_group_ratio", "l1_group"))
+
+
+_ON_FIT = contextvars.ContextVar("rsrank_on_fit", default=None)
+
+
+@contextlib.contextmanager
+def reporting_fits(report):
+    """Within it, every point :func:`walk` fits in this process (and
+    thread) is reported: ``report(params)`` once the fit is done (``rsrank
+    train``'s progress bar)."""
+    token = _ON_FIT.set(report)
+    try:
+        yield
+    finally:
+        _ON_FIT.reset(token)
 
 
 def l1_grid(l1_max, n_points=10, ratio=1e-3):
@@ -176,6 +194,8 @@ def walk(estimator, points, train, *, validation=None, chunks=None, warm=True):
             if ratio_name in settled:
                 params = {**settled, **params, name: params[name]}
         out.append(PathPoint(params, model, refit))
+        if _ON_FIT.get() is not None:
+            _ON_FIT.get()(settled)
     return out
 
 

@@ -351,3 +351,22 @@ def test_streaming_explicit_files_equals_streaming_their_fold(tmp_path, bundled_
                    for name in ("root", "files"))
     assert files["test"] == root["test"]
     assert files["selected_features"] == root["selected_features"]
+
+
+def test_train_progress_one_bar_on_a_terminal_fold_lines_when_piped_nothing_quiet(
+        bundled_root, capsys, monkeypatch):
+    from rsrank.cli import train
+
+    argv = ["train", str(bundled_root), "--folds", "1,2", "--max-iter", "5", "--vali-cv", "2",
+            "--l1-ratio", "0.1,0"]
+    assert main(argv) == 0  # piped: a line per finished fold
+    err = capsys.readouterr().err
+    assert [line.split(":")[0] for line in err.splitlines()] == ["fold 1", "fold 2"]
+    assert main([*argv, "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(train, "on_terminal", lambda: True)
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    # one bar over 2 folds x 4 points (two strengths, two pair weightings) x (vali + 2 folds)
+    assert "24/24" in err and "/24" in err.split("\r")[1] and "fold 2: test NDCG@10" in err
+    assert "pair_weight=" in err and "l1_ratio=0.1" in err

@@ -4,8 +4,11 @@ import contextlib
 import functools
 import sys
 
+from sklearn.model_selection import ParameterGrid
+
 from .._files import ResultsDirectory
 from .._version import __version__
+from ..datasets import find_folds
 from ..experiments import experiment_markdown, run_letor_folds, write_experiment
 from ..layouts import read_feature_costs, read_feature_names
 from ..recipe import (DEFAULT_L1_RATIO, DEFAULT_WITHIN, SPARSE_L1_RATIO, SPARSE_VALI_CV,
@@ -80,17 +83,60 @@ def add_parser(commands):
     train.add_argument("--seeds", type=positive(int), default=None, metavar="N",
                        help="run every fold with N seeds (--seed, --seed + 1, ...): mean ± "
                        "std over folds and seeds, per-seed per-query values in results.json")
-    train.add_argument("--quiet", action="store_true", help="no progress bars")
+    train.add_argument("--quiet", action="store_true", help="no progress: without it, a line "
+                       "per finished fold on stderr and, on a terminal, one bar over every fit "
+                       "of the run")
     train.set_defaults(run=run)
 
 
-def _fold_line(result):
-    """One line per finished fold, on a terminal only."""
-    name = "test" if result.evaluated_on == "test" else "vali (no test split)"
-    seed = "" if result.seed is None else f" seed {result.seed}"
-    print(f"fold {result.fold}{seed}: {name} NDCG@10 {result.test['NDCG@10']:.4f}, "
-          f"{result.n_nonzero} {result.model.model_.used_words}, {result.fit_seconds:.1f} s",
-          file=sys.stderr)
+class _Progress:
+    """``rsrank train``'s progress on stderr: a line per finished fold and,
+    on a terminal with the folds run here (``--jobs 1``), one bar over every
+    fit of the run (folds x seeds x grid points, and the held-out folds'
+    paths of ``--vali-cv``) that names the last fit made."""
+
+    def __init__(self, total=None):
+        self.bar = None
+        if total:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, unit="fit", file=sys.stderr, leave=False,
+                            dynamic_ncols=True, desc="fits")
+
+    def fit(self, fold, seed, params):
+        shown = ", ".join(f"{name}={value:g}" if isinstance(value, float) else
+                          f"{name}={value}" for name, value in sorted(params.items())
+                          if name in _SHOWN)
+        seed = "" if seed is None else f" seed {seed}"
+        self.bar.set_description_str(f"fold {fold}{seed}", refresh=False)
+        self.bar.set_postfix_str(shown, refresh=False)
+        self.bar.update()
+
+    def fold(self, result):
+        name = "test" if result.evaluated_on == "test" else "vali (no test split)"
+        seed = "" if result.seed is None else f" seed {result.seed}"
+        line = (f"fold {result.fold}{seed}: {name} NDCG@10 {result.test['NDCG@10']:.4f}, "
+                f"{result.n_nonzero} {result.model.model_.used_words}, "
+                f"{result.fit_seconds:.1f} s")
+        if self.bar is not None:
+            self.bar.write(line, file=sys.stderr)
+        else:
+            print(line, file=sys.stderr, flush=True)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+
+#: the grid parameters the bar names
+_SHOWN = ("l1_ratio", "l1_group_ratio", "l1", "l1_group", "pair_weight", "additive")
+
+
+def _fits(data, args, grid, seeds, vali_cv):
+    """How many path points the run fits: its bar's length."""
+    folds = len(data) if isinstance(data, list) else len(args.folds or find_folds(data))
+    return (folds * len(seeds or [None]) * len(ParameterGrid(grid))
+            * (1 + (vali_cv or 0)))
 
 
 def _seeds(args):
@@ -125,9 +171,6 @@ def _vali_cv(args):
 
 def _recipe(args):
     """``(estimator, grid)`` of the options (:func:`rsrank.recipe.train_recipe`)."""
-    # epoch bars only on a terminal, and only when folds run one at a time:
-    # parallel bars would interleave
-    verbose = int(not args.quiet and args.jobs == 1 and on_terminal())
     costs = None if args.feature_costs is None else read_feature_costs(args.feature_costs)
     try:
         return train_recipe(
@@ -141,7 +184,7 @@ def _recipe(args):
             truncation_period=args.truncation_period, l1_method=args.l1_method,
             average=args.average, feature_costs=costs, seed=args.seed,
             convention=args.convention, n_jobs=fold_threads(args.jobs, args.scheduler),
-            verbose=verbose, within=args.within, with_linear=args.with_linear)
+            within=args.within, with_linear=args.with_linear)
     except ValueError as error:  # a flag the kind would ignore
         raise UsageError(str(error)) from None
 
@@ -162,18 +205,25 @@ def _train(args):
             features = read_feature_names(args.feature_names, width)  # its errors: at once
             if width is None:  # each fold's names are fitted to its width once it is read
                 features = functools.partial(read_feature_names, args.feature_names)
+        seeds, vali_cv = _seeds(args), _vali_cv(args)
+        bar = not args.quiet and on_terminal() and not args.scheduler and args.jobs == 1
+        progress = _Progress(_fits(data, args, grid, seeds, vali_cv) if bar else None)
         options = dict(**loading(args), folds=args.folds, select=args.select,
                        convention=args.convention,
                        n_jobs=args.jobs, n_features=args.n_features,
                        stream_queries=None if isinstance(data, list) else args.stream,
                        within=args.within, feature_names=features, cache=args.cache,
-                       seeds=_seeds(args), path=curvature_recipe(args), vali_cv=_vali_cv(args),
-                       progress=_fold_line if not args.quiet and on_terminal() else None)
-        if args.scheduler:
-            options["progress"] = None
-            experiment = _on_cluster(args.scheduler, data, estimator, grid, options)
-        else:
-            experiment = run_letor_folds(data, estimator, grid, **options)
+                       seeds=seeds, path=curvature_recipe(args), vali_cv=vali_cv,
+                       progress=None if args.quiet else progress.fold,
+                       on_fit=progress.fit if bar else None)
+        try:
+            if args.scheduler:
+                options["progress"] = None
+                experiment = _on_cluster(args.scheduler, data, estimator, grid, options)
+            else:
+                experiment = run_letor_folds(data, estimator, grid, **options)
+        finally:
+            progress.close()
         command = command_line(args.argv)
         print(experiment_markdown(experiment, title=f"RSRank on {name}", command=command))
         if results is not None:
