@@ -15,6 +15,7 @@ from sklearn.utils import Bunch
 
 from ._cache import CacheWarning
 from ._csv import csv_feature_names, is_csv
+from ._fetch import default_data_home, fetch_letor, registry
 from ._queries import group_queries
 from ._reading import (LetorFormatError, NonContiguousQueryWarning, check_exp2_labels,
                        data_line_numbers, dense_if_complete, load_letor, parse_docid,
@@ -47,6 +48,9 @@ __all__ = [
     "with_columns",
     "csv_feature_names",
     "is_csv",
+    "fetch_letor",
+    "default_data_home",
+    "registry",
 ]
 
 SPLITS = ("train", "vali", "test")

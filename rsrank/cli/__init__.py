@@ -14,14 +14,14 @@ import sys
 from .._version import __version__
 from ..recipe import (DEFAULT_L1_RATIO, DEFAULT_WITHIN, PATH_EPOCHS, PATH_EPOCHS_ADDITIVE,
                       PATH_PAIR_WEIGHTS, PATH_WEIGHT_TOL)
-from . import _edge, compare, evaluate, export, info, path, plot, predict, train
+from . import _edge, compare, evaluate, export, fetch, info, path, plot, predict, train
 from ._options import UsageError
 
 __all__ = ["main", "build_parser", "UsageError", "DEFAULT_L1_RATIO", "DEFAULT_WITHIN",
            "PATH_EPOCHS", "PATH_EPOCHS_ADDITIVE", "PATH_PAIR_WEIGHTS", "PATH_WEIGHT_TOL"]
 
 #: the commands, in the order ``rsrank --help`` lists them
-COMMANDS = (info, train, evaluate, compare, predict, export, plot, path)
+COMMANDS = (info, fetch, train, evaluate, compare, predict, export, plot, path)
 
 
 def build_parser():

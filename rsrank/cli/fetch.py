@@ -1,0 +1,40 @@
+"""``rsrank fetch``: public learning-to-rank data, downloaded once and checked."""
+
+import sys
+
+from ..datasets import default_data_home, fetch_letor, registry
+from ._options import UsageError
+
+
+def add_parser(commands):
+    fetch = commands.add_parser(
+        "fetch", help="download a public learning-to-rank dataset and print its directory",
+        description="Download a dataset of the registry (its files' SHA-256 checked, a cut-off "
+        "transfer resumed, nothing left behind on failure) into the data home, once, and "
+        "print its directory: rsrank train \"$(rsrank fetch OHSUMED)\".")
+    fetch.add_argument("name", nargs="?", help="a registry name (see --list)")
+    fetch.add_argument("--list", action="store_true", help="list the registry's datasets")
+    fetch.add_argument("--data-home", default=None, help="where datasets are kept (default: "
+                       "$RSRANK_DATA, the data/ directory of a source checkout, or "
+                       "~/rsrank_data)")
+    fetch.add_argument("--url", default=None, help="a mirror: the base URL its files are "
+                       "under, at the registry's paths (the checksums still apply)")
+    fetch.add_argument("--quiet", action="store_true", help="no progress bar")
+    fetch.set_defaults(run=run)
+
+
+def run(args):
+    if args.list:
+        home = args.data_home or default_data_home()
+        print(f"datasets (kept in {home}):")
+        for name, entry in registry().items():
+            size = sum(spec["bytes"] for spec in entry["files"].values())
+            print(f"  {name}: {entry['description']} ({size / 1e6:.0f} MB; {entry['licence']})")
+        return 0
+    if args.name is None:
+        raise UsageError("name a dataset (rsrank fetch --list lists them)")
+    path = fetch_letor(args.name, data_home=args.data_home, url=args.url,
+                       quiet=True if args.quiet else None)
+    print(path)
+    sys.stdout.flush()
+    return 0

@@ -1,0 +1,176 @@
+"""fetch_letor and rsrank fetch against a server on 127.0.0.1 (never the
+internet): checksums, resumed and restarted transfers, nothing left behind
+on failure, and the registry's real checksums on the real files."""
+
+import gzip
+import hashlib
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rsrank import _fetch
+from rsrank.cli import main
+from rsrank.datasets import fetch_letor, load_letor
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+class Server:
+    """Files of ``root`` over HTTP with range requests; ``cut`` names paths
+    whose first response stops halfway, ``ranges`` whether ranges are
+    honoured. ``requests`` logs ``(path, range header)``."""
+
+    def __init__(self, root, cut=(), ranges=True):
+        self.root, self.cut, self.ranges, self.requests = Path(root), set(cut), ranges, []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                rel = self.path.lstrip("/")
+                server.requests.append((rel, self.headers.get("Range")))
+                file = server.root / rel
+                if not file.is_file():
+                    self.send_error(404, "Not Found")
+                    return
+                data = file.read_bytes()
+                start = 0
+                if self.headers.get("Range") and server.ranges:
+                    start = int(self.headers["Range"].split("=")[1].rstrip("-"))
+                    self.send_response(206)
+                else:
+                    self.send_response(200)
+                body = data[start:]
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if rel in server.cut:
+                    server.cut.discard(rel)
+                    self.wfile.write(body[:len(body) // 2])
+                    self.wfile.flush()
+                    self.close_connection = True
+                    return
+                self.wfile.write(body)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def toy(tmp_path, monkeypatch):
+    """A registry of one small dataset whose files a local server holds."""
+    served = tmp_path / "served"
+    files = {}
+    rng = np.random.default_rng(0)
+    for rel in ("Fold1/train.txt", "Fold1/vali.txt", "Fold1/test.txt"):
+        lines = [f"{rng.integers(0, 3)} qid:{q} 1:{rng.random():.4f} 2:{rng.random():.4f}"
+                 for q in range(1, 6) for _ in range(400)]
+        data = ("\n".join(lines) + "\n").encode()
+        (served / rel).parent.mkdir(parents=True, exist_ok=True)
+        (served / rel).write_bytes(data)
+        files[rel] = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+    registry = tmp_path / "registry.json"
+    registry.write_text(json.dumps({"datasets": {"Toy": {
+        "description": "toy", "url": "http://127.0.0.1:9/nowhere/", "licence": "none",
+        "cite": "", "files": files}}}))
+    monkeypatch.setattr(_fetch, "REGISTRY", registry)
+    server = Server(served)
+    yield server, served, tmp_path / "home"
+    server.close()
+
+
+def test_a_fetch_downloads_checks_and_keeps_the_files_once(toy):
+    server, served, home = toy
+    path = fetch_letor("toy", data_home=home, url=server.url, quiet=True)
+    assert path == home / "Toy"
+    for rel in ("Fold1/train.txt", "Fold1/test.txt"):
+        assert (path / rel).read_bytes() == (served / rel).read_bytes()
+    assert sorted(p.name for p in home.iterdir()) == ["Toy"]  # no staging left
+    server.close()  # a second fetch needs no server
+    assert fetch_letor("Toy", data_home=home, url=server.url, quiet=True) == path
+
+
+def test_a_transfer_cut_off_midway_is_resumed_with_a_range_request(toy):
+    server, served, home = toy
+    server.cut = {"Fold1/vali.txt"}
+    path = fetch_letor("Toy", data_home=home, url=server.url, quiet=True)
+    assert (path / "Fold1/vali.txt").read_bytes() == (served / "Fold1/vali.txt").read_bytes()
+    asked = [r for r in server.requests if r[0] == "Fold1/vali.txt"]
+    size = (served / "Fold1/vali.txt").stat().st_size
+    assert asked == [("Fold1/vali.txt", None), ("Fold1/vali.txt", f"bytes={size // 2}-")]
+
+
+def test_a_server_without_ranges_restarts_the_file(toy):
+    server, served, home = toy
+    server.cut, server.ranges = {"Fold1/test.txt"}, False
+    path = fetch_letor("Toy", data_home=home, url=server.url, quiet=True)
+    assert (path / "Fold1/test.txt").read_bytes() == (served / "Fold1/test.txt").read_bytes()
+
+
+def test_a_wrong_checksum_or_a_missing_file_leaves_nothing_behind(toy):
+    server, served, home = toy
+    (served / "Fold1/test.txt").write_bytes(b"0 qid:1 1:0.5\n")
+    with pytest.raises(ValueError, match=r"test.txt: SHA-256 [0-9a-f]{64}, not the registry's"):
+        fetch_letor("Toy", data_home=home, url=server.url, quiet=True)
+    assert list(home.iterdir()) == []
+    (served / "Fold1/test.txt").unlink()
+    with pytest.raises(OSError, match="cannot download .*test.txt: HTTP 404"):
+        fetch_letor("Toy", data_home=home, url=server.url, quiet=True)
+    assert list(home.iterdir()) == []
+
+
+def test_offline_and_unknown_names_are_one_line_errors(toy, capsys):
+    _, _, home = toy
+    # the registry's own URL: port 9 on this machine, where nothing listens
+    assert main(["fetch", "Toy", "--data-home", str(home), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("rsrank fetch: error: cannot download http://127.0.0.1:9/")
+    assert err.count("\n") == 1 and "pass url= a mirror" in err
+    assert list(home.iterdir()) == []
+    assert main(["fetch", "MQ2009", "--data-home", str(home)]) == 2
+    assert "no dataset 'MQ2009' in the registry; known: Toy" in capsys.readouterr().err
+
+
+def test_rsrank_fetch_prints_the_directory_that_train_reads(toy, capsys):
+    server, _, home = toy
+    assert main(["fetch", "toy", "--data-home", str(home), "--url", server.url,
+                 "--quiet"]) == 0
+    path = capsys.readouterr().out.strip()
+    assert path == str(home / "Toy")
+    assert main(["train", path, "--max-iter", "5", "--l1-ratio", "0", "--quiet"]) == 0
+    assert main(["fetch", "--list", "--data-home", str(home)]) == 0
+    assert "Toy: toy" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", ["LightGBM-lambdarank-example", "OHSUMED"])
+def test_the_registry_checksums_are_those_of_the_published_files(name, tmp_path):
+    """The real files (../shared/data holds them gzipped), served as their
+    sources publish them, pass the registry's checksums."""
+    if not (SHARED / name).is_dir():
+        pytest.skip("../shared/data is absent")
+    served = tmp_path / "served"
+    entry = _fetch.registry()[name]
+    for rel in entry["files"]:
+        (served / rel).parent.mkdir(parents=True, exist_ok=True)
+        (served / rel).write_bytes(gzip.decompress((SHARED / name / f"{rel}.gz").read_bytes()))
+    server = Server(served)
+    try:
+        path = fetch_letor(name, data_home=tmp_path / "home", url=server.url, quiet=True)
+    finally:
+        server.close()
+    first = next(iter(entry["files"]))
+    if first.endswith(".query"):
+        first = first[:-len(".query")]
+    ours, theirs = load_letor(path / first), load_letor(SHARED / name / f"{first}.gz")
+    assert (ours[0] != theirs[0]).nnz == 0
+    np.testing.assert_array_equal(ours[1], theirs[1])
