@@ -683,7 +683,7 @@ REPORT_COLUMNS = ("NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", "P@1", "P@3", "P@5", 
 
 def experiment_markdown(experiment, title="RSRank on LETOR folds", command=None):
     """Per-fold table plus mean +- std over folds, as Markdown."""
-    head = "| fold | " + " | ".join(REPORT_COLUMNS) + " | non-zeros | selected |"
+    head = "| fold | " + " | ".join(REPORT_COLUMNS) + " | features | selected |"
     rule = "|---" * (len(REPORT_COLUMNS) + 3) + "|"
     lines = [f"# {title}", ""]
     if command:
@@ -716,6 +716,8 @@ def experiment_markdown(experiment, title="RSRank on LETOR folds", command=None)
         rows = [("mean ± std over folds and seeds", rows[0][1]),
                 (f"mean over folds ± std over {len(experiment.seeds())} seeds",
                  experiment.seed_summary())]
+    if len(experiment.folds) == 1:
+        rows = []  # one fold, one seed: no spread to report (it would read ± 0.0000)
     for label, summary in rows:
         values = " | ".join(f"{summary[name][0]:.4f} ± {summary[name][1]:.4f}"
                             for name in REPORT_COLUMNS)

@@ -1,10 +1,11 @@
-"""Pictures of additive models: each kept feature's shape function over the
-training values, and each pair of a model with interactions as a heat map
-(matplotlib, the ``plot`` extra)."""
+"""Pictures (matplotlib, the ``plot`` extra): of additive models, each kept
+feature's shape function over the training values and each pair of a model
+with interactions as a heat map; of a regularization path, NDCG against the
+features in use; of a comparison of runs, the per-query differences."""
 
 import numpy as np
 
-__all__ = ["plot_shapes"]
+__all__ = ["plot_shapes", "plot_path", "plot_comparison"]
 
 
 def _pyplot():
@@ -132,3 +133,53 @@ def _draw_pair(figure, axes, pair):
     axes.set_xlabel(name_a)
     axes.set_ylabel(name_b)
     figure.colorbar(mesh, ax=axes, label="contribution")
+
+
+def plot_path(rows, path=None, *, title=None):
+    """A regularization path (the rows of ``rsrank path``'s ``path.json``:
+    ``n_nonzero``, ``train_ndcg``, ``val_ndcg`` and ``test_ndcg`` per
+    point) as NDCG@10 against the features in use, one line per split.
+    Saved to ``path`` when given; returns the figure."""
+    plt = _pyplot()
+    figure, axes = plt.subplots(figsize=(6, 3.6))
+    ordered = sorted(rows, key=lambda row: (row["n_nonzero"], -row["l1"]))
+    for key, name in (("train_ndcg", "train"), ("val_ndcg", "vali"), ("test_ndcg", "test")):
+        if all(key in row for row in ordered):
+            axes.plot([row["n_nonzero"] for row in ordered], [row[key] for row in ordered],
+                      marker="o", label=name)
+    axes.set_xlabel("features in use")
+    axes.set_ylabel("NDCG@10")
+    axes.legend(loc="lower right")
+    if title:
+        axes.set_title(title)
+    figure.tight_layout()
+    if path is not None:
+        figure.savefig(path, dpi=120)
+    return figure
+
+
+def plot_comparison(runs, metric, baseline, path=None):
+    """Each run's per-query difference from ``baseline`` in ``metric``
+    (``runs``: ``{name: {"qid": keys, metric: values}}`` as ``rsrank
+    compare`` pairs them), sorted, one panel per run: how many queries
+    gain, how many lose and by how much. Saved to ``path`` when given;
+    returns the figure."""
+    plt = _pyplot()
+    others = [name for name in runs if name != baseline]
+    figure, axes = plt.subplots(len(others), 1, figsize=(6, 2.4 * len(others)), squeeze=False)
+    base = dict(zip(map(str, runs[baseline]["qid"]), runs[baseline][metric]))
+    for axis, name in zip(axes[:, 0], others):
+        pairs = [(value, base[str(q)]) for q, value in zip(runs[name]["qid"], runs[name][metric])
+                 if str(q) in base]
+        difference = np.sort([a - b for a, b in pairs if np.isfinite(a) and np.isfinite(b)])
+        colors = np.where(difference >= 0, "tab:blue", "tab:red")
+        axis.bar(np.arange(len(difference)), difference, color=colors, width=1.0)
+        axis.axhline(0, color="black", linewidth=0.8)
+        axis.set_ylabel(f"{metric} difference")
+        axis.set_title(f"{name} - {baseline}: {int(np.sum(difference > 0))} queries up, "
+                       f"{int(np.sum(difference < 0))} down", fontsize=9)
+    axes[-1, 0].set_xlabel("queries, sorted by the difference")
+    figure.tight_layout()
+    if path is not None:
+        figure.savefig(path, dpi=120)
+    return figure

@@ -370,3 +370,22 @@ def test_train_progress_one_bar_on_a_terminal_fold_lines_when_piped_nothing_quie
     # one bar over 2 folds x 4 points (two strengths, two pair weightings) x (vali + 2 folds)
     assert "24/24" in err and "/24" in err.split("\r")[1] and "fold 2: test NDCG@10" in err
     assert "pair_weight=" in err and "l1_ratio=0.1" in err
+
+
+def test_path_and_compare_draw_their_pictures_and_one_fold_prints_no_spread(
+        bundled_root, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    assert main(["path", str(bundled_root), "--max-iter", "10", "--l1", "0,100",
+                 "--plot", str(tmp_path / "path.png")]) == 0
+    assert (tmp_path / "path.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    for name, l1 in (("a", "0"), ("b", "100")):
+        assert main(["train", str(bundled_root), "--folds", "1", "--l1", l1, "--max-iter", "10",
+                     "--quiet", "--out", str(tmp_path / name)]) == 0
+    printed = capsys.readouterr().out
+    assert "± 0.0000" not in printed and "| features | selected |" in printed
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--resamples", "10",
+                 "--plot", str(tmp_path / "compare.svg")]) == 0
+    assert b"<svg" in (tmp_path / "compare.svg").read_bytes()[:400]
+    # the picture may not overwrite a run
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--plot",
+                 str(tmp_path / "a" / "results.json")]) == 2

@@ -9,7 +9,8 @@ from ..experiments import per_query_from_results, read_results
 from ..metrics import letor_per_query
 from ..runs import on_file_queries, read_qrels, read_scores
 from ..stats import compare
-from ._options import UsageError
+from ..plotting import plot_comparison
+from ._options import UsageError, check_file_output
 
 
 def add_parser(commands):
@@ -38,6 +39,8 @@ def add_parser(commands):
     compare_.add_argument("--seed", type=int, default=0,
                           help="seed of the randomization test (default 0)")
     compare_.add_argument("--json", action="store_true", help="print the tests as JSON")
+    compare_.add_argument("--plot", metavar="FILE", help="also draw each run's per-query "
+                          "difference from the baseline in the first metric, sorted, into FILE")
     compare_.set_defaults(run=run)
 
 
@@ -67,6 +70,8 @@ def run(args):
     for path in args.runs:
         if not Path(path).exists():
             raise UsageError(f"{path}: no such file or directory")
+    check_file_output(args.plot, [*args.runs, *filter(None, [args.data, args.qrels])],
+                      "--plot")
     runs, seeds, conventions = {}, {}, {}
     for path in filter(_is_results, args.runs):
         runs[path], conventions[path], seeds[path] = _results_values(path)
@@ -105,6 +110,8 @@ def run(args):
         raise UsageError(f"--baseline {baseline} is not one of the runs")
     rows = compare(runs, metrics, baseline=baseline, n_resamples=args.resamples,
                    random_state=args.seed)
+    if args.plot:
+        plot_comparison(runs, metrics[0], baseline, args.plot)
     if args.json:
         print(json.dumps({"convention": wanted, "baseline": baseline, "seeds": seeds,
                           "n_resamples": args.resamples, "tests": rows}, indent=2))

@@ -8,10 +8,12 @@ from ..datasets import load_letor_fold
 from ..fitting import edge
 from ..layouts import read_feature_costs
 from ..path import l1_grid, path_markdown, walk
+from ..plotting import plot_path
 from ..querydata import QueryData
 from ..recipe import path_estimator
-from ._options import (UsageError, add_data_options, add_training_options, command_line,
-                       first_run, loading, number_list, positive, training_data)
+from ._options import (UsageError, add_data_options, add_training_options,
+                       check_file_output, command_line, first_run, loading, number_list,
+                       positive, training_data)
 
 
 def add_parser(commands):
@@ -29,6 +31,8 @@ def add_parser(commands):
                       help="precision the features are kept in (as for train)")
     add_training_options(path, grid=False)
     path.add_argument("--out", help="directory for path.json and path.md")
+    path.add_argument("--plot", metavar="FILE", help="also draw NDCG@10 against the "
+                      "features in use, per split, into FILE (.png, .svg, .pdf)")
     path.add_argument("--force", action="store_true", help="replace an existing --out")
     path.set_defaults(run=run)
 
@@ -41,6 +45,7 @@ def run(args):
 def _path(args):
     estimator = _estimator(args)  # a flag the kind would ignore is refused before any work
     data, name, inputs = training_data(args)
+    check_file_output(args.plot, inputs, "--plot")
     if isinstance(data, list):
         if args.fold != 1:
             raise UsageError(f"--fold {args.fold}: {name} is one fold; leave --fold out")
@@ -84,6 +89,8 @@ def _run_path(args, estimator, name, data, results):
                                convention=args.convention, train=train, validation=vali,
                                test=test, top=top, relax=estimator.relax)
     print(text)
+    if args.plot:
+        plot_path(rows, args.plot, title=f"{name} fold {data.fold}")
     if results is not None:
         atomic_write_text(results.staging / "path.md", text)
         atomic_write_text(results.staging / "path.json", json.dumps(
