@@ -45,9 +45,13 @@ def test_wheel_installs_and_trains_outside_the_source_tree(tmp_path):
     where = run([str(python), "-c", "import rsrank; print(rsrank.__file__)"], cwd=work,
                 env=environment)
     assert str(target) in where.stdout
-    done = run([str(target / "bin" / "rsrank"), "train", "--max-iter", "3", "--folds", "1",
+    done = run([str(target / "bin" / "rsrank"), "train", "--max-iter", "3", "--folds", "1,2",
                 "--quiet"], cwd=work, env=environment)
     assert "| mean ± std |" in done.stdout and "rsrank/data/synthetic" in done.stdout
+    # the fetch registry travels with it, and fetched data goes to the user's home
+    listed = run([str(target / "bin" / "rsrank"), "fetch", "--list"], cwd=work,
+                 env={**environment, "HOME": str(tmp_path)})
+    assert "OHSUMED" in listed.stdout and str(tmp_path / "rsrank_data") in listed.stdout
 
 
 def test_every_module_compiles_without_a_warning():
