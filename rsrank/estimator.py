@@ -254,7 +254,7 @@ class RSRank(BaseEstimator):
             raise ValueError(
                 "score() got no qid, but the model was trained on "
                 f"{self.model_.n_fit_queries} queries: pass qid=... . A Pipeline, GridSearchCV "
-                "or cross_val_score drops the qid it is given unless metadata routing is on: "
+                "or cross_val_score drops the qid it is given unless you enable metadata routing: "
                 "sklearn.set_config(enable_metadata_routing=True), or use "
                 "rsrank.model_selection.fit_search / cross_val_score_by_query")
         scores = self.predict(X, qid=qid)
