@@ -32,6 +32,7 @@ from .datasets import (check_exp2_labels, csv_feature_names, find_folds, is_csv,
                        iter_letor_folds, read_docids, streamed_fold)
 from .writers import run_problem, write_qrels, write_run, write_scores
 from .estimator import RSRank
+from ._queries import QueryGroups
 from .querydata import QueryData
 from .model import query_scores
 from .path import l1_grid, ndcg_on, reporting_fits, walk
@@ -104,7 +105,8 @@ class FoldResult:
     evaluated_on: str = "test"
     seed: int = None  # the estimator's random_state when run_letor_folds set it
     per_query: dict = None  # metrics.letor_per_query of the evaluated split
-    # the evaluated split's rows in file order, for TREC runs and qrels: qid, label, docid
+    # the evaluated split's rows in file order, for TREC runs and qrels: qid, label, docid,
+    # and their query groups
     evaluated_rows: tuple = None
 
     @property
@@ -222,7 +224,10 @@ def _fit_fold_seeds(estimator, grid, data, select, convention, within, features,
             results.append(_fit_one_fold(
                 estimator if seed is None else clone(estimator).set_params(random_state=seed),
                 grid, splits, select, convention, within, seed, path, vali_cv))
-    rows = _evaluated_rows(data, results[0].evaluated_on)
+    # the evaluated rows' queries in file order, as grouped once for the whole fold
+    evaluated = splits.test if results[0].evaluated_on == "test" else splits.vali
+    groups = QueryGroups(evaluated.order, evaluated.offsets, evaluated.qids)
+    rows = _evaluated_rows(data, results[0].evaluated_on) + (groups,)
     for result in results:
         result.evaluated_rows = rows
     return results
@@ -783,9 +788,9 @@ def _write_trec(experiment, directory):
     split = folds[0].evaluated_on
     first = {}
     for fold in folds:
-        qid, labels, docids = fold.evaluated_rows
+        qid, labels, docids, groups = fold.evaluated_rows
         with _text(trec / f"{fold.name}.{split}.run") as handle:
-            write_run(handle, qid, docids, fold.test_scores)
+            write_run(handle, qid, docids, fold.test_scores, groups=groups)
         if first.setdefault(fold.fold, fold) is fold:
             with _text(trec / f"Fold{fold.fold}.{split}.qrels") as handle:
                 write_qrels(handle, qid, docids, labels)
@@ -798,8 +803,8 @@ def _write_trec(experiment, directory):
         name = f"{split}.seed{seed}.run" if several else f"{split}.run"
         with _text(trec / name) as handle:
             for fold in part:
-                write_run(handle, fold.evaluated_rows[0], fold.evaluated_rows[2],
-                          fold.test_scores)
+                qid, _, docids, groups = fold.evaluated_rows
+                write_run(handle, qid, docids, fold.test_scores, groups=groups)
     with _text(trec / f"{split}.qrels") as handle:
         for fold in first.values():
             write_qrels(handle, *(fold.evaluated_rows[i] for i in (0, 2, 1)))

@@ -99,7 +99,7 @@ def write_qrels(handle, qid, docids, labels):
         handle.write(f"{q} 0 {d} {int(label)}\n")
 
 
-def write_run(handle, qid, docids, scores, *, tag="rsrank", form="trec"):
+def write_run(handle, qid, docids, scores, *, tag="rsrank", form="trec", groups=None):
     """Write ranked scores to an open text ``handle``.
 
     ``form="trec"``: a TREC run, ``qid Q0 docid rank score tag`` per line,
@@ -107,7 +107,8 @@ def write_run(handle, qid, docids, scores, *, tag="rsrank", form="trec"):
     from 1, as trec_eval, pytrec_eval and ranx read it. ``form="tsv"``: a
     header ``qid<TAB>docid<TAB>score`` and the rows in file order. Raises
     ``ValueError`` for rows :func:`run_problem` finds (a TSV run takes any
-    tag, and docids with spaces but not tabs or line breaks).
+    tag, and docids with spaces but not tabs or line breaks). ``groups``:
+    the rows' :class:`~rsrank._queries.QueryGroups` when already made.
     """
     scores = np.asarray(scores, dtype=np.float64)
     if form not in ("trec", "tsv"):
@@ -122,7 +123,7 @@ def write_run(handle, qid, docids, scores, *, tag="rsrank", form="trec"):
         for q, d, v in zip(qid, docids, scores):
             handle.write(f"{q}\t{d}\t{v:.10g}\n")
         return
-    groups = group_queries(qid, n_rows=len(scores))
+    groups = group_queries(qid if groups is None else groups, n_rows=len(scores))
     for q in range(groups.n_queries):
         rows = groups.order[groups.offsets[q]:groups.offsets[q + 1]]
         rows = rows[np.argsort(-scores[rows], kind="stable")]

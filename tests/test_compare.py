@@ -202,3 +202,33 @@ def test_bad_qrels_name_the_file_and_line(tmp_path, text, message):
     with pytest.raises(ValueError, match=re.escape(message)) as error:
         read_qrels(path)
     assert str(error.value).startswith(str(path))
+
+
+def test_trec_runs_follow_the_file_when_its_queries_are_out_of_order(tmp_path):
+    import warnings
+
+    from rsrank.synthetic import make_letor_like
+    from rsrank.writers import write_letor
+
+    data = make_letor_like(n_queries=30, docs_per_query=(5, 12), n_features=6, n_informative=3,
+                           n_redundant=1, n_constant=1, random_state=3)
+    fold = tmp_path / "data" / "Fold1"
+    fold.mkdir(parents=True)
+    for split, keep in (("train", data.qid < 18), ("vali", (data.qid >= 18) & (data.qid < 24))):
+        write_letor(fold / f"{split}.txt", data.X[keep], data.y[keep], data.qid[keep])
+    # the test file: queries in falling order, and one query's rows in two blocks
+    rows = np.concatenate([np.flatnonzero(data.qid == q) for q in range(29, 23, -1)])
+    rows = np.r_[rows, rows[:2]][2:]
+    docids = np.array([f"d{r}" for r in rows], dtype=object)
+    write_letor(fold / "test.txt", data.X[rows], data.y[rows], data.qid[rows], docids=docids)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["train", str(tmp_path / "data"), "--max-iter", "5", "--quiet",
+                     "--out", str(tmp_path / "run")]) == 0
+    scores = np.loadtxt(tmp_path / "run" / "predictions" / "Fold1.test.txt")
+    expected = {(str(q), d): s for q, d, s in zip(data.qid[rows], docids, scores)}
+    run = _trec_lines(tmp_path / "run" / "trec" / "Fold1.test.run")
+    assert {(r[0], r[2]): float(r[4]) for r in run} == pytest.approx(expected, rel=1e-9)
+    for q in {r[0] for r in run}:
+        ranked = [float(r[4]) for r in run if r[0] == q]
+        assert ranked == sorted(ranked, reverse=True)
