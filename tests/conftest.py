@@ -73,13 +73,28 @@ def small_queries(n_queries=24, n_docs=12, seed=0):
 
 
 @pytest.fixture(scope="session", autouse=True)
-def warm_kernels():
+def warm_kernels(tmp_path_factory):
     """Load (or compile) every kernel variant once per session, before any
     test: dense and CSR, float64 and float32, one thread and two, so that
-    no test's run time includes it."""
+    no test's run time includes it. Under pytest-xdist the workers share
+    the work: each takes the variants in its own order, one variant at a
+    time under a lock, so that a variant one worker compiles the others
+    load from numba's cache instead of compiling it again."""
+    import fcntl
+    import os
+
     from rsrank import RSRank
 
     X, y, qid = small_queries(3, 4)
-    for data in (X, sp.csr_matrix(X), X.astype(np.float32), sp.csr_matrix(X.astype(np.float32))):
-        RSRank(max_iter=1).fit(data, y, qid=qid)
-        RSRank(max_iter=1, batch_size=None, n_jobs=2).fit(data, y, qid=qid)
+    variants = [(data, params) for data in (X, sp.csr_matrix(X), X.astype(np.float32),
+                                            sp.csr_matrix(X.astype(np.float32)))
+                for params in ({}, {"batch_size": None, "n_jobs": 2})]
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    shift = int(worker[2:]) if worker[2:].isdigit() else 0
+    locks = tmp_path_factory.getbasetemp().parent  # shared by the session's workers
+    for i in range(len(variants)):
+        index = (i + shift * len(variants) // 2) % len(variants)
+        data, params = variants[index]
+        with open(locks / f"warm-kernels-{index}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            RSRank(max_iter=1, **params).fit(data, y, qid=qid)
