@@ -11,12 +11,11 @@ Errors name the file, the line and the column.
 
 import csv
 import math
-import re
 
 import numpy as np
 import scipy.sparse as sp
 
-from ._text import LetorFormatError, open_text, reading
+from ._text import LetorFormatError, open_text, reading, whole_number
 
 __all__ = ["is_csv", "csv_feature_names", "parse_csv", "csv_docids", "csv_data_lines"]
 
@@ -24,7 +23,6 @@ QID_NAMES = ("qid", "query_id", "queryid", "query")
 LABEL_NAMES = ("label", "relevance", "rel", "grade", "target")
 DOCID_NAMES = ("docid", "doc_id", "document")
 MISSING = ("", "nan", "na")
-_INTEGER = re.compile(r"[-+]?[0-9]+")
 
 
 def is_csv(path):
@@ -86,13 +84,15 @@ def csv_feature_names(path):
     return [header[c] for c in features]
 
 
-def _whole(path, number, token, what, low):
-    token = token.strip()
-    if not _INTEGER.fullmatch(token) or not low <= int(token) < 2**63:
-        bound = "0 or more" if low == 0 else "within 64 bits"
-        raise LetorFormatError(path, number, f"{what} {token!r} is not a whole number "
-                               f"{bound}")
-    return int(token)
+def _label(path, number, token):
+    try:
+        value = whole_number(path, number, token, "label")
+    except LetorFormatError:
+        value = -1
+    if value < 0:
+        raise LetorFormatError(path, number, f"label {token.strip()!r} is not a whole number "
+                               "0 or more")
+    return value
 
 
 def _value(path, number, token, name):
@@ -110,42 +110,32 @@ def _value(path, number, token, name):
 
 
 def parse_csv(path, n_features=None, dtype=np.float64):
-    """``(X as CSR, y, qid, non-contiguity message or None)`` of a CSV
-    file, as :func:`rsrank.datasets.load_letor` returns LETOR text's."""
+    """``(X as CSR, y, qid)`` of a CSV file, as :func:`rsrank.datasets.load_letor`
+    returns LETOR text's."""
     header, qid_column, label_column, _, features = _layout(path)
     width = len(features)
     if n_features is not None and n_features < width:
         raise LetorFormatError(path, None, f"{width} feature columns, more than n_features="
                                f"{n_features}")
     names = [header[c] for c in features]
-    values, labels, qids, lines = [], [], [], []
+    values, labels, qids = [], [], []
     rows = _rows(path)
     next(rows)
     for number, fields in rows:
         if len(fields) != len(header):
             raise LetorFormatError(path, number, f"{len(fields)} fields; the header has "
                                    f"{len(header)}")
-        labels.append(_whole(path, number, fields[label_column], "label", 0))
-        qids.append(_whole(path, number, fields[qid_column], "qid", -2**63))
+        labels.append(_label(path, number, fields[label_column]))
+        qids.append(whole_number(path, number, fields[qid_column], "qid"))
         values.append([_value(path, number, fields[c], name)
                        for c, name in zip(features, names)])
-        lines.append(number)
     if not labels:
         raise LetorFormatError(path, None, "the file holds no data rows")
     X = np.asarray(values, dtype=dtype).reshape(len(labels), width)
     if n_features is not None and n_features > width:
         X = np.pad(X, ((0, 0), (0, n_features - width)))
     qid = np.asarray(qids, dtype=np.int64)
-    message = None
-    starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
-    block_qids = qid[starts]
-    _, first = np.unique(block_qids, return_index=True)
-    if len(first) != len(block_qids):
-        again = np.setdiff1d(np.arange(len(block_qids)), first)[0]
-        message = (f"{path}, line {lines[starts[again]]}: rows of query {block_qids[again]} "
-                   "are not contiguous (the query appeared earlier in another block); they "
-                   "are grouped by qid")
-    return (sp.csr_matrix(X), np.asarray(labels, dtype=np.int64), qid, message)
+    return sp.csr_matrix(X), np.asarray(labels, dtype=np.int64), qid
 
 
 def csv_docids(path):

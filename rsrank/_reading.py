@@ -437,7 +437,7 @@ def check_exp2_labels(path, labels, advice="map these to grades of at most 255")
     if not len(labels) or np.max(labels) <= MAX_EXP2_LABEL:
         return
     if is_csv(path):
-        _, every, _, _ = parse_csv(path)
+        _, every, _ = parse_csv(path)
         row = int(np.argmax(every > MAX_EXP2_LABEL))
         raise LetorFormatError(path, csv_data_lines(path)[row], f"label {every[row]} is above "
                                f"{MAX_EXP2_LABEL}, the largest the 2^label - 1 gain of NDCG "
@@ -624,16 +624,17 @@ def cache_entry(path, n_features, dtype, query_file, cache):
 
 def _parse_file(path, n_features, dtype, query_file):
     """``(X, y, qid, non-contiguity message or None)`` of a text file."""
-    if is_csv(path):
-        if query_file is not None:
-            raise LetorFormatError(path, None, "a CSV file has its query id column; it takes "
-                                   "no query file")
-        return parse_csv(path, n_features, dtype)
     def lines():
         with reading(path), open_text(path) as handle:
             yield from enumerate(handle, start=1)
 
-    X, y, qid = parse_checked(str(path), path, lines, n_features, dtype, query_file)
+    if is_csv(path):
+        if query_file is not None:
+            raise LetorFormatError(path, None, "a CSV file has its query id column; it takes "
+                                   "no query file")
+        X, y, qid = parse_csv(path, n_features, dtype)
+    else:
+        X, y, qid = parse_checked(str(path), path, lines, n_features, dtype, query_file)
     message = None
     broken = _first_line_with_qid_break(path, qid)
     if broken is not None:
@@ -642,7 +643,6 @@ def _parse_file(path, n_features, dtype, query_file):
         message = (f"{path}, line {line}: rows of query {query} are not contiguous (the query "
                    "appeared earlier in another block); they are grouped by qid")
     return X, y, qid, message
-
 
 
 def with_columns(X, n_features):

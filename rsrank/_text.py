@@ -4,10 +4,13 @@ turned into that one."""
 
 import contextlib
 import gzip
+import re
 import zlib
 from pathlib import Path
 
-__all__ = ["LetorFormatError", "open_text", "reading"]
+__all__ = ["LetorFormatError", "open_text", "reading", "whole_number"]
+
+_INTEGER = re.compile(r"[-+]?[0-9]+")
 
 
 class LetorFormatError(ValueError):
@@ -44,3 +47,13 @@ def reading(path):
                                "copy or download it again") from None
     except zlib.error as error:
         raise LetorFormatError(path, None, f"corrupt compressed data ({error})") from None
+
+
+def whole_number(path, number, token, what):
+    """``token`` as an int64, or a :class:`LetorFormatError` at line
+    ``number`` that calls it ``what`` (a qid, a label)."""
+    token = token.strip()
+    if not _INTEGER.fullmatch(token) or not -2**63 <= int(token) < 2**63:
+        raise LetorFormatError(path, number, f"{what} {token!r} is not a whole number within "
+                               "64 bits")
+    return int(token)

@@ -17,11 +17,11 @@ a document the data lacks, or one twice, is an error with its line.
 """
 
 import math
-import re
 from pathlib import Path
 
 import numpy as np
 
+from ._text import whole_number
 from .datasets import LetorFormatError, read_lines
 
 __all__ = ["read_scores", "read_qrels", "run_layout", "on_file_queries"]
@@ -151,19 +151,17 @@ def read_qrels(path):
             raise LetorFormatError(path, number, f"{len(fields)} fields; qrels lines are "
                                    "'qid iteration docid label'")
         query, _, docid, label = fields
-        for name, token in (("qid", query), ("label", label)):
-            if not (re.fullmatch(r"-?[0-9]+", token) and -2**63 <= int(token) < 2**63):
-                raise LetorFormatError(path, number, f"{name} {token!r} is not a whole number "
-                                       "within 64 bits")
-        if int(label) < 0:
+        qid, grade = whole_number(path, number, query, "qid"), whole_number(path, number,
+                                                                           label, "label")
+        if grade < 0:
             raise LetorFormatError(path, number, f"label {label} is negative; map such "
                                    "judgments (spam, junk) to 0 first")
         first = seen.setdefault((query, docid), number)
         if first != number:
             raise LetorFormatError(path, number, f"document {docid!r} of query {query} is "
                                    f"judged again (first on line {first})")
-        labels.append(int(label))
-        qids.append(int(query))
+        labels.append(grade)
+        qids.append(qid)
         docids.append(docid)
     if not qids:
         raise LetorFormatError(path, None, "no judgments")

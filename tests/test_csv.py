@@ -135,3 +135,14 @@ def test_zero_based_svmlight_is_refused_with_its_fix_and_one_based_read(tmp_path
         load_letor(tmp_path / "zero.txt")
     dump_svmlight_file(X, y, str(tmp_path / "one.txt"), query_id=qid, zero_based=False)
     np.testing.assert_array_equal(load_letor(tmp_path / "one.txt", n_features=3)[0].toarray(), X)
+
+
+def test_a_query_split_in_two_blocks_warns_with_its_csv_line(tmp_path):
+    from rsrank.datasets import NonContiguousQueryWarning
+
+    path = tmp_path / "split.csv"
+    path.write_text("qid,label,f\n1,0,0.5\n2,1,0.3\n\n1,2,0.9\n")
+    with pytest.warns(NonContiguousQueryWarning, match=r"split.csv, line 5: rows of query 1"):
+        _, y, qid = load_letor(path)
+    np.testing.assert_array_equal(qid, [1, 2, 1])
+    np.testing.assert_array_equal(y, [0, 1, 2])
