@@ -34,6 +34,7 @@ from .writers import run_problem, write_qrels, write_run, write_scores
 from .estimator import RSRank
 from ._queries import QueryGroups
 from .querydata import QueryData
+from .kinds import KINDS
 from .model import query_scores
 from .path import l1_grid, ndcg_on, reporting_fits, walk
 from .stats import average_over_seeds
@@ -44,6 +45,7 @@ __all__ = [
     "LetorExperiment",
     "run_letor_folds",
     "sparsest_within",
+    "choose_fit",
     "Selection",
     "score_fits",
     "fit_and_select",
@@ -335,7 +337,7 @@ def fit_and_select(estimator, grid, train, validation, *, select="ndcg@10",
         per_query = [np.concatenate([values, extra]) for values, extra in zip(per_query, held)]
         for entry, values in zip(tried, per_query):
             entry["vali_score"] = metrics.nanmean(values)
-    chosen = sparsest_index([{**t, "per_query": v} for t, v in zip(tried, per_query)], within)
+    chosen = choose_fit([{**t, "per_query": v} for t, v in zip(tried, per_query)], within)
     return Selection(tried, per_query, models, chosen, time.perf_counter() - start)
 
 
@@ -344,7 +346,8 @@ def _describe_fits(points):
     tried, models = [], []
     for point in points:
         for params, fitted in point.fits:
-            tried.append({"params": params, "n_nonzero": n_features_used(fitted)})
+            tried.append({"params": params, "kind": fitted.model_.kind,
+                          "n_nonzero": n_features_used(fitted)})
             if fitted.feature_costs is not None:
                 tried[-1]["cost"] = fitted.feature_cost()
             models.append(fitted)
@@ -672,6 +675,39 @@ def _within_one_se(values, reference):
     if len(diff) < 2:
         return bool(len(diff) == 1 and diff[0] >= 0)
     return bool(diff.mean() >= -diff.std(ddof=1) / np.sqrt(len(diff)))
+
+
+def choose_fit(points, within):
+    """The position in ``points`` (each with its ``"kind"`` of model and
+    its ``"per_query"`` values) of the selection of ``rsrank train``: within
+    one kind, :func:`sparsest_within`'s choice. Across kinds (``--with-linear``)
+    the one-standard-error rule of Breiman et al. between kinds, the
+    simplest first (:data:`rsrank.kinds.KINDS`' order: linear, additive,
+    interactions): a richer kind's choice replaces the simpler one only when
+    its mean over the validation queries is above it by more than one
+    standard error of their paired difference. The richer kind always has
+    the higher best score on a small vali set, by chance alone; the rule
+    keeps it only where it pays (``results/kind_rule.md``)."""
+    points = list(points)
+    kinds = [name for name in KINDS if any(point.get("kind") == name for point in points)]
+    if len(kinds) < 2:
+        return sparsest_index(points, within)
+    chosen = None
+    for name in kinds:
+        mine = [i for i, point in enumerate(points) if point.get("kind") == name]
+        best = mine[sparsest_index([points[i] for i in mine], within)]
+        if chosen is None or _above_one_se(points[best]["per_query"],
+                                           points[chosen]["per_query"]):
+            chosen = best
+    return chosen
+
+
+def _above_one_se(values, reference):
+    """Whether ``values`` (per query) are above ``reference`` by more than one
+    standard error of the paired difference (NaN pairs left out)."""
+    diff = np.asarray(values, dtype=float) - np.asarray(reference, dtype=float)
+    diff = diff[~np.isnan(diff)]
+    return bool(len(diff) >= 2 and diff.mean() > diff.std(ddof=1) / np.sqrt(len(diff)))
 
 
 def sparsest_index(points, within, **rule):

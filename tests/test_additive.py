@@ -527,7 +527,13 @@ def test_with_linear_the_selection_sees_both_kinds_paths_as_each_walks_it_alone(
     for mine, alone in ((linear, folds["linear"]["grid"]), (shapes, folds["additive"]["grid"])):
         assert [p["vali_score"] for p in mine] == [p["vali_score"] for p in alone]
         assert [p["n_nonzero"] for p in mine] == [p["n_nonzero"] for p in alone]
-    # and one rule chooses among them all
-    assert folds["both"]["params"] == sparsest_within(grid, 0.01)["params"]
+    # each kind's own choice is its run's, and the selection keeps one of them
+    assert {p["kind"] for p in linear} == {"linear"} and {p["kind"] for p in shapes} == {"additive"}
+    mine = {"linear": sparsest_within(linear, 0.01), "additive": sparsest_within(shapes, 0.01)}
+    for kind in ("linear", "additive"):
+        assert {k: v for k, v in mine[kind]["params"].items() if k in folds[kind]["params"]} \
+            == folds[kind]["params"]
+    kept = "additive" if "l1_group_ratio" in folds["both"]["params"] else "linear"
+    assert folds["both"]["params"] == mine[kept]["params"]
     # a linear kind cannot take it
     assert main(["train", str(tmp_path / "data"), "--with-linear", "--quiet"]) == 2

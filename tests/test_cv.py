@@ -12,7 +12,7 @@ from sklearn.model_selection import GroupKFold, ParameterGrid
 from conftest import small_queries
 from rsrank import QueryData, RSRankCV, load_letor_fold
 from rsrank.estimator import DivergenceWarning
-from rsrank.experiments import run_letor_folds, sparsest_within
+from rsrank.experiments import choose_fit, run_letor_folds, sparsest_within
 from rsrank.metrics import ndcg_per_query
 from rsrank.path import walk
 from rsrank.recipe import train_recipe
@@ -164,5 +164,6 @@ def test_rsrankcv_with_linear_walks_both_kinds_at_the_given_strengths():
     assert kinds.count(False) == 2 * len(RATIOS)  # both pair weightings
     assert {p["params"].get("l1_ratio", p["params"].get("l1_group_ratio"))
             for p in cv.path_} == set(RATIOS)
-    assert cv.path_[cv.best_index_] is sparsest_within(cv.path_, 0.01)
+    assert cv.best_index_ == choose_fit(cv.path_, 0.01)
+    assert {p["kind"] for p in cv.path_} == {"linear", "additive"}
     assert cv.estimator_.model_.kind == ("additive" if kinds[cv.best_index_] else "linear")

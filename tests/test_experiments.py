@@ -9,7 +9,7 @@ from rsrank import RSRank, load_letor_fold
 from rsrank import metrics as M
 from rsrank.experiments import (l1_grid, parse_metric, per_query_from_results, read_results,
                                 regularization_path, run_letor_folds, save_experiment,
-                                sparsest_index, sparsest_within)
+                                choose_fit, sparsest_index, sparsest_within)
 
 
 def test_parse_metric():
@@ -120,6 +120,62 @@ def test_one_standard_error_rule_against_a_brute_force_paired_se():
                      {"n_nonzero": 2, "vali_score": 0.48,
                       "per_query": 0.48 + 0.1 * np.tile([1.0, -1.0], n // 2)}]
     assert sparsest_index(gap(10), "1se") == 1 and sparsest_index(gap(1000), "1se") == 0
+
+
+def test_choose_fit_within_one_kind_is_sparsest_within():
+    rng = np.random.default_rng(2)
+    for _ in range(50):
+        points = [{"kind": "additive", "n_nonzero": int(rng.integers(1, 9)),
+                   "vali_score": float(rng.uniform()), "per_query": rng.uniform(size=5)}
+                  for _ in range(int(rng.integers(1, 6)))]
+        assert choose_fit(points, 0.01) == sparsest_index(points, 0.01)
+
+
+def _kind_points(kind, per_query, n_nonzero=3):
+    values = np.asarray(per_query, dtype=float)
+    return {"kind": kind, "n_nonzero": n_nonzero, "vali_score": float(np.nanmean(values)),
+            "per_query": values}
+
+
+def test_choose_fit_keeps_a_richer_kind_only_beyond_one_standard_error():
+    from scipy import stats
+
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        n_queries = int(rng.integers(2, 40))
+        linear = rng.uniform(size=n_queries)
+        shift, spread = rng.uniform(-0.05, 0.15), rng.uniform(0.01, 0.3)
+        additive = linear + rng.normal(shift, spread, n_queries)
+        points = [_kind_points("linear", linear, 12), _kind_points("additive", additive, 4)]
+        diff = additive - linear
+        beyond = diff.mean() > stats.sem(diff)  # brute force: scipy's standard error
+        assert choose_fit(points, 0.01) == (1 if beyond else 0)
+        # the order of the points does not matter, the order of the kinds does
+        assert choose_fit(points[::-1], 0.01) == (0 if beyond else 1)
+    # a richer kind's best vali score above the simpler one's is not enough
+    base = np.tile([0.2, 0.8], 10)
+    noisy = base + 0.01 + 0.3 * np.tile([1.0, -1.0], 10)
+    points = [_kind_points("linear", base), _kind_points("additive", noisy)]
+    assert points[1]["vali_score"] > points[0]["vali_score"] and choose_fit(points, 0.0) == 0
+    steady = base + 0.01
+    assert choose_fit([_kind_points("linear", base), _kind_points("additive", steady)], 0.0) == 1
+
+
+def test_choose_fit_walks_the_kinds_from_the_simplest_and_skips_nan_queries():
+    base = np.r_[np.linspace(0.2, 0.8, 20), np.nan]
+    up = lambda by: np.r_[base[:-1] + by, np.nan]  # noqa: E731
+    wobble = np.r_[0.1 * np.tile([1.0, -1.0], 10), 0.0]
+    linear, additive, pairs = (_kind_points("linear", base), _kind_points("additive", up(0.05)),
+                               _kind_points("interactions", up(0.06) + wobble))
+    # the additive model beats linear steadily; the pairs beat linear, not the additive model
+    assert choose_fit([pairs, additive, linear], 0.0) == 1
+    assert choose_fit([pairs, linear], 0.0) == 0
+    # within each kind, the sparsest point within reach
+    sparse = {**_kind_points("additive", up(0.049)), "n_nonzero": 1}
+    assert choose_fit([linear, additive, sparse], 0.01) == 2
+    # a single query gives no standard error: the simpler kind stays
+    one = [_kind_points("linear", [0.3]), _kind_points("additive", [0.9])]
+    assert choose_fit(one, 0.0) == 0
 
 
 @pytest.mark.parametrize("points, within, rule, message", [
