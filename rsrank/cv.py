@@ -67,8 +67,11 @@ class RSRankCV(BaseEstimator):
         The model, as for :class:`~rsrank.estimator.RSRank` (None: the
         recipe's default).
     with_linear : bool, default=False
-        With ``additive``: also walk the linear model's path, so that the
-        selection sees both kinds (``rsrank train --with-linear``).
+        With ``additive``: also walk the linear model's path; the linear
+        model is kept unless the shapes beat it on the validation queries
+        by more than one standard error of the paired difference
+        (:func:`rsrank.experiments.choose_fit`; ``rsrank train
+        --with-linear``).
     random_state : int, default=0
     n_jobs : int, "auto" or None, default="auto"
         Threads per fit.

@@ -45,8 +45,9 @@ def add_parser(commands):
                        f"{SPARSE_WITHIN:g} or more unless --stream)")
     train.add_argument("--with-linear", action="store_true",
                        help="with --additive, also walk the linear model's path: the "
-                       "selection sees both kinds and keeps the linear model where the shapes "
-                       "do not pay on vali (about one more linear run of time)")
+                       "selection keeps the linear model unless the shapes beat it on vali by "
+                       "more than one standard error over the vali queries (about one more "
+                       "linear run of time; results/kind_rule.md)")
     train.add_argument("--within", type=within, default=DEFAULT_WITHIN,
                        help="keep the sparsest grid point whose vali score is within this "
                        "fraction of the best (0 keeps the best), or '1se': within one "
