@@ -88,8 +88,10 @@ class RSRankCV(BaseEstimator):
     best_index_ : int
         Its position in ``path_``.
     path_ : list of dict
-        Every fit of the path: ``params``, ``vali_score`` (the mean over
-        the validation queries), ``n_nonzero`` (features in use) and with
+        Every fit of the path: ``params``, ``kind`` (the model's kind,
+        ``"linear"`` or the additive one: with ``with_linear`` the path
+        holds both), ``vali_score`` (the mean over the validation
+        queries), ``n_nonzero`` (features in use) and with
         ``feature_costs`` their ``cost``; ``per_query`` holds the values
         per query.
     validated_on_ : str

@@ -133,8 +133,10 @@ def main(argv=None):
              "`best vali`: the sparsest point within 1% of the best vali NDCG@10 over both "
              "kinds. `1se`: the shapes only when their vali NDCG@10 is above the linear "
              "model's by more than one standard error of the paired difference over the vali "
-             "queries (`rsrank.experiments.choose_fit`, the rule of `--with-linear`).", "",
-             "| data | " + " | ".join(RULES) + " |", "|---" * (len(RULES) + 1) + "|"]
+             "queries (`rsrank.experiments.choose_fit`, the rule of `--with-linear`). The JSON "
+             "names the richer kind's own choice `additive`.", "",
+             "| data | " + " | ".join(richer if r == "additive" else r for r in RULES) + " |",
+             "|---" * (len(RULES) + 1) + "|"]
     for name, row in table.items():
         lines.append(f"| {name} | " + " | ".join(cell(row[r], r) for r in RULES) + " |")
     means = {rule: np.mean([row[rule]["mean"] for row in table.values()]) for rule in RULES}
