@@ -28,7 +28,9 @@ class RSRankCV(BaseEstimator):
     the loss's curvature; with ``additive`` whole shapes in or out, each
     point refit on the shapes it kept), for every pair weighting, and keeps
     the sparsest fit whose mean validation score is within ``within`` of
-    the best (:func:`rsrank.experiments.sparsest_within`):
+    the best (:func:`rsrank.experiments.sparsest_within`; with
+    ``with_linear``, each kind's so, and the one-standard-error rule
+    between them, :func:`rsrank.experiments.choose_fit`):
 
     * with an ``eval_set``, scored on its queries, exactly as ``rsrank
       train`` selects on vali (one implementation,

@@ -2,7 +2,8 @@
 
 :func:`run_letor_folds` trains every grid point of each fold on train
 (keeping the best validation epoch), selects on vali by one rule
-(:func:`sparsest_within`) and evaluates the choice on test, per seed. Its
+(:func:`sparsest_within` within a kind of model, :func:`choose_fit`
+across kinds) and evaluates the choice on test, per seed. Its
 :class:`LetorExperiment` is written as a results directory
 (:func:`save_experiment`: ``results.json``, ``results.md``, models and
 score files) and read back by :func:`read_results` and
@@ -604,7 +605,8 @@ def regularization_path(X, y, qid, l1_values, *, estimator=None, eval_set=None, 
 
 
 def sparsest_within(points, within, *, key="vali_score", reference="best"):
-    """The one selection rule: the point with the fewest non-zero weights
+    """The selection rule within one kind of model (:func:`choose_fit` goes
+    across kinds): the point with the fewest non-zero weights
     among those whose ``key`` is at least ``(1 - within)`` times the
     reference score; ties go to the higher score, then to the earlier point.
     A point without non-zero weights is left out when any other has some:
