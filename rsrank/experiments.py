@@ -47,6 +47,7 @@ __all__ = [
     "run_letor_folds",
     "sparsest_within",
     "choose_fit",
+    "kind_choices",
     "Selection",
     "score_fits",
     "fit_and_select",
@@ -669,14 +670,21 @@ def check_within(within):
         raise ValueError(f"within must be in [0, 1) or '1se', got {within!r}")
 
 
+def _paired_difference(values, reference):
+    """``values - reference`` per query, NaN pairs left out, and its
+    standard error (None with fewer than two queries)."""
+    diff = np.asarray(values, dtype=float) - np.asarray(reference, dtype=float)
+    diff = diff[~np.isnan(diff)]
+    return diff, (diff.std(ddof=1) / np.sqrt(len(diff)) if len(diff) >= 2 else None)
+
+
 def _within_one_se(values, reference):
     """Whether ``values`` (per query) are at most one standard error of the
     paired difference below ``reference``."""
-    diff = np.asarray(values, dtype=float) - np.asarray(reference, dtype=float)
-    diff = diff[~np.isnan(diff)]
-    if len(diff) < 2:
+    diff, se = _paired_difference(values, reference)
+    if se is None:
         return bool(len(diff) == 1 and diff[0] >= 0)
-    return bool(diff.mean() >= -diff.std(ddof=1) / np.sqrt(len(diff)))
+    return bool(diff.mean() >= -se)
 
 
 def choose_fit(points, within):
@@ -690,26 +698,35 @@ def choose_fit(points, within):
     standard error of their paired difference. The richer kind always has
     the higher best score on a small vali set, by chance alone; the rule
     keeps it only where it pays (``results/kind_rule.md``)."""
-    points = list(points)
-    kinds = [name for name in KINDS if any(point.get("kind") == name for point in points)]
-    if len(kinds) < 2:
-        return sparsest_index(points, within)
-    chosen = None
-    for name in kinds:
-        mine = [i for i, point in enumerate(points) if point.get("kind") == name]
-        best = mine[sparsest_index([points[i] for i in mine], within)]
+    points, chosen = list(points), None
+    for best in kind_choices(points, within).values():  # the simplest kind first
         if chosen is None or _above_one_se(points[best]["per_query"],
                                            points[chosen]["per_query"]):
             chosen = best
     return chosen
 
 
+def kind_choices(points, within):
+    """Each kind's own choice among ``points`` (each with its ``"kind"``):
+    ``{kind: position}``, the simplest kind first, each the
+    :func:`sparsest_within` of its points (a point without a kind: the
+    choice among all, under the key None)."""
+    points = list(points)
+    kinds = [name for name in KINDS if any(point.get("kind") == name for point in points)]
+    if len(kinds) < 2:
+        return {kinds[0] if kinds else None: sparsest_index(points, within)}
+    out = {}
+    for name in kinds:
+        mine = [i for i, point in enumerate(points) if point.get("kind") == name]
+        out[name] = mine[sparsest_index([points[i] for i in mine], within)]
+    return out
+
+
 def _above_one_se(values, reference):
     """Whether ``values`` (per query) are above ``reference`` by more than one
     standard error of the paired difference (NaN pairs left out)."""
-    diff = np.asarray(values, dtype=float) - np.asarray(reference, dtype=float)
-    diff = diff[~np.isnan(diff)]
-    return bool(len(diff) >= 2 and diff.mean() > diff.std(ddof=1) / np.sqrt(len(diff)))
+    diff, se = _paired_difference(values, reference)
+    return bool(se is not None and diff.mean() > se)
 
 
 def sparsest_index(points, within, **rule):

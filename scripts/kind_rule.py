@@ -30,7 +30,7 @@ from sklearn.model_selection import ParameterGrid
 
 from _bench import SHARED_DATA, command_line, write_report
 from _datasets import FIXED_TEST, dataset_folds
-from rsrank.experiments import choose_fit, score_fits, sparsest_index
+from rsrank.experiments import choose_fit, kind_choices, score_fits, sparsest_index
 from rsrank.metrics import ndcg_per_query
 from rsrank.path import walk
 from rsrank.querydata import QueryData
@@ -52,11 +52,8 @@ def fold_choices(fold, seed, interactions):
     points = walk(estimator, list(ParameterGrid(grid)), train, validation=vali, warm=True)
     tried, per_query, models = score_fits(points, vali, "ndcg@10", "letor")
     fits = [{**t, "per_query": v} for t, v in zip(tried, per_query)]
-    chosen = {}
-    for kind in ("linear", "additive"):
-        mine = [i for i, t in enumerate(tried) if (t["kind"] == "linear") == (kind == "linear")]
-        chosen[kind] = mine[sparsest_index([fits[i] for i in mine], 0.01)]
-    chosen["best vali"] = sparsest_index(fits, 0.01)
+    (_, linear), (_, richer) = kind_choices(fits, 0.01).items()  # additive or interactions
+    chosen = {"linear": linear, "additive": richer, "best vali": sparsest_index(fits, 0.01)}
     chosen["1se"] = choose_fit(fits, 0.01)
     X, y, qid = fold["test"][:3]
     out = {}

@@ -9,7 +9,8 @@ from rsrank import RSRank, load_letor_fold
 from rsrank import metrics as M
 from rsrank.experiments import (l1_grid, parse_metric, per_query_from_results, read_results,
                                 regularization_path, run_letor_folds, save_experiment,
-                                choose_fit, sparsest_index, sparsest_within)
+                                choose_fit, kind_choices, sparsest_index,
+                                sparsest_within)
 
 
 def test_parse_metric():
@@ -173,6 +174,10 @@ def test_choose_fit_walks_the_kinds_from_the_simplest_and_skips_nan_queries():
     # within each kind, the sparsest point within reach
     sparse = {**_kind_points("additive", up(0.049)), "n_nonzero": 1}
     assert choose_fit([linear, additive, sparse], 0.01) == 2
+    # each kind's own choice, the simplest kind first
+    assert list(kind_choices([pairs, sparse, additive, linear], 0.01).items()) == [
+        ("linear", 3), ("additive", 1), ("interactions", 0)]
+    assert kind_choices([additive, sparse], 0.01) == {"additive": 1}
     # a single query gives no standard error: the simpler kind stays
     one = [_kind_points("linear", [0.3]), _kind_points("additive", [0.9])]
     assert choose_fit(one, 0.0) == 0
