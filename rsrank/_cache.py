@@ -17,11 +17,16 @@ must form the CSR matrix the parser would have made: ``indptr`` from 0 to
 the number of values and never decreasing, column indices in range and
 increasing within a row, finite values, labels from 0 to 255, one label and
 one qid per row. The kinds, lengths and ends are checked at every load; the
-values (a pass over every array) when an array file is not the one the
-writer wrote: ``meta.json`` records each file's size, times and inode as
-written, and any change to its bytes gives it a new inode change time. A
-failed check removes the entry with one :class:`CacheWarning` line, and the
-file is parsed (and cached) again.
+content when an array file is not the one the writer wrote: ``meta.json``
+records each file's size, times and inode as written, and any change to its
+bytes gives it a new inode change time; such a file must still hold what
+was written, byte for byte (the CRC-32 of each array's content, computed at
+memory speed, is in ``meta.json``), or the entry is not used. Entries are
+written read-only, so that an editor or a careless script asks before it
+changes one. A failed check removes the entry with one :class:`CacheWarning`
+line, and the file is parsed (and cached) again.
+``scripts/bench_cache.py`` measures what the checks cost against a parse
+(``results/cache_check.md``).
 
 The cache lives in ``.rsrank-cache`` beside the source when that directory
 can be written, else in the user's cache directory (``$XDG_CACHE_HOME`` or
@@ -36,6 +41,7 @@ import shutil
 import sys
 import time
 import warnings
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -43,15 +49,17 @@ import scipy.sparse as sp
 
 from ._files import process_alive
 
-__all__ = ["CacheWarning", "cache_directory", "cache_key", "load_cached", "store"]
+__all__ = ["CacheWarning", "cache_directory", "cache_key", "load_cached", "store", "content_crc"]
 
-_FORMAT = 3
+_FORMAT = 4
 _ARRAYS = ("data", "indices", "indptr", "y", "qid")
 _BLOCK = 1 << 20
 #: blocks of :data:`_SAMPLE` bytes hashed between a file's first and last MiB
 _SAMPLES, _SAMPLE = 64, 4096
 #: values checked at a time (bounded memory on files of any size)
 _CHECK_BLOCK = 1 << 22
+#: bytes given to one CRC-32 call
+_CRC_BLOCK = 1 << 26
 _LABEL_MAX = 255
 #: staging directories of format 1 (no process id): removed when this old
 _LEGACY_STAGING_AGE = 24 * 3600
@@ -153,11 +161,25 @@ def _checked(entry, description):
     written = meta.get("written")
     if not isinstance(written, dict) or any(
             written.get(name) != _array_stamp(entry / f"{name}.npy") for name in _ARRAYS):
+        for name in _ARRAYS:  # touched since it was written: its content must be the same
+            if content_crc(arrays[name]) != meta["arrays"][name].get("crc32"):
+                raise ValueError(f"{name}.npy changed since it was written (its CRC-32 is not "
+                                 "the one in meta.json)")
         _check_values(arrays, n_rows, width)
     X = sp.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]),
                       shape=(n_rows, width), copy=False)
     X.has_sorted_indices = True
     return X, arrays["y"], arrays["qid"], meta
+
+
+def content_crc(array):
+    """The CRC-32 of an array's bytes, read in blocks (a memory map is not
+    loaded whole)."""
+    flat = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+    crc = 0
+    for lo in range(0, len(flat), _CRC_BLOCK):
+        crc = zlib.crc32(flat[lo:lo + _CRC_BLOCK], crc)
+    return crc
 
 
 def _array_stamp(path):
@@ -239,12 +261,15 @@ def store(directory, key, description, X, y, qid, warning=None):
                             ("y", y), ("qid", qid)):
             array = np.ascontiguousarray(array)
             np.save(staging / f"{name}.npy", array, allow_pickle=False)
-            arrays[name] = {"dtype": array.dtype.str, "shape": list(array.shape)}
+            os.chmod(staging / f"{name}.npy", 0o444 & ~_umask())
+            arrays[name] = {"dtype": array.dtype.str, "shape": list(array.shape),
+                            "crc32": content_crc(array)}
             written[name] = _array_stamp(staging / f"{name}.npy")
         meta = dict(description, shape=list(X.shape), warning=warning, arrays=arrays,
                     written=written)
         meta["checksum"] = _digest(meta)
         (staging / "meta.json").write_text(json.dumps(meta, indent=1))
+        os.chmod(staging / "meta.json", 0o444 & ~_umask())
         os.chmod(staging, 0o777 & ~_umask())
         target = directory / key
         try:
@@ -260,6 +285,7 @@ def store(directory, key, description, X, y, qid, warning=None):
         raise
 
 
+_KEY = re.compile(r"^[0-9a-f]{32}$")
 _STAGING = re.compile(r"^\.[0-9a-f]{32}\.staging-(\d+)$")
 _LEGACY_STAGING = re.compile(r"^\.[0-9a-f]{32}\.[^.]+$")
 
@@ -290,7 +316,8 @@ def _umask():
 
 def _remove_older(directory, key, source):
     for entry in directory.iterdir():
-        if entry.name == key or entry.name.startswith(".") or not entry.is_dir():
+        if entry.name == key or not _KEY.match(entry.name) or not entry.is_dir() \
+                or entry.is_symlink():
             continue
         try:
             meta = json.loads((entry / "meta.json").read_text())

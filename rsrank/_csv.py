@@ -6,7 +6,15 @@ The query id and the label columns are found by name (``qid``,
 column is a feature, named by its header. A file is CSV when its name ends
 in ``.csv`` or ``.csv.gz``. Cells are numbers; an empty feature cell, or
 ``nan``/``NA``, is a missing value (NaN) as ``nan`` is in LETOR text.
-Errors name the file, the line and the column.
+Errors name the file, the line and the column. The header must be UTF-8
+(a byte-order mark is allowed): a header in another encoding would misname
+its columns, so it is refused rather than guessed.
+
+Columns are matched by name, never by position: :func:`align_columns` puts
+a CSV's feature columns in the order of the names a model was trained on
+(reordered columns score as in order; a missing or unknown name is
+refused in one line that names it), and the files of one dataset are
+aligned to the first one's header the same way.
 """
 
 import csv
@@ -17,7 +25,8 @@ import scipy.sparse as sp
 
 from ._text import LetorFormatError, open_text, reading, whole_number
 
-__all__ = ["is_csv", "csv_feature_names", "parse_csv", "csv_docids", "csv_data_lines"]
+__all__ = ["is_csv", "csv_feature_names", "parse_csv", "csv_docids", "csv_data_lines",
+           "align_columns", "column_order"]
 
 QID_NAMES = ("qid", "query_id", "queryid", "query")
 LABEL_NAMES = ("label", "relevance", "rel", "grade", "target")
@@ -35,7 +44,16 @@ def _rows(path):
     and the header first."""
     with reading(path), open_text(path) as handle:
         reader = csv.reader(handle)
-        for fields in reader:
+        while True:
+            try:
+                fields = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as error:
+                limit = csv.field_size_limit()
+                problem = (f"a cell longer than {limit:,} characters (is it a CSV file?)"
+                           if "field limit" in str(error) else f"not CSV: {error}")
+                raise LetorFormatError(path, reader.line_num, problem) from None
             if fields and any(field.strip() for field in fields):
                 yield reader.line_num, fields
 
@@ -48,6 +66,11 @@ def _layout(path):
     except StopIteration:
         raise LetorFormatError(path, None, "the file holds no header and no rows") from None
     header = [name.strip() for name in header]
+    if header:
+        header[0] = header[0].lstrip("\ufeff")  # a byte-order mark
+    if any("\ufffd" in name for name in header):
+        raise LetorFormatError(path, number, "the header is not UTF-8 text; save the file as "
+                               "UTF-8 (its column names would be misread)")
     seen = {}
     for column, name in enumerate(header):
         if not name:
@@ -153,3 +176,38 @@ def csv_data_lines(path):
     rows = _rows(path)
     next(rows, None)
     return [number for number, _ in rows]
+
+
+def column_order(path, names, what):
+    """Where each of ``names`` is among the feature columns of the CSV file
+    ``path``: a list of column positions, or a :class:`LetorFormatError`
+    that names the missing and the unknown columns (``what``: whose names
+    they are, as in "the model's features")."""
+    have = csv_feature_names(path)
+    position = {name: k for k, name in enumerate(have)}
+    missing = [name for name in names if name not in position]
+    unknown = [name for name in have if name not in set(names)]
+    if missing or unknown:
+        parts = []
+        if missing:
+            parts.append(f"no column {_listed(missing)} of {what}")
+        if unknown:
+            parts.append(f"column{'s' if len(unknown) > 1 else ''} {_listed(unknown)} "
+                         f"{'are' if len(unknown) > 1 else 'is'} not among {what}")
+        raise LetorFormatError(path, 1, "; ".join(parts) + ": CSV columns are matched by "
+                               "name, so rename or drop them")
+    return [position[name] for name in names]
+
+
+def _listed(names, shown=3):
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(repr(name) for name in names[:shown]) + more
+
+
+def align_columns(path, X, names, what="the model's features"):
+    """``X`` (the rows of the CSV file ``path`` as read, its feature columns
+    in the header's order) with its columns in the order of ``names``."""
+    order = column_order(path, list(names), what)
+    if order == list(range(len(order))) and X.shape[1] == len(order):
+        return X
+    return X[:, order]

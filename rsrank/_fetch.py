@@ -8,6 +8,16 @@ SHA-256 as soon as it is complete, and renames the directory into place only
 when all are there: a failed or interrupted fetch leaves nothing behind, and
 a dataset directory is always whole. A transfer cut off midway is resumed
 where it stopped (an HTTP range request) a few times before giving up.
+
+A fetch never takes more than the registry promises: each file stops at
+its registry size (a server that sends more, or announces more, is cut off
+and nothing is kept), the free space for the whole dataset is checked
+before the first byte, concurrent fetches of one dataset take turns (a lock
+file beside it, :func:`rsrank._files.claim_lock`), and staging directories
+of killed fetches are removed by the next. A dataset already in the data
+home is served only when every file has the registry's size and SHA-256
+(hashed once; :data:`VERIFIED` remembers the files as they were checked, so
+a later fetch hashes only what changed).
 """
 
 import contextlib
@@ -15,11 +25,14 @@ import hashlib
 import http.client
 import json
 import os
+import re
 import shutil
 import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
+
+from ._files import atomic_write_text, claim_lock, release_lock, remove_stale
 
 __all__ = ["fetch_letor", "registry", "default_data_home", "DATA_HOME_ENV"]
 
@@ -29,6 +42,9 @@ DATA_HOME_ENV = "RSRANK_DATA"
 #: attempts at one file: the first and the resumptions of a cut-off transfer
 ATTEMPTS = 4
 _BLOCK = 1 << 16
+#: in a fetched dataset directory: each file's size, times and inode when its
+#: SHA-256 was last checked
+VERIFIED = ".rsrank-verified"
 
 
 def registry():
@@ -84,29 +100,135 @@ def fetch_letor(name, data_home=None, url=None, *, quiet=None):
         line that names the URL.
     """
     name, entry = _entry(name)
+    if data_home is not None and not str(data_home).strip():
+        raise ValueError("the data home is empty: give a directory, or leave it out for the "
+                         "default")
     home = Path(data_home).expanduser() if data_home is not None else default_data_home()
     target = home / name
     files = entry["files"]
-    if target.is_dir():
-        missing = [rel for rel in files if not (target / rel).is_file()]
-        if not missing:
-            return target
-        raise FileExistsError(f"{target} exists but lacks {missing[0]}: remove it and fetch "
-                              "again")
+    if _served(target, files):
+        return target
     base = (url or entry["url"]).rstrip("/") + "/"
-    home.mkdir(parents=True, exist_ok=True)
-    staging = home / f".{name}.fetching-{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
-    total = sum(spec["bytes"] for spec in files.values())
+    _make_home(home)
+    lock = home / f".{name}.lock"
+
+    def waiting(owner):
+        if quiet is not True:
+            print(f"rsrank fetch: waiting for another fetch of {name} (process {owner})",
+                  file=sys.stderr, flush=True)
+
     try:
+        claim_lock(lock, wait=True, on_wait=waiting)
+    except OSError as error:
+        raise _home_error(home, error) from None
+    staging = home / f".{name}.fetching-{os.getpid()}"
+    try:
+        remove_stale(home, re.compile(rf"^\.{re.escape(name)}\.fetching-(?P<pid>\d+)$"))
+        if _served(target, files):  # the fetch we waited for brought it
+            return target
+        total = sum(spec["bytes"] for spec in files.values())
+        free = shutil.disk_usage(home).free
+        if free < total:
+            raise OSError(f"{home}: {name} needs {total / 1e6:,.1f} MB and the disk has "
+                          f"{free / 1e6:,.1f} MB free; free some space or fetch into another "
+                          "data home")
+        try:
+            staging.mkdir()
+        except OSError as error:
+            raise _home_error(home, error) from None
         with _bar(total, name, quiet) as bar:
             for rel, spec in files.items():
-                _download(base + rel, staging / rel, spec["sha256"], bar)
+                _download(base + rel, staging / rel, spec, bar, home)
+        _write_verified(staging, files)
         staging.rename(target)
-    except BaseException:
+        return target
+    finally:
         shutil.rmtree(staging, ignore_errors=True)
-        raise
-    return target
+        release_lock(lock)
+
+
+def _make_home(home):
+    """Create the data home, or say in one line why it cannot be one."""
+    if home.exists() and not home.is_dir():
+        raise NotADirectoryError(f"{home}: the data home is a file, not a directory; give "
+                                 "another data home")
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise _home_error(home, error) from None
+    if not os.access(home, os.W_OK):
+        raise PermissionError(f"{home}: cannot write in the data home (permission denied); "
+                              "give another data home (--data-home, or $RSRANK_DATA)")
+
+
+def _home_error(home, error):
+    """An ``OSError`` met while writing in the data home, told of the home
+    (not of a hidden staging path)."""
+    told = type(error)(f"{home}: cannot write in the data home "
+                       f"({error.strerror or error}); give another data home (--data-home, or "
+                       "$RSRANK_DATA)")
+    told.errno, told.strerror = error.errno, error.strerror
+    return told
+
+
+def _stamp(path):
+    stat = path.stat()
+    return [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino]
+
+
+def _sha256(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _served(target, files):
+    """Whether ``target`` holds the dataset whole: every file of the
+    registry's size, then of its SHA-256 (a file unchanged since it was last
+    checked is not hashed again). False when there is nothing; an error
+    that names the file when something else is there."""
+    if not target.exists() and not target.is_symlink():
+        return False
+    if not target.is_dir():
+        raise FileExistsError(f"{target}: exists and is not a directory; remove it or fetch "
+                              "into another data home")
+    for rel, spec in files.items():
+        path = target / rel
+        if not path.is_file():
+            raise FileExistsError(f"{target}: exists but lacks {rel}: remove it and fetch again")
+        if path.stat().st_size != spec["bytes"]:
+            raise FileExistsError(f"{target}: {rel} has {path.stat().st_size:,} bytes, not the "
+                                  f"registry's {spec['bytes']:,} (damaged, or another dataset): "
+                                  "remove it and fetch again")
+    try:
+        verified = json.loads((target / VERIFIED).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        verified = {}
+    changed = False
+    for rel, spec in files.items():
+        path = target / rel
+        if isinstance(verified, dict) and verified.get(rel) == [spec["sha256"]] + _stamp(path):
+            continue
+        digest = _sha256(path)
+        if digest != spec["sha256"]:
+            raise FileExistsError(f"{target}: {rel} has SHA-256 {digest}, not the registry's "
+                                  f"{spec['sha256']} (damaged or changed): remove it and fetch "
+                                  "again")
+        changed = True
+    if changed:
+        try:
+            _write_verified(target, files)
+        except OSError:
+            pass  # a read-only copy is hashed at every fetch
+    return True
+
+
+def _write_verified(directory, files):
+    atomic_write_text(directory / VERIFIED, json.dumps(
+        {rel: [spec["sha256"]] + _stamp(directory / rel) for rel, spec in files.items()},
+        indent=1) + "\n")
 
 
 @contextlib.contextmanager
@@ -122,14 +244,14 @@ def _bar(total, name, quiet):
         yield bar
 
 
-def _download(url, path, sha256, bar):
+def _download(url, path, spec, bar, home):
     """``url`` into ``path``, resumed where a cut-off transfer stopped,
-    then checked against ``sha256``."""
+    never past the registry's size, then checked against its SHA-256."""
     path.parent.mkdir(parents=True, exist_ok=True)
     done = 0
     for attempt in range(ATTEMPTS):
         try:
-            done = _transfer(url, path, done, bar)
+            done = _transfer(url, path, done, bar, spec["bytes"])
             break
         except (http.client.IncompleteRead, ConnectionError, TimeoutError) as error:
             if attempt == ATTEMPTS - 1:
@@ -137,18 +259,25 @@ def _download(url, path, sha256, bar):
                               f"times ({error.__class__.__name__}); try again later, or pass "
                               "url= a mirror") from None
             done = path.stat().st_size if path.exists() else 0
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(_BLOCK), b""):
-            digest.update(block)
-    if digest.hexdigest() != sha256:
-        raise ValueError(f"{url}: SHA-256 {digest.hexdigest()}, not the registry's {sha256}; "
+        except OSError as error:
+            if error.filename is None and error.errno is None:
+                raise
+            raise _home_error(home, error) from None
+    digest = _sha256(path)
+    if digest != spec["sha256"]:
+        raise ValueError(f"{url}: SHA-256 {digest}, not the registry's {spec['sha256']}; "
                          "the file was changed or damaged on the way, and is not kept")
 
 
-def _transfer(url, path, start, bar):
+def _too_large(url, limit):
+    return ValueError(f"{url}: larger than the registry's {limit:,} bytes; not the registry's "
+                      "file (a wrong --url?), stopped and not kept")
+
+
+def _transfer(url, path, start, bar, limit):
     """Append ``url``'s bytes from ``start`` on to ``path`` (from the start
-    when the server ignores the range); returns the size reached."""
+    when the server ignores the range), refusing more than ``limit`` bytes
+    in all; returns the size reached."""
     request = urllib.request.Request(url, headers={"Range": f"bytes={start}-"} if start else {})
     try:
         response = urllib.request.urlopen(request, timeout=60)
@@ -157,18 +286,31 @@ def _transfer(url, path, start, bar):
     except urllib.error.URLError as error:
         raise OSError(f"cannot download {url}: {error.reason}; check the connection, or "
                       "pass url= a mirror (rsrank fetch NAME --url URL)") from None
+    except http.client.RemoteDisconnected:
+        raise
+    except http.client.HTTPException as error:
+        raise OSError(f"cannot download {url}: the server's answer is not HTTP "
+                      f"({error.__class__.__name__}); check the URL (--url)") from None
     with response:
         resumed = start and response.status == 206
         if bar is not None and start and not resumed:
             bar.update(-start)
         size = start if resumed else 0
+        length = response.headers.get("Content-Length")
+        if length is not None and length.strip().isdigit() and size + int(length) > limit:
+            raise _too_large(url, limit)
         with open(path, "ab" if resumed else "wb") as handle:
-            for block in iter(lambda: response.read(_BLOCK), b""):
-                handle.write(block)
+            while True:
+                block = response.read(min(_BLOCK, limit + 1 - size))
+                if not block:
+                    break
                 size += len(block)
+                if size > limit:
+                    raise _too_large(url, limit)
+                handle.write(block)
                 if bar is not None:
                     bar.update(len(block))
-        length = response.headers.get("Content-Length")
-        if length is not None and size - (start if resumed else 0) < int(length):
+        if length is not None and length.strip().isdigit() and \
+                size - (start if resumed else 0) < int(length):
             raise http.client.IncompleteRead(b"", int(length) - size)
     return size

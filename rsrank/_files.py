@@ -1,8 +1,14 @@
 """Outputs that never half-exist and never replace an input.
 
-* :func:`atomic_write_bytes` and :func:`atomic_write_text` write a file
-  through a temporary sibling and one rename: a reader sees the old file or
-  the new one.
+* :func:`atomic_write_bytes` and :func:`atomic_write_text` write every
+  file the package writes, by the kind of what is at the path (as ``cp``
+  and ``install`` treat their target): a new or regular file is written
+  through a temporary sibling and one rename, so a reader sees the old file
+  or the new one; a symbolic link to a regular file has its target replaced
+  that way and stays a link; a character device or a FIFO (``/dev/null``,
+  ``/dev/stdout``, a named pipe) is written through, never replaced; a
+  directory, a block device, a socket or a link to nothing is refused in
+  one line (:func:`check_output_target` says so before any work).
 * :class:`ResultsDirectory` claims an output directory before the work
   starts and publishes it in one step when the work is done. The claim is
   git's lock-file protocol: ``.NAME.lock`` beside the target, made by one
@@ -15,7 +21,10 @@
   ``renameat2(RENAME_EXCHANGE)``, so the path holds the complete old results
   or the complete new ones at every instant. Every failure path removes the
   staging directory and the lock, and leftovers of a killed run (its process
-  is gone) are removed by the next run.
+  is gone) are removed by the next run. An existing directory is replaced
+  only when it is provably one this package wrote: it holds the marker
+  :data:`RESULTS_MARKER`, which lists every file published there, and
+  nothing else; otherwise the error names what replacing it would delete.
 * :func:`read_bounded_text` reads a small text file (a model, a list of
   names) with a size limit.
 * :func:`not_a_file` says why an input path is not a file it can read.
@@ -23,15 +32,18 @@
 
 import ctypes
 import errno
+import json
 import os
 import re
 import shutil
+import stat
 import time
 from pathlib import Path
 
 __all__ = ["OutputError", "atomic_write_text", "atomic_write_bytes", "read_bounded_text",
-           "ResultsDirectory", "check_not_input", "process_alive", "not_a_file",
-           "make_parents", "remove_empty"]
+           "ResultsDirectory", "check_not_input", "check_output_target", "process_alive",
+           "not_a_file", "make_parents", "remove_empty", "remove_own_tree", "RESULTS_MARKER",
+           "claim_lock", "release_lock", "remove_stale"]
 
 
 class OutputError(ValueError):
@@ -105,17 +117,72 @@ def atomic_write_text(path, text):
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def atomic_write_bytes(path, data):
-    """Write ``data`` to ``path`` through a temporary sibling and one rename;
-    the temporary file is removed on every failure, and the file gets the
-    permissions the user's umask gives a new file."""
+def check_output_target(path, flag=None):
+    """What is at ``path``, as an output: ``"new"`` (nothing), ``"file"`` (a
+    regular file), ``"link"`` (a symbolic link to a regular file), or
+    ``"through"`` (a character device or a FIFO, or a link to one: written
+    through, never replaced). A directory, a block device, a socket or a
+    link to nothing raises :class:`OutputError` (``IsADirectoryError`` for a
+    directory, ``NotADirectoryError`` for a path through a file) in one line
+    that names the path (and ``flag``, the option that gave it)."""
     path = Path(path)
-    if path.is_dir():
-        raise IsADirectoryError(f"{path}: is a directory; give a file name")
+    named = f"{flag} {path}" if flag else str(path)
+    try:
+        link = stat.S_ISLNK(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return "new"
+    except NotADirectoryError:
+        through = _file_in_the_way(path)
+        raise NotADirectoryError(f"{named}: {through} is a file, not a directory") from None
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise OutputError(f"{named}: a symbolic link to {os.readlink(path)}, which does not "
+                          "exist; give the target itself or remove the link") from None
+    except OSError as error:
+        raise OutputError(f"{named}: cannot use it as an output ({error.strerror})") from None
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(f"{named}: is a directory; give a file name")
+    if stat.S_ISREG(mode):
+        return "link" if link else "file"
+    if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
+        return "through"
+    kind = "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) \
+        else "not a file"
+    raise OutputError(f"{named}: {kind}; rsrank writes only files, character devices and "
+                      "FIFOs: give a file name")
+
+
+def atomic_write_bytes(path, data):
+    """Write ``data`` to ``path`` whole or not at all, never replacing what
+    is not a regular file (see :func:`check_output_target`).
+
+    A new or regular file is written through a temporary sibling and one
+    rename; the temporary file is removed on every failure, a new file gets
+    the permissions the user's umask gives and a replaced one keeps its
+    own. A symbolic link keeps pointing where it did: the file it points to
+    is replaced that way. A character device or a FIFO is opened and
+    written, as ``cp`` writes to one."""
+    path = Path(path)
+    kind = check_output_target(path)
+    if kind == "link":
+        target = Path(os.path.realpath(path))
+        if target.exists() and os.path.samefile(target, path):
+            return atomic_write_bytes(target, data)
+        kind = "through"  # a link only the kernel resolves (/dev/stdout to a file)
+    if kind == "through":
+        try:
+            with open(path, "wb") as handle:
+                handle.write(data)
+        except OSError as error:
+            raise _about(path, error) from None
+        return
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     try:
         with open(tmp, "xb") as handle:
             handle.write(data)
+        if kind == "file":
+            os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))
         os.replace(tmp, path)
     except OSError as error:
         _remove(tmp)
@@ -260,11 +327,108 @@ def _take_over_if_dead(lock):
     _remove(aside)
 
 
+def remove_stale(directory, pattern):
+    """Remove the entries of ``directory`` whose names match ``pattern`` (a
+    compiled regular expression with a ``pid`` group: the names this
+    package gives its staging files and directories) and whose process is
+    gone: what a killed run left."""
+    try:
+        entries = list(Path(directory).iterdir())
+    except OSError:
+        return
+    for entry in entries:
+        match = pattern.match(entry.name)
+        if match and not process_alive(int(match.group("pid"))):
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                _remove(entry)
+
+
+def claim_lock(lock, *, wait=False, on_wait=None, poll=0.2):
+    """Claim the lock file ``lock`` (git's protocol, see :func:`_claim`); a
+    lock whose owner is gone is taken over. When a live process holds it:
+    ``FileExistsError``, or with ``wait`` sleep until it is released
+    (``on_wait(owner pid)`` is called once, first)."""
+    lock = Path(lock)
+    told = False
+    while True:
+        _take_over_if_dead(lock)
+        try:
+            return _claim(lock)
+        except FileExistsError:
+            if not wait:
+                raise
+        if not told and on_wait is not None:
+            on_wait(_lock_owner(lock))
+            told = True
+        time.sleep(poll)
+
+
+def release_lock(lock):
+    """Remove a lock this process claimed."""
+    _remove(Path(lock))
+
+
 def _names_inside(error, directory):
     """Whether ``error`` names a path inside ``directory``."""
     directory = str(Path(directory).absolute())
     return any(str(Path(name).absolute()).startswith(directory + os.sep)
                for name in (error.filename, error.filename2) if name)
+
+
+#: the file that marks a directory as results rsrank wrote, listing its files
+RESULTS_MARKER = ".rsrank-results"
+
+
+def _files_under(directory):
+    """Every entry under ``directory`` that is not a directory (files,
+    links, devices), and every empty directory, as relative POSIX paths;
+    links are not followed."""
+    directory = Path(directory)
+    found = []
+    for root, dirs, files in os.walk(directory):
+        here = Path(root).relative_to(directory)
+        links = [d for d in dirs if os.path.islink(os.path.join(root, d))]
+        found.extend((here / name).as_posix() for name in files + links)
+        if not dirs and not files and here != Path("."):
+            found.append(here.as_posix() + "/")
+    return found
+
+
+def foreign_files(directory):
+    """What ``directory`` holds that rsrank did not write there: a list
+    (empty when it holds only what its :data:`RESULTS_MARKER` lists), or
+    None when it has no valid marker (it is not rsrank's)."""
+    try:
+        with open(Path(directory) / RESULTS_MARKER, encoding="utf-8") as handle:
+            listed = json.load(handle)
+        if not os.path.isfile(Path(directory) / RESULTS_MARKER) or listed.get(
+                "written_by") != "rsrank":
+            return None
+        listed = set(listed["files"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return sorted(name for name in _files_under(directory)
+                  if name != RESULTS_MARKER and name not in listed)
+
+
+def _some(names, shown=3):
+    """``names`` as a short phrase: the first few and how many more."""
+    if not names:
+        return "nothing"
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    count = f"{len(names)} file{'s' if len(names) != 1 else ''}"
+    return f"{count} ({', '.join(names[:shown])}{more})"
+
+
+def remove_own_tree(path, pattern):
+    """Remove the directory ``path`` only when its name matches ``pattern``
+    (a compiled regular expression of the names this package gives its
+    staging directories) and it is a directory, not a link to one."""
+    path = Path(path)
+    if pattern.match(path.name) and path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
 
 
 class ResultsDirectory:
@@ -330,27 +494,40 @@ class ResultsDirectory:
         if self.out.is_symlink() or (self.out.exists() and not self.out.is_dir()):
             raise OutputError(f"{self.out}: exists and is not a results directory; choose "
                               "another path")
-        if self.out.exists() and not self.overwrite:
+        if not self.out.exists() or not any(self.out.iterdir()):
+            return  # nothing there, or an empty directory: nothing is lost
+        foreign = foreign_files(self.out)
+        if not self.overwrite:
+            if foreign is None:
+                raise OutputError(f"{self.out}: exists and is not a results directory rsrank "
+                                  "wrote; choose another path")
             raise OutputError(f"{self.out}: exists; choose another path or pass --force")
+        if foreign is None:
+            held = sorted(_files_under(self.out))
+            raise OutputError(f"{self.out}: not a results directory rsrank wrote (no "
+                              f"{RESULTS_MARKER}), so --force does not replace it: it would "
+                              f"delete {_some(held)}; remove it yourself or choose another "
+                              "path")
+        if foreign:
+            raise OutputError(f"{self.out}: holds {_some(foreign)} that rsrank did not write; "
+                              "--force would delete them: move them out or choose another "
+                              "path")
 
     def _remove_stale(self, parent):
         """Staging directories and locks left by runs whose process is gone."""
-        pattern = re.compile(rf"^\.{re.escape(self.out.name)}\.(staging-|old-|lock\.|lock\.stale-)"
-                             rf"(\d+)$")
-        for entry in parent.iterdir():
-            match = pattern.match(entry.name)
-            if match and not process_alive(int(match.group(2))):
-                if entry.is_dir() and not entry.is_symlink():
-                    shutil.rmtree(entry, ignore_errors=True)
-                else:
-                    _remove(entry)
+        remove_stale(parent, re.compile(rf"^\.{re.escape(self.out.name)}\.(staging-|old-|lock\."
+                                        rf"|lock\.stale-)(?P<pid>\d+)$"))
         _take_over_if_dead(parent / f".{self.out.name}.lock")
 
     # -- publishing ------------------------------------------------------------
 
     def publish(self):
-        """Move the staging directory to ``out`` in one step."""
+        """Move the staging directory to ``out`` in one step, with the
+        marker that lists what it holds."""
         self._check_target()
+        listed = sorted(_files_under(self.staging))
+        with open(self.staging / RESULTS_MARKER, "x", encoding="utf-8") as handle:
+            json.dump({"written_by": "rsrank", "files": listed}, handle, indent=1)
         if not self.out.exists():
             os.rename(self.staging, self.out)
         else:

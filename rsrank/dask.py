@@ -295,6 +295,8 @@ class DaskRSRank(RSRank):
             return sum(v for v, _ in results) / max(sum(q for _, q in results), 1)
         train_ndcg.k = self.eval_k
 
+        if validation is not None:
+            plan.kind.check_rows(validation, "eval_set")
         monitor = plan.monitoring.on(validation, view, scale, self.n_jobs)
         advice = fitting.advice(plan, lambda: source.moments)
         epoch = (solver.accelerated(gradient_epoch, state) if self.mode == "gradient"

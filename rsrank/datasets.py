@@ -14,7 +14,7 @@ import numpy as np
 from sklearn.utils import Bunch
 
 from ._cache import CacheWarning
-from ._csv import csv_feature_names, is_csv
+from ._csv import align_columns, column_order, csv_feature_names, is_csv
 from ._fetch import default_data_home, fetch_letor, registry
 from ._queries import group_queries
 from ._reading import (LetorFormatError, NonContiguousQueryWarning, check_exp2_labels,
@@ -47,6 +47,7 @@ __all__ = [
     "read_lines",
     "with_columns",
     "csv_feature_names",
+    "align_columns",
     "is_csv",
     "fetch_letor",
     "default_data_home",
@@ -91,31 +92,39 @@ def load_files(paths, n_features=None, **options):
     """Every file of ``paths`` (split name -> path, or None for no such
     split) read by :func:`load_letor` with ``options``, each made dense (with
     ``dense``) as soon as it is read, so that no two are ever held as CSR,
-    then given one column count: ``(parts, width)``. CSV files must name
-    the same features in the same order."""
-    _check_csv_headers([path for path in paths.values() if path is not None])
-    parts = {split: load_letor(path, n_features, **options)
-             for split, path in paths.items() if path is not None}
+    then given one column count: ``(parts, width)``. The feature columns of
+    CSV files are matched by name to the first CSV file's (a reordered file
+    is read in that order; another set of names is an error before any
+    file is read)."""
+    given = [path for path in paths.values() if path is not None]
+    orders = _csv_orders(given)
+    parts = {}
+    for split, path in paths.items():
+        if path is None:
+            continue
+        part = load_letor(path, n_features, **options)
+        if orders.get(str(path)) is not None:
+            part = (part[0][:, orders[str(path)]],) + tuple(part[1:])
+        parts[split] = part
     width = n_features or max(part[0].shape[1] for part in parts.values())
     return {split: (with_columns(part[0], width),) + tuple(part[1:])
             for split, part in parts.items()}, width
 
 
-def _check_csv_headers(paths):
-    """A :class:`LetorFormatError` when CSV files of one dataset name
-    different feature columns (their columns would be misread as each
-    other)."""
-    headers = [(path, csv_feature_names(path)) for path in paths if is_csv(path)]
-    for path, names in headers[1:]:
-        first, expected = headers[0]
-        if names != expected:
-            where = next((j for j, (a, b) in enumerate(zip(names, expected)) if a != b),
-                         min(len(names), len(expected)))
-            have = names[where] if where < len(names) else "nothing"
-            want = expected[where] if where < len(expected) else "nothing"
-            raise LetorFormatError(path, 1, f"feature column {where + 1} is {have!r} where "
-                                   f"{first} has {want!r}: the files of one dataset need the "
-                                   "same feature columns in the same order")
+def _csv_orders(paths):
+    """``{path: column order or None}`` of the CSV files among ``paths``:
+    how to put each one's feature columns in the first one's order (None:
+    they already are); a :class:`LetorFormatError` names the columns of a
+    file whose names are not the first file's."""
+    csv_paths = [path for path in paths if is_csv(path)]
+    if not csv_paths:
+        return {}
+    first = csv_feature_names(csv_paths[0])
+    orders = {}
+    for path in csv_paths[1:]:
+        order = column_order(path, first, f"the features of {csv_paths[0]}")
+        orders[str(path)] = None if order == list(range(len(order))) else order
+    return orders
 
 
 def stream_files(train, vali, test, queries_per_chunk, *, n_features=None, cache=None,

@@ -363,6 +363,13 @@ def held_out_values(estimator, grid, train, cv, select, convention, *, warm=True
     that held it out (in the folds' order). ``cv``: the number of folds
     (``GroupKFold``), or a splitter whose ``split(X, y, groups)`` is given
     one row per query."""
+    if isinstance(cv, (int, np.integer)):
+        if not 2 <= cv <= train.n_queries:
+            need = ("at least 2 folds" if cv < 2 else f"{cv} folds of the training queries, "
+                    f"and there are {train.n_queries}")
+            raise ValueError(f"cv={cv} (rsrank train --vali-cv {cv}): judging on folds of the "
+                             f"training queries needs {need}; give between 2 and "
+                             f"{max(train.n_queries, 2)}, or 0 to judge on vali alone")
     splitter = GroupKFold(cv) if isinstance(cv, (int, np.integer)) else cv
     queries = np.arange(train.n_queries)
     held = None

@@ -436,6 +436,8 @@ def _fit_at(plan, rate, data, validation, warm, coef_init):
                          "document); RSRank learns from pairs of documents with different "
                          "labels: check the labels and the qid")
     model = start(plan, train, warm)
+    if validation is not None:  # its scores choose the epoch: a NaN would choose blindly
+        plan.kind.check_rows(validation, "eval_set")
     solver = laid_out(plan, model, rate)
     state = start_state(len(model.coef), coef_init, warm)
     result = solver.fit(train, state, rng, view=model.view, scale=model.training_scale(),
@@ -561,6 +563,8 @@ def fit_stream(plan, first, blocks, moments, validation=None, *, warm=None, coef
                          "can be held out of a stream)")
     moments = functools.cache(moments)  # one pass, for the scaling and any advice
     model = start(plan, Stream(first, moments, "fit_chunks"), warm)
+    if validation is not None:
+        plan.kind.check_rows(validation, "eval_set")
     rng = check_random_state(plan.params["random_state"])
     state = start_state(first.n_features, coef_init, warm)
     solver = laid_out(plan, model)

@@ -35,8 +35,10 @@ DEFAULT_INTERACTION_BINS = 8
 MAX_INTERACTION_BINS = 16
 
 
-def _start_linear(params, source, search):
-    """All-zero weights with the scaling fitted on ``source``'s column moments."""
+def refuse_missing(source, what="X"):
+    """``ValueError`` naming the features of ``source`` (a data source with
+    column ``moments``) that hold a missing value (NaN), for a kind whose
+    model needs every value; ``what`` names the data (X, eval_set)."""
     moments = source.moments
     width = len(moments[1])
     missing = np.flatnonzero(np.isnan(moments[1]))  # a NaN makes its column's sum NaN
@@ -44,9 +46,17 @@ def _start_linear(params, source, search):
         names = source.feature_names or [f"f{j + 1}" for j in range(width)]
         shown = ", ".join(str(names[j]) for j in missing[:3]) + (", ..." if len(missing) > 3
                                                                else "")
-        raise ValueError(f"X has missing values (NaN) in {len(missing)} feature(s) ({shown}): "
-                         "a linear model needs every value; use additive=True (--additive), "
-                         "whose shapes give a missing value a score of its own, or impute them")
+        raise ValueError(f"{what} has missing values (NaN) in {len(missing)} feature(s) "
+                         f"({shown}): a linear model needs every value; use additive=True "
+                         "(--additive), whose shapes give a missing value a score of its own, "
+                         "or impute them")
+
+
+def _start_linear(params, source, search):
+    """All-zero weights with the scaling fitted on ``source``'s column moments."""
+    refuse_missing(source)
+    moments = source.moments
+    width = len(moments[1])
     offset, scale = np.zeros(width), np.ones(width)
     if params["normalize"] in GLOBAL_NORMALIZERS:
         offset, scale = scaling_from_moments(moments, params["normalize"])
@@ -149,6 +159,9 @@ class Kind:
         interactions (``[(a, b), ...]``, feature indices).
     refuse : callable
         ``refuse(params)``: why the kind cannot take these parameters, or None.
+    missing : bool
+        Whether its model scores a missing value (NaN); a kind that does not
+        refuses data that holds one, training and validation alike.
     """
 
     name: str
@@ -162,11 +175,18 @@ class Kind:
     shaping: tuple
     start: Callable
     refuse: Callable
+    missing: bool = True
 
     def shape(self, params):
         """What the model is made with, for the ``warm_start`` check."""
         return {"additive": self.additive, "interactions": params["interactions"] if self.pairs
                 else 0, **{name: params[name] for name in self.shaping}}
+
+    def check_rows(self, source, what):
+        """``ValueError`` when ``source`` holds a missing value this kind's
+        model cannot score (``what`` names the data: eval_set)."""
+        if not self.missing:
+            refuse_missing(source, what)
 
     def check(self, params):
         """``ValueError`` when the kind refuses ``params``."""
@@ -177,7 +197,8 @@ class Kind:
 
 LINEAR = Kind("linear", False, False, LinearModel, "l1", relax=False, path_epochs=300,
               momentum=False,
-              shaping=("normalize",), start=_start_linear, refuse=_refuse_linear)
+              shaping=("normalize",), start=_start_linear, refuse=_refuse_linear,
+              missing=False)
 ADDITIVE = Kind("additive", True, False, AdditiveModel, "l1_group", relax=True, path_epochs=300,
                 momentum=True,
                 shaping=("max_bins",), start=_start_additive, refuse=_refuse_additive)

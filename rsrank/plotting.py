@@ -3,9 +3,14 @@ feature's shape function over the training values and each pair of a model
 with interactions as a heat map; of a regularization path, NDCG against the
 features in use; of a comparison of runs, the per-query differences."""
 
+import io
+from pathlib import Path
+
 import numpy as np
 
-__all__ = ["plot_shapes", "plot_path", "plot_comparison"]
+from ._files import atomic_write_bytes
+
+__all__ = ["plot_shapes", "plot_path", "plot_comparison", "check_picture_path"]
 
 
 def _pyplot():
@@ -17,6 +22,36 @@ def _pyplot():
     except ImportError:
         raise ImportError("pictures need matplotlib: pip install 'rsrank[plot]'") from None
     return plt
+
+
+def _picture_format(path):
+    """The format a picture at ``path`` is saved in: its suffix (png when
+    it has none)."""
+    suffix = Path(path).suffix.lower().lstrip(".")
+    return suffix or "png"
+
+
+def check_picture_path(path, flag=None):
+    """Before any work: matplotlib is there and can write the format that
+    ``path``'s suffix names; a ``ValueError`` or ``ImportError`` in one
+    line otherwise."""
+    _pyplot()
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    kinds = FigureCanvasBase.get_supported_filetypes()
+    form = _picture_format(path)
+    if form not in kinds:
+        named = f"{flag} {path}" if flag else str(path)
+        raise ValueError(f"{named}: matplotlib cannot write .{form} pictures; give a name "
+                         f"ending in {', '.join('.' + k for k in sorted(kinds))}")
+
+
+def _save(figure, path, dpi):
+    """Draw ``figure`` in memory, then write it whole (a full disk leaves no
+    half picture; a link or a device at ``path`` is not replaced)."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, dpi=dpi, format=_picture_format(path))
+    atomic_write_bytes(path, buffer.getvalue())
 
 
 def _edges(cuts):
@@ -69,14 +104,7 @@ def plot_shapes(model, path=None, *, columns=3):
         row, column = divmod(k, columns)
         _draw_pair(figure, figure.add_subplot(grid[row * 4:row * 4 + 4, column]), pair)
     if path is not None:
-        import io
-
-        from ._files import atomic_write_bytes
-
-        buffer = io.BytesIO()
-        suffix = str(path).rsplit(".", 1)[-1].lower() if "." in str(path) else "png"
-        figure.savefig(buffer, dpi=110, format=suffix)
-        atomic_write_bytes(path, buffer.getvalue())
+        _save(figure, path, 110)
     return figure
 
 
@@ -154,7 +182,7 @@ def plot_path(rows, path=None, *, title=None):
         axes.set_title(title)
     figure.tight_layout()
     if path is not None:
-        figure.savefig(path, dpi=120)
+        _save(figure, path, 120)
     return figure
 
 
@@ -181,5 +209,5 @@ def plot_comparison(runs, metric, baseline, path=None):
     axes[-1, 0].set_xlabel("queries, sorted by the difference")
     figure.tight_layout()
     if path is not None:
-        figure.savefig(path, dpi=120)
+        _save(figure, path, 120)
     return figure

@@ -197,9 +197,7 @@ def stamp_markdown(stamp):
 
 
 def _replace(path, text):
-    staging = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    staging.write_text(text)
-    os.replace(staging, path)
+    internals("_files").atomic_write_text(path, text)  # the package's one output edge
 
 
 def write_report(out, name, report, markdown, *, compact=False):

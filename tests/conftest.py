@@ -40,6 +40,19 @@ def bundled_root():
     return REPO / "rsrank" / "data" / "synthetic"
 
 
+def run_cli(argv, capsys):
+    """Exit code and stderr lines of ``rsrank argv`` run in this process
+    (argparse's errors included)."""
+    from rsrank.cli import main
+
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as exit_:
+        code = exit_.code
+    captured = capsys.readouterr()
+    return code, captured.err.strip().splitlines()
+
+
 def check_codes_against_indicators(X, y, qid, encoding, pair_weight):
     """An encoding's loss, gradient and scores through the kernels' tables
     and histograms equal the linear model's on its explicit 0/1 step

@@ -165,6 +165,11 @@ DAMAGE = {
         (e / "data.npy").read_bytes()[:200]),
     "an array file missing": lambda e, o: (e / "indptr.npy").unlink(),
     "another file's entry under this key": _replace_with_other,
+    # rewritten in place with the same shape and valid values: only the content tells
+    "a label changed in place": lambda e, o: _resave(e, "y", lambda a: _set(a, 2, (a[2] + 1) % 3)),
+    "a value changed in place": lambda e, o: _resave(e, "data", lambda a: _set(a, 7, a[7] + 1)),
+    "two rows' labels swapped": lambda e, o: _resave(e, "y", lambda a: a[[1, 0, *range(2, len(a))]]
+                                                     if a[0] != a[1] else _set(a, 0, a[0] + 1)),
 }
 
 
@@ -185,6 +190,9 @@ def test_a_damaged_entry_is_removed_and_parsed_again(letor_file, tmp_path, damag
     source = letor_file.read_bytes()
 
     entry = next(e for e in (cache / "main").iterdir() if not e.name.startswith("."))
+    assert all(not f.stat().st_mode & 0o222 for f in entry.iterdir())  # written read-only
+    for file in entry.iterdir():
+        file.chmod(0o644)  # as a user who insists on changing it does
     DAMAGE[damage](entry, other_entry)
     with pytest.warns(CacheWarning) as caught:
         again = load_letor(letor_file, cache=cache / "main")
@@ -247,7 +255,7 @@ def test_cli_with_a_damaged_cache_warns_once_and_gives_the_same_table(tmp_path, 
     assert table(damaged.out) == table(clean.out)
     # one line for the train, vali and test entries
     (line,) = damaged.err.splitlines()
-    assert "CacheWarning" in line and "failed a check (a column index outside 0..44)" in line
+    assert "CacheWarning" in line and "failed a check (indices.npy changed since it was written" in line
     assert line.endswith("(and 2 more like it)")
 
 

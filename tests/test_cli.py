@@ -106,8 +106,15 @@ def test_train_does_not_overwrite_without_force(tmp_path, capsys, bundled_root):
     assert main(argv) == 2
     assert "exists" in capsys.readouterr().err
     assert (out / "keep.txt").read_text() == "mine"
+    # --force replaces results, never a directory of the user's
+    assert main(argv + ["--force"]) == 2
+    assert "not a results directory rsrank wrote" in capsys.readouterr().err
+    assert [p.name for p in out.iterdir()] == ["keep.txt"]
+    (out / "keep.txt").unlink()
+    assert main(argv) == 0  # an empty directory loses nothing
+    assert main(argv) == 2 and "pass --force" in capsys.readouterr().err
     assert main(argv + ["--force"]) == 0
-    assert (out / "results.json").exists() and not (out / "keep.txt").exists()
+    assert (out / "results.json").exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no leftovers
 
 

@@ -23,6 +23,8 @@ import pytest
 from rsrank import RSRank, load_letor
 from rsrank.cli import main
 
+from conftest import run_cli
+
 GOOD = "2 qid:1 1:0.5 2:0.25 #docid = a\n0 qid:1 1:0.1 2:0.5 #docid = b\n1 qid:2 1:1 2:0 #docid = c\n"
 
 # (name, file name, content, expected line or None, words the message must hold)
@@ -65,14 +67,7 @@ def digest(directory):
             for path in sorted(Path(directory).rglob("*")) if path.is_file()}
 
 
-def run(argv, capsys):
-    """Exit code and stderr lines of ``rsrank argv`` (argparse errors included)."""
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as exit_:
-        code = exit_.code
-    captured = capsys.readouterr()
-    return code, captured.err.strip().splitlines()
+run = run_cli
 
 
 def assert_one_line(code, err, *words):

@@ -5,6 +5,10 @@ on failure, and the registry's real checksums on the real files."""
 import gzip
 import hashlib
 import json
+import os
+import shutil
+import subprocess
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -174,3 +178,162 @@ def test_the_registry_checksums_are_those_of_the_published_files(name, tmp_path)
     ours, theirs = load_letor(path / first), load_letor(SHARED / name / f"{first}.gz")
     assert (ours[0] != theirs[0]).nnz == 0
     np.testing.assert_array_equal(ours[1], theirs[1])
+
+
+# -- faults: a server that sends too much or junk, disks, leftovers, two fetches -------------
+
+
+class Faulty:
+    """A server whose every answer is ``mode``: ``endless`` (bytes without
+    end, no length), ``oversized`` (an honest Content-Length above the
+    registry's size), ``long`` (more bytes than its Content-Length says is
+    impossible over HTTP/1.1, so: no length, a file a byte too long),
+    ``junk`` (not an HTTP status line)."""
+
+    def __init__(self, mode, size):
+        import socketserver
+
+        self.sent = 0
+        outer = self
+
+        class Handler(socketserver.StreamRequestHandler):
+            def handle(self):
+                self.rfile.readline()
+                while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                    pass
+                try:
+                    if mode == "junk":
+                        self.wfile.write(b"SSH-2.0-OpenSSH_9.2\r\n\r\n")
+                        return
+                    length = {"oversized": f"Content-Length: {size * 2}\r\n"}.get(mode, "")
+                    self.wfile.write(f"HTTP/1.0 200 OK\r\n{length}\r\n".encode())
+                    block = b"0" * 65536
+                    total = {"endless": 10**12, "oversized": size * 2, "long": size + 1}[mode]
+                    while outer.sent < total:
+                        part = block[:total - outer.sent]
+                        self.wfile.write(part)
+                        outer.sent += len(part)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        self.server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize("mode", ["endless", "oversized", "long"])
+def test_a_response_larger_than_the_registry_says_stops_there_and_leaves_nothing(toy, mode):
+    _, served, home = toy
+    size = (served / "Fold1/train.txt").stat().st_size
+    server = Faulty(mode, size)
+    try:
+        with pytest.raises(ValueError, match=f"larger than the registry's {size:,} bytes"):
+            fetch_letor("Toy", data_home=home, url=server.url, quiet=True)
+    finally:
+        server.close()
+    assert list(home.iterdir()) == []
+    # it stopped at once: what the server got out is the registry's size and
+    # what the sockets' buffers took before the client hung up
+    assert server.sent <= size + (32 << 20)
+
+
+def test_junk_instead_of_http_is_one_line(toy, capsys):
+    _, _, home = toy
+    server = Faulty("junk", 0)
+    try:
+        assert main(["fetch", "Toy", "--data-home", str(home), "--url", server.url,
+                     "--quiet"]) == 2
+    finally:
+        server.close()
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "the server's answer is not HTTP" in err
+    assert list(home.iterdir()) == []
+
+
+def test_the_disk_space_is_checked_before_the_first_byte(toy, monkeypatch, capsys):
+    server, _, home = toy
+    usage = shutil.disk_usage("/")
+    monkeypatch.setattr(_fetch.shutil, "disk_usage", lambda path: usage._replace(free=1000))
+    assert main(["fetch", "Toy", "--data-home", str(home), "--url", server.url,
+                 "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "needs 0.2 MB and the disk has 0.0 MB free" in err
+    assert server.requests == [] and list(home.iterdir()) == []
+
+
+def test_a_dataset_on_disk_is_served_only_when_whole(toy, capsys):
+    server, served, home = toy
+    path = fetch_letor("Toy", data_home=home, url=server.url, quiet=True)
+    server.close()
+    test = path / "Fold1/test.txt"
+    original = test.read_bytes()
+    # a damaged byte, same size: found by the checksum, although the size is right
+    test.write_bytes(original[:10] + bytes([original[10] ^ 1]) + original[11:])
+    with pytest.raises(FileExistsError, match="Fold1/test.txt has SHA-256 .* .damaged or changed."):
+        fetch_letor("Toy", data_home=home, quiet=True)
+    test.write_bytes(b"")  # a zero-byte file
+    with pytest.raises(FileExistsError, match="test.txt has 0 bytes, not the registry's"):
+        fetch_letor("Toy", data_home=home, quiet=True)
+    test.write_bytes(original)
+    assert fetch_letor("Toy", data_home=home, quiet=True) == path
+    assert test.read_bytes() == original  # nothing was removed or rewritten
+
+
+def test_a_killed_fetchs_staging_directory_is_cleaned_by_the_next(toy):
+    server, _, home = toy
+    home.mkdir()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    left = home / f".Toy.fetching-{dead.pid}"
+    (left / "Fold1").mkdir(parents=True)
+    (left / "Fold1" / "train.txt").write_bytes(b"half")
+    mine = home / ".mine.fetching-1"  # not a name of this dataset's: not touched
+    mine.mkdir()
+    fetch_letor("Toy", data_home=home, url=server.url, quiet=True)
+    assert sorted(p.name for p in home.iterdir()) == [".mine.fetching-1", "Toy"]
+
+
+@pytest.mark.parametrize("home_kind", ["empty", "file", "read-only"])
+def test_a_data_home_that_cannot_be_one_is_told_in_one_line(toy, tmp_path, capsys, home_kind):
+    server, _, _ = toy
+    if home_kind == "empty":
+        home = ""
+    elif home_kind == "file":
+        home = tmp_path / "home-file"
+        home.write_text("mine\n")
+    else:
+        if os.geteuid() == 0:
+            pytest.skip("root writes in a read-only directory")
+        home = tmp_path / "ro"
+        home.mkdir()
+        home.chmod(0o500)
+    code = main(["fetch", "Toy", "--data-home", str(home), "--url", server.url, "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert {"empty": "--data-home is empty", "file": "the data home is a file",
+            "read-only": "cannot write in the data home"}[home_kind] in err
+    assert ".fetching" not in err and ".lock" not in err
+    assert not [p for p in tmp_path.rglob(".*")]  # no staging directory, no lock
+    if home_kind == "file":
+        assert home.read_text() == "mine\n"
+
+
+def test_two_fetches_of_one_dataset_take_turns(toy, tmp_path):
+    server, served, home = toy
+    script = ("import sys; from pathlib import Path; from rsrank import _fetch; "
+              f"_fetch.REGISTRY = Path({str(_fetch.REGISTRY)!r}); "
+              f"print(_fetch.fetch_letor('Toy', data_home={str(home)!r}, "
+              f"url={server.url!r}, quiet=True))")
+    runs = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outputs = [run.communicate(timeout=300) for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], outputs
+    assert {out.strip() for out, _ in outputs} == {str(home / "Toy")}
+    # one downloaded, the other waited and found the dataset whole
+    assert len([r for r in server.requests if r[0] == "Fold1/train.txt"]) == 1
+    assert sorted(p.name for p in home.iterdir()) == ["Toy"]

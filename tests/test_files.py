@@ -80,10 +80,10 @@ def test_results_appear_whole_and_replace_old_results_in_one_step(tmp_path):
     with ResultsDirectory(out, overwrite=True) as claim:
         (claim.staging / "b").write_text("2")
         claim.publish()
-    assert sorted(p.name for p in out.iterdir()) == ["b"]
+    assert sorted(p.name for p in out.iterdir()) == [".rsrank-results", "b"]
     with ResultsDirectory(out, overwrite=True) as claim:  # left without publishing
         (claim.staging / "c").write_text("3")
-    assert sorted(p.name for p in out.iterdir()) == ["b"]
+    assert sorted(p.name for p in out.iterdir()) == [".rsrank-results", "b"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
 
 

@@ -14,11 +14,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._compile import deferred
-from .._files import check_not_input, make_parents
+from .._files import check_not_input, check_output_target, make_parents
 from .._kernels import compiled_before
+from ..datasets import align_columns, is_csv
 from ..experiments import check_within, parse_metric
 from ..layouts import resolve_training_data
 from ..penalty import L1_METHODS
+from ..plotting import check_picture_path
 from ..preprocessing import NORMALIZERS
 from ..recipe import DEFAULTS, PATH_EPOCHS, PATH_EPOCHS_ADDITIVE, PATH_WEIGHT_TOL
 
@@ -227,18 +229,32 @@ MADE_DIRECTORIES = []
 
 def check_file_output(out, inputs, flag="--out"):
     """Refuse, before any work, an output file that is an input, a
-    directory, or in a directory that cannot be written."""
+    directory (or anything :func:`rsrank._files.check_output_target`
+    refuses), or in a directory that cannot be written."""
     if out is None:
         return
     if not str(out).strip():
         raise UsageError(f"{flag} is empty")
     check_not_input(out, inputs)
-    if Path(out).is_dir():
-        raise UsageError(f"{flag} {out}: is a directory; give a file name")
+    kind = check_output_target(out, flag)  # a directory, a socket, a dangling link: refused
+    if kind == "through":  # a device or a FIFO: written through
+        return
     MADE_DIRECTORIES.extend(make_parents(out))  # removed at the end if still empty
     parent = Path(out).resolve().parent
     if not parent.is_dir() or not os.access(parent, os.W_OK):
         raise UsageError(f"{flag} {out}: cannot write in {parent}")
+
+
+def check_picture_output(out, inputs, flag="--out"):
+    """:func:`check_file_output` for a picture, and before any work, that
+    matplotlib is there and writes the format its suffix names."""
+    if out is None:
+        return
+    check_file_output(out, inputs, flag)
+    try:
+        check_picture_path(out, flag)
+    except ImportError as error:
+        raise UsageError(f"{flag}: {error}") from None
 
 
 def first_run(args):
@@ -254,9 +270,18 @@ def first_run(args):
 
 
 def fit_width(X, model, path):
-    """Pad X to the model's feature count (a file need not mention the last
-    columns); more columns than the model knows is an error."""
+    """X in the model's columns: a CSV file's columns matched to the
+    model's feature names (never by position), a LETOR file's padded to the
+    model's feature count (a file need not mention the last columns); more
+    columns than the model knows is an error."""
     width = model.n_features_in_
+    if is_csv(path):
+        if model.model_.feature_names is None:
+            raise UsageError(f"{path}: CSV columns are matched to the model's features by "
+                             "name, and this model has none (trained on LETOR text without "
+                             "--feature-names): score a LETOR file, or name the features "
+                             "when training")
+        return sp.csr_matrix(align_columns(path, X, model.feature_names()))
     if X.shape[1] > width:
         raise UsageError(f"{path} has feature indices up to {X.shape[1]} but the model has "
                          f"{width} features")

@@ -10,7 +10,7 @@ from ..metrics import letor_per_query
 from ..runs import on_file_queries, read_qrels, read_scores
 from ..stats import compare
 from ..plotting import plot_comparison
-from ._options import UsageError, check_file_output
+from ._options import UsageError, check_picture_output
 
 
 def add_parser(commands):
@@ -70,7 +70,7 @@ def run(args):
     for path in args.runs:
         if not Path(path).exists():
             raise UsageError(f"{path}: no such file or directory")
-    check_file_output(args.plot, [*args.runs, *filter(None, [args.data, args.qrels])],
+    check_picture_output(args.plot, [*args.runs, *filter(None, [args.data, args.qrels])],
                       "--plot")
     runs, seeds, conventions = {}, {}, {}
     for path in filter(_is_results, args.runs):

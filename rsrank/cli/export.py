@@ -54,7 +54,7 @@ def run(args):
     checked = None
     if args.check:  # read before anything is written: a bad file leaves no export
         X, _, qid = load_letor(args.check)
-        checked = (X, qid)
+        checked = (fit_width(X, model, args.check), qid)
     text = export_model(model, args.format, name=args.name, store=args.store)
     body = None
     if subset:
@@ -86,7 +86,7 @@ def _check_export(args, model, X, qid):
     version of the engine's rules."""
     engines = [e for e in _CHECKED_ENGINES[args.format]
                if e != "solr-nan" or missing_branches(model)]
-    results = parity(model, fit_width(X, model, args.check), qid, engines, name=args.name,
+    results = parity(model, X, qid, engines, name=args.name,
                      store=args.store)
     failed = False
     for engine, result in results.items():

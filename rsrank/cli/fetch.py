@@ -24,6 +24,9 @@ def add_parser(commands):
 
 
 def run(args):
+    if args.data_home is not None and not args.data_home.strip():
+        raise UsageError("--data-home is empty: give a directory, or leave it out for the "
+                         "default")
     if args.list:
         home = args.data_home or default_data_home()
         print(f"datasets (kept in {home}):")

@@ -12,7 +12,7 @@ from ..plotting import plot_path
 from ..querydata import QueryData
 from ..recipe import path_estimator
 from ._options import (UsageError, add_data_options, add_training_options,
-                       check_file_output, command_line, first_run, loading, number_list,
+                       check_picture_output, command_line, first_run, loading, number_list,
                        positive, training_data)
 
 
@@ -45,7 +45,7 @@ def run(args):
 def _path(args):
     estimator = _estimator(args)  # a flag the kind would ignore is refused before any work
     data, name, inputs = training_data(args)
-    check_file_output(args.plot, inputs, "--plot")
+    check_picture_output(args.plot, inputs, "--plot")
     if isinstance(data, list):
         if args.fold != 1:
             raise UsageError(f"--fold {args.fold}: {name} is one fold; leave --fold out")

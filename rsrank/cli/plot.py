@@ -2,7 +2,7 @@
 
 from ..estimator import RSRank
 from ..plotting import plot_shapes
-from ._options import UsageError, check_file_output, positive
+from ._options import UsageError, check_picture_output, positive
 
 
 def add_parser(commands):
@@ -15,7 +15,7 @@ def add_parser(commands):
 
 
 def run(args):
-    check_file_output(args.out, [args.model])
+    check_picture_output(args.out, [args.model])
     model = RSRank.load(args.model)
     try:
         plot_shapes(model, args.out, columns=args.columns)
