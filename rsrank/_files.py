@@ -153,6 +153,19 @@ def check_output_target(path, flag=None):
                       "FIFOs: give a file name")
 
 
+def _through_descriptor(path):
+    """Whether following the links of ``path`` passes through a process's
+    open descriptors (``/dev/stdout``, ``/dev/fd/N``, ``/proc/self/fd/N``)."""
+    hop = Path(os.path.abspath(path))
+    for _ in range(40):  # the kernel's own limit on a chain of links
+        if str(hop).startswith(("/proc/", "/dev/fd/")):
+            return True
+        if not hop.is_symlink():
+            return False
+        hop = Path(os.path.abspath(hop.parent / os.readlink(hop)))
+    return False
+
+
 def atomic_write_bytes(path, data):
     """Write ``data`` to ``path`` whole or not at all, never replacing what
     is not a regular file (see :func:`check_output_target`).
@@ -167,12 +180,17 @@ def atomic_write_bytes(path, data):
     kind = check_output_target(path)
     if kind == "link":
         target = Path(os.path.realpath(path))
-        if target.exists() and os.path.samefile(target, path):
+        if not _through_descriptor(path) and target.exists() and os.path.samefile(target, path):
             return atomic_write_bytes(target, data)
-        kind = "through"  # a link only the kernel resolves (/dev/stdout to a file)
+        # a link to an open descriptor (/dev/stdout to a file the shell opened,
+        # perhaps to append): what the descriptor is must not change
+        kind = "through"
     if kind == "through":
+        # a file behind a descriptor is appended to, as the shell's ">>" or
+        # ">" left it: opening it to write afresh would empty it
+        append = stat.S_ISREG(os.stat(path).st_mode)
         try:
-            with open(path, "wb") as handle:
+            with open(path, "ab" if append else "wb") as handle:
                 handle.write(data)
         except OSError as error:
             raise _about(path, error) from None

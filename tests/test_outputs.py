@@ -304,3 +304,31 @@ def test_too_many_vali_cv_folds_are_told_in_the_options_words(inputs, capsys):
                      "--max-iter", "2", "--quiet"], capsys)
     assert code == 2 and len(err) == 1
     assert "--vali-cv 5" in err[0] and "there are 2" in err[0] and "n_splits" not in err[0]
+
+
+def test_dev_stdout_writes_to_what_the_shell_opened(inputs, tmp_path):
+    """``--out /dev/stdout``: a pipe, a file the shell emptied (``>``) and a
+    file it appends to (``>>``, whose earlier lines stay) get the scores."""
+    import shlex
+    import subprocess
+    import sys
+
+    if not os.path.exists("/dev/stdout"):
+        pytest.skip("no /dev/stdout")
+    command = " ".join(shlex.quote(str(a)) for a in [
+        sys.executable, "-m", "rsrank", "predict", inputs / "linear.json",
+        inputs / "train.txt", "--out", "/dev/stdout"])
+    log = tmp_path / "log.txt"
+    log.write_text("earlier line\n")
+    subprocess.run(f"{command} >> {shlex.quote(str(log))}", shell=True, check=True,
+                   stderr=subprocess.DEVNULL)
+    lines = log.read_text().splitlines()
+    assert lines[0] == "earlier line" and len(lines) == 7
+    subprocess.run(f"{command} > {shlex.quote(str(log))}", shell=True, check=True,
+                   stderr=subprocess.DEVNULL)
+    assert log.read_text().splitlines() == lines[1:]
+    piped = subprocess.run(f"{command} | cat", shell=True, check=True, capture_output=True,
+                           text=True)
+    assert piped.stdout.splitlines() == lines[1:]
+    assert stat.S_ISLNK(os.lstat("/dev/stdout").st_mode) or stat.S_ISCHR(
+        os.lstat("/dev/stdout").st_mode)
