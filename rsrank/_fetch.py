@@ -129,8 +129,8 @@ def fetch_letor(name, data_home=None, url=None, *, quiet=None):
         total = sum(spec["bytes"] for spec in files.values())
         free = shutil.disk_usage(home).free
         if free < total:
-            raise OSError(f"{home}: {name} needs {total / 1e6:,.1f} MB and the disk has "
-                          f"{free / 1e6:,.1f} MB free; free some space or fetch into another "
+            raise OSError(f"{home}: {name} needs {_size(total)} and the disk has "
+                          f"{_size(free)} free; free some space or fetch into another "
                           "data home")
         try:
             staging.mkdir()
@@ -145,6 +145,14 @@ def fetch_letor(name, data_home=None, url=None, *, quiet=None):
     finally:
         shutil.rmtree(staging, ignore_errors=True)
         release_lock(lock)
+
+
+def _size(n_bytes):
+    """``n_bytes`` for a reader: kB, MB or GB."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6)):
+        if n_bytes >= scale:
+            return f"{n_bytes / scale:,.1f} {unit}"
+    return f"{n_bytes / 1e3:,.1f} kB"
 
 
 def _make_home(home):
@@ -167,8 +175,7 @@ def _home_error(home, error):
     told = type(error)(f"{home}: cannot write in the data home "
                        f"({error.strerror or error}); give another data home (--data-home, or "
                        "$RSRANK_DATA)")
-    told.errno, told.strerror = error.errno, error.strerror
-    return told
+    return told  # no errno set: it would replace the message with "[Errno N] ..."
 
 
 def _stamp(path):

@@ -228,8 +228,7 @@ def _about(path, error):
     if not parent.is_dir():
         return FileNotFoundError(f"{path}: the directory {parent} does not exist")
     told = type(error)(f"{path}: cannot write it ({error.strerror or error})")
-    told.errno, told.strerror, told.filename = error.errno, error.strerror, str(path)
-    return told
+    return told  # no errno or filename set: either would replace the message
 
 
 def read_bounded_text(path, limit, what):
