@@ -216,7 +216,12 @@ def test_force_never_deletes_a_directory_rsrank_did_not_write(command, inputs, t
     code, err = run(make(link, "--force"), capsys)
     assert code == 2 and "exists and is not a results directory" in err[0]
     assert link.is_symlink() and tree(experiments) == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["experiments", "link"]
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    code, err = run(make(fifo, "--force"), capsys)
+    assert code == 2 and "exists and is not a results directory" in err[0]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["experiments", "fifo", "link"]
 
 
 @pytest.mark.parametrize("command", ["train", "path"])
