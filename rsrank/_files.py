@@ -228,7 +228,10 @@ def _about(path, error):
     if not parent.is_dir():
         return FileNotFoundError(f"{path}: the directory {parent} does not exist")
     told = type(error)(f"{path}: cannot write it ({error.strerror or error})")
-    return told  # no errno or filename set: either would replace the message
+    # the path and the reason, for whoever tells it again (ResultsDirectory); an
+    # errno or filename set would replace the message with "[Errno N] ..."
+    told.target, told.reason = str(path), error.strerror or str(error)
+    return told
 
 
 def read_bounded_text(path, limit, what):
@@ -391,7 +394,8 @@ def _names_inside(error, directory):
     """Whether ``error`` names a path inside ``directory``."""
     directory = str(Path(directory).absolute())
     return any(str(Path(name).absolute()).startswith(directory + os.sep)
-               for name in (error.filename, error.filename2) if name)
+               for name in (error.filename, error.filename2, getattr(error, "target", None))
+               if name)
 
 
 #: the file that marks a directory as results rsrank wrote, listing its files
@@ -575,8 +579,8 @@ class ResultsDirectory:
         if isinstance(error, OSError) and not isinstance(error, OutputError) and staging \
                 and _names_inside(error, staging):
             # a write into the hidden staging directory failed: say so of --out
-            raise OutputError(f"{self.out}: cannot write the results "
-                              f"({error.strerror or error})") from None
+            reason = getattr(error, "reason", None) or error.strerror or error
+            raise OutputError(f"{self.out}: cannot write the results ({reason})") from None
         return False
 
     def _release(self):

@@ -372,6 +372,10 @@ def test_train_progress_one_bar_on_a_terminal_fold_lines_when_piped_nothing_quie
     assert main([*argv, "--quiet"]) == 0
     assert capsys.readouterr().err == ""
     monkeypatch.setattr(train, "on_terminal", lambda: True)
+    # a wide terminal and a refresh at every fit: what the bar shows does not hang on
+    # how busy the machine is (tqdm redraws at most every 0.1 s, cut to the width)
+    monkeypatch.setenv("TQDM_MININTERVAL", "0")
+    monkeypatch.setenv("COLUMNS", "300")
     assert main(argv) == 0
     err = capsys.readouterr().err
     # one bar over 2 folds x 4 points (two strengths, two pair weightings) x (vali + 2 folds)

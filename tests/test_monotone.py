@@ -172,3 +172,38 @@ def test_bad_constraints_are_refused(monotone, words):
     data = make_nonlinear(n_queries=10, n_noise=2, random_state=1)
     with pytest.raises(ValueError, match=words):
         RSRank(monotone=monotone, max_iter=2).fit(data.X, data.y, qid=data.qid)
+
+
+def test_a_missing_value_in_a_pair_keeps_the_other_feature_monotone():
+    """A pair (a, b) with a NaN in a: its scores along a constrained b (the
+    pair's missing row) must be monotone too, in predict and every engine;
+    with a NaN in b, along a constrained a (the missing column). A missing
+    value's own place is free."""
+    data = make_interactions(("and",), n_queries=100, random_state=0)
+    names = data.feature_names
+    rng = np.random.default_rng(0)
+    X = data.X.copy()
+    X[rng.random(len(X)) < 0.2, names.index("and_a")] = np.nan
+    X[rng.random(len(X)) < 0.2, names.index("and_b")] = np.nan
+    directions = {"and_a": 1, "and_b": 1, "main_1": -1}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = RSRank(additive=True, interactions=3, learning_rate="curvature", max_iter=300,
+                       random_state=0, monotone=directions).fit(X, data.y, qid=data.qid)
+    assert model.selected_interactions(), "the test needs pairs"
+    texts = {form: export_model(model, form) for form in ("solr", "elasticsearch", "vespa")}
+    checked = 0
+    for (a, b), _ in model.selected_interactions():
+        for missing, along in ((a, b), (b, a)):
+            direction = directions.get(along, 0)
+            if not direction:
+                continue
+            grid, n_points = grid_rows(data, names.index(along))
+            grid[:, names.index(missing)] = np.nan
+            assert violations(model.predict(grid), n_points, direction) == 0, (missing, along)
+            for engine in ENGINES:
+                form = engine.split("-")[0].replace("opensearch", "elasticsearch")
+                scores = engine_scores(texts[form], grid, names, engine)
+                assert violations(scores, n_points, direction) == 0, (missing, along, engine)
+            checked += 1
+    assert checked > 0
