@@ -189,7 +189,8 @@ def test_a_missing_value_in_a_pair_keeps_the_other_feature_monotone():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = RSRank(additive=True, interactions=3, learning_rate="curvature", max_iter=300,
-                       random_state=0, monotone=directions).fit(X, data.y, qid=data.qid)
+                       random_state=0, monotone=directions).fit(
+            QueryData(X, data.y, data.qid, feature_names=names))
     assert model.selected_interactions(), "the test needs pairs"
     texts = {form: export_model(model, form) for form in ("solr", "elasticsearch", "vespa")}
     checked = 0

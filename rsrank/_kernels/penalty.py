@@ -238,9 +238,10 @@ def monotone_pairs(w, blocks):
     """Each constrained pair's cells made monotone (:func:`monotone_table`),
     in place. ``blocks`` has a row per pair: the offset of its steps in
     ``w``, its grid's bins along each feature, the direction along each and
-    the bins of each that hold values (a missing value's bin, the last, is
-    free). A pair's cells are the running sums of its steps, the first
-    cell 0."""
+    the bins of each that hold values (a missing value's bin, the last, has
+    no place along its own feature, but its row or column of cells is made
+    monotone along the other). A pair's cells are the running sums of its
+    steps, the first cell 0."""
     for r in range(blocks.shape[0]):
         offset, n_a, n_b = blocks[r, 0], blocks[r, 1], blocks[r, 2]
         table = np.zeros((n_a, n_b))
@@ -248,9 +249,22 @@ def monotone_pairs(w, blocks):
         for c in range(1, n_a * n_b):
             total += w[offset + c - 1]
             table[c // n_b, c % n_b] = total
-        valued = table[:blocks[r, 5], :blocks[r, 6]].copy()
+        valued_a, valued_b = blocks[r, 5], blocks[r, 6]
+        valued = table[:valued_a, :valued_b].copy()
         monotone_table(valued, blocks[r, 3], blocks[r, 4])
-        table[:blocks[r, 5], :blocks[r, 6]] = valued
+        table[:valued_a, :valued_b] = valued
+        # a missing value's row (column) scores the other feature's values:
+        # monotone along it too; the missing value's own place is free
+        if valued_a < n_a and blocks[r, 4] != 0:
+            for i in range(valued_a, n_a):
+                line = table[i, :valued_b].copy()
+                isotonic(line, blocks[r, 4])
+                table[i, :valued_b] = line
+        if valued_b < n_b and blocks[r, 3] != 0:
+            for k in range(valued_b, n_b):
+                line = table[:valued_a, k].copy()
+                isotonic(line, blocks[r, 3])
+                table[:valued_a, k] = line
         # down to multiples of a power of two 2^-50 of the largest value:
         # exact differences and running sums, the same order (floor is monotone)
         base = table[0, 0]
