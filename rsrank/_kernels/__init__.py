@@ -21,7 +21,7 @@ gradient, and the rows are added up in order after the loop: both builds
 give the same weights bit for bit.
 """
 
-from .build import (cached, twins, variant)
+from .build import (cached, forget_stale_builds, twins, variant)
 from .epoch import (GRADIENT_ONLY, Pairs, Rows, Steps, Work, coded_epoch_parallel,
                     coded_epoch_serial, compiled_before, csr_epoch_parallel, csr_epoch_serial,
                     epoch_kernels, epoch_parallel, epoch_serial, objective, period_steps,
@@ -40,6 +40,9 @@ from .scores import (coded_add_histogram, coded_scores, coded_scores_all, csr_ad
                      csr_scores, dense_add_gradient, dense_scores, linear_scores_parallel,
                      linear_scores_serial, slotted_scores, step_table, strided_scores, suffix_sums,
                      table_size, uniform_stride)
+
+# before any kernel is loaded from numba's cache: builds of older sources go
+forget_stale_builds(epoch_serial)
 
 __all__ = [
     "pair_histograms", "step_curvature",

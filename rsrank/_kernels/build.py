@@ -1,7 +1,9 @@
 """How the kernels are compiled: variants of a kernel with constants of their
-own, serial and parallel twins cached on disk, and whether the cache holds
-a kernel."""
+own, serial and parallel twins cached on disk, whether the cache holds a
+kernel, and builds forgotten when any kernel's source changes."""
 
+import hashlib
+import os
 import types
 from numba import njit
 from pathlib import Path
@@ -50,3 +52,49 @@ def cached(kernel):
         return True
     stem = f"{Path(code.co_filename).stem}.{kernel.py_func.__qualname__}-{code.co_firstlineno}"
     return any(directory.glob(f"{stem}.py*.nbi"))
+
+
+#: in numba's cache directory of the kernels: the SHA-256 of their sources
+SOURCES_STAMP = "rsrank-kernel-sources.sha256"
+
+
+def forget_stale_builds(kernel):
+    """Remove numba's cached builds of this package's kernels when any of
+    their source files changed since they were cached.
+
+    numba checks a cached kernel against its own file only; a kernel that
+    calls one in another file (every epoch calls the penalties, the scores
+    and the pair weights) keeps its old build of the callee after that file
+    changes, and would train with it. ``kernel`` (any dispatcher of the
+    package) locates the cache (:func:`forget_builds`). A cache that cannot
+    be written is left alone."""
+    from numba.core.caching import FunctionCache
+
+    try:
+        directory = Path(FunctionCache(kernel.py_func).cache_path)
+        forget_builds(directory, sorted(Path(__file__).parent.glob("*.py")))
+    except (OSError, RuntimeError):
+        pass
+
+
+def forget_builds(directory, sources):
+    """In numba's cache ``directory``: remove the builds (``.nbi``, ``.nbc``)
+    of the kernels of ``sources`` (their files) unless the stamp
+    :data:`SOURCES_STAMP` holds the hash of the sources as they are now;
+    then write that stamp. Returns whether builds were forgotten."""
+    digest = hashlib.sha256()
+    for source in sources:
+        digest.update(Path(source).name.encode() + b"\0" + Path(source).read_bytes())
+    directory = Path(directory)
+    stamp = directory / SOURCES_STAMP
+    if stamp.is_file() and stamp.read_text().strip() == digest.hexdigest():
+        return False
+    stems = tuple(f"{Path(source).stem}." for source in sources)
+    for entry in directory.iterdir() if directory.is_dir() else ():
+        if entry.name.startswith(stems) and entry.suffix in (".nbi", ".nbc"):
+            entry.unlink(missing_ok=True)
+    directory.mkdir(parents=True, exist_ok=True)
+    staging = stamp.with_name(f".{stamp.name}.{os.getpid()}")
+    staging.write_text(digest.hexdigest() + "\n")
+    os.replace(staging, stamp)
+    return True
