@@ -58,7 +58,7 @@ class RSRank(BaseEstimator):
                  truncation_period=1, truncation_threshold=np.inf, l1_method="truncated",
                  average=False, max_iter=100, batch_size=None, shuffle=True, ndcg_k=None,
                  gain="exp2", discount="log2", pair_loss="modified_huber",
-                 pair_weight="delta_ndcg", eval_k=10, eval_convention="standard",
+                 pair_weight="delta_ndcg", eval_k=10, eval_convention="letor",
                  early_stopping=False, validation_fraction=0.1, n_iter_no_change=10, tol=1e-4,
                  restore_best=True, eval_train=True, random_state=None, warm_start=False,
                  n_jobs=None, verbose=0, weight_tol=None, additive=False, max_bins=DEFAULT_MAX_BINS,

@@ -148,6 +148,29 @@ class LetorExperiment:
             out[name] = (float(values.mean()), float(values.std()))
         return out
 
+    def pooled_ndcg(self, k=10):
+        """``{convention: mean}`` of NDCG@``k`` over every evaluated query
+        (each fold's queries, each query's value averaged over the seeds),
+        under LETOR's convention and trec_eval's (``ndcg_cut_k``: linear
+        gain, ties by document id), with ``"queries"``: what trec_eval and
+        pytrec_eval give for ``trec/test.run`` when the folds' queries are
+        disjoint. None when the folds' rows are not known."""
+        if any(f.evaluated_rows is None for f in self.folds):
+            return None
+        values = {}
+        for fold in self.folds:
+            qid, labels, docids, _ = fold.evaluated_rows
+            for convention in ("letor", "trec_eval"):
+                per_query = metrics.ndcg_per_query(labels, fold.test_scores, qid, k,
+                                                   convention=convention, docids=docids)
+                for query, value in zip(np.unique(qid), per_query):
+                    values.setdefault((convention, fold.fold, query), []).append(value)
+        out = {convention: float(np.mean([np.mean(v) for key, v in values.items()
+                                          if key[0] == convention]))
+               for convention in ("letor", "trec_eval")}
+        out["queries"] = len(values) // 2
+        return out
+
     def seed_summary(self):
         """``{metric: (mean, std)}`` of each seed's mean over folds: how far
         the headline number moves with the seed."""
@@ -181,6 +204,9 @@ class LetorExperiment:
             "mean": {name: mean for name, (mean, _) in self.summary().items()},
             "std": {name: std for name, (_, std) in self.summary().items()},
         }
+        pooled = self.pooled_ndcg()
+        if pooled is not None:
+            document["pooled_ndcg@10"] = pooled
         if len(self.seeds()) > 1:
             document["seed_std"] = {name: std for name, (_, std)
                                     in self.seed_summary().items()}
@@ -561,7 +587,8 @@ def _seed_list(seeds):
 
 
 def regularization_path(X, y, qid, l1_values, *, estimator=None, eval_set=None, test_set=None,
-                        k=10, convention="standard", warm_start=True, strength="l1"):
+                        k=10, convention=metrics.DEFAULT_CONVENTION, warm_start=True,
+                        strength="l1"):
     """Train along decreasing L1 strengths, each fit starting from the last
     (:func:`rsrank.path.walk`: glmnet's order, from the sparsest model to
     the densest, so a strong penalty never starts from dense weights).
@@ -791,6 +818,13 @@ def experiment_markdown(experiment, title="RSRank on LETOR folds", command=None)
         nnz = summary["n_nonzero"]
         blank = " |" if seeded else ""
         lines.append(f"| {label} |{blank} {values} | {nnz[0]:.1f} ± {nnz[1]:.1f} | |")
+    pooled = experiment.pooled_ndcg()
+    if pooled is not None and experiment.convention == "letor":
+        lines += ["", f"Over the {pooled['queries']} evaluated queries pooled, NDCG@10 is "
+                  f"{pooled['letor']:.4f} by LETOR's convention (gain 2^label - 1, ranks 1 and 2 "
+                  f"undiscounted) and {pooled['trec_eval']:.4f} by trec_eval's ndcg_cut_10 "
+                  "(gain = label, ties by document id): the number trec_eval, pytrec_eval "
+                  "and ranx-style tools compute on trec/test.run."]
     kinds = {fold.model.model_.kind: fold.model.model_.kept_words for fold in experiment.folds}
     if len(kinds) == 1:
         lines += ["", f"Kept features ({next(iter(kinds.values()))}):", ""]

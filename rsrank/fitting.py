@@ -90,9 +90,13 @@ def setup(params):
             and 0 < p["validation_fraction"] < 1):
         raise ValueError(f"validation_fraction must be in (0, 1), got "
                          f"{p['validation_fraction']!r}")
-    for name, allowed in (("eval_convention", tuple(CONVENTIONS)), ("normalize", NORMALIZERS)):
+    conventions = tuple(c for c in CONVENTIONS if CONVENTIONS[c]["ties"] != "docid")
+    for name, allowed in (("eval_convention", conventions), ("normalize", NORMALIZERS)):
         if p[name] not in allowed:
-            raise ValueError(f"{name} must be one of {allowed}, got {p[name]!r}")
+            raise ValueError(f"{name} must be one of {allowed}, got {p[name]!r}"
+                             + ("; trec_eval's orders tied scores by document id, which a fit "
+                                "does not see: evaluate its rankings with rsrank.metrics and "
+                                "docids=" if p[name] == "trec_eval" else ""))
     objective = Objective(p["pair_loss"], p["pair_weight"], p["gain"], p["discount"], p["ndcg_k"])
     kind = kind_of(p)
     if not isinstance(p["relax"], (bool, np.bool_)):

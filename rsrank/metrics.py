@@ -4,18 +4,31 @@ Libraries disagree on NDCG: LETOR's Eval-Score-3.0.pl does not discount the
 first two ranks and scores a query shorter than k as 0; LightGBM and XGBoost
 score a query with no relevant document as 1 where scikit-learn and LETOR
 score it 0; scikit-learn averages the gain over tied scores where LETOR keeps
-file order. Each of these choices is a keyword here, and ``convention``
-selects a coherent preset:
+file order, and trec_eval orders tied scores by document id (the larger id
+first); LETOR and LightGBM take ``2**r - 1`` as the gain, trec_eval and
+scikit-learn the label itself. Each of these choices is a keyword here, and
+``convention`` selects a coherent preset, named for the tool whose numbers
+it reproduces:
 
-============ ======== ========= ========= ============ ===========
-convention   gain     discount  empty     ties         short_list
-============ ======== ========= ========= ============ ===========
-"standard"   "exp2"   "log2"    0.0       "stable"     "truncate"
-"letor"      "exp2"   "letor"   0.0       "stable"     "zero"
-"lightgbm"   "exp2"   "log2"    1.0       "stable"     "truncate"
-"sklearn"    "linear" "log2"    0.0       "average"    "truncate"
-============ ======== ========= ========= ============ ===========
+============ ======== ========= ========= ============ =========== ===================
+convention   gain     discount  empty     ties         short_list  reproduces
+============ ======== ========= ========= ============ =========== ===================
+"letor"      "exp2"   "letor"   0.0       "stable"     "zero"      LETOR's Eval-Score-3.0
+"trec_eval"  "linear" "log2"    0.0       "docid"      "truncate"  trec_eval's ndcg_cut
+"sklearn"    "linear" "log2"    0.0       "average"    "truncate"  scikit-learn's ndcg_score
+"lightgbm"   "exp2"   "log2"    1.0       "stable"     "truncate"  LightGBM's ndcg@k
+"standard"   "exp2"   "log2"    0.0       "stable"     "truncate"  Burges et al. (2005)
+============ ======== ========= ========= ============ =========== ===================
 
+``"letor"`` (:data:`DEFAULT_CONVENTION`) is the convention of every score
+and selection in the package (:meth:`rsrank.RSRank.score`,
+:class:`rsrank.RSRankCV`, the scorers, ``rsrank train``, ``rsrank compare``,
+``rsrank evaluate``) unless another is named; the functions of this module
+default to ``"standard"``, the textbook formula the objective's
+``|ΔNDCG|`` pair weights follow, except :func:`letor_report` and
+:func:`letor_per_query`, which are LETOR's. ``ties="docid"`` needs the rows'
+document ids (``docids=``): trec_eval sorts a query's documents by
+decreasing score, and equal scores by decreasing document id (byte order).
 A keyword given explicitly overrides the preset's value.
 
 Every metric has three forms: ``metric(y_true, y_score, ...)`` for one
@@ -63,13 +76,18 @@ __all__ = [
 ]
 
 CONVENTIONS = {
-    "standard": dict(gain="exp2", discount="log2", empty=0.0, ties="stable", short_list="truncate"),
     "letor": dict(gain="exp2", discount="letor", empty=0.0, ties="stable", short_list="zero"),
-    "lightgbm": dict(gain="exp2", discount="log2", empty=1.0, ties="stable", short_list="truncate"),
+    "trec_eval": dict(gain="linear", discount="log2", empty=0.0, ties="docid",
+                      short_list="truncate"),
     "sklearn": dict(gain="linear", discount="log2", empty=0.0, ties="average", short_list="truncate"),
+    "lightgbm": dict(gain="exp2", discount="log2", empty=1.0, ties="stable", short_list="truncate"),
+    "standard": dict(gain="exp2", discount="log2", empty=0.0, ties="stable", short_list="truncate"),
 }
 
-_TIES = ("stable", "pessimistic", "optimistic", "average")
+#: the convention of every score and selection unless one is named
+DEFAULT_CONVENTION = "letor"
+
+_TIES = ("stable", "pessimistic", "optimistic", "docid", "average")
 
 
 def _settings(convention, **given):
@@ -165,7 +183,7 @@ class _Ranking:
     qids: np.ndarray
 
 
-def _rank(y_true, y_score, qid, ties):
+def _rank(y_true, y_score, qid, ties, docids=None):
     y_true = np.asarray(y_true, dtype=np.float64)
     y_score = np.asarray(y_score, dtype=np.float64)
     if y_true.ndim != 1 or y_score.ndim != 1:
@@ -184,6 +202,16 @@ def _rank(y_true, y_score, qid, ties):
         keys = (labels, -scores, query)
     elif ties == "optimistic":
         keys = (-labels, -scores, query)
+    elif ties == "docid":
+        if docids is None:
+            raise ValueError("ties='docid' (trec_eval's order of tied scores) needs the rows' "
+                             "document ids: pass docids=")
+        docids = np.asarray(docids).astype(str)
+        if docids.shape != y_true.shape:
+            raise ValueError(f"docids has {len(docids)} entries for {len(y_true)} rows")
+        # byte order of the ids, as C's strcmp compares them
+        codes = np.unique(np.char.encode(docids, "utf-8"), return_inverse=True)[1]
+        keys = (-codes.reshape(-1)[groups.order], -scores, query)
     else:
         keys = (-scores, query)
     perm = np.lexsort(keys)  # stable: equal keys keep their input order
@@ -253,8 +281,9 @@ def _ndcg_from_ranking(ranking, k, s):
     return out
 
 
-def ndcg_per_query(y_true, y_score, qid=None, k=None, *, convention="standard", gain=None,
-                   discount=None, empty=None, ties=None, short_list=None):
+def ndcg_per_query(y_true, y_score, qid=None, k=None, *, convention="standard",
+                   gain=None, discount=None, empty=None, ties=None, short_list=None,
+                   docids=None):
     """NDCG of each query.
 
     Parameters
@@ -268,8 +297,11 @@ def ndcg_per_query(y_true, y_score, qid=None, k=None, *, convention="standard", 
     k : int, float or None
         Cut-off. An int keeps the top ``k``; a float ``0 < c <= 1`` keeps
         the top ``ceil(c * n)`` of a list of ``n``; ``None`` keeps all.
-    convention : {"standard", "letor", "lightgbm", "sklearn"}
-        Preset for the keywords below (see the module docstring).
+    convention : {"standard", "letor", "trec_eval", "sklearn", "lightgbm"}
+        Preset for the keywords below (see the module docstring). The
+        default here is the textbook formula, which the objective's
+        ``|ΔNDCG|`` pair weights use; scores and selections use
+        :data:`DEFAULT_CONVENTION`.
     gain : {"exp2", "linear"} or callable
         See :func:`gain_values`.
     discount : {"log2", "letor", "zipf"}, float or callable
@@ -277,13 +309,16 @@ def ndcg_per_query(y_true, y_score, qid=None, k=None, *, convention="standard", 
     empty : float or "skip"
         Value of a query whose ideal DCG is 0 (no relevant document);
         ``"skip"`` gives NaN here and leaves the query out of means.
-    ties : {"stable", "pessimistic", "optimistic", "average"}
+    ties : {"stable", "pessimistic", "optimistic", "docid", "average"}
         Order among equal scores: input order; worst labels first; best
-        labels first; or the gain averaged over the tied block (the
+        labels first; decreasing document id (trec_eval's order; needs
+        ``docids``); or the gain averaged over the tied block (the
         expectation over random tie-breaking, as scikit-learn does).
     short_list : {"truncate", "zero"}
         A query with fewer than ``k`` documents: evaluate its whole list
         (``"truncate"``) or score it 0 (``"zero"``, LETOR's rule).
+    docids : array-like of shape (n_rows,), optional
+        Each row's document id, for ``ties="docid"``.
 
     Returns
     -------
@@ -292,7 +327,7 @@ def ndcg_per_query(y_true, y_score, qid=None, k=None, *, convention="standard", 
     """
     s = _settings(convention, gain=gain, discount=discount, empty=empty, ties=ties,
                   short_list=short_list)
-    ranking = _rank(y_true, y_score, qid, s["ties"])
+    ranking = _rank(y_true, y_score, qid, s["ties"], docids)
     return _ndcg_from_ranking(ranking, k, s)
 
 
@@ -321,10 +356,10 @@ def mean_ndcg(y_true, y_score, qid, k=None, **conventions):
 
 
 def dcg(y_true, y_score, k=None, *, convention="standard", gain=None, discount=None,
-        ties=None):
+        ties=None, docids=None):
     """Unnormalised DCG of one query (keywords as in :func:`ndcg_per_query`)."""
     s = _settings(convention, gain=gain, discount=discount, ties=ties)
-    ranking = _rank(y_true, y_score, None, s["ties"])
+    ranking = _rank(y_true, y_score, None, s["ties"], docids)
     gains = gain_values(ranking.labels, s["gain"])
     if s["ties"] == "average":
         gains = _tie_averaged(gains, ranking)
@@ -336,7 +371,7 @@ def dcg(y_true, y_score, k=None, *, convention="standard", gain=None, discount=N
 
 
 def precision_per_query(y_true, y_score, qid=None, k=10, *, relevance_threshold=1,
-                        ties="stable", short_list="pad"):
+                        ties="stable", short_list="pad", docids=None):
     """Precision at ``k`` of each query.
 
     Parameters
@@ -351,7 +386,7 @@ def precision_per_query(y_true, y_score, qid=None, k=10, *, relevance_threshold=
         trec_eval), divide by ``n`` (``"truncate"``) or score 0
         (``"zero"``, LETOR's Eval-Score).
     """
-    ranking = _rank(y_true, y_score, qid, _check_ties(ties))
+    ranking = _rank(y_true, y_score, qid, _check_ties(ties), docids)
     return _precision_from_ranking(ranking, k, relevance_threshold, ties, short_list)
 
 
@@ -371,7 +406,7 @@ def _precision_from_ranking(ranking, k, relevance_threshold, ties, short_list):
 
 
 def _check_ties(ties, allow_average=True):
-    allowed = _TIES if allow_average else _TIES[:3]
+    allowed = _TIES if allow_average else _TIES[:4]
     if ties not in allowed:
         raise ValueError(f"ties must be one of {allowed}, got {ties!r}")
     return ties
@@ -400,14 +435,14 @@ def _first_hits(ranking, relevance_threshold):
 
 
 def average_precision_per_query(y_true, y_score, qid=None, *, relevance_threshold=1,
-                                ties="stable", empty=0.0):
+                                ties="stable", empty=0.0, docids=None):
     """Average precision of each query over its whole list.
 
     AP is the mean, over the relevant documents, of the precision at each
     one's rank (LETOR's MAP, trec_eval's ``map``). A query with no relevant
     document gets ``empty`` (0 in LETOR and trec_eval; ``"skip"`` gives NaN).
     """
-    ranking = _rank(y_true, y_score, qid, _check_ties(ties, allow_average=False))
+    ranking = _rank(y_true, y_score, qid, _check_ties(ties, allow_average=False), docids)
     relevant, n_relevant = _first_hits(ranking, relevance_threshold)
     cum = np.cumsum(relevant)
     starts = np.r_[0, np.cumsum(ranking.sizes)[:-1]]
@@ -556,7 +591,8 @@ class LetorReport:
         return "\n".join(lines)
 
 
-def letor_per_query(y_true, y_score, qid, *, max_k=10, convention="letor"):
+def letor_per_query(y_true, y_score, qid, *, max_k=10, convention=DEFAULT_CONVENTION,
+                    docids=None):
     """Each query's NDCG@1..max_k, P@1..max_k and AP, the values behind
     :func:`letor_report` (its numbers are their means over queries) and the
     unit of a paired significance test (:mod:`rsrank.stats`).
@@ -570,7 +606,7 @@ def letor_per_query(y_true, y_score, qid, *, max_k=10, convention="letor"):
         leaves out).
     """
     s = _settings(convention)
-    ranking = _rank(y_true, y_score, qid, s["ties"])
+    ranking = _rank(y_true, y_score, qid, s["ties"], docids)
     out = {"qid": ranking.qids}
     ks = range(1, max_k + 1)
     for k in ks:
@@ -579,11 +615,12 @@ def letor_per_query(y_true, y_score, qid, *, max_k=10, convention="letor"):
     for k in ks:
         out[f"P@{k}"] = _precision_from_ranking(ranking, k, 1, s["ties"], short)
     ap_ties = "stable" if s["ties"] == "average" else s["ties"]
-    out["MAP"] = average_precision_per_query(y_true, y_score, qid, ties=ap_ties)
+    out["MAP"] = average_precision_per_query(y_true, y_score, qid, ties=ap_ties, docids=docids)
     return out
 
 
-def letor_report(y_true, y_score, qid, *, max_k=10, convention="letor"):
+def letor_report(y_true, y_score, qid, *, max_k=10, convention=DEFAULT_CONVENTION,
+                 docids=None):
     """The table LETOR's Eval-Score prints: NDCG@1..max_k, P@1..max_k and MAP.
 
     With ``convention="letor"`` (default) every number follows
@@ -593,7 +630,8 @@ def letor_report(y_true, y_score, qid, *, max_k=10, convention="letor"):
     MAP. Other conventions change NDCG's keywords; precision then divides by
     ``k`` for short lists (trec_eval) instead of scoring them 0.
     """
-    values = letor_per_query(y_true, y_score, qid, max_k=max_k, convention=convention)
+    values = letor_per_query(y_true, y_score, qid, max_k=max_k, convention=convention,
+                             docids=docids)
     ks = range(1, max_k + 1)
     return LetorReport(np.array([nanmean(values[f"NDCG@{k}"]) for k in ks]),
                        np.array([nanmean(values[f"P@{k}"]) for k in ks]),

@@ -52,7 +52,7 @@ def _map_for_scorer(y_true, y_pred, qid=None, **options):
     return metrics.mean_average_precision(y_true, y_pred, _require_qid(qid), **options)
 
 
-def make_ndcg_scorer(k=10, *, convention="standard", **conventions):
+def make_ndcg_scorer(k=10, *, convention=metrics.DEFAULT_CONVENTION, **conventions):
     """A scikit-learn scorer of mean NDCG@k over the held-out queries.
 
     It requests ``qid`` through metadata routing. Keywords are those of

@@ -114,8 +114,11 @@ pair_weight : {"delta_ndcg", "unit"}, default="delta_ndcg"
 eval_k : int, default=10
     Cut-off of the NDCG reported by :meth:`score`, in ``history_`` and
     used for early stopping.
-eval_convention : str, default="standard"
-    NDCG convention of :meth:`score` (see :mod:`rsrank.metrics`).
+eval_convention : str, default="letor"
+    NDCG convention of :meth:`score`, the history and early stopping:
+    LETOR's Eval-Score, as ``RSRankCV``, the scorers and ``rsrank train``
+    use (see :mod:`rsrank.metrics`, which names the convention of each
+    tool; ``"trec_eval"`` needs document ids, which a fit does not see).
 early_stopping : bool, default=False
     Stop when validation NDCG@eval_k has not improved by ``tol`` for
     ``n_iter_no_change`` epochs. Validation data is ``eval_set`` if given,

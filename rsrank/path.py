@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.base import clone
 
-from .metrics import mean_ndcg
+from .metrics import DEFAULT_CONVENTION, mean_ndcg
 from .model import query_scores
 
 __all__ = ["l1_grid", "STRENGTHS", "RATIOS", "PathPoint", "walk", "path_markdown",
@@ -199,7 +199,7 @@ def walk(estimator, points, train, *, validation=None, chunks=None, warm=True):
     return out
 
 
-def ndcg_on(model, data, k=10, convention="standard"):
+def ndcg_on(model, data, k=10, convention=DEFAULT_CONVENTION):
     """Mean NDCG@k of a fitted estimator on a :class:`QueryData`."""
     return mean_ndcg(data.y, query_scores(model.model_, data, model.n_jobs), data.groups, k,
                      convention=convention)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ..datasets import load_letor
 from ..experiments import per_query_from_results, read_results
-from ..metrics import letor_per_query
+from ..metrics import CONVENTIONS, letor_per_query
 from ..runs import on_file_queries, read_qrels, read_scores
 from ..stats import compare
 from ..plotting import plot_comparison
@@ -29,9 +29,10 @@ def add_parser(commands):
                         "each run")
     compare_.add_argument("--metrics", default="NDCG@1,NDCG@3,NDCG@5,NDCG@10,MAP",
                           help="comma-separated (default NDCG@1,NDCG@3,NDCG@5,NDCG@10,MAP)")
-    compare_.add_argument("--convention", choices=["letor", "standard", "lightgbm", "sklearn"],
+    compare_.add_argument("--convention", choices=list(CONVENTIONS),
                           default=None, help="for score files (default: the directories', "
-                          "else letor); directories must have been evaluated with it")
+                          "else letor; trec_eval reproduces trec_eval's ndcg_cut and map on "
+                          "TREC runs); directories must have been evaluated with it")
     compare_.add_argument("--baseline", help="the run the others are compared with "
                           "(default: the first)")
     compare_.add_argument("--resamples", type=int, default=100_000,
@@ -58,6 +59,21 @@ def _results_values(path):
         raise UsageError(f"{error}, or a score file with --data") from None
     values = per_query_from_results(document, source=str(path))
     return values, document.get("convention"), len(document.get("seeds") or [None])
+
+
+def _pooled_line(paths):
+    """trec_eval's NDCG@10 of each results directory beside LETOR's, pooled
+    over its queries, when every one recorded both (rsrank train does)."""
+    pooled = {}
+    for path in paths:
+        document = read_results(path)
+        if "pooled_ndcg@10" not in document:
+            return None
+        pooled[path] = document["pooled_ndcg@10"]
+    return ("NDCG@10 pooled over each run's queries, LETOR's / trec_eval's ndcg_cut_10 (gain = "
+            "label, ties by document id; what trec_eval gives on trec/test.run): "
+            + "; ".join(f"{path} {value['letor']:.4f} / {value['trec_eval']:.4f}"
+                        for path, value in pooled.items()) + ".")
 
 
 def run(args):
@@ -92,7 +108,7 @@ def run(args):
             y, qid, docids = read_qrels(args.qrels)
         for path in score_files:  # evaluated under the directories' convention
             scores = read_scores(path, n_rows=len(y), qid=qid, docids=docids, data=source)
-            runs[path] = letor_per_query(y, scores, qid, convention=wanted)
+            runs[path] = letor_per_query(y, scores, qid, convention=wanted, docids=docids)
             seeds[path] = 1
         for path in filter(_is_results, args.runs):
             runs[path], fold = on_file_queries(runs[path], qid, run=path, data=source)
@@ -141,4 +157,9 @@ def run(args):
         print()
         print("Queries without a value in a run (no relevant document under the convention) "
               "are left out of that test: " + "; ".join(left_out) + ".")
+    pooled = _pooled_line([path for path in args.runs if _is_results(path)]) \
+        if wanted == "letor" and all(_is_results(path) for path in args.runs) else None
+    if pooled:
+        print()
+        print(pooled)
     return 0

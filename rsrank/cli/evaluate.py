@@ -16,8 +16,10 @@ def add_parser(commands):
     evaluate.add_argument("--scores", help="scores instead of a model: one per line in the "
                           "file's row order, or a TSV or TREC run from rsrank predict (matched "
                           "to the file by qid and docid)")
-    evaluate.add_argument("--convention", choices=["letor", "standard", "lightgbm", "sklearn"],
-                          default="letor")
+    evaluate.add_argument("--convention", choices=list(CONVENTIONS), default="letor",
+                          help="letor (default): LETOR's Eval-Score-3.0; trec_eval: trec_eval's "
+                          "ndcg_cut, P and map (ties by the file's docids); sklearn: "
+                          "scikit-learn's ndcg_score; see rsrank.metrics")
     evaluate.add_argument("--per-query", action="store_true",
                           help="one TSV line per query (qid, NDCG@1..10, P@1..10, AP) instead "
                           "of the means")
@@ -44,13 +46,13 @@ def run(args):
         X = fit_width(X, model, args.file)
         scores = model.predict(X, qid=qid)
     if args.per_query:
-        values = letor_per_query(y, scores, qid, convention=args.convention)
+        values = letor_per_query(y, scores, qid, convention=args.convention, docids=docids)
         names = [name for name in values if name != "qid"]
         print("\t".join(["qid"] + names))
         for i, query in enumerate(values["qid"]):
             print("\t".join([str(query)] + [f"{values[name][i]:.6f}" for name in names]))
         return 0
-    report = letor_report(y, scores, qid, convention=args.convention)
+    report = letor_report(y, scores, qid, convention=args.convention, docids=docids)
     print(f"{args.file}: metrics with the {args.convention!r} convention "
           f"({len(set(qid.tolist()))} queries)")
     _print_report(report, sys.stdout)
