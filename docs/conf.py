@@ -4,6 +4,7 @@ and the gallery (sphinx-gallery runs ``examples/`` and keeps their
 figures). Built with warnings as errors by ``tests/test_docs.py``."""
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -63,5 +64,19 @@ def _skip_routing_setters(app, what, name, obj, skip, options):
     return skip
 
 
+def _metric_names_are_not_addresses(app, doctree, docname):
+    """docutils reads ``NDCG@10``, ``NDCG@eval_k`` or ``P@1..k`` in a
+    docstring as an e-mail address and links it to ``mailto:``; a metric's
+    name before the ``@`` (any case) is not an address: put the text back."""
+    from docutils import nodes
+
+    for reference in list(doctree.findall(nodes.reference)):
+        uri = reference.get("refuri", "")
+        address = uri[len("mailto:"):] if uri.startswith("mailto:") else ""
+        if re.fullmatch(r"(?i:ndcg|p|map|err|mrr)@\S+", address):
+            reference.replace_self(nodes.Text(reference.astext()))
+
+
 def setup(app):
     app.connect("autodoc-skip-member", _skip_routing_setters)
+    app.connect("doctree-resolved", _metric_names_are_not_addresses)

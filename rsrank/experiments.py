@@ -834,9 +834,10 @@ def experiment_markdown(experiment, title="RSRank on LETOR folds", command=None)
     for fold in experiment.folds:
         kept = fold.model.selected_features()
         form = fold.model.model_.kept_format
-        listed = ", ".join(f"{name} {form.format(weight)}" for name, weight in kept) or "none"
         pairs = ", ".join(f"{a} x {b} {form.format(spread)}"
                           for (a, b), spread in fold.model.selected_interactions())
+        listed = ", ".join(f"{name} {form.format(weight)}" for name, weight in kept) or (
+            "no feature on its own" if pairs else "none")
         name = fold.name + (f" ({fold.model.model_.kind})" if len(kinds) > 1 else "")
         lines.append(f"- {name}: {listed}" + (f"; pairs: {pairs}" if pairs else ""))
     if any(fold.model.feature_costs is not None for fold in experiment.folds):

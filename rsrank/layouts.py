@@ -203,12 +203,27 @@ def resolve_training_data(path=None, *, train=None, vali=None, test=None, vali_f
         else:
             fold = load_splits(splits["train"], splits["vali"], splits["test"],
                                vali_fraction=vali_fraction, random_state=random_state, **load)
-        return [fold], str(root), _input_files(splits.values())
+        return [fold], data_name(path, root), _input_files(splits.values())
     if vali_fraction is not None:
         raise ValueError(f"a validation fraction applies to training data without vali files, "
                          f"but {root} has Fold<k> directories with vali files")
-    return root, str(root), _input_files(
+    return root, data_name(path, root), _input_files(
         entry for k in find_folds(root) for entry in (root / f"Fold{k}").iterdir())
+
+
+def data_name(path, root):
+    """How a results file names the data: ``bundled`` for the bundled data
+    (no PATH), else the path as given, relative to the working directory
+    when it lies below it (no machine's absolute paths in shared results)."""
+    if path is None:
+        return "bundled"
+    given = Path(path)
+    if given.is_absolute():
+        try:
+            return str(given.relative_to(Path.cwd()))
+        except ValueError:
+            return str(given)
+    return str(given)
 
 
 def _input_files(paths):

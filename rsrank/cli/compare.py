@@ -41,7 +41,8 @@ def add_parser(commands):
                           help="seed of the randomization test (default 0)")
     compare_.add_argument("--json", action="store_true", help="print the tests as JSON")
     compare_.add_argument("--plot", metavar="FILE", help="also draw each run's per-query "
-                          "difference from the baseline in the first metric, sorted, into FILE")
+                          "difference from the baseline in NDCG@10 (or the first metric when "
+                          "NDCG@10 is not compared), sorted, into FILE")
     compare_.set_defaults(run=run)
 
 
@@ -127,7 +128,9 @@ def run(args):
     rows = compare(runs, metrics, baseline=baseline, n_resamples=args.resamples,
                    random_state=args.seed)
     if args.plot:
-        plot_comparison(runs, metrics[0], baseline, args.plot)
+        # the headline metric when it is compared, else the first
+        plot_comparison(runs, "NDCG@10" if "NDCG@10" in metrics else metrics[0], baseline,
+                        args.plot)
     if args.json:
         print(json.dumps({"convention": wanted, "baseline": baseline, "seeds": seeds,
                           "n_resamples": args.resamples, "tests": rows}, indent=2))

@@ -15,8 +15,12 @@ from ._options import UsageError, check_file_output, fit_width
 def add_parser(commands):
     export = commands.add_parser("export", help="a model for Solr, Elasticsearch, OpenSearch "
                                  "or Vespa")
-    export.add_argument("model")
-    export.add_argument("--format", choices=FORMATS, required=True)
+    export.add_argument("model", help="a model file (rsrank train's models/Fold<k>.json, or "
+                        "RSRank.save)")
+    export.add_argument("--format", choices=FORMATS, required=True,
+                        help="the engine: solr (the LTR module's model-store JSON), "
+                        "elasticsearch or opensearch (the LTR plugin's _createmodel body), "
+                        "vespa (a rank profile)")
     export.add_argument("--name", default="rsrank", help="model or rank-profile name")
     export.add_argument("--featureset", default="rsrank_features",
                         help="Elasticsearch/OpenSearch feature set of the upload URL")
