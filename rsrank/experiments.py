@@ -159,11 +159,11 @@ class LetorExperiment:
             return None
         values = {}
         for fold in self.folds:
-            qid, labels, docids, _ = fold.evaluated_rows
+            _, labels, docids, groups = fold.evaluated_rows  # grouped once, for the fold
             for convention in ("letor", "trec_eval"):
-                per_query = metrics.ndcg_per_query(labels, fold.test_scores, qid, k,
+                per_query = metrics.ndcg_per_query(labels, fold.test_scores, groups, k,
                                                    convention=convention, docids=docids)
-                for query, value in zip(np.unique(qid), per_query):
+                for query, value in zip(groups.qids, per_query):
                     values.setdefault((convention, fold.fold, query), []).append(value)
         out = {convention: float(np.mean([np.mean(v) for key, v in values.items()
                                           if key[0] == convention]))

@@ -49,7 +49,9 @@ Formats, with the semantics the tests reproduce:
 
 **Missing features.** RSRank has one meaning of a feature that a document
 lacks: it is the value 0, which is what such a feature is in a sparse
-LETOR file and what the model was trained on. Every export makes the engine
+LETOR file and what the model was trained on; for a feature the model was
+trained with missing values (NaN) in, it is a missing value, which the
+model scores with its own step (:func:`rsrank.engines.trained_with_missing`). Every export makes the engine
 score such a document as ``predict`` scores it with 0 there, whatever the
 engine holds for a missing feature (Solr: the feature's ``defaultValue``,
 0 unless set otherwise, or NaN with ``isNullSameAsZero: false``; the LTR
@@ -217,7 +219,8 @@ def engine_features(model):
 #
 # One meaning of "missing" everywhere: a document that lacks a feature scores
 # as predict scores it with the value 0 there, which is what the feature is in
-# a sparse LETOR file and what the model was trained on. Each engine holds
+# a sparse LETOR file and what the model was trained on, or with NaN there for
+# a feature trained with missing values (its own bin, where a NaN goes). Each engine holds
 # something else for a missing feature (0, NaN, or the feature's default) and
 # routes NaN by a rule of its own, so each format steers it to the leaf of 0.
 #
@@ -651,7 +654,8 @@ def to_vespa(model, *, name="rsrank", inherits="default"):
               + (f" inherits {_vespa_name('inherited profile', inherits)}" if inherits else ""))
     return (f"{header} {{\n"
             f"    # RSRank model: {len(used)} of {model.n_features_in_} features. An attribute a\n"
-            f"    # document lacks scores as the value 0, as in RSRank's predict.\n"
+            f"    # document lacks scores as RSRank's predict scores the value 0 there, or\n"
+            f"    # a missing value (NaN) for a feature the model was trained with NaN in.\n"
             f"    first-phase {{\n"
             f"        expression {{\n"
             f"                {body}\n"

@@ -212,11 +212,12 @@ def resolve_training_data(path=None, *, train=None, vali=None, test=None, vali_f
 
 
 def data_name(path, root):
-    """How a results file names the data: ``bundled`` for the bundled data
-    (no PATH), else the path as given, relative to the working directory
-    when it lies below it (no machine's absolute paths in shared results)."""
+    """How a results file names the data: ``rsrank/data/synthetic`` for the
+    bundled data (no PATH), else the path as given, relative to the working
+    directory when it lies below it (no machine's absolute paths in shared
+    results)."""
     if path is None:
-        return "bundled"
+        return "rsrank/data/synthetic"
     given = Path(path)
     if given.is_absolute():
         try:

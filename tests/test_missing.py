@@ -174,3 +174,39 @@ def test_nan_in_a_letor_file_is_a_missing_value(tmp_path):
     (tmp_path / "inf.txt").write_text("1 qid:1 1:inf\n0 qid:1 1:1\n")
     with pytest.raises(ValueError, match="line 1: feature 1 has a non-finite value 'inf'"):
         load_letor(tmp_path / "inf.txt")
+
+
+@pytest.mark.parametrize("kind", ["additive", "interactions"])
+def test_export_check_judges_each_feature_by_what_missing_means_for_it(fitted, kind, tmp_path,
+                                                                      capsys):
+    """``rsrank export --check`` sends every 0 as a missing feature: a
+    feature trained with NaN is then missing (predict's NaN), not 0, and an
+    engine that reads missing features as the export says agrees."""
+    from rsrank.cli import main
+    from rsrank.engines import parity, trained_with_missing
+    from rsrank.writers import write_letor
+
+    data, _, test, X_test, models = fitted
+    model = models[kind]
+    assert list(np.flatnonzero(trained_with_missing(model))) == [0, 2]
+    X_zeros = np.where(np.isnan(X_test), 0.0, X_test)  # genuine zeros where NaN was
+    X_zeros[::7, 1] = 0.0  # and in a feature trained without NaN
+    for engine, result in parity(model, X_zeros, test.qid, READ_MISSING).items():
+        assert result["reordered"] == 0 and result["reordered_missing"] == 0, engine
+    path = tmp_path / "model.json"
+    model.save(path)
+    write_letor(tmp_path / "check.txt", X_zeros, test.y, test.qid)
+    assert main(["export", str(path), "--format", "vespa", "--check",
+                 str(tmp_path / "check.txt")]) == 0
+    capsys.readouterr()
+    # the plugin before 1.5.9 holds a missing feature as 0 (so it reorders, truly);
+    # the current one reads the export's missing branches and agrees
+    assert main(["export", str(path), "--format", "elasticsearch", "--check",
+                 str(tmp_path / "check.txt")]) == 1
+    lines = capsys.readouterr().err.splitlines()
+    current = next(line for line in lines if "check elasticsearch on" in line)
+    assert ": 0 of " in current and "given, 0 with every 0 sent" in current
+    old = next(line for line in lines if "check elasticsearch-1.5.8 on" in line)
+    assert "given, 0 with every 0 sent" not in old
+    text = export_model(model, "vespa")
+    assert "missing value (NaN) for a feature the model was trained with NaN in" in text

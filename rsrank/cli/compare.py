@@ -154,15 +154,15 @@ def run(args):
               f"{row['ci_high']:+.4f}] | {row['t_pvalue']:.3g} | {row['t_pvalue_holm']:.3g} | "
               f"{row['permutation_pvalue']:.3g} | {row['permutation_pvalue_holm']:.3g} | "
               f"{mark} |")
+    pooled = _pooled_line([path for path in args.runs if _is_results(path)]) \
+        if wanted == "letor" and all(_is_results(path) for path in args.runs) else None
+    if pooled:
+        print()
+        print(pooled)
     left_out = [f"{row['metric']} of {row['system']}: {row['left_out']}" for row in rows
                 if row["left_out"]]
     if left_out:
         print()
         print("Queries without a value in a run (no relevant document under the convention) "
               "are left out of that test: " + "; ".join(left_out) + ".")
-    pooled = _pooled_line([path for path in args.runs if _is_results(path)]) \
-        if wanted == "letor" and all(_is_results(path) for path in args.runs) else None
-    if pooled:
-        print()
-        print(pooled)
     return 0

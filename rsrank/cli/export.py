@@ -33,8 +33,9 @@ def add_parser(commands):
     export.add_argument("--check", metavar="DATA",
                         help="score DATA (a LETOR file) with the export by each version of the "
                         "engine's rules (rsrank.engines), with every value given and with every "
-                        "0 sent as a missing feature, and say how many queries any orders "
-                        "differently from predict (exit 1 if one does)")
+                        "0 sent as a missing feature (which predict scores as 0, or as NaN for a "
+                        "feature the model was trained with NaN in), and say how many queries "
+                        "any orders differently from predict (exit 1 if one does)")
     export.set_defaults(run=run)
 
 
@@ -102,6 +103,7 @@ def _check_export(args, model, X, qid):
         largest = max(result["max_abs_difference"], result["max_abs_difference_missing"])
         print(f"rsrank export: check {engine} on {args.check}: {result['reordered']} of "
               f"{result['queries']} queries ordered differently from predict with every value "
-              f"given, {result['reordered_missing']} with every 0 sent as missing (largest "
+              f"given, {result['reordered_missing']} with every 0 sent as a missing feature "
+              f"(judged as 0, or as NaN where the model was trained with NaN; largest "
               f"difference {largest:.2g})", file=sys.stderr)
     return 1 if failed else 0
