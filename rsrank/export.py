@@ -649,13 +649,18 @@ def to_vespa(model, *, name="rsrank", inherits="default"):
     model = fold_pipeline(model)
     _check_deployable(model)
     used = engine_features(model)
+    names = model.feature_names()
     body = " +\n                ".join(_writer(model).vespa(model))
     header = (f"rank-profile {_vespa_name('rank-profile name', name)}"
               + (f" inherits {_vespa_name('inherited profile', inherits)}" if inherits else ""))
+    missing = _missing_bins(model)
+    lacking = ("    # document lacks scores as the value 0, as in RSRank's predict, or as a\n"
+               "    # missing value (NaN) for a feature the model was trained with NaN in:\n"
+               f"    # {', '.join(names[j] for j in missing)}.\n" if missing else
+               "    # document lacks scores as the value 0, as in RSRank's predict.\n")
     return (f"{header} {{\n"
             f"    # RSRank model: {len(used)} of {model.n_features_in_} features. An attribute a\n"
-            f"    # document lacks scores as RSRank's predict scores the value 0 there, or\n"
-            f"    # a missing value (NaN) for a feature the model was trained with NaN in.\n"
+            f"{lacking}"
             f"    first-phase {{\n"
             f"        expression {{\n"
             f"                {body}\n"

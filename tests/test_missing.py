@@ -209,4 +209,5 @@ def test_export_check_judges_each_feature_by_what_missing_means_for_it(fitted, k
     old = next(line for line in lines if "check elasticsearch-1.5.8 on" in line)
     assert "given, 0 with every 0 sent" not in old
     text = export_model(model, "vespa")
-    assert "missing value (NaN) for a feature the model was trained with NaN in" in text
+    assert "missing value (NaN) for a feature the model was trained with NaN in:" in text
+    assert "and_a, main_1" in text
