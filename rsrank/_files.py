@@ -530,8 +530,9 @@ class ResultsDirectory:
                               f"delete {_some(held)}; remove it yourself or choose another "
                               "path")
         if foreign:
+            them = "them" if len(foreign) > 1 else "it"
             raise OutputError(f"{self.out}: holds {_some(foreign)} that rsrank did not write; "
-                              "--force would delete them: move them out or choose another "
+                              f"--force would delete {them}: move {them} out or choose another "
                               "path")
 
     def _remove_stale(self, parent):
