@@ -2,22 +2,28 @@
 
 The registry (``rsrank/data/registry.json``, also ``data/registry.json`` at
 the top of a source checkout) names each dataset, where its files are
-published, the SHA-256 of every file and its licence. A fetch downloads every
-file into a hidden staging directory beside the target, checks each file's
-SHA-256 as soon as it is complete, and renames the directory into place only
-when all are there: a failed or interrupted fetch leaves nothing behind, and
-a dataset directory is always whole. A transfer cut off midway is resumed
-where it stopped (an HTTP range request) a few times before giving up.
+published, a checksum of every file and its licence. A file's checksum is
+its SHA-256, or its git blob id (SHA-1 of ``blob <size>\\0`` and the bytes:
+the id a git commit's tree gives the file, which pins the bytes a
+repository serves at that commit). A fetch downloads every file into a
+hidden staging directory beside the target, checks each file's checksum as
+soon as it is complete, and renames the directory into place only when all
+are there: a failed or interrupted fetch leaves nothing behind, and a
+dataset directory is always whole. A transfer cut off midway is resumed
+where it stopped (an HTTP range request) a few times before giving up. A
+file the registry lists twice under one checksum (LETOR's Fold k vali is
+Fold k+1's test) is downloaded once.
 
 A fetch never takes more than the registry promises: each file stops at
-its registry size (a server that sends more, or announces more, is cut off
-and nothing is kept), the free space for the whole dataset is checked
-before the first byte, concurrent fetches of one dataset take turns (a lock
-file beside it, :func:`rsrank._files.claim_lock`), and staging directories
-of killed fetches are removed by the next. A dataset already in the data
-home is served only when every file has the registry's size and SHA-256
-(hashed once; :data:`VERIFIED` remembers the files as they were checked, so
-a later fetch hashes only what changed).
+its registry size (or at :data:`MAX_UNSIZED` and the server's length when
+the size is not published; a server that sends more, or announces more, is
+cut off and nothing is kept), the free space for the whole dataset is
+checked before the first byte, concurrent fetches of one dataset take turns
+(a lock file beside it, :func:`rsrank._files.claim_lock`), and staging
+directories of killed fetches are removed by the next. A dataset already in
+the data home is served only when every file has the registry's size and
+checksum (hashed once; :data:`VERIFIED` remembers the files as they were
+checked, so a later fetch hashes only what changed).
 """
 
 import contextlib
@@ -34,7 +40,8 @@ from pathlib import Path
 
 from ._files import atomic_write_text, claim_lock, release_lock, remove_stale
 
-__all__ = ["fetch_letor", "registry", "default_data_home", "DATA_HOME_ENV"]
+__all__ = ["fetch_letor", "registry", "default_data_home", "DATA_HOME_ENV", "dataset_bytes",
+           "checksum_of"]
 
 REGISTRY = Path(__file__).parent / "data" / "registry.json"
 #: the environment variable that moves the default data home
@@ -42,8 +49,11 @@ DATA_HOME_ENV = "RSRANK_DATA"
 #: attempts at one file: the first and the resumptions of a cut-off transfer
 ATTEMPTS = 4
 _BLOCK = 1 << 16
+#: the most bytes a file whose size the registry does not give may have (the
+#: server's Content-Length bounds it too)
+MAX_UNSIZED = 1 << 30
 #: in a fetched dataset directory: each file's size, times and inode when its
-#: SHA-256 was last checked
+#: checksum was last checked
 VERIFIED = ".rsrank-verified"
 
 
@@ -94,7 +104,7 @@ def fetch_letor(name, data_home=None, url=None, *, quiet=None):
     Raises
     ------
     ValueError
-        An unknown name, or a file whose SHA-256 is not the registry's.
+        An unknown name, or a file whose checksum is not the registry's.
     OSError
         When a file cannot be downloaded (offline, a missing file), in one
         line that names the URL.
@@ -126,19 +136,26 @@ def fetch_letor(name, data_home=None, url=None, *, quiet=None):
         remove_stale(home, re.compile(rf"^\.{re.escape(name)}\.fetching-(?P<pid>\d+)$"))
         if _served(target, files):  # the fetch we waited for brought it
             return target
-        total = sum(spec["bytes"] for spec in files.values())
+        total, exact = dataset_bytes(entry)
         free = shutil.disk_usage(home).free
         if free < total:
-            raise OSError(f"{home}: {name} needs {_size(total)} and the disk has "
-                          f"{_size(free)} free; free some space or fetch into another "
-                          "data home")
+            raise OSError(f"{home}: {name} needs {'' if exact else 'about '}{_size(total)} and "
+                          f"the disk has {_size(free)} free; free some space or fetch into "
+                          "another data home")
         try:
             staging.mkdir()
         except OSError as error:
             raise _home_error(home, error) from None
         with _bar(total, name, quiet) as bar:
+            fetched = {}  # a file the registry lists twice (one blob) is downloaded once
             for rel, spec in files.items():
+                same = fetched.get(checksum_of(spec))
+                if same is not None:
+                    (staging / rel).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(same, staging / rel)
+                    continue
                 _download(base + rel, staging / rel, spec, bar, home)
+                fetched[checksum_of(spec)] = staging / rel
         _write_verified(staging, files)
         staging.rename(target)
         return target
@@ -191,9 +208,49 @@ def _sha256(path):
     return digest.hexdigest()
 
 
+def _git_blob(path):
+    """The git blob id of a file: SHA-1 of ``blob <size>\\0`` and its bytes,
+    the name git (and GitHub) give the file in a commit's tree."""
+    digest = hashlib.sha1(f"blob {Path(path).stat().st_size}\0".encode())
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+#: the checksums a registry file may carry: name -> (how to compute it, how to say it)
+CHECKSUMS = {"sha256": (_sha256, "SHA-256"), "git_blob": (_git_blob, "git blob id")}
+
+
+def checksum_of(spec):
+    """``(kind, expected value)`` of a registry file's checksum."""
+    kind = next((kind for kind in CHECKSUMS if kind in spec), None)
+    if kind is None:
+        raise ValueError(f"a registry file without a checksum ({', '.join(CHECKSUMS)}): {spec}")
+    return kind, spec[kind]
+
+
+def _mismatch(path, spec):
+    """None when ``path`` has the checksum ``spec`` names, else ``(what,
+    found, expected)``."""
+    kind, expected = checksum_of(spec)
+    compute, what = CHECKSUMS[kind]
+    found = compute(path)
+    return None if found == expected else (what, found, expected)
+
+
+def dataset_bytes(entry):
+    """``(bytes, exact)`` of a registry dataset: the sum of its files' sizes,
+    or its ``approx_bytes`` when some size is not published."""
+    files = entry["files"].values()
+    if all("bytes" in spec for spec in files):
+        return sum(spec["bytes"] for spec in files), True
+    return entry.get("approx_bytes", 0), False
+
+
 def _served(target, files):
     """Whether ``target`` holds the dataset whole: every file of the
-    registry's size, then of its SHA-256 (a file unchanged since it was last
+    registry's size, then of its checksum (a file unchanged since it was last
     checked is not hashed again). False when there is nothing; an error
     that names the file when something else is there."""
     if not target.exists() and not target.is_symlink():
@@ -205,7 +262,7 @@ def _served(target, files):
         path = target / rel
         if not path.is_file():
             raise FileExistsError(f"{target}: exists but lacks {rel}: remove it and fetch again")
-        if path.stat().st_size != spec["bytes"]:
+        if "bytes" in spec and path.stat().st_size != spec["bytes"]:
             raise FileExistsError(f"{target}: {rel} has {path.stat().st_size:,} bytes, not the "
                                   f"registry's {spec['bytes']:,} (damaged, or another dataset): "
                                   "remove it and fetch again")
@@ -216,13 +273,14 @@ def _served(target, files):
     changed = False
     for rel, spec in files.items():
         path = target / rel
-        if isinstance(verified, dict) and verified.get(rel) == [spec["sha256"]] + _stamp(path):
+        if isinstance(verified, dict) and verified.get(rel) == [checksum_of(spec)[1]] + _stamp(
+                path):
             continue
-        digest = _sha256(path)
-        if digest != spec["sha256"]:
-            raise FileExistsError(f"{target}: {rel} has SHA-256 {digest}, not the registry's "
-                                  f"{spec['sha256']} (damaged or changed): remove it and fetch "
-                                  "again")
+        wrong = _mismatch(path, spec)
+        if wrong is not None:
+            what, found, expected = wrong
+            raise FileExistsError(f"{target}: {rel} has {what} {found}, not the registry's "
+                                  f"{expected} (damaged or changed): remove it and fetch again")
         changed = True
     if changed:
         try:
@@ -234,7 +292,7 @@ def _served(target, files):
 
 def _write_verified(directory, files):
     atomic_write_text(directory / VERIFIED, json.dumps(
-        {rel: [spec["sha256"]] + _stamp(directory / rel) for rel, spec in files.items()},
+        {rel: [checksum_of(spec)[1]] + _stamp(directory / rel) for rel, spec in files.items()},
         indent=1) + "\n")
 
 
@@ -253,12 +311,12 @@ def _bar(total, name, quiet):
 
 def _download(url, path, spec, bar, home):
     """``url`` into ``path``, resumed where a cut-off transfer stopped,
-    never past the registry's size, then checked against its SHA-256."""
+    never past the registry's size, then checked against its checksum."""
     path.parent.mkdir(parents=True, exist_ok=True)
     done = 0
     for attempt in range(ATTEMPTS):
         try:
-            done = _transfer(url, path, done, bar, spec["bytes"])
+            done = _transfer(url, path, done, bar, spec.get("bytes", MAX_UNSIZED))
             break
         except (http.client.IncompleteRead, ConnectionError, TimeoutError) as error:
             if attempt == ATTEMPTS - 1:
@@ -270,10 +328,11 @@ def _download(url, path, spec, bar, home):
             if error.filename is None and error.errno is None:
                 raise
             raise _home_error(home, error) from None
-    digest = _sha256(path)
-    if digest != spec["sha256"]:
-        raise ValueError(f"{url}: SHA-256 {digest}, not the registry's {spec['sha256']}; "
-                         "the file was changed or damaged on the way, and is not kept")
+    wrong = _mismatch(path, spec)
+    if wrong is not None:
+        what, found, expected = wrong
+        raise ValueError(f"{url}: {what} {found}, not the registry's {expected}; the file was "
+                         "changed or damaged on the way, and is not kept")
 
 
 def _too_large(url, limit):

@@ -15,7 +15,7 @@ from sklearn.utils import Bunch
 
 from ._cache import CacheWarning
 from ._csv import align_columns, column_order, csv_feature_names, is_csv
-from ._fetch import default_data_home, fetch_letor, registry
+from ._fetch import dataset_bytes, default_data_home, fetch_letor, registry
 from ._queries import group_queries
 from ._reading import (LetorFormatError, NonContiguousQueryWarning, check_exp2_labels,
                        data_line_numbers, dense_if_complete, load_letor, parse_docid,
@@ -50,6 +50,7 @@ __all__ = [
     "align_columns",
     "is_csv",
     "fetch_letor",
+    "dataset_bytes",
     "default_data_home",
     "registry",
 ]

@@ -6,6 +6,7 @@ import gzip
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -340,3 +341,88 @@ def test_two_fetches_of_one_dataset_take_turns(toy, tmp_path):
     # one downloaded, the other waited and found the dataset whole
     assert len([r for r in server.requests if r[0] == "Fold1/train.txt"]) == 1
     assert sorted(p.name for p in home.iterdir()) == ["Toy"]
+
+
+# -- files named by their git blob id ------------------------------------------------------
+
+
+def git_blob(data):
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def test_the_git_blob_id_is_the_one_the_repositorys_tree_publishes():
+    """``../shared/data/MORE_DATASETS.md`` gives the blob id of OHSUMED's
+    Fold1/test.txt in the pinned commit's tree; the registry's SHA-256 of
+    the same bytes is already checked."""
+    path = SHARED / "OHSUMED" / "Fold1" / "test.txt.gz"
+    if not path.is_file():
+        pytest.skip("../shared/data is absent")
+    data = gzip.decompress(path.read_bytes())
+    assert git_blob(data) == "da0d5ff567eb0ef3bc767dcc4169099457bc4e51"
+    assert hashlib.sha256(data).hexdigest() == \
+        _fetch.registry()["OHSUMED"]["files"]["Fold1/test.txt"]["sha256"]
+
+
+@pytest.mark.parametrize("name", ["MQ2007", "MQ2008", "TD2003", "TD2004"])
+def test_the_letor_sets_by_blob_id_are_five_folds_pinned_to_a_commit(name):
+    entry = _fetch.registry()[name]
+    assert re.fullmatch(r"https://raw\.githubusercontent\.com/JasonWyse/factorized_rankSVM/"
+                        r"54636aff10a18b603749ec9437db2986a6128a8f/data/[\w]+/", entry["url"])
+    assert sorted(entry["files"]) == sorted(f"Fold{k}/{split}.txt" for k in range(1, 6)
+                                            for split in ("train", "vali", "test"))
+    blobs = {rel: spec["git_blob"] for rel, spec in entry["files"].items()}
+    assert all(re.fullmatch(r"[0-9a-f]{40}", blob) for blob in blobs.values())
+    for k in range(1, 6):  # each fold's vali is the previous fold's test (Fold1's: Fold5's)
+        assert blobs[f"Fold{k}/vali.txt"] == blobs[f"Fold{(k - 2) % 5 + 1}/test.txt"]
+    assert _fetch.dataset_bytes(entry) == (entry["approx_bytes"], False)
+
+
+@pytest.fixture
+def blobs(tmp_path, monkeypatch):
+    """A registry of two folds named by git blob ids without sizes, Fold1's
+    vali being Fold2's test, and a server of them."""
+    served = tmp_path / "served"
+    texts = {f"Fold{k}/{split}.txt": "".join(f"{(q + k) % 3} qid:{q} 1:{q / 7:.3f}\n"
+                                             for q in range(k * 10 + s, k * 10 + s + 40))
+             for k in (1, 2) for s, split in enumerate(("train", "vali", "test"))}
+    texts["Fold1/vali.txt"] = texts["Fold2/test.txt"]
+    files = {}
+    for rel, text in texts.items():
+        (served / rel).parent.mkdir(parents=True, exist_ok=True)
+        (served / rel).write_text(text)
+        files[rel] = {"git_blob": git_blob(text.encode())}
+    registry = tmp_path / "registry.json"
+    registry.write_text(json.dumps({"datasets": {"Blobs": {
+        "description": "blobs", "url": "http://127.0.0.1:9/", "licence": "none", "cite": "",
+        "approx_bytes": 20000, "files": files}}}))
+    monkeypatch.setattr(_fetch, "REGISTRY", registry)
+    server = Server(served)
+    yield server, served, tmp_path / "home"
+    server.close()
+
+
+def test_files_named_by_blob_id_are_checked_and_a_shared_one_downloaded_once(blobs, capsys):
+    server, served, home = blobs
+    path = fetch_letor("Blobs", data_home=home, url=server.url, quiet=True)
+    for rel in ("Fold1/vali.txt", "Fold2/test.txt", "Fold1/train.txt"):
+        assert (path / rel).read_bytes() == (served / rel).read_bytes()
+    asked = [rel for rel, _ in server.requests]
+    assert sorted(asked) == sorted(set(asked)) and len(asked) == 5  # six files, five blobs
+    assert main(["fetch", "--list", "--data-home", str(home)]) == 0
+    assert "Blobs: blobs (about 0 MB; none)" in capsys.readouterr().out
+    # on disk: a changed byte is found by the blob id
+    data = bytearray((path / "Fold2/train.txt").read_bytes())
+    data[0] ^= 1
+    (path / "Fold2/train.txt").write_bytes(bytes(data))
+    with pytest.raises(FileExistsError, match="Fold2/train.txt has git blob id [0-9a-f]{40}, "
+                                              "not the registry's"):
+        fetch_letor("Blobs", data_home=home, quiet=True)
+
+
+def test_a_damaged_blob_on_the_way_leaves_nothing(blobs):
+    server, served, home = blobs
+    (served / "Fold1/test.txt").write_text("0 qid:1 1:0.5\n")
+    with pytest.raises(ValueError, match="test.txt: git blob id [0-9a-f]{40}, not the "
+                                         "registry's"):
+        fetch_letor("Blobs", data_home=home, url=server.url, quiet=True)
+    assert list(home.iterdir()) == []

@@ -2,7 +2,7 @@
 
 import sys
 
-from ..datasets import default_data_home, fetch_letor, registry
+from ..datasets import dataset_bytes, default_data_home, fetch_letor, registry
 from ._options import UsageError
 
 
@@ -11,14 +11,18 @@ def add_parser(commands):
         "fetch", help="download a public learning-to-rank dataset and print its directory",
         description="Download a dataset of the registry (its files' SHA-256 checked, a cut-off "
         "transfer resumed, nothing left behind on failure) into the data home, once, and "
-        "print its directory: rsrank train \"$(rsrank fetch OHSUMED)\".")
+        "print its directory: rsrank train \"$(rsrank fetch OHSUMED)\". Each file is checked "
+        "against its SHA-256 or its git blob id, stops at its registry size, and the free "
+        "space is checked first.")
     fetch.add_argument("name", nargs="?", help="a registry name (see --list)")
     fetch.add_argument("--list", action="store_true", help="list the registry's datasets")
     fetch.add_argument("--data-home", default=None, help="where datasets are kept (default: "
                        "$RSRANK_DATA, the data/ directory of a source checkout, or "
                        "~/rsrank_data)")
-    fetch.add_argument("--url", default=None, help="a mirror: the base URL its files are "
-                       "under, at the registry's paths (the checksums still apply)")
+    fetch.add_argument("--url", default=None, help="a mirror: the URL of the dataset's own "
+                       "folder, holding its files uncompressed at the registry's paths "
+                       "(Fold1/train.txt, ... or rank.train, ...; a local copy is served with "
+                       "'python -m http.server' in that folder); the checksums still apply")
     fetch.add_argument("--quiet", action="store_true", help="no progress bar")
     fetch.set_defaults(run=run)
 
@@ -31,8 +35,9 @@ def run(args):
         home = args.data_home or default_data_home()
         print(f"datasets (kept in {home}):")
         for name, entry in registry().items():
-            size = sum(spec["bytes"] for spec in entry["files"].values())
-            print(f"  {name}: {entry['description']} ({size / 1e6:.0f} MB; {entry['licence']})")
+            size, exact = dataset_bytes(entry)
+            print(f"  {name}: {entry['description']} ({'' if exact else 'about '}"
+                  f"{size / 1e6:.0f} MB; {entry['licence']})")
         return 0
     if args.name is None:
         raise UsageError("name a dataset (rsrank fetch --list lists them)")
