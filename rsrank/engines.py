@@ -19,10 +19,14 @@ Engines (``ENGINES``), each the behaviour of the source it names:
   that name: a JSON number, which Solr reads as ``Double``, cannot be passed
   to ``setThreshold(float)``); every feature normalised, in float32; a tree
   node sends ``x <= threshold + 1e-6f`` left.
-* ``solr-nan``: the same with ``isNullSameAsZero: false`` and a
-  ``defaultValue`` of NaN (Solr 9.2's missing-value support): a NaN skips
-  its normaliser and takes the node's ``missing`` branch (a
-  NullPointerException in Solr when the node has none).
+* ``solr-nan``: the same with the feature store's ``defaultValue`` "NaN"
+  (what ``rsrank export --solr-features`` writes for a feature trained with
+  missing values; Solr 9.2's missing-value support): with the model's
+  ``isNullSameAsZero`` false (as the export writes it for such a model), a
+  NaN skips its normaliser and takes the node's ``missing`` branch (a
+  NullPointerException in Solr when the node has none); with it true, a
+  NaN is 0. In both, the model's own ``isNullSameAsZero`` is read as
+  written.
 * ``elasticsearch-1.5.8``: the o19s plugin before missing values: every
   ranker holds 0 for a missing feature; ``x < split_condition`` goes to
   ``yes``.
@@ -270,7 +274,10 @@ def _solr_tree_scores(root, vectors, null_same_as_zero):
     return _descend(root, len(vectors), step)
 
 
-def _solr_scores(document, X, names, null_same_as_zero):
+def _solr_scores(document, X, names, default_value):
+    """Solr's scores; ``default_value``: what the feature store gives a
+    feature a document lacks (Solr's ``defaultValue``: 0 unless set, or
+    NaN)."""
     features = document.get("features")
     if not features:
         raise EngineError("no features declared for model")
@@ -280,6 +287,10 @@ def _solr_scores(document, X, names, null_same_as_zero):
     norms = [_solr_normalizer(f.get("norm")) for f in features]
     values = _columns(X, names, listed).astype(F32)
     kind = document.get("class", "").rsplit(".", 1)[-1]
+    # the store's defaultValue for a lacking feature; "NaN" only where the model was
+    # trained with missing values (solr_feature_store), which a linear model never is
+    default = F32(default_value) if kind != "LinearModel" else F32(0)
+    values = np.where(np.isnan(values), default, values)
     params = document.get("params") or {}
     if kind == "LinearModel":
         weights = _solr_set("LinearModel", "weights", params.get("weights"))
@@ -293,7 +304,7 @@ def _solr_scores(document, X, names, null_same_as_zero):
             if isinstance(weight, bool) or not isinstance(weight, (int, float)):
                 raise EngineError(f"ClassCastException: the weight of {name} is {weight!r}")
             w.append(F32(weight))
-        vectors = np.where(np.isnan(values), F32(0), values)  # defaultValue 0
+        vectors = values
         total = np.zeros(len(values), dtype=F32)
         with np.errstate(all="ignore"):
             for j in range(len(listed)):
@@ -304,8 +315,6 @@ def _solr_scores(document, X, names, null_same_as_zero):
         raise EngineError(f"Model loading failed for {document.get('class')!r}")
     for key, value in params.items():
         _solr_set("MultipleAdditiveTreesModel", key, value)
-    if not null_same_as_zero:
-        params = dict(params, isNullSameAsZero=False)
     null_same = params.get("isNullSameAsZero", True)
     index = {name: j for j, name in enumerate(listed)}
     trees = []
@@ -317,7 +326,7 @@ def _solr_scores(document, X, names, null_same_as_zero):
     if not trees:
         raise EngineError("no trees declared for model")
     if null_same:
-        values = np.where(np.isnan(values), F32(0), values)  # defaultValue 0
+        values = np.where(np.isnan(values), F32(0), values)  # a NaN value read as 0
     with np.errstate(all="ignore"):  # a NaN skips its normaliser: it stays NaN
         vectors = np.column_stack([norms[j](values[:, j]) if norms[j] else values[:, j]
                                    for j in range(len(listed))]).astype(F32)
@@ -610,7 +619,7 @@ def engine_scores(text, X, names, engine):
     """
     X = np.asarray(X, dtype=np.float64)
     if engine in ("solr", "solr-nan"):
-        return _solr_scores(json.loads(text), X, names, engine == "solr")
+        return _solr_scores(json.loads(text), X, names, 0.0 if engine == "solr" else np.nan)
     if engine in ("elasticsearch-1.5.8", "elasticsearch", "opensearch-3.7", "opensearch"):
         return _plugin_scores(_plugin_json(text), X, names, engine)
     if engine in ("vespa-float", "vespa-double"):

@@ -74,9 +74,13 @@ below it), subnormals and signed zeros included:
   with ``avg`` 0, exact in float32 and order-keeping) until every threshold
   lands. Values are JSON strings: Solr's setters take ``float`` or
   ``String``, and its JSON reader makes numbers ``Double``. Each node's
-  ``missing`` is the branch of 0, which Solr 9.2 and later read when the
-  model's ``isNullSameAsZero`` is false (Solr before 9.2 refuses the key:
-  ``to_solr(model, missing=False)`` leaves it out).
+  ``missing`` is the branch of 0 (or of the missing value's bin), which
+  Solr 9.2 and later read when the model's ``isNullSameAsZero`` is false:
+  a model trained with missing values sets it so (a JSON boolean), and
+  :func:`solr_feature_store` gives its NaN-trained features the
+  ``defaultValue`` "NaN" a lacking feature needs to reach those branches
+  (Solr before 9.2 refuses both keys: ``to_solr(model, missing=False)``
+  leaves them out).
 * **Elasticsearch / OpenSearch** ``model/xgboost+json``: a node sends
   ``x < split_condition`` to ``yes`` (the plugin's
   ``NaiveAdditiveDecisionTree``), so the condition is the next float32
@@ -121,7 +125,8 @@ from .binning import has_missing_bin
 
 __all__ = ["FORMATS", "export_model", "to_solr", "to_elasticsearch", "to_opensearch", "to_vespa",
            "upload_hint", "guarantee", "engine_features", "featureset_subset", "fold_pipeline",
-           "shape_trees", "solr_scale_exponent", "missing_branches", "WRITERS"]
+           "shape_trees", "solr_scale_exponent", "missing_branches", "WRITERS",
+           "solr_feature_store"]
 
 FORMATS = ("solr", "elasticsearch", "opensearch", "vespa")
 
@@ -553,7 +558,13 @@ def to_solr(model, *, name="rsrank", store="_DEFAULT_", missing=True):
 
 def _solr_additive(model, missing):
     features, trees = _solr_trees(model, missing)
-    return "MultipleAdditiveTreesModel", features, {"trees": trees}
+    params = {"trees": trees}
+    if missing and _missing_bins(model):
+        # a JSON boolean: Solr's setter takes a boolean, and the string "false" fails to
+        # load; with the feature store's defaultValue "NaN" (solr_feature_store), a lacking
+        # feature then takes the missing branches, as predict scores NaN
+        params["isNullSameAsZero"] = False
+    return "MultipleAdditiveTreesModel", features, params
 
 
 def _solr_linear(model, missing):
@@ -720,8 +731,9 @@ def _missing_bins(model):
 #: value's bin a document lacking the feature takes, as predict scores NaN
 _MISSING_PROMISES = {
     "solr": "; a feature trained with missing values scores a document lacking it as predict "
-            "scores NaN only with isNullSameAsZero false (Solr 9.2 and later): with the "
-            "defaults it is 0",
+            "scores NaN from Solr 9.2, whose isNullSameAsZero the model sets false, when the "
+            "feature store gives it defaultValue \"NaN\" (--solr-features FULL OUT writes "
+            "that store); with the store's default, 0, it is 0",
     "elasticsearch": "; a feature trained with missing values scores a document lacking it as "
                      "predict scores NaN from the Elasticsearch plugin 1.5.9 and OpenSearch's "
                      "3.2 (earlier plugins hold 0)",
@@ -787,6 +799,46 @@ def missing_branches(model):
     """Whether the export of ``model`` routes a missing feature by its own
     branches (tree models), which only some engine settings read."""
     return _writer(fold_pipeline(model)).missing_branches
+
+
+def solr_feature_store(features, model):
+    """The Solr LTR features of ``model`` (a list to ``PUT`` to
+    ``/schema/feature-store``), from ``features``, the user's full list of
+    feature definitions (``{"name", "class", "params", "store"}`` each):
+    only the model's features, and for each feature the model was trained
+    with missing values (NaN) in, ``"defaultValue": "NaN"`` among its
+    params, so that a document lacking it is a missing value (with the
+    model's ``isNullSameAsZero`` false), not 0. Raises ``ValueError``
+    naming a model feature the list lacks, or one it defines twice."""
+    if isinstance(features, dict):
+        features = [features]
+    if not isinstance(features, list) or not all(
+            isinstance(f, dict) and isinstance(f.get("name"), str) for f in features):
+        raise ValueError("a feature store is a list of features [{'name': ..., 'class': ..., "
+                         "'params': {...}}, ...]")
+    by_name = {}
+    for feature in features:
+        if feature["name"] in by_name:
+            raise ValueError(f"the feature store defines {feature['name']!r} twice")
+        by_name[feature["name"]] = feature
+    model = fold_pipeline(model)
+    used = [name for _, name in engine_features(model)]
+    lacking = [name for name in used if name not in by_name]
+    if lacking:
+        raise ValueError(f"the feature store has no feature {lacking[0]!r} of the model "
+                         f"({len(lacking)} missing)")
+    names = model.feature_names()
+    with_nan = {names[j] for j in _missing_bins(model)}
+    out = []
+    for name in used:
+        feature = copy.deepcopy(by_name[name])
+        if name in with_nan:
+            params = feature.get("params") or {}
+            if not isinstance(params, dict):
+                raise ValueError(f"feature {name!r}: its params are not an object")
+            feature["params"] = dict(params, defaultValue="NaN")
+        out.append(feature)
+    return out
 
 
 def featureset_subset(featureset, model):

@@ -136,14 +136,16 @@ def test_ohsumed_ranks_alike_in_every_engine(ohsumed_root):
 # -- the engines' rules, held to what the engines refuse or do -----------------------
 
 
-def _solr_document(threshold, missing="left"):
+def _solr_document(threshold, missing="left", null_same=None):
     node = {"feature": "a", "threshold": threshold, "left": {"value": "1.0"},
             "right": {"value": "2.0"}}
     if missing:
         node["missing"] = missing
+    params = {"trees": [{"weight": "1.0", "root": node}]}
+    if null_same is not None:
+        params["isNullSameAsZero"] = null_same
     return json.dumps({"class": "org.apache.solr.ltr.model.MultipleAdditiveTreesModel",
-                       "name": "m", "features": [{"name": "a"}],
-                       "params": {"trees": [{"weight": "1.0", "root": node}]}})
+                       "name": "m", "features": [{"name": "a"}], "params": params})
 
 
 def test_solr_rules():
@@ -153,11 +155,19 @@ def test_solr_rules():
     # numbers reach the float/String setters as Double, which neither takes
     with pytest.raises(EngineError, match="argument type mismatch"):
         engine_scores(_solr_document(0.5), rows, ["a"], "solr")
-    # a NaN without isNullSameAsZero is 0; with it, the node's missing branch
-    assert engine_scores(_solr_document("0.5", "right"), rows, ["a"], "solr")[2] == 1.0
-    assert engine_scores(_solr_document("0.5", "right"), rows, ["a"], "solr-nan")[2] == 2.0
+    # a lacking feature is the store's defaultValue: 0 by default, whatever the model says
+    for null_same in (None, False):
+        document = _solr_document("0.5", "right", null_same)
+        assert engine_scores(document, rows, ["a"], "solr")[2] == 1.0
+    # defaultValue "NaN": the node's missing branch only with isNullSameAsZero false
+    # (a JSON boolean; the string "false" is refused), else 0
+    assert engine_scores(_solr_document("0.5", "right"), rows, ["a"], "solr-nan")[2] == 1.0
+    assert engine_scores(_solr_document("0.5", "right", False), rows, ["a"],
+                         "solr-nan")[2] == 2.0
+    with pytest.raises(EngineError, match="argument type mismatch"):
+        engine_scores(_solr_document("0.5", "right", "false"), rows, ["a"], "solr-nan")
     with pytest.raises(EngineError, match="NullPointerException"):
-        engine_scores(_solr_document("0.5", None), rows, ["a"], "solr-nan")
+        engine_scores(_solr_document("0.5", None, False), rows, ["a"], "solr-nan")
     with pytest.raises(EngineError, match="No setter"):
         engine_scores(_solr_document("0.5").replace('"left": {', '"other": 1, "left": {'),
                       rows, ["a"], "solr")

@@ -211,3 +211,47 @@ def test_export_check_judges_each_feature_by_what_missing_means_for_it(fitted, k
     text = export_model(model, "vespa")
     assert "missing value (NaN) for a feature the model was trained with NaN in:" in text
     assert "and_a, main_1" in text
+
+
+@pytest.mark.parametrize("kind", ["additive", "interactions"])
+def test_solr_scores_a_lacking_feature_as_predict_scores_nan_with_the_written_store(
+        fitted, kind, tmp_path, capsys):
+    """Solr needs both: the model's isNullSameAsZero false (a JSON boolean),
+    which the export writes, and the feature store's defaultValue "NaN" for
+    each feature trained with NaN, which --solr-features writes."""
+    from rsrank.cli import main
+    from rsrank.export import solr_feature_store, to_solr
+
+    data, _, _, X_test, models = fitted
+    model = models[kind]
+    document = to_solr(model)
+    assert document["params"]["isNullSameAsZero"] is False
+    assert "isNullSameAsZero" not in to_solr(model, missing=False)["params"]  # Solr < 9.2
+    text = json.dumps(document)
+    expected = model.predict(X_test)
+    written = engine_scores(text, X_test, data.feature_names, "solr-nan")
+    np.testing.assert_allclose(written, expected, atol=1e-5)
+    default_store = engine_scores(text, X_test, data.feature_names, "solr")
+    assert np.max(np.abs(default_store - expected)) > 1e-3  # with the store's 0, not NaN
+    full = [{"name": name, "class": "org.apache.solr.ltr.feature.FieldValueFeature",
+             "params": {"field": name}, "store": "_DEFAULT_"} for name in data.feature_names]
+    store = solr_feature_store(full, model)
+    used = [name for name in data.feature_names if name in {f["name"] for f in store}]
+    assert [f["name"] for f in store] == used  # only the model's features
+    assert {f["name"] for f in store if f["params"].get("defaultValue") == "NaN"} == \
+        {"and_a", "main_1"} & set(used)
+    assert full[0]["params"] == {"field": data.feature_names[0]}  # the input is not changed
+    with pytest.raises(ValueError, match="has no feature 'and_a'"):
+        solr_feature_store(full[1:], model)
+    # the command line writes both and says why when the store is not asked for
+    path, full_path = tmp_path / "model.json", tmp_path / "features.json"
+    model.save(path)
+    full_path.write_text(json.dumps(full))
+    assert main(["export", str(path), "--format", "solr", "--out", str(tmp_path / "solr.json"),
+                 "--solr-features", str(full_path), str(tmp_path / "store.json")]) == 0
+    assert json.loads((tmp_path / "store.json").read_text()) == store
+    capsys.readouterr()
+    assert main(["export", str(path), "--format", "solr", "--out", str(tmp_path / "s.json")]) == 0
+    err = capsys.readouterr().err
+    assert "were trained with missing values: give them defaultValue \"NaN\"" in err
+    assert "--solr-features FULL.json OUT.json" in err

@@ -5,10 +5,10 @@ import sys
 
 from .._files import atomic_write_text, read_bounded_text
 from ..datasets import load_letor
-from ..engines import parity
+from ..engines import parity, trained_with_missing
 from ..estimator import RSRank
 from ..export import (FORMATS, engine_features, export_model, featureset_subset, guarantee,
-                      missing_branches, upload_hint)
+                      missing_branches, solr_feature_store, upload_hint)
 from ._options import UsageError, check_file_output, fit_width
 
 
@@ -29,6 +29,11 @@ def add_parser(commands):
                         help="Elasticsearch/OpenSearch: write to OUT the featureset FULL (a "
                         "_ltr/_featureset body) with only the model's features, the ones the "
                         "plugin then computes")
+    export.add_argument("--solr-features", nargs=2, metavar=("FULL", "OUT"),
+                        help="Solr: write to OUT the feature store FULL (the JSON list PUT to "
+                        "/schema/feature-store) with only the model's features, each feature "
+                        "the model was trained with missing values in given defaultValue \"NaN\" "
+                        "(so that a document lacking it scores as predict scores NaN)")
     export.add_argument("--out", help="output file (default: stdout)")
     export.add_argument("--check", metavar="DATA",
                         help="score DATA (a LETOR file) with the export by each version of the "
@@ -47,14 +52,20 @@ _CHECKED_ENGINES = {"solr": ("solr", "solr-nan"),
 
 
 def run(args):
-    subset = args.subset_featureset
+    subset, store_files = args.subset_featureset, args.solr_features
     check_file_output(args.out, [args.model] + (list(subset) if subset else [])
-                       + ([args.check] if args.check else []))
+                      + (list(store_files) if store_files else [])
+                      + ([args.check] if args.check else []))
     if subset:
         if args.format not in ("elasticsearch", "opensearch"):
             raise UsageError("--subset-featureset is for --format elasticsearch or opensearch")
         check_file_output(subset[1], [args.model, subset[0]] + ([args.out] if args.out else []),
-                           "--subset-featureset OUT")
+                          "--subset-featureset OUT")
+    if store_files:
+        if args.format != "solr":
+            raise UsageError("--solr-features is for --format solr")
+        check_file_output(store_files[1], [args.model, store_files[0]]
+                          + ([args.out] if args.out else []), "--solr-features OUT")
     model = RSRank.load(args.model)
     checked = None
     if args.check:  # read before anything is written: a bad file leaves no export
@@ -68,17 +79,33 @@ def run(args):
             body = featureset_subset(full, model)
         except (ValueError, AttributeError) as error:
             raise UsageError(f"{subset[0]}: {error}") from None
+    store = None
+    if store_files:
+        try:
+            full = json.loads(read_bounded_text(store_files[0], 1 << 26, "feature store"))
+            store = solr_feature_store(full, model)
+        except (ValueError, AttributeError) as error:
+            raise UsageError(f"{store_files[0]}: {error}") from None
     used = engine_features(model)
     listed = ", ".join(name for _, name in used)
     hint = upload_hint(args.format, featureset=args.featureset, store=args.store)
     if args.format in ("elasticsearch", "opensearch") and not subset:
         hint += (f"; the plugin computes every feature of {args.featureset}, so keep only these "
                  "in it (--subset-featureset FULL.json OUT.json writes that featureset)")
+    used_names = {name for _, name in used}
+    with_nan = [name for name, nan in zip(model.feature_names(), trained_with_missing(model))
+                if nan and name in used_names]
+    if args.format == "solr" and with_nan and not store_files:
+        hint += (f"; {', '.join(with_nan)} were trained with missing values: give them "
+                 "defaultValue \"NaN\" in the feature store (--solr-features FULL.json "
+                 "OUT.json writes it), or a document lacking one scores as 0")
     print(f"rsrank export: the engine computes {len(used)} of {model.n_features_in_} "
           f"features: {listed}; {hint}", file=sys.stderr)
     print(f"rsrank export: {args.format}: {guarantee(args.format, model)}", file=sys.stderr)
     if body is not None:
         atomic_write_text(subset[1], json.dumps(body, indent=2) + "\n")
+    if store is not None:
+        atomic_write_text(store_files[1], json.dumps(store, indent=2) + "\n")
     if args.out:
         atomic_write_text(args.out, text)
     else:
