@@ -72,20 +72,10 @@ def run(args):
         X, _, qid = load_letor(args.check)
         checked = (fit_width(X, model, args.check), qid)
     text = export_model(model, args.format, name=args.name, store=args.store)
-    body = None
-    if subset:
-        try:
-            full = json.loads(read_bounded_text(subset[0], 1 << 26, "featureset"))
-            body = featureset_subset(full, model)
-        except (ValueError, AttributeError) as error:
-            raise UsageError(f"{subset[0]}: {error}") from None
-    store = None
-    if store_files:
-        try:
-            full = json.loads(read_bounded_text(store_files[0], 1 << 26, "feature store"))
-            store = solr_feature_store(full, model)
-        except (ValueError, AttributeError) as error:
-            raise UsageError(f"{store_files[0]}: {error}") from None
+    body = _model_features(subset[0], "featureset", featureset_subset, model) if subset \
+        else None
+    store = (_model_features(store_files[0], "feature store", solr_feature_store, model)
+             if store_files else None)
     used = engine_features(model)
     listed = ", ".join(name for _, name in used)
     hint = upload_hint(args.format, featureset=args.featureset, store=args.store)
@@ -111,6 +101,15 @@ def run(args):
     else:
         sys.stdout.write(text)
     return _check_export(args, model, *checked) if args.check else 0
+
+
+def _model_features(path, what, select, model):
+    """``select(the JSON of path, model)``: the engine's feature definitions
+    of the model's features, from the user's full ones in ``path``."""
+    try:
+        return select(json.loads(read_bounded_text(path, 1 << 26, what)), model)
+    except (ValueError, AttributeError) as error:
+        raise UsageError(f"{path}: {error}") from None
 
 
 def _check_export(args, model, X, qid):
