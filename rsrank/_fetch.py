@@ -41,7 +41,7 @@ from pathlib import Path
 from ._files import atomic_write_text, claim_lock, release_lock, remove_stale
 
 __all__ = ["fetch_letor", "registry", "default_data_home", "DATA_HOME_ENV", "dataset_bytes",
-           "checksum_of"]
+           "checksum_of", "unpack_archive"]
 
 REGISTRY = Path(__file__).parent / "data" / "registry.json"
 #: the environment variable that moves the default data home
@@ -115,10 +115,10 @@ def fetch_letor(name, data_home=None, url=None, *, quiet=None):
                          "default")
     home = Path(data_home).expanduser() if data_home is not None else default_data_home()
     target = home / name
-    files = entry["files"]
+    files = _expected_files(entry, target)
     if _served(target, files):
         return target
-    base = (url or entry["url"]).rstrip("/") + "/"
+    base = (url or entry.get("url") or "").rstrip("/") + "/"
     _make_home(home)
     lock = home / f".{name}.lock"
 
@@ -134,7 +134,7 @@ def fetch_letor(name, data_home=None, url=None, *, quiet=None):
     staging = home / f".{name}.fetching-{os.getpid()}"
     try:
         remove_stale(home, re.compile(rf"^\.{re.escape(name)}\.fetching-(?P<pid>\d+)$"))
-        if _served(target, files):  # the fetch we waited for brought it
+        if _served(target, _expected_files(entry, target)):  # the fetch we waited for
             return target
         total, exact = dataset_bytes(entry)
         free = shutil.disk_usage(home).free
@@ -146,6 +146,12 @@ def fetch_letor(name, data_home=None, url=None, *, quiet=None):
             staging.mkdir()
         except OSError as error:
             raise _home_error(home, error) from None
+        if "archive" in entry:
+            with _bar(entry["archive"]["bytes"], name, quiet) as bar:
+                files = _fetch_archive(entry, url, staging, bar, home)
+            _write_verified(staging, files)
+            staging.rename(target)
+            return target
         with _bar(total, name, quiet) as bar:
             fetched = {}  # a file the registry lists twice (one blob) is downloaded once
             for rel, spec in files.items():
@@ -162,6 +168,102 @@ def fetch_letor(name, data_home=None, url=None, *, quiet=None):
     finally:
         shutil.rmtree(staging, ignore_errors=True)
         release_lock(lock)
+
+
+def _expected_files(entry, target):
+    """The files a dataset directory must hold, with their checksums: the
+    registry's, or for a dataset published as an archive, what the fetch
+    that unpacked it recorded (None when there is no such record: then a
+    directory already there is not served)."""
+    if "archive" not in entry:
+        return entry["files"]
+    try:
+        recorded = json.loads((target / VERIFIED).read_text(encoding="utf-8"))
+        return {rel: {"sha256": value[0], "bytes": value[1]} for rel, value in recorded.items()}
+    except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError):
+        return None
+
+
+def _fetch_archive(entry, url, staging, bar, home):
+    """Download the dataset's archive into ``staging``, check its SHA-256,
+    unpack the files of its ``layout`` (nothing outside ``staging``, no link
+    or device, at most ``max_unpacked`` bytes), and return their checksums
+    (``{rel: {"sha256", "bytes"}}``) for the record."""
+    spec = entry["archive"]
+    archive = staging / f".archive.{spec['format']}"
+    _download(url or spec["url"], archive, spec, bar, home)  # bounded, then its SHA-256
+    unpack_archive(archive, staging, spec["format"], entry["layout"],
+                   strip=spec.get("strip", ""), max_bytes=spec["max_unpacked"])
+    archive.unlink()
+    return {rel: {"sha256": _sha256(staging / rel), "bytes": (staging / rel).stat().st_size}
+            for rel in entry["layout"]}
+
+
+def _archive_members(archive, form):
+    """``[(name, size, is a regular file, open)]`` of a zip or tar.gz archive."""
+    if form == "zip":
+        import zipfile
+
+        handle = zipfile.ZipFile(archive)
+        return handle, [(info.filename, info.file_size, not info.is_dir(),
+                         lambda info=info: handle.open(info))
+                        for info in handle.infolist() if not info.is_dir()]
+    if form == "tar.gz":
+        import tarfile
+
+        handle = tarfile.open(archive, "r:gz")
+        members = []
+        for info in handle.getmembers():
+            if info.isdir():
+                continue
+            members.append((info.name, info.size, info.isreg(),
+                            lambda info=info: handle.extractfile(info)))
+        return handle, members
+    raise ValueError(f"archive format {form!r}: zip or tar.gz")
+
+
+def unpack_archive(archive, directory, form, layout, *, strip="", max_bytes):
+    """Unpack into ``directory`` the regular files of ``archive`` (``form``
+    zip or tar.gz) below ``strip``, refusing before anything is written a
+    member that would land outside ``directory`` (an absolute path, ``..``),
+    a link or a device, and more than ``max_bytes`` in all; then check that
+    every file of ``layout`` (paths relative to ``directory``) is there."""
+    import zipfile
+    import tarfile
+
+    try:
+        handle, members = _archive_members(archive, form)
+    except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError) as error:
+        raise ValueError(f"{archive.name}: not a readable {form} archive ({error})") from None
+    with handle:
+        chosen, total = [], 0
+        for name, size, regular, opener in members:
+            parts = name.replace("\\", "/").split("/")
+            if name.startswith(("/", "\\")) or ".." in parts or ":" in parts[0]:
+                raise ValueError(f"the archive holds {name!r}, a path outside the dataset; "
+                                 "nothing is unpacked")
+            if not regular:
+                raise ValueError(f"the archive holds {name!r}, a link or a device, not a file; "
+                                 "nothing is unpacked")
+            rel = "/".join(part for part in parts if part and part != ".")
+            if strip and not (rel + "/").startswith(strip.rstrip("/") + "/"):
+                continue
+            rel = rel[len(strip.rstrip("/")) + 1:] if strip else rel
+            total += size
+            chosen.append((rel, opener))
+        if total > max_bytes:
+            raise ValueError(f"the archive unpacks to {_size(total)}, more than the registry's "
+                             f"{_size(max_bytes)}; nothing is unpacked")
+        lacking = [rel for rel in layout if rel not in {r for r, _ in chosen}]
+        if lacking:
+            shown = sorted({rel.split("/")[0] for rel, _ in chosen})[:5]
+            raise ValueError(f"the archive lacks {lacking[0]} (it holds {', '.join(shown)}"
+                             f"{' ...' if len(shown) == 5 else ''}); nothing is unpacked")
+        for rel, opener in chosen:
+            target = Path(directory) / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with opener() as source, open(target, "xb") as out:
+                shutil.copyfileobj(source, out, 1 << 20)
 
 
 def _size(n_bytes):
@@ -241,7 +343,10 @@ def _mismatch(path, spec):
 
 def dataset_bytes(entry):
     """``(bytes, exact)`` of a registry dataset: the sum of its files' sizes,
-    or its ``approx_bytes`` when some size is not published."""
+    or its ``approx_bytes`` when some size is not published (for an archive:
+    the archive and about what it unpacks to)."""
+    if "archive" in entry:
+        return entry["archive"]["bytes"] + entry.get("approx_bytes", 0), False
     files = entry["files"].values()
     if all("bytes" in spec for spec in files):
         return sum(spec["bytes"] for spec in files), True
@@ -255,6 +360,9 @@ def _served(target, files):
     that names the file when something else is there."""
     if not target.exists() and not target.is_symlink():
         return False
+    if files is None:  # an archive's dataset without the record of its unpacking
+        raise FileExistsError(f"{target}: exists, but no fetch recorded what it unpacked there "
+                              f"({VERIFIED}); remove it and fetch again, or use it as it is")
     if not target.is_dir():
         raise FileExistsError(f"{target}: exists and is not a directory; remove it or fetch "
                               "into another data home")

@@ -426,3 +426,122 @@ def test_a_damaged_blob_on_the_way_leaves_nothing(blobs):
                                          "registry's"):
         fetch_letor("Blobs", data_home=home, url=server.url, quiet=True)
     assert list(home.iterdir()) == []
+
+
+# -- datasets published as one archive (MSLR, Istella) ----------------------------------------
+
+
+def _archive_registry(tmp_path, monkeypatch, form, members, layout, max_unpacked=10**6):
+    """A registry of one dataset whose archive (``members``: name -> bytes,
+    or name -> ("link", target)) a local server holds."""
+    import io
+    import tarfile
+    import zipfile
+
+    served = tmp_path / "served"
+    served.mkdir()
+    archive = served / f"data.{form}"
+    if form == "zip":
+        with zipfile.ZipFile(archive, "w") as handle:
+            for name, data in members.items():
+                handle.writestr(name, data)
+    else:
+        with tarfile.open(archive, "w:gz") as handle:
+            for name, data in members.items():
+                info = tarfile.TarInfo(name)
+                if isinstance(data, tuple):
+                    info.type, info.linkname = tarfile.SYMTYPE, data[1]
+                    handle.addfile(info)
+                else:
+                    info.size = len(data)
+                    handle.addfile(info, io.BytesIO(data))
+    payload = archive.read_bytes()
+    registry = tmp_path / "registry.json"
+    registry.write_text(json.dumps({"datasets": {"Packed": {
+        "description": "packed", "licence": "none", "cite": "", "approx_bytes": 1000,
+        "archive": {"url": "http://127.0.0.1:9/data", "format": form, "bytes": len(payload),
+                    "sha256": hashlib.sha256(payload).hexdigest(),
+                    "max_unpacked": max_unpacked},
+        "layout": layout}}}))
+    monkeypatch.setattr(_fetch, "REGISTRY", registry)
+    return served, archive
+
+
+FOLD_FILES = {f"Fold{k}/{split}.txt": "".join(f"{(q + d + k) % 3} qid:{q} 1:{d / 9:.3f}\n"
+                                              for q in range(10) for d in range(4)).encode()
+              for k in (1, 2) for split in ("train", "vali", "test")}
+
+
+@pytest.mark.parametrize("form", ["zip", "tar.gz"])
+def test_an_archive_is_checked_then_unpacked_as_train_reads_it(form, tmp_path, monkeypatch,
+                                                              capsys):
+    served, archive = _archive_registry(tmp_path, monkeypatch, form,
+                                        {**FOLD_FILES, "README.txt": b"about\n"},
+                                        sorted(FOLD_FILES))
+    server = Server(served)
+    home = tmp_path / "home"
+    try:
+        path = fetch_letor("Packed", data_home=home, url=server.url + archive.name, quiet=True)
+    finally:
+        server.close()
+    for rel, data in FOLD_FILES.items():
+        assert (path / rel).read_bytes() == data
+    assert sorted(p.name for p in home.iterdir()) == ["Packed"]  # no archive, no staging left
+    assert not list(path.glob(".archive*"))
+    # served again without a server, checked against what the fetch recorded
+    assert fetch_letor("Packed", data_home=home, quiet=True) == path
+    (path / "Fold2/test.txt").write_bytes(b"0 qid:1 1:0.5\n")
+    with pytest.raises(FileExistsError, match="Fold2/test.txt has"):
+        fetch_letor("Packed", data_home=home, quiet=True)
+    (path / "Fold2/test.txt").write_bytes(FOLD_FILES["Fold2/test.txt"])
+    assert main(["train", str(path), "--max-iter", "3", "--l1-ratio", "0", "--quiet"]) == 0
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize("members, words", [
+    ({**FOLD_FILES, "../outside.txt": b"x"}, "a path outside the dataset"),
+    ({**FOLD_FILES, "/etc/evil": b"x"}, "a path outside the dataset"),
+    ({**FOLD_FILES, "Fold1/link": ("link", "/etc/passwd")}, "a link or a device"),
+    ({name: data for name, data in FOLD_FILES.items() if name != "Fold2/vali.txt"},
+     "lacks Fold2/vali.txt"),
+    ({**FOLD_FILES, "big.bin": b"0" * 20000}, "more than the registry's"),
+])
+def test_a_bad_archive_unpacks_nothing(members, words, tmp_path, monkeypatch):
+    form = "tar.gz"  # the only format that holds links
+    served, archive = _archive_registry(tmp_path, monkeypatch, form, members,
+                                        sorted(FOLD_FILES), max_unpacked=10000)
+    server = Server(served)
+    home = tmp_path / "home"
+    try:
+        with pytest.raises(ValueError, match=words):
+            fetch_letor("Packed", data_home=home, url=server.url + archive.name, quiet=True)
+    finally:
+        server.close()
+    assert list(home.iterdir()) == [] and not (tmp_path / "outside.txt").exists()
+
+
+def test_a_damaged_archive_is_refused_before_anything_is_unpacked(tmp_path, monkeypatch):
+    served, archive = _archive_registry(tmp_path, monkeypatch, "zip", FOLD_FILES,
+                                        sorted(FOLD_FILES))
+    data = bytearray(archive.read_bytes())
+    data[len(data) // 2] ^= 1
+    archive.write_bytes(bytes(data))
+    server = Server(served)
+    home = tmp_path / "home"
+    try:
+        with pytest.raises(ValueError, match="SHA-256 [0-9a-f]{64}, not the registry's"):
+            fetch_letor("Packed", data_home=home, url=server.url + archive.name, quiet=True)
+    finally:
+        server.close()
+    assert list(home.iterdir()) == []
+
+
+def test_the_mslr_and_istella_entries_pin_their_archives():
+    known = _fetch.registry()
+    for name, size in (("MSLR-WEB10K", 1234144912), ("MSLR-WEB30K", 3849406307),
+                       ("Istella", 1288401248)):
+        archive = known[name]["archive"]
+        assert archive["bytes"] == size and re.fullmatch(r"[0-9a-f]{64}", archive["sha256"])
+        assert archive["max_unpacked"] > known[name]["approx_bytes"] > archive["bytes"]
+    assert known["MSLR-WEB10K"]["layout"] == [f"Fold{k}/{s}.txt" for k in range(1, 6)
+                                              for s in ("train", "vali", "test")]

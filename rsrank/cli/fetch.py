@@ -22,7 +22,9 @@ def add_parser(commands):
     fetch.add_argument("--url", default=None, help="a mirror: the URL of the dataset's own "
                        "folder, holding its files uncompressed at the registry's paths "
                        "(Fold1/train.txt, ... or rank.train, ...; a local copy is served with "
-                       "'python -m http.server' in that folder); the checksums still apply")
+                       "'python -m http.server' in that folder), or for a dataset published as "
+                       "an archive (MSLR, Istella) the archive's own URL; the checksums still "
+                       "apply")
     fetch.add_argument("--quiet", action="store_true", help="no progress bar")
     fetch.set_defaults(run=run)
 
