@@ -78,6 +78,9 @@ class RSRankCV(BaseEstimator):
     n_jobs : int, "auto" or None, default="auto"
         Threads per fit.
     verbose : int, default=0
+    missing : {"refuse", "zero", "mean"} or None, default=None
+        What a missing value stands for in a linear model
+        (:class:`RSRank`'s ``missing``; None: its default, refuse).
 
     Attributes
     ----------
@@ -109,7 +112,7 @@ class RSRankCV(BaseEstimator):
                  select="ndcg@10", convention="letor", additive=False, max_bins=None,
                  interactions=0, interaction_bins=None, monotone=None, feature_costs=None,
                  normalize="zscore", max_iter=None, with_linear=False, random_state=0,
-                 n_jobs="auto", verbose=0):
+                 n_jobs="auto", verbose=0, missing=None):
         vars(self).update({name: value for name, value in locals().items() if name != "self"})
 
     def recipe(self):
@@ -121,7 +124,8 @@ class RSRankCV(BaseEstimator):
             normalize=self.normalize, max_iter=self.max_iter, feature_costs=self.feature_costs,
             pair_weight=None if self.pair_weight is None else list(self.pair_weight),
             seed=self.random_state, convention=self.convention, n_jobs=self.n_jobs,
-            verbose=self.verbose, within=self.within, with_linear=self.with_linear)
+            verbose=self.verbose, within=self.within, with_linear=self.with_linear,
+            missing=self.missing)
         if self.l1_ratio is not None:  # each kind's path: weights, or whole shapes
             for part in grid if isinstance(grid, list) else [grid]:
                 strength = next(name for name in part if name.endswith("_ratio"))

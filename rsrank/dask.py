@@ -296,7 +296,7 @@ class DaskRSRank(RSRank):
         train_ndcg.k = self.eval_k
 
         if validation is not None:
-            plan.kind.check_rows(validation, "eval_set")
+            plan.kind.check_rows(plan.params, validation, "eval_set")
         monitor = plan.monitoring.on(validation, view, scale, self.n_jobs)
         advice = fitting.advice(plan, lambda: source.moments)
         epoch = (solver.accelerated(gradient_epoch, state) if self.mode == "gradient"

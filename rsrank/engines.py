@@ -645,15 +645,16 @@ def reordered_queries(reference, scores, qid):
 
 
 def trained_with_missing(model):
-    """One bool per feature: whether ``model`` (a fitted estimator) was
-    trained with missing values (NaN) in it, so that a document lacking it
-    is a missing value, not a 0 (the feature has a missing value's bin)."""
+    """One bool per feature: whether a document lacking it is a missing value
+    for ``model`` (a fitted estimator), not a 0: the feature has a missing
+    value's bin (an additive model trained with NaN in it), or the linear
+    model fills missing values (``missing="zero"`` or ``"mean"``)."""
     from .binning import has_missing_bin
 
     inner = getattr(model, "model_", model)
     encoding = getattr(inner, "encoding", None)
-    if encoding is None:
-        return np.zeros(model.n_features_in_, dtype=bool)
+    if encoding is None:  # a linear model: every feature, when it fills missing values
+        return np.full(model.n_features_in_, getattr(inner, "fill", None) is not None)
     # the features' own thresholds (an interactions model lists its pairs' after them)
     return np.array([bool(has_missing_bin(cuts))
                      for cuts in encoding.thresholds[:model.n_features_in_]])

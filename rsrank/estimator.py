@@ -63,7 +63,8 @@ class RSRank(BaseEstimator):
                  restore_best=True, eval_train=True, random_state=None, warm_start=False,
                  n_jobs=None, verbose=0, weight_tol=None, additive=False, max_bins=DEFAULT_MAX_BINS,
                  l1_group=0.0, feature_costs=None, relax=False, exclude=None, interactions=0,
-                 interaction_bins=DEFAULT_INTERACTION_BINS, monotone=None, momentum=None):
+                 interaction_bins=DEFAULT_INTERACTION_BINS, monotone=None, momentum=None,
+                 missing="refuse"):
         vars(self).update({name: value for name, value in locals().items() if name != "self"})
 
     # -- the parameters as objects ------------------------------------------------

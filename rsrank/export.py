@@ -126,7 +126,7 @@ from .binning import has_missing_bin
 __all__ = ["FORMATS", "export_model", "to_solr", "to_elasticsearch", "to_opensearch", "to_vespa",
            "upload_hint", "guarantee", "engine_features", "featureset_subset", "fold_pipeline",
            "shape_trees", "solr_scale_exponent", "missing_branches", "WRITERS",
-           "solr_feature_store"]
+           "solr_feature_store", "solr_defaults"]
 
 FORMATS = ("solr", "elasticsearch", "opensearch", "vespa")
 
@@ -600,6 +600,13 @@ def _plugin_additive(model):
 
 
 def _plugin_linear(model):
+    fill = _fill(model)
+    filled = [(name, fill[j]) for j, name in engine_features(model) if fill[j] != 0]
+    if filled:
+        raise ValueError(f"the model fills a missing {filled[0][0]} with {filled[0][1]:.6g}, not 0 "
+                         "(missing='mean'), and the Elasticsearch/OpenSearch plugin holds 0 for "
+                         "a missing feature: train with missing='zero' (--missing zero) for "
+                         "this engine, or export to Solr or Vespa")
     scaling = _scaling(model)
     definition, normalizers = {}, {}
     for j, feature in engine_features(model):
@@ -637,13 +644,13 @@ def _vespa_feature(name):
                      "(--feature-names)")
 
 
-def _vespa_value(feature):
+def _vespa_value(feature, fill=0.0):
     """An attribute as a linear term reads it: a float or double attribute a
     document lacks is NaN, which would make the whole score NaN; it counts
-    as 0 instead, as in predict. Rank features (``bm25(title)``) always
-    have a value."""
+    as ``fill`` instead (0, or what ``missing="mean"`` fills), as in
+    predict. Rank features (``bm25(title)``) always have a value."""
     if feature.startswith("attribute("):
-        return f"if(isNan({feature}) == 1.0, 0.0, {feature})"
+        return f"if(isNan({feature}) == 1.0, {_number(fill)!r}, {feature})"
     return feature
 
 
@@ -686,8 +693,17 @@ def _vespa_additive(model):
 
 def _vespa_linear(model):
     weights, constant = model.linear_function()
-    return [f"{_number(weights[j])!r} * {_vespa_value(_vespa_feature(feature))}"
+    fill = _fill(model)
+    return [f"{_number(weights[j])!r} * {_vespa_value(_vespa_feature(feature), fill[j])}"
             for j, feature in engine_features(model)] + [repr(_number(constant))]
+
+
+def _fill(model):
+    """What a missing value of each feature of a linear model stands for
+    (``missing="zero"`` or ``"mean"``; 0 without a policy, as a lacking
+    feature always was)."""
+    fill = getattr(model.model_, "fill", None)
+    return np.zeros(model.n_features_in_) if fill is None else np.asarray(fill)
 
 
 def export_model(model, form, *, name="rsrank", store="_DEFAULT_", solr_missing=True):
@@ -805,10 +821,11 @@ def solr_feature_store(features, model):
     """The Solr LTR features of ``model`` (a list to ``PUT`` to
     ``/schema/feature-store``), from ``features``, the user's full list of
     feature definitions (``{"name", "class", "params", "store"}`` each):
-    only the model's features, and for each feature the model was trained
-    with missing values (NaN) in, ``"defaultValue": "NaN"`` among its
-    params, so that a document lacking it is a missing value (with the
-    model's ``isNullSameAsZero`` false), not 0. Raises ``ValueError``
+    only the model's features, each with the ``defaultValue`` a document
+    lacking it needs (:func:`solr_defaults`): ``"NaN"`` for a feature the
+    model was trained with missing values in, so that such a document is a
+    missing value (with the model's ``isNullSameAsZero`` false), not 0; a
+    linear model's fill for ``missing="mean"``. Raises ``ValueError``
     naming a model feature the list lacks, or one it defines twice."""
     if isinstance(features, dict):
         features = [features]
@@ -827,17 +844,30 @@ def solr_feature_store(features, model):
     if lacking:
         raise ValueError(f"the feature store has no feature {lacking[0]!r} of the model "
                          f"({len(lacking)} missing)")
-    names = model.feature_names()
-    with_nan = {names[j] for j in _missing_bins(model)}
+    defaults = solr_defaults(model)
     out = []
     for name in used:
         feature = copy.deepcopy(by_name[name])
-        if name in with_nan:
+        if name in defaults:
             params = feature.get("params") or {}
             if not isinstance(params, dict):
                 raise ValueError(f"feature {name!r}: its params are not an object")
-            feature["params"] = dict(params, defaultValue="NaN")
+            feature["params"] = dict(params, defaultValue=defaults[name])
         out.append(feature)
+    return out
+
+
+def solr_defaults(model):
+    """``{feature name: defaultValue}`` of the model's features whose value
+    for a document lacking them is not Solr's default 0: ``"NaN"`` for one
+    an additive model was trained with missing values in, the fill of a
+    linear model's ``missing="mean"`` (a float32 decimal)."""
+    model = fold_pipeline(model)
+    names = model.feature_names()
+    used = {j for j, _ in engine_features(model)}
+    fill = _fill(model)
+    out = {names[j]: "NaN" for j in _missing_bins(model) if j in used}
+    out.update({names[j]: _exact_text(fill[j]) for j in sorted(used) if fill[j] != 0})
     return out
 
 

@@ -441,7 +441,7 @@ def _fit_at(plan, rate, data, validation, warm, coef_init):
                          "labels: check the labels and the qid")
     model = start(plan, train, warm)
     if validation is not None:  # its scores choose the epoch: a NaN would choose blindly
-        plan.kind.check_rows(validation, "eval_set")
+        plan.kind.check_rows(plan.params, validation, "eval_set")
     solver = laid_out(plan, model, rate)
     state = start_state(len(model.coef), coef_init, warm)
     result = solver.fit(train, state, rng, view=model.view, scale=model.training_scale(),
@@ -568,7 +568,7 @@ def fit_stream(plan, first, blocks, moments, validation=None, *, warm=None, coef
     moments = functools.cache(moments)  # one pass, for the scaling and any advice
     model = start(plan, Stream(first, moments, "fit_chunks"), warm)
     if validation is not None:
-        plan.kind.check_rows(validation, "eval_set")
+        plan.kind.check_rows(plan.params, validation, "eval_set")
     rng = check_random_state(plan.params["random_state"])
     state = start_state(first.n_features, coef_init, warm)
     solver = laid_out(plan, model)

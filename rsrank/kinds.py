@@ -22,6 +22,7 @@ from typing import Callable
 import numpy as np
 
 from .model import AdditiveModel, InteractionModel, LinearModel
+from .querydata import QueryData, fill_values
 from .preprocessing import GLOBAL_NORMALIZERS, QUERY_NORMALIZERS, scaling_from_moments
 
 __all__ = ["Kind", "KINDS", "LINEAR", "ADDITIVE", "INTERACTIONS", "kind_of", "DEFAULT_MAX_BINS",
@@ -47,13 +48,25 @@ def refuse_missing(source, what="X"):
         shown = ", ".join(str(names[j]) for j in missing[:3]) + (", ..." if len(missing) > 3
                                                                else "")
         raise ValueError(f"{what} has missing values (NaN) in {len(missing)} feature(s) "
-                         f"({shown}): a linear model needs every value; use additive=True "
+                         f"({shown}): a linear model needs every value; say what one stands "
+                         "for with missing='zero' or 'mean' (--missing), use additive=True "
                          "(--additive), whose shapes give a missing value a score of its own, "
                          "or impute them")
 
 
 def _start_linear(params, source, search):
-    """All-zero weights with the scaling fitted on ``source``'s column moments."""
+    """All-zero weights with the scaling fitted on ``source``'s column
+    moments; with ``missing="zero"`` or ``"mean"`` and missing values in
+    ``source``, what each stands for (the model's ``fill``) and the scaling
+    of the filled values."""
+    fill = None
+    if params["missing"] != "refuse" and np.isnan(source.moments[1]).any():
+        if not isinstance(source, QueryData):
+            raise ValueError(f"missing={params['missing']!r} fills missing values from the "
+                             "training rows, which a stream of blocks does not hold: impute "
+                             "them, or fit in memory")
+        fill = fill_values(source.X, params["missing"])
+        source = source.filled(fill)
     refuse_missing(source)
     moments = source.moments
     width = len(moments[1])
@@ -61,7 +74,7 @@ def _start_linear(params, source, search):
     if params["normalize"] in GLOBAL_NORMALIZERS:
         offset, scale = scaling_from_moments(moments, params["normalize"])
     return LinearModel(np.zeros(width), params["normalize"], offset, scale,
-                       source.feature_names, source.names_from_columns)
+                       source.feature_names, source.names_from_columns, fill=fill)
 
 
 def _start_additive(params, source, search):
@@ -89,7 +102,18 @@ def _refuse_bins(params, what):
     return None
 
 
+def _refuse_missing_policy(params):
+    if params["missing"] != "refuse":
+        return (f"missing={params['missing']!r} says what a missing value stands for in a "
+                "linear model; an additive model gives it a step of its own: leave missing "
+                "out (--missing)")
+    return None
+
+
 def _refuse_linear(params):
+    if params["missing"] not in ("refuse", "zero", "mean"):
+        return (f"missing must be 'refuse', 'zero' or 'mean' (what a missing value stands "
+                f"for), got {params['missing']!r}")
     if params["max_bins"] != DEFAULT_MAX_BINS:
         return (f"max_bins={params['max_bins']!r} applies to additive models (additive=True; "
                 "--max-bins with --additive); a linear model has no bins")
@@ -97,8 +121,8 @@ def _refuse_linear(params):
 
 
 def _refuse_additive(params):
-    return _refuse_query_scaling(params) or _refuse_bins(params, "this model has none "
-                                                                 "(interactions=0)")
+    return (_refuse_missing_policy(params) or _refuse_query_scaling(params)
+            or _refuse_bins(params, "this model has none (interactions=0)"))
 
 
 def _refuse_interactions(params):
@@ -107,7 +131,7 @@ def _refuse_interactions(params):
             or not 2 <= bins <= MAX_INTERACTION_BINS):
         return (f"interaction_bins must be an integer from 2 to {MAX_INTERACTION_BINS} (a "
                 f"pair's grid has at most {MAX_INTERACTION_BINS ** 2} cells), got {bins!r}")
-    return _refuse_query_scaling(params)
+    return _refuse_missing_policy(params) or _refuse_query_scaling(params)
 
 
 def _refuse_query_scaling(params):
@@ -182,10 +206,11 @@ class Kind:
         return {"additive": self.additive, "interactions": params["interactions"] if self.pairs
                 else 0, **{name: params[name] for name in self.shaping}}
 
-    def check_rows(self, source, what):
+    def check_rows(self, params, source, what):
         """``ValueError`` when ``source`` holds a missing value this kind's
-        model cannot score (``what`` names the data: eval_set)."""
-        if not self.missing:
+        model cannot score (``what`` names the data: eval_set); a linear
+        model with ``missing="zero"`` or ``"mean"`` scores one as its fill."""
+        if not self.missing and params["missing"] == "refuse":
             refuse_missing(source, what)
 
     def check(self, params):

@@ -12,7 +12,7 @@ from ._compile import choose
 from ._threads import SCORING_WORK_PER_THREAD, numba_threads, threads
 from .binning import has_missing_bin
 from .preprocessing import GLOBAL_NORMALIZERS, QUERY_NORMALIZERS, query_normalize
-from .querydata import ROW_VIEWS, matrix_rows
+from .querydata import ROW_VIEWS, Filled, filled, matrix_rows
 
 __all__ = ["LinearModel", "AdditiveModel", "InteractionModel", "linear_scores",
            "feature_name_problem"]
@@ -93,6 +93,9 @@ class LinearModel:
         :attr:`rsrank.querydata.QueryData.fingerprint`).
     n_fit_queries : int
         Queries of the training data.
+    fill : ndarray of shape (n_features,) or None
+        The value a missing value (NaN) of each feature stands for
+        (``missing="zero"`` or ``"mean"``), or None: NaN is refused.
     """
 
     coef: np.ndarray
@@ -103,6 +106,7 @@ class LinearModel:
     names_from_columns: bool = False
     fingerprint: dict = None
     n_fit_queries: int = 1
+    fill: np.ndarray = None
 
     #: the model's :class:`~rsrank.kinds.Kind`, by name
     kind = "linear"
@@ -143,9 +147,12 @@ class LinearModel:
         (NaN) is refused: a linear model needs every value."""
         values = X.data if hasattr(X, "data") and not isinstance(X, np.ndarray) else X
         if np.isnan(values).any():
-            raise ValueError("X has missing values (NaN): a linear model needs every value; "
-                             "impute them, or train with additive=True (--additive), whose "
-                             "shapes give a missing value a score of its own")
+            if self.fill is None:
+                raise ValueError("X has missing values (NaN): a linear model needs every value; "
+                                 "train with missing='zero' or 'mean' (--missing), impute them, "
+                                 "or train with additive=True (--additive), whose shapes give "
+                                 "a missing value a score of its own")
+            X = filled(X, self.fill)
         if not self.deployable:
             if qid is None and self.n_fit_queries > 1:
                 raise ValueError(f"normalize={self.normalize!r} scales features within each "
@@ -195,29 +202,27 @@ class LinearModel:
 
     def with_coef(self, coef):
         """The same model with other weights."""
-        return LinearModel(np.asarray(coef, dtype=np.float64), self.normalize, self.offset,
-                           self.scale, self.feature_names, self.names_from_columns,
-                           self.fingerprint, self.n_fit_queries)
+        return replace(self, coef=np.asarray(coef, dtype=np.float64))
 
     def with_names(self, names, *, from_columns=False):
         """The same model with other feature names (checked by
         :func:`feature_name_problem`)."""
-        names = [str(name) for name in names]
-        return LinearModel(self.coef, self.normalize, self.offset, self.scale, names,
-                           from_columns, self.fingerprint, self.n_fit_queries)
+        return replace(self, feature_names=[str(name) for name in names],
+                       names_from_columns=from_columns)
 
     @property
     def view(self):
         """How the kernels read the data for this model
         (:meth:`rsrank.querydata.QueryData.rows`): its per-query scaling, or
         the stored rows."""
-        return ROW_VIEWS[self.normalize]
+        base = ROW_VIEWS[self.normalize]
+        return base if self.fill is None else Filled(base, np.asarray(
+            self.fill, dtype=np.float64).tobytes())
 
     def with_fit(self, coef, fingerprint, n_fit_queries):
         """The same model with trained weights and what they were trained on."""
-        return LinearModel(np.asarray(coef, dtype=np.float64), self.normalize, self.offset,
-                           self.scale, self.feature_names, self.names_from_columns,
-                           fingerprint, n_fit_queries)
+        return replace(self, coef=np.asarray(coef, dtype=np.float64), fingerprint=fingerprint,
+                       n_fit_queries=n_fit_queries)
 
     def selected_indices(self):
         """The features in use (a non-zero weight)."""

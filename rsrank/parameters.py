@@ -216,6 +216,18 @@ relax : bool, default=False
     features, and the refit undoes their shrinkage of the weights kept.
     ``learning_rate="curvature"`` steps by the curvature of the kept
     weights alone. Without a penalty there is nothing to relax.
+missing : {"refuse", "zero", "mean"}, default="refuse"
+    What a missing value (NaN) in a linear model's features stands for:
+    ``"refuse"``, none (a NaN in ``X`` or the ``eval_set`` is an error);
+    ``"zero"``, the value 0 (what an absent feature of a sparse LETOR file
+    is); ``"mean"``, the feature's mean over the training values. The fill
+    values are the model's (``model_.fill``): ``predict`` uses them, model
+    files keep them, and the exports give the engine the same (Vespa reads
+    a lacking attribute as its fill; Solr's feature store needs the fill as
+    the feature's ``defaultValue``, which ``rsrank export --solr-features``
+    writes; the Elasticsearch/OpenSearch plugin holds 0, so ``"mean"`` is
+    refused there). Additive models give a missing value a step of their
+    own and take the default only.
 
 Attributes
 ----------

@@ -15,7 +15,7 @@ checks (:meth:`rsrank.RSRank.load`), and every message names the file.
 import json
 import numbers
 from collections import namedtuple
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -114,6 +114,8 @@ def model_document(model, params, fitted):
         "feature_offset": [float(v) for v in model.offset],
         "feature_scale": [float(v) for v in model.scale],
     }
+    if getattr(model, "fill", None) is not None:  # what a missing value stands for
+        document["feature_fill"] = [float(v) for v in model.fill]
     document.update(form.fields(model))
     return document
 
@@ -223,6 +225,10 @@ def _model_from_document(document, path):
     fingerprint = fingerprint if isinstance(fingerprint, dict) else None
     model = form.build(coef, layout, normalize, offset, scale, names, from_columns, fingerprint,
                        count("n_fit_queries", 1) or 1)
+    if "feature_fill" in document:
+        if model.kind != "linear":
+            raise ModelFileError(path, "feature_fill is for linear models")
+        model = replace(model, fill=_vector(document, "feature_fill", n, path))
     return SavedModel(model, params, {"n_iter": count("n_iter", 0), "t": count("t", 0),
                                       "best_iteration": count("best_iteration", None)})
 

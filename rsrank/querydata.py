@@ -93,6 +93,68 @@ class Scaling:
         return matrix_rows(X)._replace(offsets=groups.offsets)
 
 
+def filled(X, fill):
+    """A copy of ``X`` (dense or CSR) with each missing value (NaN) of
+    column ``j`` replaced by ``fill[j]``; the caller's ``X`` is never
+    written."""
+    fill = np.asarray(fill, dtype=np.float64)
+    if sp.issparse(X):
+        X = X.copy()
+        gaps = np.isnan(X.data)
+        X.data[gaps] = fill[X.indices[gaps]]
+        return X
+    X = np.array(X, copy=True)
+    rows, columns = np.nonzero(np.isnan(X))
+    X[rows, columns] = fill[columns]
+    return X
+
+
+def has_missing(X):
+    """Whether ``X`` (dense or CSR) holds a missing value (NaN)."""
+    return bool(np.isnan(X.data if sp.issparse(X) else X).any())
+
+
+def fill_values(X, missing):
+    """What a missing value of each column of ``X`` stands for under the
+    policy ``missing``: ``"zero"`` 0; ``"mean"`` the column's mean over its
+    values (an absent CSR entry counts as its value 0; 0 for a column with
+    no value)."""
+    width = X.shape[1]
+    if missing == "zero":
+        return np.zeros(width)
+    if missing != "mean":
+        raise ValueError(f"missing must be 'refuse', 'zero' or 'mean', got {missing!r}")
+    if sp.issparse(X):
+        data, columns = X.data, X.indices
+        gaps = np.isnan(data)
+        totals = np.bincount(columns[~gaps], weights=data[~gaps], minlength=width)
+        counts = X.shape[0] - np.bincount(columns[gaps], minlength=width)
+    else:
+        gaps = np.isnan(X)
+        totals = np.where(gaps, 0.0, X).sum(axis=0, dtype=np.float64)
+        counts = X.shape[0] - gaps.sum(axis=0)
+    return np.divide(totals, counts, out=np.zeros(width), where=counts > 0)
+
+
+@dataclass(frozen=True)
+class Filled:
+    """A view whose missing values (NaN) stand for a fixed value per
+    feature (a linear model's ``missing="zero"`` or ``"mean"``), then
+    ``base``'s view; ``fill`` is the float64 values' bytes (hashable)."""
+
+    base: Scaling
+    fill: bytes
+
+    @property
+    def key(self):
+        return ("filled", self.base.key, self.fill)
+
+    def query_rows(self, X, groups):
+        if has_missing(X):
+            X = filled(X, np.frombuffer(self.fill, dtype=np.float64))
+        return self.base.query_rows(X, groups)
+
+
 #: the view of the rows of each ``normalize``
 ROW_VIEWS = {"none": Scaling(), "zscore": Scaling(), "minmax": Scaling(),
              "query-zscore": Scaling("query-zscore"), "query-minmax": Scaling("query-minmax")}
@@ -238,6 +300,13 @@ class QueryData:
         return self._memo[key]
 
     # -- derived once ---------------------------------------------------------
+
+    def filled(self, fill):
+        """The same queries with each missing value (NaN) of feature ``j``
+        replaced by ``fill[j]`` (a new matrix; this one is kept)."""
+        return QueryData._from_grouped(filled(self._X, fill), self._y, self._order,
+                                       self._offsets, self._qids, self._feature_names,
+                                       self._names_from_columns)
 
     def rows(self, view="none"):
         """The :class:`Rows` the kernels read, made once per ``view`` (a

@@ -106,7 +106,7 @@ def train_recipe(*, learning_rate=("curvature",), additive=False, max_bins=None,
                  l1=None, l1_ratio=None, pair_weight=None, ndcg_k=None, discount=None,
                  power_t=None, batch_size=None, truncation_period=None, l1_method="truncated",
                  average=False, feature_costs=None, seed=0, convention="letor", n_jobs=1,
-                 verbose=0, within=DEFAULT_WITHIN, with_linear=False):
+                 verbose=0, within=DEFAULT_WITHIN, with_linear=False, missing=None):
     """``(estimator, grid)`` of ``rsrank train``: its options as keywords
     (None: the recipe's default; the grid options are lists; ``within``
     the selection's rule, whose 3% or more takes the sparse path). A
@@ -131,6 +131,8 @@ def train_recipe(*, learning_rate=("curvature",), additive=False, max_bins=None,
         params["feature_costs"] = feature_costs
     if monotone is not None:
         params["monotone"] = monotone
+    if missing is not None:
+        params["missing"] = missing
     grid = {"learning_rate": list(learning_rate)}
     if l1 is not None:
         grid["l1"] = l1
@@ -166,7 +168,8 @@ def _linear_grid(grid, kind, relax):
 
 def path_estimator(*, learning_rate="curvature", additive=False, max_bins=None, interactions=0,
                    interaction_bins=None, monotone=None, normalize="zscore", relax=None, max_iter=None, batch_size=None, ndcg_k=None, power_t=None,
-                   l1_method="truncated", average=False, feature_costs=None, seed=0):
+                   l1_method="truncated", average=False, feature_costs=None, seed=0,
+                   missing=None):
     """The estimator of ``rsrank path``: ``rsrank train``'s recipe at one
     setting (with ``learning_rate="curvature"`` each point at its settled
     end)."""
@@ -180,4 +183,5 @@ def path_estimator(*, learning_rate="curvature", additive=False, max_bins=None, 
                   normalize=normalize, batch_size=batch_size, ndcg_k=ndcg_k,
                   random_state=seed, l1_method=l1_method, power_t=power_t or 0.0,
                   average=average, relax=kind.relax if relax is None else relax,
-                  feature_costs=feature_costs, monotone=monotone, **shape, **recipe)
+                  feature_costs=feature_costs, monotone=monotone, **shape, **recipe,
+                  **({} if missing is None else {"missing": missing}))

@@ -253,5 +253,88 @@ def test_solr_scores_a_lacking_feature_as_predict_scores_nan_with_the_written_st
     capsys.readouterr()
     assert main(["export", str(path), "--format", "solr", "--out", str(tmp_path / "s.json")]) == 0
     err = capsys.readouterr().err
-    assert "were trained with missing values: give them defaultValue \"NaN\"" in err
+    assert "a document lacking and_a, main_1 scores as predict scores a missing value only " \
+        "with their defaultValue in the feature store (and_a NaN, main_1 NaN" in err
     assert "--solr-features FULL.json OUT.json" in err
+
+
+# -- what a missing value stands for in a linear model ------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def gappy():
+    data = make_interactions(("and",), n_queries=60, random_state=2)
+    X = with_missing(data.X, share=0.25, columns=(0, 2))
+    return data, X
+
+
+@pytest.mark.parametrize("policy", ["zero", "mean"])
+def test_a_linear_model_fills_a_missing_value_as_if_imputed_by_hand(gappy, policy):
+    from rsrank.querydata import fill_values
+
+    data, X = gappy
+    fill = fill_values(X, policy)
+    by_hand = np.where(np.isnan(X), fill, X)
+    expected_fill = np.zeros(X.shape[1]) if policy == "zero" else np.nanmean(X, axis=0)
+    np.testing.assert_allclose(fill, expected_fill, rtol=1e-12)
+    params = dict(max_iter=30, learning_rate="curvature", random_state=0)
+    model = RSRank(missing=policy, **params).fit(X, data.y, qid=data.qid)
+    reference = RSRank(**params).fit(by_hand, data.y, qid=data.qid)
+    np.testing.assert_allclose(model.coef_, reference.coef_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(model.predict(X), reference.predict(by_hand), rtol=1e-9)
+    np.testing.assert_allclose(model.model_.fill, fill)
+    # sparse rows: an absent entry is 0, a stored NaN is missing
+    np.testing.assert_allclose(model.predict(sp.csr_matrix(X)), model.predict(X), rtol=1e-12)
+    # an eval_set with missing values is scored the same way
+    RSRank(missing=policy, **params).fit(X, data.y, qid=data.qid, eval_set=(X, data.y, data.qid))
+
+
+def test_the_fill_is_kept_in_the_model_file_and_exported(gappy, tmp_path):
+    from rsrank.export import solr_defaults, to_elasticsearch
+
+    data, X = gappy
+    mean = RSRank(missing="mean", max_iter=20, learning_rate="curvature").fit(
+        X, data.y, qid=data.qid).set_feature_names(data.feature_names)
+    mean.save(tmp_path / "m.json")
+    assert json.loads((tmp_path / "m.json").read_text())["feature_fill"] == list(
+        mean.model_.fill)
+    again = RSRank.load(tmp_path / "m.json")
+    np.testing.assert_array_equal(again.predict(X), mean.predict(X))
+    for engine in ("vespa-float", "vespa-double"):  # a lacking attribute reads as its fill
+        scores = engine_scores(export_model(mean, "vespa"), X, data.feature_names, engine)
+        np.testing.assert_allclose(scores, mean.predict(X), atol=1e-4)
+    defaults = solr_defaults(mean)  # Solr: each fill as the feature store's defaultValue
+    used = [name for name, _ in mean.selected_features()]
+    assert sorted(defaults) == sorted(name for name in used
+                                      if mean.model_.fill[data.feature_names.index(name)])
+    assert all(float(defaults[n]) == pytest.approx(mean.model_.fill[data.feature_names.index(n)],
+                                                   rel=1e-6) for n in defaults)
+    with pytest.raises(ValueError, match="holds 0 for a missing feature: train with "
+                                         "missing='zero'"):
+        to_elasticsearch(mean)
+    zero = RSRank(missing="zero", max_iter=20, learning_rate="curvature").fit(
+        X, data.y, qid=data.qid).set_feature_names(data.feature_names)
+    text = export_model(zero, "elasticsearch")  # a lacking feature is 0 there: as filled
+    for engine in ("elasticsearch", "opensearch", "solr"):
+        form = "solr" if engine == "solr" else "elasticsearch"
+        text = export_model(zero, form)
+        np.testing.assert_allclose(engine_scores(text, X, data.feature_names, engine),
+                                   zero.predict(X), atol=1e-4)
+
+
+def test_the_command_line_says_what_a_missing_value_stands_for(tmp_path, capsys):
+    from rsrank.cli import main
+
+    rows = "".join(f"{q},{(q * d) % 3},{'' if (q + d) % 5 == 0 else d / 7},{(q + d) % 4}\n"
+                   for q in range(1, 13) for d in range(6))
+    (tmp_path / "train.csv").write_text("qid,label,bm25,clicks\n" + rows)
+    argv = ["train", "--train", str(tmp_path / "train.csv"), "--max-iter", "10", "--l1-ratio",
+            "0", "--quiet"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--missing" in err and "bm25" in err
+    assert main(argv + ["--missing", "mean", "--out", str(tmp_path / "run")]) == 0
+    model = RSRank.load(tmp_path / "run" / "models" / "Fold1.json")
+    assert model.model_.fill is not None and model.missing == "mean"
+    assert main(argv + ["--missing", "zero", "--additive"]) == 2
+    assert "an additive model gives it a step of its own" in capsys.readouterr().err

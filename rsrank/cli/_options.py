@@ -387,6 +387,11 @@ def add_training_options(parser, grid):
                         "+1 grows, never rises with -1 (feature names, or LETOR's f1, f2, ...; "
                         "a linear weight keeps its sign, a shape its steps', a pair its "
                         "order along the feature)")
+    parser.add_argument("--missing", choices=["refuse", "zero", "mean"], default=None,
+                        help="what a missing value (an empty CSV cell, nan) stands for in a "
+                        "linear model: refuse it (default), zero, or the feature's training "
+                        "mean; kept in the model, used by predict and by the exports (additive "
+                        "models give it a step of its own)")
     parser.add_argument("--relax", action=argparse.BooleanOptionalAction, default=None,
                         help="also refit each point of the path on the features it kept, "
                         "without the penalty (the relaxed lasso); the selection sees both fits "

@@ -5,10 +5,10 @@ import sys
 
 from .._files import atomic_write_text, read_bounded_text
 from ..datasets import load_letor
-from ..engines import parity, trained_with_missing
+from ..engines import parity
 from ..estimator import RSRank
 from ..export import (FORMATS, engine_features, export_model, featureset_subset, guarantee,
-                      missing_branches, solr_feature_store, upload_hint)
+                      missing_branches, solr_defaults, solr_feature_store, upload_hint)
 from ._options import UsageError, check_file_output, fit_width
 
 
@@ -82,13 +82,13 @@ def run(args):
     if args.format in ("elasticsearch", "opensearch") and not subset:
         hint += (f"; the plugin computes every feature of {args.featureset}, so keep only these "
                  "in it (--subset-featureset FULL.json OUT.json writes that featureset)")
-    used_names = {name for _, name in used}
-    with_nan = [name for name, nan in zip(model.feature_names(), trained_with_missing(model))
-                if nan and name in used_names]
-    if args.format == "solr" and with_nan and not store_files:
-        hint += (f"; {', '.join(with_nan)} were trained with missing values: give them "
-                 "defaultValue \"NaN\" in the feature store (--solr-features FULL.json "
-                 "OUT.json writes it), or a document lacking one scores as 0")
+    defaults = solr_defaults(model) if args.format == "solr" else {}
+    if defaults and not store_files:
+        hint += (f"; a document lacking {', '.join(defaults)} scores as predict scores a missing "
+                 "value only with their defaultValue in the feature store ("
+                 + ", ".join(f"{name} {value}" for name, value in list(defaults.items())[:3])
+                 + (", ..." if len(defaults) > 3 else "") + "; --solr-features FULL.json "
+                 "OUT.json writes it), else as 0")
     print(f"rsrank export: the engine computes {len(used)} of {model.n_features_in_} "
           f"features: {listed}; {hint}", file=sys.stderr)
     print(f"rsrank export: {args.format}: {guarantee(args.format, model)}", file=sys.stderr)

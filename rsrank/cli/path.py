@@ -67,7 +67,7 @@ def _estimator(args):
             monotone=args.monotone,
             normalize=args.normalize, relax=args.relax, max_iter=args.max_iter,
             batch_size=args.batch_size, ndcg_k=args.ndcg_k, power_t=args.power_t,
-            l1_method=args.l1_method, average=args.average, seed=args.seed,
+            l1_method=args.l1_method, average=args.average, seed=args.seed, missing=args.missing,
             feature_costs=None if args.feature_costs is None
             else read_feature_costs(args.feature_costs))
     except ValueError as error:

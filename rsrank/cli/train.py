@@ -185,7 +185,7 @@ def _recipe(args):
             truncation_period=args.truncation_period, l1_method=args.l1_method,
             average=args.average, feature_costs=costs, seed=args.seed,
             convention=args.convention, n_jobs=fold_threads(args.jobs, args.scheduler),
-            within=args.within, with_linear=args.with_linear)
+            within=args.within, with_linear=args.with_linear, missing=args.missing)
     except ValueError as error:  # a flag the kind would ignore
         raise UsageError(str(error)) from None
 
