@@ -771,7 +771,10 @@ _TREE_PROMISES = {
             "(isNullSameAsZero true, defaultValue 0) and, from Solr 9.2, with "
             "isNullSameAsZero false",
     "elasticsearch": " to float32 rounding; a feature a document lacks scores as 0 in every "
-                     "plugin version",
+                     "plugin version; a value beyond float32's range (above 3.4e38), which the "
+                     "plugin reads as infinity, can score as a lacking feature: OpenSearch LTR "
+                     "3.2-3.7 sends NaN and infinity alike down every tree, and the trees keep "
+                     "NaN right",
     # Vespa sums doubles; a float attribute holds the float32 of a value
     "vespa": "; float and double attributes split exactly where predict does; an attribute a "
              "document lacks scores as 0 (an int attribute holds its own default: give it a "
