@@ -28,6 +28,7 @@ import contextlib
 import hashlib
 import io
 import json
+import re
 import os
 import socketserver
 import stat
@@ -49,6 +50,11 @@ CASES = []
 GOOD = ("2 qid:1 1:0.5 2:0.25 #docid = a\n0 qid:1 1:0.1 2:0.5 #docid = b\n"
         "1 qid:1 1:0.3 2:0.1 #docid = c\n1 qid:2 1:1 2:0 #docid = d\n"
         "0 qid:2 1:0.2 2:0.9 #docid = e\n2 qid:2 1:0.8 2:0.4 #docid = f\n")
+
+
+def slug(text):
+    """A stable directory name for a case (the same in every run)."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 def cli(*argv):
@@ -158,7 +164,7 @@ def api_save(model_path, out):
 def register_output_cases(root, data):
     for command, write in writers(root, data).items():
         def link_case(write=write, tag=command):
-            place = root / "cases" / f"link-{abs(hash(tag))}"
+            place = root / "cases" / f"link-{slug(tag)}"
             place.mkdir(parents=True)
             target = place / "theirs.png"
             target.write_text("keep me\n")
@@ -172,7 +178,7 @@ def register_output_cases(root, data):
         def device_case(write=write, tag=command):
             if os.geteuid() != 0:
                 return None, "skipped: a device node needs root"
-            place = root / "cases" / f"device-{abs(hash(tag))}"
+            place = root / "cases" / f"device-{slug(tag)}"
             place.mkdir(parents=True)
             device = place / "null"
             os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 3))
@@ -181,7 +187,7 @@ def register_output_cases(root, data):
             return ok and still, f"{said}; still a character device: {still}"
 
         def fifo_case(write=write, tag=command):
-            place = root / "cases" / f"fifo-{abs(hash(tag))}"
+            place = root / "cases" / f"fifo-{slug(tag)}"
             place.mkdir(parents=True)
             fifo = place / "pipe.png"
             os.mkfifo(fifo)
@@ -196,7 +202,7 @@ def register_output_cases(root, data):
                 f"{said}; still a FIFO: {still}; the reader got {len(got[0]) if got else 0} bytes"
 
         def dangling_case(write=write, tag=command):
-            place = root / "cases" / f"dangling-{abs(hash(tag))}"
+            place = root / "cases" / f"dangling-{slug(tag)}"
             place.mkdir(parents=True)
             link = place / "out.png"
             link.symlink_to(place / "nowhere" / "x.png")
@@ -204,7 +210,7 @@ def register_output_cases(root, data):
             return ok and link.is_symlink() and not (place / "nowhere").exists(), said
 
         def folder_case(write=write, tag=command):
-            place = root / "cases" / f"folder-{abs(hash(tag))}"
+            place = root / "cases" / f"folder-{slug(tag)}"
             (place / "mine").mkdir(parents=True)
             (place / "mine" / "notes.txt").write_text("mine\n")
             before = digest(place)
@@ -548,9 +554,9 @@ def register_reading_cases(root, data):
 
     train, vali = data / "train.txt", data / "vali.txt"
 
-    def no_matplotlib(argv_of):
+    def no_matplotlib(command, argv_of):
         def run():
-            out = root / "cases" / f"nomat-{abs(hash(str(argv_of)))}"
+            out = root / "cases" / f"nomat-{command}"
             out.mkdir(parents=True)
             with without_matplotlib():
                 ok, said = refused(cli(*argv_of(out)), "pip install 'rsrank[plot]'")
@@ -609,12 +615,12 @@ def register_reading_cases(root, data):
 
     CASES.extend([
         ("7. tracebacks", "path --plot without matplotlib", no_matplotlib(
-            lambda out: ["path", "--train", train, "--vali", vali, "--l1", "0", "--max-iter",
+            "path", lambda out: ["path", "--train", train, "--vali", vali, "--l1", "0", "--max-iter",
                          "2", "--out", out / "run", "--plot", out / "p.png"])),
         ("7. tracebacks", "compare --plot without matplotlib", no_matplotlib(
-            lambda out: ["compare", root / "a", root / "b", "--plot", out / "p.png"])),
+            "compare", lambda out: ["compare", root / "a", root / "b", "--plot", out / "p.png"])),
         ("7. tracebacks", "plot without matplotlib", no_matplotlib(
-            lambda out: ["plot", data / "additive.json", "--out", out / "p.png"])),
+            "plot", lambda out: ["plot", data / "additive.json", "--out", out / "p.png"])),
         ("8. leftovers", "path --plot onto a full disk", full_picture),
         ("9. NaN eval_set", "RSRank().fit(eval_set=all NaN in a feature)", nan_eval_set("fit")),
         ("9. NaN eval_set", "RSRank().fit_chunks(eval_set=NaN)", nan_eval_set("chunks")),
