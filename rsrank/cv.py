@@ -6,12 +6,17 @@ same function, :func:`rsrank.experiments.fit_and_select`) or, without one,
 on folds of the training queries.
 """
 
+import contextlib
+import sys
+import time
+
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils.validation import check_is_fitted
 
 from .experiments import check_within, fit_and_select, parse_metric
+from .path import reporting_fits
 from .querydata import QueryData
 from .recipe import DEFAULT_WITHIN, train_recipe, vali_folds
 
@@ -78,6 +83,10 @@ class RSRankCV(BaseEstimator):
     n_jobs : int, "auto" or None, default="auto"
         Threads per fit.
     verbose : int, default=0
+        0: silent, as scikit-learn's CV estimators are. 1: one line on
+        stderr per fit of the path as it ends (its point, and which of
+        how many), wherever stderr goes (a log file, a notebook). 2 and
+        more: also each fit's epochs (:class:`RSRank`'s ``verbose``).
     missing : {"refuse", "zero", "mean"} or None, default=None
         What a missing value stands for in a linear model
         (:class:`RSRank`'s ``missing``; None: its default, refuse).
@@ -124,8 +133,8 @@ class RSRankCV(BaseEstimator):
             normalize=self.normalize, max_iter=self.max_iter, feature_costs=self.feature_costs,
             pair_weight=None if self.pair_weight is None else list(self.pair_weight),
             seed=self.random_state, convention=self.convention, n_jobs=self.n_jobs,
-            verbose=self.verbose, within=self.within, with_linear=self.with_linear,
-            missing=self.missing)
+            verbose=max(self.verbose - 1, 0), within=self.within,
+            with_linear=self.with_linear, missing=self.missing)
         if self.l1_ratio is not None:  # each kind's path: weights, or whole shapes
             for part in grid if isinstance(grid, list) else [grid]:
                 strength = next(name for name in part if name.endswith("_ratio"))
@@ -146,9 +155,13 @@ class RSRankCV(BaseEstimator):
             validation = (eval_set if isinstance(eval_set, QueryData)
                           else QueryData(*_triple(eval_set)))
         cv = self.cv if validation is None or vali_folds(self.within) else None
-        selection = fit_and_select(estimator, grid, train, validation, select=self.select,
-                                   convention=self.convention, within=self.within, path=True,
-                                   cv=cv)
+        report = contextlib.nullcontext()
+        if self.verbose:
+            report = reporting_fits(_FitLines(len(_points(grid)) * (1 + self._folds_of(cv))))
+        with report:
+            selection = fit_and_select(estimator, grid, train, validation, select=self.select,
+                                       convention=self.convention, within=self.within,
+                                       path=True, cv=cv)
         tried, per_query, models, chosen = (selection.tried, selection.per_query,
                                             selection.models, selection.chosen)
         self.validated_on_ = " and ".join(
@@ -161,6 +174,11 @@ class RSRankCV(BaseEstimator):
         if hasattr(self.estimator_, "feature_names_in_"):
             self.feature_names_in_ = self.estimator_.feature_names_in_
         return self
+
+    def _folds_of(self, cv):
+        if cv is None:
+            return 0
+        return cv if isinstance(cv, (int, np.integer)) else cv.get_n_splits()
 
     def _folds(self):
         return self.cv if isinstance(self.cv, (int, np.integer)) else self.cv.get_n_splits()
@@ -210,3 +228,25 @@ def _triple(eval_set):
         raise ValueError("eval_set must be a tuple (X_val, y_val, qid_val) or a QueryData")
     return eval_set
 
+
+def _points(grid):
+    """The points of a path's grid: a list of points, or a dict of lists."""
+    if isinstance(grid, dict):
+        return list(ParameterGrid(grid))
+    return [point for part in grid for point in _points(part)] if any(
+        isinstance(part, dict) and any(isinstance(v, list) for v in part.values())
+        for part in grid) else list(grid)
+
+
+class _FitLines:
+    """``RSRankCV(verbose=1)``'s progress: a line on stderr per fit."""
+
+    def __init__(self, total):
+        self.total, self.done, self.start = total, 0, time.perf_counter()
+
+    def __call__(self, params):
+        self.done += 1
+        shown = ", ".join(f"{name}={value:.4g}" if isinstance(value, float) else
+                          f"{name}={value}" for name, value in sorted(params.items()))
+        print(f"RSRankCV: fit {self.done} of about {self.total} ({shown}), "
+              f"{time.perf_counter() - self.start:.1f} s", file=sys.stderr, flush=True)

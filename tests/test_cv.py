@@ -167,3 +167,14 @@ def test_rsrankcv_with_linear_walks_both_kinds_at_the_given_strengths():
     assert cv.best_index_ == choose_fit(cv.path_, 0.01)
     assert {p["kind"] for p in cv.path_} == {"linear", "additive"}
     assert cv.estimator_.model_.kind == ("additive" if kinds[cv.best_index_] else "linear")
+
+
+def test_verbose_prints_a_line_per_fit_wherever_stderr_goes(capsys):
+    X, y, qid = small_queries(n_queries=20)
+    RSRankCV(max_iter=3, cv=2).fit(X, y, qid=qid)
+    assert capsys.readouterr().err == ""  # silent by default, as scikit-learn's CV estimators
+    RSRankCV(max_iter=3, cv=2, verbose=1).fit(X, y, qid=qid)
+    lines = capsys.readouterr().err.splitlines()
+    total = int(lines[0].split(" of about ")[1].split()[0])
+    assert len(lines) == total and lines[-1].startswith(f"RSRankCV: fit {total} of about {total}")
+    assert "pair_weight=" in lines[0]
