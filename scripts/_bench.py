@@ -91,6 +91,16 @@ def roofline(X, repeats=5, threads=None):
     return float(np.median(times))
 
 
+def fastest(run, repeats):
+    """The least wall time of ``repeats`` calls of ``run()``, in seconds."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
 def epoch_timer(X, y, qid, ndcg_k, **params):
     """A function that runs one more kernel epoch and returns its time, on
     a model prepared once (online updates, no scaling by default), after one

@@ -22,21 +22,11 @@ Writes ``cache_check.md`` and ``cache_check.json`` into ``--out``.
 import argparse
 import os
 import tempfile
-import time
 from pathlib import Path
 
-from _bench import internals, write_letor_text, write_report
+from _bench import fastest, internals, write_letor_text, write_report
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def best(function, repeats):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main():
@@ -69,9 +59,9 @@ def main():
                 entry.rmdir()
             load_letor(path, cache=cache)
 
-        parse = best(lambda: load_letor(path), args.repeats)
-        store = best(stored, args.repeats)
-        load = best(lambda: touched(*load_letor(path, cache=cache)), args.repeats)
+        parse = fastest(lambda: load_letor(path), args.repeats)
+        store = fastest(stored, args.repeats)
+        load = fastest(lambda: touched(*load_letor(path, cache=cache)), args.repeats)
         (entry,) = [e for e in cache.iterdir() if not e.name.startswith(".")]
 
         def load_after_touch():
@@ -79,11 +69,11 @@ def main():
                 os.chmod(entry / f"{name}.npy", 0o444)  # a new inode change time
             touched(*load_letor(path, cache=cache))
 
-        load_touched = best(load_after_touch, args.repeats)
+        load_touched = fastest(load_after_touch, args.repeats)
         X, y, qid = load_letor(path, cache=cache)
         arrays = [X.data, X.indices, X.indptr, y, qid]
         nbytes = sum(a.nbytes for a in arrays)
-        crc = best(lambda: [cache_module.content_crc(a) for a in arrays], args.repeats)
+        crc = fastest(lambda: [cache_module.content_crc(a) for a in arrays], args.repeats)
         text_bytes = path.stat().st_size
     rows = {"parse": parse, "store": store, "load": load, "load touched": load_touched,
             "crc32": crc}

@@ -33,7 +33,7 @@ from rsrank.datasets import bundled_data_path
 from rsrank.experiments import run_letor_folds
 from rsrank.synthetic import make_mslr_like
 
-from _bench import epoch_timer, internals, write_report
+from _bench import epoch_timer, fastest, internals, write_report
 
 WORK_PER_THREAD, threads = internals("_threads").WORK_PER_THREAD, internals("_threads").threads
 
@@ -52,15 +52,6 @@ def busy(n):
         worker.start()
     time.sleep(0.5)
     return workers
-
-
-def fastest(run, repeats):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def epoch_sizes(repeats):
