@@ -645,19 +645,12 @@ def reordered_queries(reference, scores, qid):
 
 
 def trained_with_missing(model):
-    """One bool per feature: whether a document lacking it is a missing value
-    for ``model`` (a fitted estimator), not a 0: the feature has a missing
-    value's bin (an additive model trained with NaN in it), or the linear
-    model fills missing values (``missing="zero"`` or ``"mean"``)."""
-    from .binning import has_missing_bin
-
-    inner = getattr(model, "model_", model)
-    encoding = getattr(inner, "encoding", None)
-    if encoding is None:  # a linear model: every feature, when it fills missing values
-        return np.full(model.n_features_in_, getattr(inner, "fill", None) is not None)
-    # the features' own thresholds (an interactions model lists its pairs' after them)
-    return np.array([bool(has_missing_bin(cuts))
-                     for cuts in encoding.thresholds[:model.n_features_in_]])
+    """One bool per feature: whether a document lacking it is not the value
+    0 for ``model`` (a fitted estimator): a missing value scored by its own
+    step (an additive model trained with NaN in it), or a linear model's
+    nonzero fill (``missing="mean"``); the model's ``missing_values()``."""
+    values = model.model_.missing_values()
+    return np.isnan(values) | (values != 0)
 
 
 def parity(model, X, qid, engines=ENGINES, **export_options):

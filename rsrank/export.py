@@ -51,7 +51,7 @@ Formats, with the semantics the tests reproduce:
 lacks: it is the value 0, which is what such a feature is in a sparse
 LETOR file and what the model was trained on; for a feature the model was
 trained with missing values (NaN) in, it is a missing value, which the
-model scores with its own step (:func:`rsrank.engines.trained_with_missing`). Every export makes the engine
+model scores with its own step (the model's ``missing_values()``). Every export makes the engine
 score such a document as ``predict`` scores it with 0 there, whatever the
 engine holds for a missing feature (Solr: the feature's ``defaultValue``,
 0 unless set otherwise, or NaN with ``isNullSameAsZero: false``; the LTR
@@ -700,10 +700,8 @@ def _vespa_linear(model):
 
 def _fill(model):
     """What a missing value of each feature of a linear model stands for
-    (``missing="zero"`` or ``"mean"``; 0 without a policy, as a lacking
-    feature always was)."""
-    fill = getattr(model.model_, "fill", None)
-    return np.zeros(model.n_features_in_) if fill is None else np.asarray(fill)
+    (0, or its ``missing="zero"``/``"mean"`` fill)."""
+    return np.nan_to_num(model.model_.missing_values(), nan=0.0)
 
 
 def export_model(model, form, *, name="rsrank", store="_DEFAULT_", solr_missing=True):
@@ -737,10 +735,7 @@ def guarantee(form, model):
 
 def _missing_bins(model):
     """The features trained with missing values (a missing value's bin)."""
-    encoding = getattr(model.model_, "encoding", None)
-    if encoding is None:
-        return []
-    return [j for j in range(model.model_.n_features) if has_missing_bin(encoding.thresholds[j])]
+    return np.flatnonzero(np.isnan(model.model_.missing_values())).tolist()
 
 
 #: ... and of features trained with missing values (NaN), whose missing

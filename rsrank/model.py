@@ -134,6 +134,14 @@ class LinearModel:
     def deployable(self):
         return self.normalize not in QUERY_NORMALIZERS
 
+    def missing_values(self):
+        """What a feature a document lacks stands for, per feature: the
+        value 0, or with ``missing="zero"``/``"mean"`` the fill (NaN would
+        mean a missing value scored by a step of its own, which a linear
+        model has not)."""
+        return np.zeros(self.n_features) if self.fill is None else np.asarray(
+            self.fill, dtype=np.float64)
+
     def score_rows(self, rows, n_jobs=None):
         """Scores of :class:`~rsrank._kernels.Rows` of raw features (rows
         already scaled within their query, for a per-query scaling): the
@@ -300,6 +308,13 @@ class AdditiveModel:
     @property
     def view(self):
         return self.encoding
+
+    def missing_values(self):
+        """What a feature a document lacks stands for, per feature: NaN (a
+        missing value, scored by its own step) for a feature trained with
+        missing values, else the value 0."""
+        return np.array([np.nan if has_missing_bin(cuts) else 0.0
+                         for cuts in self.encoding.thresholds[:self.n_features]])
 
     @property
     def offset(self):
