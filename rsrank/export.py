@@ -117,7 +117,7 @@ import copy
 import itertools
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -188,9 +188,11 @@ def _fold_scalers(ranker, steps):
     names = inner.names() if given is None else list(given)
     folded = copy.copy(ranker)
     folded.normalize = normalize
-    folded.model_ = type(inner)(inner.coef, normalize, (inner.offset - b) / a, inner.scale / a,
-                                [str(n) for n in names], False, inner.fingerprint,
-                                inner.n_fit_queries)
+    # a missing value the model fills with f is, before the scalers, the raw value (f - b) / a
+    fill = None if inner.fill is None else (np.asarray(inner.fill) - b) / a
+    folded.model_ = replace(inner, normalize=normalize, offset=(inner.offset - b) / a,
+                            scale=inner.scale / a, feature_names=[str(n) for n in names],
+                            names_from_columns=False, fill=fill)
     return folded
 
 

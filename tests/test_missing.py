@@ -338,3 +338,22 @@ def test_the_command_line_says_what_a_missing_value_stands_for(tmp_path, capsys)
     assert model.model_.fill is not None and model.missing == "mean"
     assert main(argv + ["--missing", "zero", "--additive"]) == 2
     assert "an additive model gives it a step of its own" in capsys.readouterr().err
+
+
+def test_a_pipelines_scalers_carry_the_fill_into_the_engine(gappy):
+    """The fill is in the space the model sees, after the pipeline's
+    scalers; folded into the engine's raw values it is (fill - b) / a."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import MinMaxScaler, StandardScaler
+
+    data, X = gappy
+    raw = X * np.array([10.0] + [1.0] * (X.shape[1] - 1)) + 3.0  # other units and origin
+    for scaler in (StandardScaler(), MinMaxScaler()):
+        pipeline = make_pipeline(scaler, RSRank(missing="mean", max_iter=20,
+                                                learning_rate="curvature"))
+        pipeline.fit(raw, data.y, rsrank__qid=data.qid)
+        expected = pipeline.predict(raw)
+        for engine in ("vespa-float", "vespa-double"):
+            names = [f"f{j + 1}" for j in range(X.shape[1])]  # the pipeline's, unnamed
+            scores = engine_scores(export_model(pipeline, "vespa"), raw, names, engine)
+            np.testing.assert_allclose(scores, expected, atol=1e-4)
