@@ -302,22 +302,22 @@ def _stamp(path):
     return [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino]
 
 
-def _sha256(path):
-    digest = hashlib.sha256()
+def _hashed(digest, path):
+    """``digest`` (a hashlib object) updated with the bytes of ``path``, as hex."""
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def _sha256(path):
+    return _hashed(hashlib.sha256(), path)
 
 
 def _git_blob(path):
     """The git blob id of a file: SHA-1 of ``blob <size>\\0`` and its bytes,
     the name git (and GitHub) give the file in a commit's tree."""
-    digest = hashlib.sha1(f"blob {Path(path).stat().st_size}\0".encode())
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    return _hashed(hashlib.sha1(f"blob {Path(path).stat().st_size}\0".encode()), path)
 
 
 #: the checksums a registry file may carry: name -> (how to compute it, how to say it)

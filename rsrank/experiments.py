@@ -157,6 +157,12 @@ class LetorExperiment:
         disjoint. None when the folds' rows are not known."""
         if any(f.evaluated_rows is None for f in self.folds):
             return None
+        known = vars(self).setdefault("_pooled", {})  # the table and results.json both ask
+        if k not in known:
+            known[k] = self._pooled_ndcg(k)
+        return known[k]
+
+    def _pooled_ndcg(self, k):
         values = {}
         for fold in self.folds:
             _, labels, docids, groups = fold.evaluated_rows  # grouped once, for the fold
