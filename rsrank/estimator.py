@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from . import fitting, persistence
 from .fitting import AUTO_RATES, CURVATURE_STEP, Fitted, Stream, scale_advice
-from .kinds import DEFAULT_INTERACTION_BINS, DEFAULT_MAX_BINS
+from .kinds import DEFAULT_INTERACTION_BINS, DEFAULT_MAX_BINS, KINDS
 from .metrics import mean_ndcg
 from .model import query_scores
 from .parameters import RSRANK_DOC
@@ -96,6 +96,12 @@ class RSRank(BaseEstimator):
             if X.names_from_columns:
                 self.feature_names_in_ = np.asarray(X.feature_names, dtype=object)
         return X
+
+    def _scorable(self, data):
+        """``data``, refused in one line when it holds a missing value the
+        model cannot score (as ``predict`` refuses one in an array)."""
+        KINDS[self.model_.kind].check_rows(self.get_params(deep=False), data, "X")
+        return data
 
     def _validation(self, eval_set):
         if eval_set is None or isinstance(eval_set, QueryData):
@@ -234,7 +240,8 @@ class RSRank(BaseEstimator):
         come in the row order it was built from."""
         check_is_fitted(self)
         if isinstance(X, QueryData):
-            return self._data(X).in_input_order(query_scores(self.model_, X, self.n_jobs))
+            return self._data(X).in_input_order(query_scores(self.model_, self._scorable(X),
+                                                             self.n_jobs))
         X = validate_data(self, X, reset=False, accept_sparse="csr",
                           dtype=[np.float64, np.float32], order="C",
                           ensure_all_finite="allow-nan")  # the model takes or refuses NaN
@@ -249,7 +256,8 @@ class RSRank(BaseEstimator):
                              "not rows")
         check_is_fitted(self)
         if isinstance(X, QueryData):
-            return mean_ndcg(X.y, query_scores(self.model_, self._data(X), self.n_jobs),
+            return mean_ndcg(X.y, query_scores(self.model_, self._scorable(self._data(X)),
+                                               self.n_jobs),
                              X.groups, self.eval_k, convention=self.eval_convention)
         if qid is None and self.model_.n_fit_queries > 1:
             raise ValueError(

@@ -60,13 +60,18 @@ def _start_linear(params, source, search):
     ``source``, what each stands for (the model's ``fill``) and the scaling
     of the filled values."""
     fill = None
-    if params["missing"] != "refuse" and np.isnan(source.moments[1]).any():
-        if not isinstance(source, QueryData):
-            raise ValueError(f"missing={params['missing']!r} fills missing values from the "
-                             "training rows, which a stream of blocks does not hold: impute "
-                             "them, or fit in memory")
-        fill = fill_values(source.X, params["missing"])
-        source = source.filled(fill)
+    if params["missing"] != "refuse":
+        counts, sums = source.moments[:2]
+        if np.isnan(sums).any():
+            if not isinstance(source, QueryData):
+                raise ValueError(f"missing={params['missing']!r} fills missing values from the "
+                                 "training rows, which a stream of blocks does not hold: impute "
+                                 "them, or fit in memory")
+            fill = fill_values(source.X, params["missing"])
+            source = source.filled(fill)
+        else:  # none in training: the fill of one met in vali, test or predict
+            fill = np.zeros(len(sums)) if params["missing"] == "zero" else np.divide(
+                sums, counts, out=np.zeros(len(sums)), where=np.asarray(counts) > 0)
     refuse_missing(source)
     moments = source.moments
     width = len(moments[1])

@@ -357,3 +357,27 @@ def test_a_pipelines_scalers_carry_the_fill_into_the_engine(gappy):
             names = [f"f{j + 1}" for j in range(X.shape[1])]  # the pipeline's, unnamed
             scores = engine_scores(export_model(pipeline, "vespa"), raw, names, engine)
             np.testing.assert_allclose(scores, expected, atol=1e-4)
+
+
+def test_a_missing_value_met_only_after_training_is_filled_or_refused_in_words(gappy):
+    """Training rows without NaN and a test file with one: the policy's fill
+    (the training mean from the column moments), or the refusal that names
+    --missing, never NaN scores."""
+    from rsrank import QueryData
+    from rsrank.metrics import mean_ndcg
+
+    data, X = gappy
+    complete = np.nan_to_num(X, nan=0.5)
+    test = QueryData(X, data.y, data.qid)
+    model = RSRank(missing="mean", max_iter=10, learning_rate="curvature").fit(
+        complete, data.y, qid=data.qid)
+    np.testing.assert_allclose(model.model_.fill, complete.mean(axis=0), rtol=1e-12)
+    by_hand = np.where(np.isnan(X), complete.mean(axis=0), X)
+    np.testing.assert_allclose(model.predict(test), model.predict(by_hand), rtol=1e-12)
+    assert model.score(test) == pytest.approx(mean_ndcg(data.y, model.predict(by_hand),
+                                                        data.qid, 10, convention="letor"))
+    plain = RSRank(max_iter=10, learning_rate="curvature").fit(complete, data.y, qid=data.qid)
+    for call in (lambda: plain.predict(test), lambda: plain.score(test),
+                 lambda: plain.predict(X)):
+        with pytest.raises(ValueError, match=r"missing values \(NaN\).*--missing"):
+            call()
