@@ -16,6 +16,7 @@ from sklearn.model_selection import ParameterGrid
 from sklearn.utils.validation import check_is_fitted
 
 from .experiments import check_within, fit_and_select, parse_metric
+from .model_selection import check_search_fit
 from .path import reporting_fits
 from .querydata import QueryData
 from .recipe import DEFAULT_WITHIN, train_recipe, vali_folds
@@ -148,6 +149,8 @@ class RSRankCV(BaseEstimator):
         ``cv`` folds of the training queries. Returns self."""
         parse_metric(self.select)
         check_within(self.within)
+        if not isinstance(X, QueryData):
+            check_search_fit(qid)
         estimator, grid = self.recipe()
         train = X if isinstance(X, QueryData) else QueryData(X, y, qid)
         validation = None

@@ -18,6 +18,7 @@ from .fitting import AUTO_RATES, CURVATURE_STEP, Fitted, Stream, scale_advice
 from .kinds import DEFAULT_INTERACTION_BINS, DEFAULT_MAX_BINS, KINDS
 from .metrics import mean_ndcg
 from .model import query_scores
+from .model_selection import check_search_fit
 from .parameters import RSRANK_DOC
 from .preprocessing import column_moments, combine_moments
 from .querydata import QueryData, check_labels
@@ -147,6 +148,8 @@ class RSRank(BaseEstimator):
         -------
         self
         """
+        if not isinstance(X, QueryData):
+            check_search_fit(qid)
         _warn_without_qid("fit", X, qid)
         plan, warm = self.setup(), self._warm()
         data = self._data(X, y, qid, reset=warm is None)
@@ -262,10 +265,10 @@ class RSRank(BaseEstimator):
         if qid is None and self.model_.n_fit_queries > 1:
             raise ValueError(
                 "score() got no qid, but the model was trained on "
-                f"{self.model_.n_fit_queries} queries: pass qid=... . A Pipeline, GridSearchCV "
-                "or cross_val_score drops the qid it is given unless you enable metadata routing: "
-                "sklearn.set_config(enable_metadata_routing=True), or use "
-                "rsrank.model_selection.fit_search / cross_val_score_by_query")
+                f"{self.model_.n_fit_queries} queries: pass qid=...; a Pipeline or a fitted "
+                "search drops it while metadata routing is off: use "
+                "rsrank.model_selection.score_by_query(estimator, X, y, qid), or "
+                "sklearn.set_config(enable_metadata_routing=True)")
         scores = self.predict(X, qid=qid)
         return mean_ndcg(check_labels(y, scores.shape[0]), scores, qid, self.eval_k,
                          convention=self.eval_convention)

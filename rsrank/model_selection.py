@@ -13,10 +13,14 @@ switch routing on for the call and alias the splitter, so that::
     search = GridSearchCV(RSRank(), {"l1": [0, 0.1, 1]}, cv=GroupKFold(5))
     fit_search(search, X, y, qid)
 
-just works. With routing off, scikit-learn would score each held-out fold as
-one big query; ``RSRank.score`` refuses that with an error that says how to
-fix it.
+just works. With routing off, scikit-learn gives ``fit`` the qid it is
+passed but the scorer none, so every held-out score would be NaN (or, when
+``qid`` reaches neither, every split one big query); :func:`check_search_fit`
+refuses such a fit in one line that names the fix, and :func:`score_by_query`
+scores a fitted search or pipeline with routing on.
 """
+
+import sys
 
 import numpy as np
 import scipy.sparse as sp
@@ -31,6 +35,7 @@ __all__ = [
     "make_map_scorer",
     "fit_search",
     "cross_val_score_by_query",
+    "score_by_query",
     "letor_fold_split",
 ]
 
@@ -108,6 +113,56 @@ def cross_val_score_by_query(estimator, X, y, qid, *, cv=5, scoring=None, **opti
     with sklearn.config_context(enable_metadata_routing=True):
         return cross_val_score(estimator, X, y, cv=_query_splitter(cv), scoring=scoring,
                                params={"qid": qid}, **options)
+
+
+def score_by_query(estimator, X, y, qid):
+    """``estimator.score(X, y, qid=qid)`` with metadata routing on, so that a
+    fitted search or ``Pipeline`` (which drop ``qid`` when routing is off)
+    hands ``qid`` to RSRank's ``score``."""
+    with sklearn.config_context(enable_metadata_routing=True):
+        return estimator.score(X, y, qid=qid)
+
+
+_FIT_AND_SCORE = ("_fit_and_score", "sklearn.model_selection._validation")
+_FIX = ("use rsrank.model_selection.fit_search(search, X, y, qid) or "
+        "cross_val_score_by_query(estimator, X, y, qid), which route qid to both")
+
+
+def _inside_cross_validation(depth=12):
+    """Whether scikit-learn's cross-validation loop (GridSearchCV,
+    RandomizedSearchCV, cross_val_score, cross_validate, learning_curve, ...)
+    is fitting the caller: it fits with the split's fit params and scores
+    with only what routing hands the scorer."""
+    frame = sys._getframe(2)
+    for _ in range(depth):
+        if frame is None:
+            return False
+        if (frame.f_code.co_name, frame.f_globals.get("__name__")) == _FIT_AND_SCORE:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def check_search_fit(qid):
+    """Refuse a fit by scikit-learn's cross-validation whose scores would
+    mean nothing, naming the fix.
+
+    With no ``qid`` the split's rows would be ranked as one query; with a
+    ``qid`` of several queries but routing off, the scorer would get no
+    ``qid`` and every held-out score would be NaN, from which the search
+    would still pick ``best_params_``. A one-query ``qid``
+    (``np.zeros(n)``) is taken at its word.
+    """
+    if not _inside_cross_validation():
+        return
+    if qid is None:
+        raise ValueError("a scikit-learn search or cross_val_score fits RSRank without qid, so "
+                         "each split's rows would be ranked as one query: " + _FIX)
+    if sklearn.get_config()["enable_metadata_routing"] or len(set(np.asarray(qid).tolist())) < 2:
+        return
+    raise ValueError("a scikit-learn search or cross_val_score with metadata routing off gives "
+                     "RSRank's fit its qid but the scorer none, so every score would be NaN: "
+                     + _FIX + " (or call sklearn.set_config(enable_metadata_routing=True))")
 
 
 def _stack(blocks):

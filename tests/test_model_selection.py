@@ -52,13 +52,69 @@ def test_documented_recipe_without_the_helper():
     assert search.cv_results_["mean_test_score"][0] == pytest.approx(expected)
 
 
-def test_routing_off_is_a_clear_error_not_a_silent_score():
+@pytest.mark.parametrize("wrap", ["search", "pipeline in a search", "cross_val_score",
+                                  "RSRankCV in a search"])
+def test_a_search_whose_scorer_cannot_see_qid_fails_in_one_line_naming_the_fix(wrap):
+    # routing off: scikit-learn gives fit the qid but the scorer none, so every
+    # score would be NaN and best_params_ picked from NaNs; each fit refuses
+    from sklearn.model_selection import cross_val_score
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from rsrank import RSRankCV
+
     X, y, qid = queries()
-    search = GridSearchCV(BASE, {"l1": [0.0]}, cv=GroupKFold(3), error_score="raise")
-    with pytest.raises(ValueError, match="enable metadata routing"):
-        search.fit(X, y, qid=qid, groups=qid)
+    cv = GroupKFold(3)
+    if wrap == "search":
+        run = lambda: GridSearchCV(BASE, {"l1": [0.0, 0.5]}, cv=cv).fit(X, y, qid=qid, groups=qid)
+    elif wrap == "pipeline in a search":
+        pipe = make_pipeline(StandardScaler(), clone(BASE))
+        run = lambda: GridSearchCV(pipe, {"rsrank__l1": [0.0, 0.5]}, cv=cv).fit(
+            X, y, rsrank__qid=qid, groups=qid)
+    elif wrap == "cross_val_score":
+        run = lambda: cross_val_score(clone(BASE), X, y, cv=cv, groups=qid, params={"qid": qid})
+    else:
+        run = lambda: GridSearchCV(RSRankCV(l1_ratio=[0.1], max_iter=3), {"cv": [2]}, cv=cv).fit(
+            X, y, qid=qid, groups=qid)
+    with pytest.raises(ValueError) as caught:
+        run()
+    last = str(caught.value).strip().splitlines()[-1]
+    assert "every score would be NaN" in last and "rsrank.model_selection.fit_search" in last
+
+
+def test_a_search_that_gives_fit_no_qid_fails_naming_the_fix():
+    X, y, qid = queries()
+    # routing on but qid not passed: the split's rows would be one query each
+    with sklearn.config_context(enable_metadata_routing=True), pytest.raises(ValueError) as caught:
+        GridSearchCV(BASE, {"l1": [0.0]}, cv=GroupKFold(3).set_split_request(groups=True)).fit(
+            X, y, groups=qid)
+    assert "without qid" in str(caught.value).splitlines()[-1]
+    # one query said out loud is taken at its word, routing on or off
+    one = np.zeros(len(y))
+    search = GridSearchCV(BASE, {"l1": [0.0]}, cv=3).fit(X, y, qid=one)
+    assert np.isfinite(search.cv_results_["mean_test_score"]).all()
+
+
+def test_outside_a_search_routing_off_is_a_clear_error_at_score():
+    X, y, qid = queries()
     with pytest.raises(ValueError, match="needs the held-out rows' qid"):
-        make_ndcg_scorer(10)(RSRank(max_iter=1).fit(X, y), X, y)
+        make_ndcg_scorer(10)(RSRank(max_iter=1).fit(X, y, qid=qid), X, y)
+
+
+def test_a_fitted_search_and_its_pipeline_score_by_query():
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from rsrank.model_selection import score_by_query
+
+    X, y, qid = queries()
+    pipe = make_pipeline(StandardScaler(), clone(BASE))
+    search = fit_search(GridSearchCV(pipe, {"rsrank__l1": [0.0, 0.5]}, cv=GroupKFold(3)), X, y, qid)
+    best = search.best_estimator_
+    expected = best[-1].score(best[0].transform(X), y, qid=qid)
+    assert score_by_query(search, X, y, qid) == expected
+    assert score_by_query(best, X, y, qid) == expected
+    # routing is off again after fit_search: the pipeline's own score names the helper
+    with pytest.raises(ValueError, match="drops it while metadata routing is off.*score_by_query"):
+        best.score(X, y, qid=qid)
 
 
 def test_randomized_search_and_cross_val_score():
@@ -118,10 +174,8 @@ def test_fit_without_qid_says_its_rows_are_one_query():
     from rsrank.synthetic import make_raw_features
 
     data = make_raw_features(30, random_state=0)
-    # the natural idiom routes groups to the splitter only: every fit warns
     with pytest.warns(OneQueryWarning, match=r"got no qid: its \d+ rows are ranked as one query"):
-        GridSearchCV(RSRank(max_iter=2), {"l1": [0, 1]}, cv=GroupKFold(3)).fit(
-            data.X, data.y, groups=data.qid)
+        RSRank(max_iter=2).fit(data.X, data.y)
     with pytest.warns(OneQueryWarning, match="partial_fit"):
         RSRank(max_iter=2).partial_fit(data.X, data.y)
     with warnings.catch_warnings():
@@ -142,5 +196,5 @@ def test_a_pipeline_scores_with_qid_once_routing_is_on_and_says_so_when_it_is_of
     alone = pipe[-1].score(pipe[0].transform(X), y, qid=qid)
     assert routed == alone
     # without routing the Pipeline drops qid before RSRank sees it: the message names why
-    with pytest.raises(ValueError, match="Pipeline.*drops the qid.*enable_metadata_routing"):
+    with pytest.raises(ValueError, match="Pipeline.*drops it.*enable_metadata_routing"):
         pipe.score(X, y, qid=qid)
