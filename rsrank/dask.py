@@ -46,7 +46,7 @@ from ._files import not_a_file
 from .binning import SortedColumns, StepEncoding, bin_counts, merged_thresholds, value_summary
 from .datasets import load_letor
 from . import fitting
-from .estimator import RSRank, adopt
+from .estimator import RSRank, adopt, fit_of, warm_of
 from .preprocessing import combine_moments
 from .querydata import QueryData
 from .solver import DivergenceWatch, NDCGMonitor, SolverState, finite_check
@@ -254,14 +254,14 @@ class DaskRSRank(RSRank):
                         raise ValueError(f"query {value} is in both {owner[value]} and {path}; "
                                          "a query must be in one file (one partition)")
                     owner[value] = path
-        warm = self._warm()
+        warm = warm_of(self)
         self.n_features_in_ = n_features
         source = _Cluster(client, parts, facts)
         model = fitting.start(plan, source, warm)
         solver = fitting.laid_out(plan, model)
         scale = model.training_scale()
         n_queries = sum(fact[1] for fact in facts)
-        validation = self._validation(eval_set)
+        validation = self.validation_data(eval_set)
         state = fitting.start_state(len(model.coef), coef_init, warm)
         rng = np.random.default_rng(self.random_state if isinstance(self.random_state, int)
                                     else None)
@@ -310,9 +310,10 @@ class DaskRSRank(RSRank):
     def to_local(self):
         """A plain :class:`~rsrank.RSRank` with this model (and its fitted
         attributes)."""
-        local = RSRank(**{name: getattr(self, name) for name in RSRank._get_param_names()})
-        for name in ("model_", "solver_state_", "n_features_in_", "feature_names_in_",
-                     "n_iter_", "best_iteration_", "history_"):
+        params = self.get_params(deep=False)
+        del params["mode"]
+        local = adopt(RSRank(**params), fit_of(self))
+        for name in ("n_features_in_", "feature_names_in_"):
             if hasattr(self, name):
                 setattr(local, name, getattr(self, name))
         return local

@@ -25,7 +25,7 @@ from .querydata import QueryData, check_labels
 from .solver import DivergenceWarning, SolverState
 
 __all__ = ["RSRank", "DivergenceWarning", "OneQueryWarning", "AUTO_RATES", "CURVATURE_STEP",
-           "scale_advice", "adopt"]
+           "scale_advice", "adopt", "fit_of", "warm_of"]
 
 
 class OneQueryWarning(UserWarning):
@@ -104,23 +104,14 @@ class RSRank(BaseEstimator):
         KINDS[self.model_.kind].check_rows(self.get_params(deep=False), data, "X")
         return data
 
-    def _validation(self, eval_set):
+    def validation_data(self, eval_set):
+        """``eval_set`` (``(X, y, qid)`` or a QueryData, or None) as the
+        QueryData a fit validates on, checked against the training width."""
         if eval_set is None or isinstance(eval_set, QueryData):
             return eval_set if eval_set is None else self._data(eval_set)
         if len(eval_set) != 3:
             raise ValueError("eval_set must be a tuple (X_val, y_val, qid_val) or a QueryData")
         return self._data(*eval_set)
-
-    def _warm(self):
-        """What ``warm_start`` goes on from (None: a fresh fit)."""
-        if not (self.warm_start and hasattr(self, "model_")):
-            return None
-        return self._as_fitted()
-
-    def _as_fitted(self):
-        return Fitted(self.model_, self.solver_state_, self.n_iter_,
-                      getattr(self, "best_iteration_", None), getattr(self, "history_", {}),
-                      getattr(self, "learning_rate_", None), self.model_shape_)
 
     # -- training --------------------------------------------------------------
 
@@ -151,9 +142,9 @@ class RSRank(BaseEstimator):
         if not isinstance(X, QueryData):
             check_search_fit(qid)
         _warn_without_qid("fit", X, qid)
-        plan, warm = self.setup(), self._warm()
+        plan, warm = self.setup(), warm_of(self)
         data = self._data(X, y, qid, reset=warm is None)
-        return adopt(self, fitting.fit(plan, data, self._validation(eval_set), warm=warm,
+        return adopt(self, fitting.fit(plan, data, self.validation_data(eval_set), warm=warm,
                                        coef_init=coef_init))
 
     def refit_kept(self, X, y=None, *, qid=None, eval_set=None):
@@ -161,8 +152,8 @@ class RSRank(BaseEstimator):
         keeps, without ``l1`` or ``l1_group``, the others excluded (the
         relaxed fit of ``relax``; see :func:`rsrank.fitting.refit_kept`)."""
         check_is_fitted(self)
-        fitted = fitting.refit_kept(self.setup(), self._as_fitted(), self._data(X, y, qid),
-                                    self._validation(eval_set))
+        fitted = fitting.refit_kept(self.setup(), fit_of(self), self._data(X, y, qid),
+                                    self.validation_data(eval_set))
         return _face(self, fitted)
 
     def fit_chunks(self, chunks, *, eval_set=None, coef_init=None):
@@ -185,11 +176,11 @@ class RSRank(BaseEstimator):
         queries in the same order, with ``shuffle=False``, the result equals
         :meth:`fit`.
         """
-        plan, warm = self.setup(), self._warm()
+        plan, warm = self.setup(), warm_of(self)
         first = self._data(*_first_block(chunks, "fit_chunks"), reset=warm is None)
         return adopt(self, fitting.fit_stream(
             plan, first, lambda: (self._data(*block) for block in chunks()),
-            lambda: _stream_moments(chunks, first.n_features), self._validation(eval_set),
+            lambda: _stream_moments(chunks, first.n_features), self.validation_data(eval_set),
             warm=warm, coef_init=coef_init))
 
     def partial_fit(self, X, y=None, *, qid=None):
@@ -200,7 +191,7 @@ class RSRank(BaseEstimator):
         data = self._data(X, y, qid, reset=first)
         if not hasattr(self, "_partial_rng"):
             self._partial_rng = check_random_state(self.random_state)
-        return adopt(self, fitting.partial_fit(plan, data, None if first else self._as_fitted(),
+        return adopt(self, fitting.partial_fit(plan, data, None if first else fit_of(self),
                                                self._partial_rng))
 
     def l1_max(self, X, y=None, *, qid=None):
@@ -380,6 +371,23 @@ def adopt(estimator, fitted):
     if fitted.penalized is not None:
         estimator.penalized_ = _face(estimator, fitted.penalized)
     return estimator
+
+
+def fit_of(estimator):
+    """The fit of a fitted ``estimator`` as a :class:`~rsrank.fitting.Fitted`
+    (the inverse of :func:`adopt`)."""
+    check_is_fitted(estimator)
+    return Fitted(estimator.model_, estimator.solver_state_, estimator.n_iter_,
+                  getattr(estimator, "best_iteration_", None), getattr(estimator, "history_", {}),
+                  getattr(estimator, "learning_rate_", None), estimator.model_shape_)
+
+
+def warm_of(estimator):
+    """What ``estimator``'s ``warm_start`` goes on from: its fit, or None
+    for a fresh one."""
+    if not (estimator.warm_start and hasattr(estimator, "model_")):
+        return None
+    return fit_of(estimator)
 
 
 def _first_block(chunks, method):

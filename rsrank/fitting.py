@@ -545,7 +545,9 @@ class Stream:
 
     def step_encoding(self, max_bins):
         raise ValueError("additive models fit their thresholds on training data in memory: "
-                         f"use fit, not {self.method}")
+                         f"use fit, not {self.method}"
+                         + (" (after a fit, partial_fit goes on with its thresholds)"
+                            if self.method == "partial_fit" else ""))
 
     def pair_encoding(self, max_bins, pairs, pair_bins):
         self.step_encoding(max_bins)
@@ -591,7 +593,7 @@ def partial_fit(plan, data, previous, rng):
     model = start(plan, None, previous)
     state, solver = previous.state, laid_out(plan, model)
     solver.epoch(data, state, solver.query_order(data.n_queries, rng), view=model.view,
-                 scale=model.training_scale(), work=solver.new_work(data))
+                 scale=model.training_scale(), work=solver.new_work(data, model.view))
     finite_check(advice(plan, lambda: data.moments, data.feature_names))(state)
     if plan.params["average"]:  # the steps go on from the last iterate; the model is their mean
         state.n_averaged += 1

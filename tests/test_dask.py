@@ -106,6 +106,26 @@ def test_mixing_trains_an_additive_model_as_well_as_one_machine(client, bundled_
         DaskRSRank(relax=True, **params).fit(X, y, qid=qid)
 
 
+@pytest.mark.parametrize("kind", [{}, {"additive": True, "l1_group": 1e-3}])
+def test_to_local_goes_on_as_the_local_model_would(client, bundled_root, kind):
+    # the local copy carries the whole fit: warm_start, partial_fit and
+    # refit_kept go on from it as from the same fit made on one machine
+    X, y, qid = dask_fold(bundled_root)
+    train = load_letor_fold(bundled_root, 1).train
+    params = {**PARAMS, **kind, "max_iter": 3}
+    local = RSRank(**params).fit(*train[:2], qid=train[2])
+    plain = DaskRSRank(mode="gradient", **params).fit(X, y, qid=qid).to_local()
+    assert type(plain) is RSRank and plain.get_params() == local.get_params()
+    for model in (local, plain):
+        model.set_params(warm_start=True, max_iter=2).fit(*train[:2], qid=train[2])
+        model.partial_fit(*train[:2], qid=train[2])
+    np.testing.assert_allclose(plain.coef_, local.coef_, rtol=1e-7, atol=1e-10)
+    assert plain.n_iter_ == local.n_iter_
+    kept = plain.refit_kept(*train[:2], qid=train[2])
+    names = lambda model: {name for name, _ in model.selected_features()}
+    assert names(kept) <= names(plain)
+
+
 def test_killed_worker_gives_the_right_model_or_a_clear_error(bundled_root):
     data = load_letor_fold(bundled_root, 1)
     params = dict(learning_rate=0.1, normalize="none", l1=0.3, max_iter=200, batch_size=None, shuffle=False)
