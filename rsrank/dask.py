@@ -332,6 +332,7 @@ class _Cluster:
         self.moments = facts[0][2]
         for fact in facts[1:]:
             self.moments = combine_moments(self.moments, fact[2])
+        self.n_features = len(self.moments[1])
 
     def step_encoding(self, max_bins):
         client, parts = self.client, self.parts

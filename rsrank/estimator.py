@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from . import fitting, persistence
 from .fitting import AUTO_RATES, CURVATURE_STEP, Fitted, Stream, scale_advice
-from .kinds import DEFAULT_INTERACTION_BINS, DEFAULT_MAX_BINS, KINDS
+from .kinds import DEFAULT_INTERACTION_BINS, DEFAULT_MAX_BINS, KINDS, kind_of
 from .metrics import mean_ndcg
 from .model import query_scores
 from .model_selection import check_search_fit
@@ -185,7 +185,11 @@ class RSRank(BaseEstimator):
 
     def partial_fit(self, X, y=None, *, qid=None):
         """One pass over the given queries, continuing from the current weights
-        and step count (for data that arrives in blocks of whole queries)."""
+        and step count (for data that arrives in blocks of whole queries).
+        Without a fit, the first block fixes what a fit would take from the
+        training data: the scaling, an additive model's thresholds and
+        pairs, and with ``learning_rate="curvature"`` or ``"auto"`` the
+        step size; after a fit, the blocks go on with the fit's."""
         plan, first = self.setup(), not hasattr(self, "model_")
         _warn_without_qid("partial_fit", X, qid)
         data = self._data(X, y, qid, reset=first)
@@ -346,6 +350,11 @@ class RSRank(BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
+        params = self.get_params(deep=False)
+        try:
+            tags.input_tags.allow_nan = kind_of(params).takes_missing(params)
+        except ValueError:  # parameters fit() will refuse
+            pass
         return tags
 
 

@@ -29,7 +29,7 @@ from .preprocessing import NORMALIZERS
 from .solver import DivergenceWarning, Monitoring, Solver, SolverState, finite_check
 
 __all__ = ["Setup", "Fitted", "setup", "fit", "fit_stream", "partial_fit", "refit_kept",
-           "start", "laid_out", "curvature_rate", "penalty_layout", "feature_costs", "edge", "l1_edge",
+           "start", "laid_out", "Columns", "check_feature_keys", "curvature_rate", "penalty_layout", "feature_costs", "edge", "l1_edge",
            "group_edge", "scale_advice", "AUTO_RATES", "AUTO_DEFAULT", "CURVATURE_STEP"]
 
 #: The step sizes ``learning_rate="auto"`` tries on the validation data, and
@@ -218,6 +218,18 @@ def excluded(params, model):
     weights), or None. A feature (a name or an index) holds every term it
     is in, its own shape and its pairs; a tuple of one feature holds only
     its own shape, a tuple of two only their pair."""
+    keys = _exclude_keys(params, model)
+    if keys is None:
+        return None
+    held, terms = keys
+    return np.array([bool(held[list(features)].any()) or tuple(features) in terms
+                     for features in model.term_features()], dtype=bool)
+
+
+def _exclude_keys(params, model):
+    """``exclude`` resolved on ``model``'s features: ``(held, terms)``, a
+    boolean per feature held in every term and the set of terms (sorted
+    tuples of feature indices) held alone; None without ``exclude``."""
     exclude = params["exclude"]
     if exclude is None:
         return None
@@ -234,8 +246,39 @@ def excluded(params, model):
             raise ValueError(f"exclude: a term is a tuple of one feature (its shape) or two (a "
                              f"pair), got {term!r}")
         terms.add(tuple(sorted(feature_indices(model, term, "exclude").tolist())))
-    return np.array([bool(held[list(features)].any()) or tuple(features) in terms
-                     for features in model.term_features()], dtype=bool)
+    return held, terms
+
+
+@dataclass(frozen=True)
+class Columns:
+    """A training set's features as the parameters name them, before any
+    model exists: their ``n_features`` and ``names()`` (the given names,
+    else LETOR's ``"f1", "f2", ...``)."""
+
+    n_features: int
+    feature_names: tuple = None
+
+    def names(self):
+        if self.feature_names is None:
+            return [f"f{j + 1}" for j in range(self.n_features)]
+        return [str(name) for name in self.feature_names]
+
+
+def check_feature_keys(params, columns):
+    """Resolve the parameters that name features (``feature_costs``,
+    ``monotone``, ``exclude``) against ``columns`` (:class:`Columns`) once,
+    before any work on the data: a wrong name or index, a feature given
+    twice, or a bad value is refused in one line."""
+    feature_costs(params, columns)
+    monotone_directions(params, columns)
+    _exclude_keys(params, columns)
+
+
+def source_columns(source):
+    """The :class:`Columns` of a data source (a QueryData, a stream's first
+    block, a cluster's partitions)."""
+    names = source.feature_names
+    return Columns(source.n_features, None if names is None else tuple(names))
 
 
 def monotone_directions(params, model):
@@ -301,6 +344,7 @@ def start(plan, source, warm=None):
     from), refused when a parameter that shapes it has changed since: going
     on would keep the old one."""
     if warm is None:
+        check_feature_keys(plan.params, source_columns(source))
         return plan.kind.start(plan.params, source, functools.partial(pair_search, plan))
     now = plan.kind.shape(plan.params)
     for name, value in warm.shape.items():
@@ -535,7 +579,7 @@ class Stream:
     memory at once."""
 
     def __init__(self, first, moments, method):
-        self._moments, self.method = moments, method
+        self._moments, self.method, self.n_features = moments, method, first.n_features
         self.feature_names, self.names_from_columns = (first.feature_names,
                                                        first.names_from_columns)
 
@@ -545,9 +589,7 @@ class Stream:
 
     def step_encoding(self, max_bins):
         raise ValueError("additive models fit their thresholds on training data in memory: "
-                         f"use fit, not {self.method}"
-                         + (" (after a fit, partial_fit goes on with its thresholds)"
-                            if self.method == "partial_fit" else ""))
+                         f"use fit, not {self.method}")
 
     def pair_encoding(self, max_bins, pairs, pair_bins):
         self.step_encoding(max_bins)
@@ -584,14 +626,20 @@ def fit_stream(plan, first, blocks, moments, validation=None, *, warm=None, coef
 
 def partial_fit(plan, data, previous, rng):
     """One pass over ``data``'s queries from ``previous`` (a :class:`Fitted`,
-    or None: the first block fixes the scaling)."""
+    or None: the first block fixes the model's scaling, or an additive
+    model's thresholds and pairs, and with ``learning_rate="curvature"``
+    or ``"auto"`` the step size, from its curvature). A rule's step goes on
+    at the one ``previous`` took (for a fit with ``"auto"``: the one it
+    chose on validation)."""
     refuse_relax(plan, "partial_fit")
     if previous is None:
-        model = start(plan, Stream(data, lambda: data.moments, "partial_fit"))
-        previous = Fitted(model, SolverState(np.zeros(data.n_features)), 0, None, {},
-                          plan.solver.learning_rate, plan.kind.shape(plan.params))
+        model = start(plan, data)
+        rate = curvature_rate(plan, data, model) if plan.rule else plan.solver.learning_rate
+        previous = Fitted(model, SolverState(np.zeros(len(model.coef))), 0, None, {},
+                          rate, plan.kind.shape(plan.params))
     model = start(plan, None, previous)
-    state, solver = previous.state, laid_out(plan, model)
+    rate = previous.learning_rate if plan.rule and previous.learning_rate else None
+    state, solver = previous.state, laid_out(plan, model, rate)
     solver.epoch(data, state, solver.query_order(data.n_queries, rng), view=model.view,
                  scale=model.training_scale(), work=solver.new_work(data, model.view))
     finite_check(advice(plan, lambda: data.moments, data.feature_names))(state)

@@ -28,7 +28,7 @@ __all__ = ["pair_gains", "interaction_gain", "interaction_residuals", "row_lambd
 
 def _dense_codes(X, n_bins):
     """One uint8 code per row and feature on a grid of at most ``n_bins``
-    quantile bins per feature."""
+    quantile bins per feature, and a code above them for a missing value."""
     codes = bin_codes(X, fit_thresholds(X, n_bins))
     if codes.dense:
         return np.ascontiguousarray(codes.codes)
@@ -120,13 +120,15 @@ def gains_at(lam, data, candidates=None, n_bins=8):
         return pairs, np.zeros(0)
     X = data.X if not sp.issparse(data.X) else sp.csr_matrix(data.X)
     codes = _dense_codes(_columns_of(X, features), n_bins)
+    # a feature with missing values has one more code, its missing value's
+    side = max(n_bins, int(codes.max(initial=0)) + 1)
     where = np.full(data.n_features, -1, dtype=np.int64)
     where[features] = np.arange(len(features))
-    sums = np.zeros((len(pairs), n_bins * n_bins))
-    counts = np.zeros((len(pairs), n_bins * n_bins))
+    sums = np.zeros((len(pairs), side * side))
+    counts = np.zeros((len(pairs), side * side))
     _kernels.pair_histograms(codes, lam, np.ascontiguousarray(where[pairs[:, 0]]),
-                             np.ascontiguousarray(where[pairs[:, 1]]), n_bins, sums, counts)
-    return pairs, interaction_gain(sums, counts, n_bins)
+                             np.ascontiguousarray(where[pairs[:, 1]]), side, sums, counts)
+    return pairs, interaction_gain(sums, counts, side)
 
 
 def _columns_of(X, features):

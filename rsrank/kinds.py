@@ -215,8 +215,12 @@ class Kind:
         """``ValueError`` when ``source`` holds a missing value this kind's
         model cannot score (``what`` names the data: eval_set); a linear
         model with ``missing="zero"`` or ``"mean"`` scores one as its fill."""
-        if not self.missing and params["missing"] == "refuse":
+        if not self.takes_missing(params):
             refuse_missing(source, what)
+
+    def takes_missing(self, params):
+        """Whether its models, made with ``params``, take a missing value."""
+        return self.missing or params["missing"] != "refuse"
 
     def check(self, params):
         """``ValueError`` when the kind refuses ``params``."""

@@ -119,6 +119,7 @@ class Objective:
         grad = np.zeros(len(w))
         work = workspace(data, 1, view)
         rows, pairs = data.rows(view), self.pairs(data)
+        check_weights(rows, w)
         settle()
         total = _kernels.objective(rows, pairs, _scale_vector(scale), w, work, grad)
         return total, grad
@@ -130,6 +131,7 @@ class Objective:
         term of the model would have to follow."""
         w = np.ascontiguousarray(w, dtype=np.float64)
         work = workspace(data, 1, view)
+        check_weights(data.rows(view), w)
         settle()
         _kernels.objective(data.rows(view), self.pairs(data), _scale_vector(scale), w, work,
                            np.zeros(len(w)))
@@ -281,7 +283,26 @@ def workspace(data, threads, view="none"):
 def workspace_fits(work, rows, width):
     """Whether ``work`` (from :func:`workspace`) fits the kernels' ``rows``
     and a model of ``width`` weights."""
-    return (work.partial.shape[1], len(work.table)) == _work_widths(rows, width)
+    return ((work.partial.shape[1], len(work.table)) == _work_widths(rows, width)
+            and len(work.w_scaled) == width)
+
+
+def check_weights(rows, w):
+    """Refuse weights ``w`` of another length than ``rows`` need (one per
+    feature, or per step of coded rows) before a kernel reads or writes
+    past their end."""
+    if len(rows.bins):
+        need = int(rows.bins[-1])
+    elif rows.dense.ndim == 2 and rows.dense.shape[0]:
+        need = rows.dense.shape[1]
+    else:  # CSR: a column index must be below the width
+        need = None
+        if len(rows.indices) and int(rows.indices.max()) >= len(w):
+            raise ValueError(f"{len(w)} weights for rows with a feature at index "
+                             f"{int(rows.indices.max())}")
+    if need is not None and need != len(w):
+        raise ValueError(f"{len(w)} weights for rows of {need} "
+                         f"{'steps' if len(rows.bins) else 'features'}")
 
 
 def _work_widths(rows, width):

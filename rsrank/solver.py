@@ -22,7 +22,7 @@ from ._compile import choose, settle
 from ._threads import numba_threads, threads
 from .metrics import CONVENTIONS, discount_values, gain_values, mean_ndcg
 from .model import linear_scores
-from .objective import Objective, workspace, workspace_fits
+from .objective import Objective, check_weights, workspace, workspace_fits
 from .penalty import L1Penalty, check_number
 
 __all__ = ["Solver", "SolverState", "Monitoring", "DivergenceWarning", "NDCGMonitor",
@@ -268,6 +268,7 @@ class Solver:
         if work is None:
             work = workspace(data, n, view)
         rows = data.rows(view)
+        check_weights(rows, state.w)
         if not workspace_fits(work, rows, len(state.w)):
             raise ValueError("the workspace was made for other rows: make it with new_work(data, "
                              "view) of the same view")

@@ -252,8 +252,6 @@ def test_feature_costs_price_features_out(tmp_path):
 def test_additive_models_refuse_what_they_cannot_do():
     _, train, _ = nonlinear_split(3)
     model = RSRank(additive=True, max_iter=3)
-    with pytest.raises(ValueError, match="use fit, not partial_fit"):
-        model.partial_fit(*train[:2], qid=train[2])
     with pytest.raises(ValueError, match="use fit, not fit_chunks"):
         model.fit_chunks(lambda: iter([train]))
     model.fit(*train[:2], qid=train[2])

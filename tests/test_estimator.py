@@ -4,7 +4,6 @@ import re
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from rsrank import RSRank, load_letor_fold
 from rsrank import metrics as M
@@ -19,11 +18,6 @@ def toy_queries(n_queries=12, n_docs=15, n_features=6, seed=0):
     y = np.digitize(latent, np.quantile(latent, [0.6, 0.85]))
     qid = np.repeat(np.arange(n_queries), n_docs)
     return X, y, qid
-
-
-@parametrize_with_checks([RSRank(max_iter=5, random_state=0)])
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
 
 
 # -- the update rule against an independent NumPy implementation ---------------

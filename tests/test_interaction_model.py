@@ -220,8 +220,6 @@ def test_interactions_need_the_training_data_in_memory():
     X, y, qid = queries(0)
     model = RSRank(additive=True, interactions=2)
     with pytest.raises(ValueError, match="in memory"):
-        model.partial_fit(X, y, qid=qid)
-    with pytest.raises(ValueError, match="in memory"):
         model.fit_chunks(lambda: [(X, y, qid)])
 
 

@@ -1,0 +1,195 @@
+"""The contract every model kind keeps, tested once over ``KINDS``: the
+scikit-learn checks, fit, partial_fit (fresh and after a fit), warm_start,
+save and load (and a damaged file), refit_kept, every engine's export, the
+shape plot, and names that are wrong refused before any work."""
+
+import json
+
+import numpy as np
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from conftest import run_cli, small_queries
+from rsrank import RSRank, RSRankCV
+from rsrank.engines import ENGINES, parity
+from rsrank.kinds import KINDS
+
+#: the parameters that ask for each kind, on small data
+KIND_PARAMS = {
+    "linear": {},
+    "additive": {"additive": True, "max_bins": 8},
+    "interactions": {"additive": True, "max_bins": 8, "interactions": 2, "interaction_bins": 4},
+}
+
+
+def test_every_kind_is_tested():
+    assert set(KIND_PARAMS) == set(KINDS)
+
+
+def kind_estimator(kind, **params):
+    return RSRank(**KIND_PARAMS[kind], max_iter=5, random_state=0, **params)
+
+
+#: RSRankCV judges the points of its path on held-out queries; scikit-learn's
+#: checks give it data without qid, one query, which has no folds to hold out
+_ONE_QUERY = "the checks' data is one query (no qid): RSRankCV has no queries to hold out"
+_CV_FAILS = [
+    "check_fit_score_takes_y", "check_estimators_overwrite_params",
+    "check_dont_overwrite_parameters", "check_estimators_fit_returns_self",
+    "check_readonly_memmap_input", "check_n_features_in_after_fitting",
+    "check_positive_only_tag_during_fit", "check_estimators_dtypes", "check_dtype_object",
+    "check_pipeline_consistency", "check_estimators_nan_inf", "check_estimator_sparse_tag",
+    "check_estimator_sparse_array", "check_estimator_sparse_matrix", "check_estimators_pickle",
+    "check_f_contiguous_array_estimator", "check_methods_sample_order_invariance",
+    "check_methods_subset_invariance", "check_fit2d_1feature", "check_dict_unchanged",
+    "check_fit_idempotent", "check_fit_check_is_fitted", "check_n_features_in",
+    "check_fit2d_predict1d"]
+
+
+def _expected_failures(estimator):
+    return {name: _ONE_QUERY for name in _CV_FAILS} if isinstance(estimator, RSRankCV) else {}
+
+
+@parametrize_with_checks([kind_estimator(kind) for kind in KIND_PARAMS]
+                         + [RSRankCV(max_iter=5, cv=2)],
+                         expected_failed_checks=_expected_failures)
+def test_scikit_learn_checks(estimator, check):
+    check(estimator)
+
+
+@pytest.fixture(scope="module")
+def queries():
+    return small_queries(n_queries=30, n_docs=12, seed=3)
+
+
+@pytest.fixture(scope="module", params=list(KIND_PARAMS))
+def fitted(request, queries):
+    X, y, qid = queries
+    return request.param, kind_estimator(request.param, l1_group=1e-3).fit(X, y, qid=qid)
+
+
+def test_partial_fit_goes_on_after_a_fit(fitted, queries):
+    kind, model = fitted
+    X, y, qid = queries
+    model = RSRank(**model.get_params()).fit(X, y, qid=qid)
+    before, epochs = model.coef_.copy(), model.n_iter_
+    model.partial_fit(X[:120], y[:120], qid=qid[:120])
+    assert model.n_iter_ == epochs + 1 and model.coef_.shape == before.shape
+    assert not np.array_equal(model.coef_, before)
+    assert model.model_.kind == kind
+
+
+def test_partial_fit_from_nothing_fixes_the_model_on_its_first_block(fitted, queries):
+    kind, model = fitted
+    X, y, qid = queries
+    blocks = RSRank(**model.get_params())
+    for rows in (slice(0, 180), slice(180, None), slice(0, 180)):
+        blocks.partial_fit(X[rows], y[rows], qid=qid[rows])
+    assert blocks.n_iter_ == 3 and blocks.model_.kind == kind
+    first = RSRank(**model.get_params()).partial_fit(X[:180], y[:180], qid=qid[:180])
+    assert first.model_.view.key == blocks.model_.view.key if kind != "linear" else True
+    assert np.isfinite(blocks.predict(X)).all()
+
+
+def test_warm_start_goes_on_as_one_longer_fit(fitted, queries):
+    kind, model = fitted
+    X, y, qid = queries
+    params = {**model.get_params(), "learning_rate": 0.05, "momentum": False}
+    whole = RSRank(**{**params, "max_iter": 4}).fit(X, y, qid=qid)
+    halves = RSRank(**{**params, "max_iter": 2, "warm_start": True})
+    halves.fit(X, y, qid=qid).fit(X, y, qid=qid)
+    np.testing.assert_allclose(halves.coef_, whole.coef_, rtol=1e-9, atol=1e-12)
+
+
+def test_save_and_load_score_alike_and_a_damaged_file_is_one_line(fitted, queries, tmp_path):
+    kind, model = fitted
+    X, _, _ = queries
+    path = tmp_path / "model.json"
+    model.save(path)
+    loaded = RSRank.load(path)
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    assert loaded.model_.kind == kind
+    document = json.loads(path.read_text())
+    document["coef"] = document["coef"][:-1]
+    (tmp_path / "short.json").write_text(json.dumps(document))
+    with pytest.raises(ValueError) as caught:
+        RSRank.load(tmp_path / "short.json")
+    assert "short.json" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_refit_kept_keeps_a_subset_of_the_terms(fitted, queries):
+    _, model = fitted
+    X, y, qid = queries
+    kept = model.refit_kept(X, y, qid=qid)
+    names = lambda m: {name for name, _ in m.selected_features()}
+    assert names(kept) <= names(model)
+    pairs = lambda m: {names for names, _ in m.selected_interactions()}
+    assert pairs(kept) <= pairs(model)
+
+
+def test_every_engine_scores_the_export_as_predict(fitted, queries):
+    _, model = fitted
+    X, _, qid = queries
+    for engine, result in parity(model, X, qid).items():
+        if not result["accepted"]:
+            pytest.fail(f"{engine} refused the export: {result['error']}")
+        assert result["reordered"] == 0 and result["max_abs_difference"] < 1e-4, engine
+    assert set(parity(model, X[:12], qid[:12])) == set(ENGINES)
+
+
+def test_the_shape_plot_draws_additive_kinds_and_names_the_fix_for_linear(fitted, tmp_path):
+    pytest.importorskip("matplotlib")
+    from rsrank.plotting import plot_shapes
+
+    kind, model = fitted
+    path = tmp_path / "shapes.png"
+    if kind == "linear":
+        with pytest.raises(ValueError, match="selected_features"):
+            plot_shapes(model, path)
+        assert not path.exists()
+    else:
+        plot_shapes(model, path)
+        assert path.read_bytes()[:4] == b"\x89PNG"
+
+
+# -- names that are wrong, before any work ----------------------------------------------------
+
+
+def _no_work(monkeypatch):
+    """Make every piece of a fit's work fail loudly: thresholds, the pair
+    search and the solver's epochs."""
+    import rsrank.querydata
+    import rsrank.solver
+
+    def work(*args, **kwargs):
+        raise AssertionError("a fit's work ran before its parameters were checked")
+    monkeypatch.setattr(rsrank.querydata.QueryData, "step_encoding", work)
+    monkeypatch.setattr(rsrank.solver.Solver, "run", work)
+    monkeypatch.setattr(rsrank.solver.Solver, "epoch", work)
+
+
+@pytest.mark.parametrize("kind", list(KIND_PARAMS))
+@pytest.mark.parametrize("params, words", [
+    ({"monotone": {"f2": 1, "nosuch": -1}}, "monotone: no feature is named 'nosuch'"),
+    ({"exclude": ["f1", "fx"]}, "exclude: no feature is named 'fx'"),
+    ({"feature_costs": {"f9": 2.0}}, "feature_costs: no feature is named 'f9'"),
+    ({"monotone": {"f1": 1, 0: 1}}, "given twice"),
+    ({"exclude": [("f1", "f2", "f3")]}, "a term is a tuple of one feature"),
+])
+def test_a_wrong_feature_name_is_refused_before_any_work(kind, params, words, queries,
+                                                          monkeypatch):
+    X, y, qid = queries
+    _no_work(monkeypatch)
+    with pytest.raises(ValueError, match=words) as caught:
+        kind_estimator(kind, **params).fit(X, y, qid=qid)
+    assert "\n" not in str(caught.value)
+
+
+def test_the_command_line_refuses_a_wrong_name_before_any_fit(bundled_root, capsys,
+                                                              monkeypatch):
+    _no_work(monkeypatch)
+    for flags in (["--monotone", "nosuch:+1"], ["--additive", "--interactions", "2",
+                                                "--monotone", "f1:+1,nosuch:-1"]):
+        code, err = run_cli(["train", bundled_root, "--folds", "1", *flags], capsys)
+        assert code == 2 and err[-1].startswith("rsrank train: error: monotone: no feature "
+                                                "is named 'nosuch'")
