@@ -400,3 +400,32 @@ def test_path_and_compare_draw_their_pictures_and_one_fold_prints_no_spread(
     # the picture may not overwrite a run
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--plot",
                  str(tmp_path / "a" / "results.json")]) == 2
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["--debug", "--help"], ["nosuch"]])
+def test_the_version_and_the_help_import_no_numerical_library(argv):
+    import subprocess
+    import sys
+
+    probe = ("import sys\nfrom rsrank.__main__ import main\nsys.argv = ['rsrank', *sys.argv[1:]]\n"
+             "try:\n    main()\nexcept SystemExit:\n    pass\n"
+             "print(sorted(m for m in ('sklearn', 'scipy', 'numba', 'numpy') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True, text=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stderr
+    if argv == ["--help"]:
+        from rsrank.cli._commands import COMMANDS
+
+        for name, summary in COMMANDS.items():  # listed from the table, as each defines itself
+            assert name in done.stdout
+    if argv == ["nosuch"]:
+        assert "invalid choice: 'nosuch'" in done.stderr
+
+
+def test_each_command_defines_itself_with_its_tables_help():
+    from rsrank.cli import build_parser
+    from rsrank.cli._commands import COMMANDS
+
+    parser = build_parser()
+    choices = next(a for a in parser._actions if a.dest == "command")
+    helps = {action.dest: action.help for action in choices._choices_actions}
+    assert helps == COMMANDS

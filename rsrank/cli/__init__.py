@@ -5,26 +5,42 @@ every error ends at one edge (:mod:`rsrank.cli._edge`).
 
 Every action calls the public API; a user mistake (missing file, bad grid
 value, wrong data) is one line on stderr and exit status 2, not a
-traceback (``--debug`` shows it).
+traceback (``--debug`` shows it). :func:`main` imports only the command it
+runs: ``rsrank --help`` lists the commands from their table
+(:data:`rsrank.cli._commands.COMMANDS`) and ``rsrank --version`` prints
+the version, neither importing scikit-learn, SciPy or numba.
 """
 
 import argparse
+import importlib
 import sys
 
 from .._version import __version__
-from ..recipe import (DEFAULT_L1_RATIO, DEFAULT_WITHIN, PATH_EPOCHS, PATH_EPOCHS_ADDITIVE,
-                      PATH_PAIR_WEIGHTS, PATH_WEIGHT_TOL)
-from . import _edge, compare, evaluate, export, fetch, info, path, plot, predict, train
-from ._options import UsageError
+from ._commands import COMMANDS
 
 __all__ = ["main", "build_parser", "UsageError", "DEFAULT_L1_RATIO", "DEFAULT_WITHIN",
            "PATH_EPOCHS", "PATH_EPOCHS_ADDITIVE", "PATH_PAIR_WEIGHTS", "PATH_WEIGHT_TOL"]
 
-#: the commands, in the order ``rsrank --help`` lists them
-COMMANDS = (info, fetch, train, evaluate, compare, predict, export, plot, path)
+#: names this package re-exports, from the module each comes from, imported on first use
+_LAZY = {"UsageError": "rsrank.cli._options",
+         **{name: "rsrank.recipe" for name in (
+             "DEFAULT_L1_RATIO", "DEFAULT_WITHIN", "PATH_EPOCHS", "PATH_EPOCHS_ADDITIVE",
+             "PATH_PAIR_WEIGHTS", "PATH_WEIGHT_TOL")}}
 
 
-def build_parser():
+def __getattr__(name):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'rsrank.cli' has no attribute {name!r}")
+    return getattr(importlib.import_module(_LAZY[name]), name)
+
+
+def _command_module(name):
+    return importlib.import_module(f"rsrank.cli.{name}")
+
+
+def build_parser(only=None):
+    """The parser of every command, or with ``only`` (a command's name) of
+    that one, the others listed by name and help without their options."""
     parser = argparse.ArgumentParser(prog="rsrank", description=(
         "Sparse linear rankers that target NDCG (RSRank: |dNDCG|-weighted pairwise "
         "modified-Huber loss with truncated-gradient L1)."))
@@ -32,16 +48,39 @@ def build_parser():
     parser.add_argument("--debug", action="store_true",
                         help="show the traceback of an error instead of one line")
     commands = parser.add_subparsers(dest="command", required=True)
-    for command in COMMANDS:
-        command.add_parser(commands)
+    for name, summary in COMMANDS.items():
+        if only is None or name == only:
+            _command_module(name).add_parser(commands)
+        else:
+            commands.add_parser(name, help=summary)
     return parser
+
+
+def _chosen(argv):
+    """The command ``argv`` names (its first word that is not an option of
+    ``rsrank`` itself), or None."""
+    for word in argv:
+        if word in ("--", "-h", "--help", "--version"):
+            return None
+        if not word.startswith("-"):
+            return word if word in COMMANDS else None
+    return None
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser().parse_args(argv)
+    chosen = _chosen(argv)
+    try:  # a command's module imports the numerical libraries: a second or more
+        parser = build_parser(only=chosen or "")
+        if chosen is None:  # help, the version or a usage error: each exits here
+            parser.parse_args(argv)
+        edge = importlib.import_module("rsrank.cli._edge")
+    except KeyboardInterrupt:
+        print("rsrank: interrupted", file=sys.stderr)
+        return 130
+    args = parser.parse_args(argv)
     args.argv = argv
-    return _edge.run(args)
+    return edge.run(args)
 
 
 if __name__ == "__main__":

@@ -10,12 +10,13 @@ from ..metrics import CONVENTIONS, letor_per_query
 from ..runs import on_file_queries, read_qrels, read_scores
 from ..stats import compare
 from ..plotting import plot_comparison
+from ._commands import COMMANDS
 from ._options import UsageError, check_picture_output
 
 
 def add_parser(commands):
     compare_ = commands.add_parser(
-        "compare", help="paired significance tests between runs on the same queries",
+        "compare", help=COMMANDS["compare"],
         description="Each run against the first (or --baseline), per metric: the paired "
         "t-test and the paired randomization test over queries, Holm-corrected across "
         "metrics and runs. A run is a directory written by rsrank train (its per-query test "

@@ -6,11 +6,12 @@ from ..datasets import check_exp2_labels, load_letor
 from ..estimator import RSRank
 from ..metrics import CONVENTIONS, letor_per_query, letor_report
 from ..runs import read_scores
+from ._commands import COMMANDS
 from ._options import UsageError, fit_width
 
 
 def add_parser(commands):
-    evaluate = commands.add_parser("evaluate", help="LETOR table of a model or a score file")
+    evaluate = commands.add_parser("evaluate", help=COMMANDS["evaluate"])
     evaluate.add_argument("model", nargs="?", help="model file written by train / save()")
     evaluate.add_argument("file", help="LETOR file with labels and qid")
     evaluate.add_argument("--scores", help="scores instead of a model: one per line in the "

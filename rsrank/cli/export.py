@@ -9,12 +9,12 @@ from ..engines import parity
 from ..estimator import RSRank
 from ..export import (FORMATS, engine_features, export_model, featureset_subset, guarantee,
                       missing_branches, solr_defaults, solr_feature_store, upload_hint)
+from ._commands import COMMANDS
 from ._options import UsageError, check_file_output, fit_width
 
 
 def add_parser(commands):
-    export = commands.add_parser("export", help="a model for Solr, Elasticsearch, OpenSearch "
-                                 "or Vespa")
+    export = commands.add_parser("export", help=COMMANDS["export"])
     export.add_argument("model", help="a model file (rsrank train's models/Fold<k>.json, or "
                         "RSRank.save)")
     export.add_argument("--format", choices=FORMATS, required=True,

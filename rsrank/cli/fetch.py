@@ -3,12 +3,13 @@
 import sys
 
 from ..datasets import dataset_bytes, default_data_home, fetch_letor, registry
+from ._commands import COMMANDS
 from ._options import UsageError
 
 
 def add_parser(commands):
     fetch = commands.add_parser(
-        "fetch", help="download a public learning-to-rank dataset and print its directory",
+        "fetch", help=COMMANDS["fetch"],
         description="Download a dataset of the registry (its files' SHA-256 checked, a cut-off "
         "transfer resumed, nothing left behind on failure) into the data home, once, and "
         "print its directory: rsrank train \"$(rsrank fetch OHSUMED)\". Each file is checked "

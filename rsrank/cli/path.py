@@ -11,13 +11,14 @@ from ..path import l1_grid, path_markdown, walk
 from ..plotting import plot_path
 from ..querydata import QueryData
 from ..recipe import path_estimator
+from ._commands import COMMANDS
 from ._options import (UsageError, add_data_options, add_training_options,
                        check_picture_output, command_line, first_run, loading, number_list,
                        positive, training_data)
 
 
 def add_parser(commands):
-    path = commands.add_parser("path", help="regularization path on one fold")
+    path = commands.add_parser("path", help=COMMANDS["path"])
     add_data_options(path)
     path.add_argument("--fold", type=int, default=1, help="fold of a Fold<k> root (default 1)")
     path.add_argument("--l1", type=number_list(float), default=None,

@@ -2,11 +2,12 @@
 
 from ..estimator import RSRank
 from ..plotting import plot_shapes
+from ._commands import COMMANDS
 from ._options import UsageError, check_picture_output, positive
 
 
 def add_parser(commands):
-    plot = commands.add_parser("plot", help="an additive model's shape functions as a picture")
+    plot = commands.add_parser("plot", help=COMMANDS["plot"])
     plot.add_argument("model")
     plot.add_argument("--out", required=True, help="picture file (.png, .svg, .pdf)")
     plot.add_argument("--columns", type=positive(int), default=3,

@@ -7,12 +7,12 @@ from .._files import atomic_write_text
 from ..datasets import LetorFormatError, data_line_numbers, load_letor
 from ..estimator import RSRank
 from ..writers import run_problem, write_run, write_scores
+from ._commands import COMMANDS
 from ._options import UsageError, check_file_output, fit_width
 
 
 def add_parser(commands):
-    predict = commands.add_parser("predict", help="scores of a LETOR file: one per line, a "
-                                  "TSV or a TREC run")
+    predict = commands.add_parser("predict", help=COMMANDS["predict"])
     predict.add_argument("model")
     predict.add_argument("file")
     predict.add_argument("--format", choices=["scores", "tsv", "trec"], default="scores",

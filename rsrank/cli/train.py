@@ -13,13 +13,14 @@ from ..experiments import experiment_markdown, run_letor_folds, write_experiment
 from ..layouts import read_feature_costs, read_feature_names
 from ..recipe import (DEFAULT_L1_RATIO, DEFAULT_WITHIN, SPARSE_L1_RATIO, SPARSE_VALI_CV,
                       SPARSE_WITHIN, fold_threads, train_recipe, vali_folds)
+from ._commands import COMMANDS
 from ._options import (UsageError, add_data_options, add_training_options, command_line,
                        curvature_recipe, first_run, jobs, loading, metric, non_negative_int,
                        number_list, on_terminal, pair_weights, positive, training_data, within)
 
 
 def add_parser(commands):
-    train = commands.add_parser("train", help="grid search per fold on vali, report test",
+    train = commands.add_parser("train", help=COMMANDS["train"],
                                 description="For each fold: train every grid point on train, "
                                 "select on vali, evaluate on test; print the LETOR table.")
     add_data_options(train)
