@@ -15,11 +15,12 @@ from sklearn.base import BaseEstimator
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils.validation import check_is_fitted
 
-from .experiments import check_within, fit_and_select, parse_metric
+from .experiments import fit_and_select, parse_metric
 from .model_selection import check_search_fit
 from .path import reporting_fits
 from .querydata import QueryData
 from .recipe import DEFAULT_WITHIN, train_recipe, vali_folds
+from .selection import check_within
 
 __all__ = ["RSRankCV"]
 
@@ -34,9 +35,9 @@ class RSRankCV(BaseEstimator):
     the loss's curvature; with ``additive`` whole shapes in or out, each
     point refit on the shapes it kept), for every pair weighting, and keeps
     the sparsest fit whose mean validation score is within ``within`` of
-    the best (:func:`rsrank.experiments.sparsest_within`; with
+    the best (:func:`rsrank.selection.sparsest_within`; with
     ``with_linear``, each kind's so, and the one-standard-error rule
-    between them, :func:`rsrank.experiments.choose_fit`):
+    between them, :func:`rsrank.selection.choose_fit`):
 
     * with an ``eval_set``, scored on its queries, exactly as ``rsrank
       train`` selects on vali (one implementation,
@@ -78,7 +79,7 @@ class RSRankCV(BaseEstimator):
         With ``additive``: also walk the linear model's path; the linear
         model is kept unless the shapes beat it on the validation queries
         by more than one standard error of the paired difference
-        (:func:`rsrank.experiments.choose_fit`; ``rsrank train
+        (:func:`rsrank.selection.choose_fit`; ``rsrank train
         --with-linear``).
     random_state : int, default=0
     n_jobs : int, "auto" or None, default="auto"

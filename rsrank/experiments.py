@@ -1,24 +1,22 @@
-"""LETOR's protocol and its results: one home for experiments.
+"""LETOR's protocol: one home for experiments.
 
 :func:`run_letor_folds` trains every grid point of each fold on train
 (keeping the best validation epoch), selects on vali by one rule
-(:func:`sparsest_within` within a kind of model, :func:`choose_fit`
-across kinds) and evaluates the choice on test, per seed. Its
-:class:`LetorExperiment` is written as a results directory
-(:func:`save_experiment`: ``results.json``, ``results.md``, models and
-score files) and read back by :func:`read_results` and
-:func:`per_query_from_results`, which ``rsrank compare`` and
-:mod:`rsrank.stats` use for paired tests over queries.
+(:mod:`rsrank.selection`: :func:`sparsest_within` within a kind of
+model, :func:`choose_fit` across kinds) and evaluates the choice on
+test, per seed. Its :class:`LetorExperiment` is written as a results
+directory and read back by :mod:`rsrank.reports`
+(:func:`save_experiment`, :func:`read_results`,
+:func:`per_query_from_results`; re-exported here), which ``rsrank
+compare`` and :mod:`rsrank.stats` use for paired tests over queries.
 :func:`regularization_path` trains along increasing L1 strengths.
 """
 
 import contextlib
 import functools
-import json
 import re
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 from joblib import Parallel, delayed
@@ -28,17 +26,16 @@ from sklearn.utils import Bunch
 
 from . import metrics
 from ._workers import in_processes, worker_count
-from ._files import ResultsDirectory, atomic_write_text, read_bounded_text
 from .datasets import (check_exp2_labels, csv_feature_names, find_folds, is_csv,
                        iter_letor_folds, read_docids, streamed_fold)
-from .writers import run_problem, write_qrels, write_run, write_scores
 from .estimator import RSRank
 from ._queries import QueryGroups
 from .querydata import QueryData
-from .kinds import KINDS
 from .model import query_scores
 from .path import l1_grid, ndcg_on, reporting_fits, walk
-from .stats import average_over_seeds
+from .reports import (experiment_markdown, per_query_from_results, read_results,
+                      save_experiment, write_experiment)
+from .selection import check_within, choose_fit, kind_choices, sparsest_index, sparsest_within
 
 __all__ = [
     "parse_metric",
@@ -48,6 +45,8 @@ __all__ = [
     "sparsest_within",
     "choose_fit",
     "kind_choices",
+    "sparsest_index",
+    "check_within",
     "Selection",
     "score_fits",
     "fit_and_select",
@@ -61,8 +60,6 @@ __all__ = [
     "per_query_from_results",
 ]
 
-#: the largest results.json read back (1 GiB)
-RESULTS_LIMIT = 2**30
 
 
 _METRIC = re.compile(r"^(ndcg|p|precision)@(\d+)$|^(map)$")
@@ -643,333 +640,3 @@ def regularization_path(X, y, qid, l1_values, *, estimator=None, eval_set=None, 
                 out[name] = ndcg_on(model, data, k, convention)
         path.append(out)
     return path
-
-
-def sparsest_within(points, within, *, key="vali_score", reference="best"):
-    """The selection rule within one kind of model (:func:`choose_fit` goes
-    across kinds): the point with the fewest non-zero weights
-    among those whose ``key`` is at least ``(1 - within)`` times the
-    reference score; ties go to the higher score, then to the earlier point.
-    A point without non-zero weights is left out when any other has some:
-    it ranks every query in input order, which no search engine has.
-
-    Parameters
-    ----------
-    points : sequence of mapping
-        Each with ``"n_nonzero"`` and ``key``: the grid points of a fold
-        (``rsrank train``), or a regularization path. A point with a
-        ``"cost"`` (the total cost of its features) is as sparse as that
-        cost: the cheapest point within reach is kept.
-    within : float in [0, 1) or "1se"
-        Relative distance to the reference; 0 keeps the best (or the dense)
-        score only. ``"1se"``: the one-standard-error rule of glmnet's
-        cross-validation (``lambda.1se``), paired over queries: a point is
-        kept when its mean difference from the reference over the queries
-        is at most one standard error of that difference below 0; every
-        point then needs ``"per_query"``, its values per query (NaN where
-        the convention skips a query, for every point alike). The rule
-        follows the size of the validation set: many queries make it
-        strict, few make it lenient.
-    key : str
-        The score to select on. Keep it a validation score: a test score
-        selects on test data, and a table made so must say it.
-    reference : {"best", "dense"}
-        ``"best"``: the highest score among the points (``rsrank train
-        --within``). ``"dense"``: the score of the point with the most
-        non-zero weights, the first of them on ties (the paper's Table 1:
-        within 3% of the model without L1).
-    """
-    points = list(points)
-    if not points:
-        raise ValueError("no points to select from")
-    check_within(within)
-    if any(point["n_nonzero"] for point in points):
-        # a model without weights ranks every query in input order: never chosen
-        points = [point for point in points if point["n_nonzero"]]
-    scores = [float(point[key]) for point in points]
-    if reference == "best":
-        target = max(range(len(points)), key=lambda i: (scores[i], -i))
-    elif reference == "dense":
-        target = max(range(len(points)), key=lambda i: (points[i]["n_nonzero"], -i))
-    else:
-        raise ValueError(f"reference must be 'best' or 'dense', got {reference!r}")
-    if within == "1se":
-        keep = [i for i in range(len(points))
-                if _within_one_se(points[i]["per_query"], points[target]["per_query"])]
-    else:
-        keep = [i for i, score in enumerate(scores) if score >= (1 - within) * scores[target]]
-    return points[min(keep, key=lambda i: (points[i].get("cost", points[i]["n_nonzero"]),
-                                           points[i]["n_nonzero"], -scores[i], i))]
-
-
-def check_within(within):
-    """``within`` is a fraction in [0, 1) or ``"1se"``."""
-    if within == "1se":
-        return
-    if isinstance(within, str) or not 0 <= within < 1:
-        raise ValueError(f"within must be in [0, 1) or '1se', got {within!r}")
-
-
-def _paired_difference(values, reference):
-    """``values - reference`` per query, NaN pairs left out, and its
-    standard error (None with fewer than two queries)."""
-    diff = np.asarray(values, dtype=float) - np.asarray(reference, dtype=float)
-    diff = diff[~np.isnan(diff)]
-    return diff, (diff.std(ddof=1) / np.sqrt(len(diff)) if len(diff) >= 2 else None)
-
-
-def _within_one_se(values, reference):
-    """Whether ``values`` (per query) are at most one standard error of the
-    paired difference below ``reference``."""
-    diff, se = _paired_difference(values, reference)
-    if se is None:
-        return bool(len(diff) == 1 and diff[0] >= 0)
-    return bool(diff.mean() >= -se)
-
-
-def choose_fit(points, within):
-    """The position in ``points`` (each with its ``"kind"`` of model and
-    its ``"per_query"`` values) of the selection of ``rsrank train``: within
-    one kind, :func:`sparsest_within`'s choice. Across kinds (``--with-linear``)
-    the one-standard-error rule of Breiman et al. between kinds, the
-    simplest first (:data:`rsrank.kinds.KINDS`' order: linear, additive,
-    interactions): a richer kind's choice replaces the simpler one only when
-    its mean over the validation queries is above it by more than one
-    standard error of their paired difference. The richer kind always has
-    the higher best score on a small vali set, by chance alone; the rule
-    keeps it only where it pays (``results/kind_rule.md``)."""
-    points, chosen = list(points), None
-    for best in kind_choices(points, within).values():  # the simplest kind first
-        if chosen is None or _above_one_se(points[best]["per_query"],
-                                           points[chosen]["per_query"]):
-            chosen = best
-    return chosen
-
-
-def kind_choices(points, within):
-    """Each kind's own choice among ``points`` (each with its ``"kind"``):
-    ``{kind: position}``, the simplest kind first, each the
-    :func:`sparsest_within` of its points (a point without a kind: the
-    choice among all, under the key None)."""
-    points = list(points)
-    kinds = [name for name in KINDS if any(point.get("kind") == name for point in points)]
-    if len(kinds) < 2:
-        return {kinds[0] if kinds else None: sparsest_index(points, within)}
-    out = {}
-    for name in kinds:
-        mine = [i for i, point in enumerate(points) if point.get("kind") == name]
-        out[name] = mine[sparsest_index([points[i] for i in mine], within)]
-    return out
-
-
-def _above_one_se(values, reference):
-    """Whether ``values`` (per query) are above ``reference`` by more than one
-    standard error of the paired difference (NaN pairs left out)."""
-    diff, se = _paired_difference(values, reference)
-    return bool(se is not None and diff.mean() > se)
-
-
-def sparsest_index(points, within, **rule):
-    """The position in ``points`` of :func:`sparsest_within`'s choice."""
-    points = list(points)
-    chosen = sparsest_within(points, within, **rule)
-    return next(i for i, point in enumerate(points) if point is chosen)
-
-
-# -- writing results -------------------------------------------------------------
-
-REPORT_COLUMNS = ("NDCG@1", "NDCG@3", "NDCG@5", "NDCG@10", "P@1", "P@3", "P@5", "P@10", "MAP")
-
-
-def experiment_markdown(experiment, title="RSRank on LETOR folds", command=None):
-    """Per-fold table plus mean +- std over folds, as Markdown."""
-    head = "| fold | " + " | ".join(REPORT_COLUMNS) + " | features | selected |"
-    rule = "|---" * (len(REPORT_COLUMNS) + 3) + "|"
-    lines = [f"# {title}", ""]
-    if command:
-        lines += [f"Command: `{command}`", ""]
-    rule_text = f"by {experiment.select}"
-    if experiment.within == "1se":
-        rule_text = (f"the sparsest model whose vali {experiment.select} is within one "
-                     "standard error of the best (paired over the vali queries)")
-    elif experiment.within:
-        rule_text = (f"the sparsest model whose vali {experiment.select} is within "
-                     f"{experiment.within:.0%} of the best")
-    lines += [f"Selection on vali: {rule_text}. Metrics with the {experiment.convention!r} "
-              "convention (see rsrank.metrics).", ""]
-    if any(f.evaluated_on == "vali" for f in experiment.folds):
-        lines += ["**No test split: the table reports the validation data used for "
-                  "selection.**", ""]
-    seeded = len(experiment.seeds()) > 1
-    if seeded:
-        head = head.replace("| fold |", "| fold | seed |")
-        rule += "---|"
-    lines += [head, rule]
-    for fold in experiment.folds:
-        values = " | ".join(f"{fold.test[name]:.4f}" for name in REPORT_COLUMNS)
-        chosen = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
-                           for k, v in fold.params.items()) or "defaults"
-        seed = f" {fold.seed} |" if seeded else ""
-        lines.append(f"| {fold.fold} |{seed} {values} | {fold.n_nonzero} | {chosen} |")
-    rows = [("mean ± std", experiment.summary())]
-    if seeded:
-        rows = [("mean ± std over folds and seeds", rows[0][1]),
-                (f"mean over folds ± std over {len(experiment.seeds())} seeds",
-                 experiment.seed_summary())]
-    if len(experiment.folds) == 1:
-        rows = []  # one fold, one seed: no spread to report (it would read ± 0.0000)
-    for label, summary in rows:
-        values = " | ".join(f"{summary[name][0]:.4f} ± {summary[name][1]:.4f}"
-                            for name in REPORT_COLUMNS)
-        nnz = summary["n_nonzero"]
-        blank = " |" if seeded else ""
-        lines.append(f"| {label} |{blank} {values} | {nnz[0]:.1f} ± {nnz[1]:.1f} | |")
-    pooled = experiment.pooled_ndcg()
-    if pooled is not None and experiment.convention == "letor":
-        lines += ["", f"Over the {pooled['queries']} evaluated queries pooled, NDCG@10 is "
-                  f"{pooled['letor']:.4f} by LETOR's convention (gain 2^label - 1, ranks 1 and 2 "
-                  f"undiscounted) and {pooled['trec_eval']:.4f} by trec_eval's ndcg_cut_10 "
-                  "(gain = label, ties by document id): the number trec_eval, pytrec_eval "
-                  "and ranx-style tools compute on trec/test.run."]
-    kinds = {fold.model.model_.kind: fold.model.model_.kept_words for fold in experiment.folds}
-    if len(kinds) == 1:
-        lines += ["", f"Kept features ({next(iter(kinds.values()))}):", ""]
-    elif kinds:  # the selection chose between kinds (--with-linear)
-        lines += ["", "Kept features, each fold's by the kind of model chosen ("
-                  + "; ".join(f"{kind}: {words}" for kind, words in kinds.items()) + "):", ""]
-    for fold in experiment.folds:
-        kept = fold.model.selected_features()
-        form = fold.model.model_.kept_format
-        pairs = ", ".join(f"{a} x {b} {form.format(spread)}"
-                          for (a, b), spread in fold.model.selected_interactions())
-        listed = ", ".join(f"{name} {form.format(weight)}" for name, weight in kept) or (
-            "no feature on its own" if pairs else "none")
-        name = fold.name + (f" ({fold.model.model_.kind})" if len(kinds) > 1 else "")
-        lines.append(f"- {name}: {listed}" + (f"; pairs: {pairs}" if pairs else ""))
-    if any(fold.model.feature_costs is not None for fold in experiment.folds):
-        costs = [fold.model.feature_cost() for fold in experiment.folds]
-        lines += ["", "Total cost of the kept features (--feature-costs): "
-                  + ", ".join(f"{fold.name} {cost:.4g}" for fold, cost in
-                              zip(experiment.folds, costs))
-                  + f"; mean {np.mean(costs):.4g}"]
-    return "\n".join(lines) + "\n"
-
-
-def write_experiment(experiment, directory, *, command=None, extra=None):
-    """Write ``results.json``, ``results.md``, ``models/Fold{k}.json`` and
-    ``predictions/Fold{k}.test.txt`` (one score per line, LETOR's Eval-Score
-    input; ``Fold{k}.seed{s}`` for each of several seeds) into the existing,
-    empty ``directory``. ``results.json`` holds every fold's per-query test
-    values (``per_query``), which ``rsrank compare`` tests."""
-    directory = Path(directory)
-    (directory / "models").mkdir()
-    (directory / "predictions").mkdir()
-    for fold in experiment.folds:
-        fold.model.save(directory / "models" / f"{fold.name}.json")
-        write_scores(directory / "predictions" / f"{fold.name}.test.txt", fold.test_scores)
-    _write_trec(experiment, directory)
-    document = experiment.to_dict()
-    document["command"] = command
-    document.update(extra or {})
-    atomic_write_text(directory / "results.json", json.dumps(document, indent=2) + "\n")
-    atomic_write_text(directory / "results.md", experiment_markdown(experiment, command=command))
-
-
-def _write_trec(experiment, directory):
-    """``trec/``: each fold's run of the evaluated split (``Fold<k>.test.run``,
-    per seed as the predictions) and its qrels (``Fold<k>.test.qrels``),
-    and, when the folds' queries do not overlap (LETOR's folds), the whole
-    collection (``test.run``, per seed ``test.seed<s>.run``, and
-    ``test.qrels``): trec_eval's, pytrec_eval's and ranx's inputs, and
-    ``rsrank compare --qrels``'s. Nothing when a fold's documents cannot
-    make a run (a docid twice in a query, or with a space)."""
-    folds = [f for f in experiment.folds if f.evaluated_rows is not None]
-    if not folds or any(run_problem(f.evaluated_rows[0], f.evaluated_rows[2]) for f in folds):
-        return
-    trec = directory / "trec"
-    trec.mkdir()
-    split = folds[0].evaluated_on
-    first = {}
-    for fold in folds:
-        qid, labels, docids, groups = fold.evaluated_rows
-        with _text(trec / f"{fold.name}.{split}.run") as handle:
-            write_run(handle, qid, docids, fold.test_scores, groups=groups)
-        if first.setdefault(fold.fold, fold) is fold:
-            with _text(trec / f"Fold{fold.fold}.{split}.qrels") as handle:
-                write_qrels(handle, qid, docids, labels)
-    queries = [np.unique(f.evaluated_rows[0]) for f in first.values()]
-    if len(np.unique(np.concatenate(queries))) != sum(len(q) for q in queries):
-        return  # the folds share queries: no whole collection
-    several = len(experiment.seeds()) > 1
-    for seed in experiment.seeds():
-        part = [f for f in folds if f.seed == seed]
-        name = f"{split}.seed{seed}.run" if several else f"{split}.run"
-        with _text(trec / name) as handle:
-            for fold in part:
-                qid, _, docids, groups = fold.evaluated_rows
-                write_run(handle, qid, docids, fold.test_scores, groups=groups)
-    with _text(trec / f"{split}.qrels") as handle:
-        for fold in first.values():
-            write_qrels(handle, *(fold.evaluated_rows[i] for i in (0, 2, 1)))
-
-
-def _text(path):
-    return open(path, "w", encoding="utf-8", newline="\n")
-
-
-def save_experiment(experiment, out_dir, *, command=None, overwrite=False, extra=None,
-                    inputs=()):
-    """Write the experiment (see :func:`write_experiment`) as the directory
-    ``out_dir``, all at once.
-
-    Everything is written into a hidden staging directory that is renamed
-    into place at the end (:class:`rsrank._files.ResultsDirectory`): an
-    interrupted run leaves no half-written results, two runs never both
-    write the same ``out_dir``, and ``overwrite`` swaps old and new results
-    in one step. An existing ``out_dir`` is an error unless ``overwrite``;
-    ``out_dir`` may not be, hold or sit inside one of ``inputs``.
-    """
-    with ResultsDirectory(out_dir, overwrite=overwrite, inputs=inputs) as results:
-        write_experiment(experiment, results.staging, command=command, extra=extra)
-        results.publish()
-    return out_dir
-
-
-# -- reading results back ---------------------------------------------------------
-
-
-def read_results(path):
-    """The document of a results directory written by ``rsrank train`` (or
-    of its ``results.json``), checked to be one."""
-    path = Path(path)
-    document_path = path / "results.json" if path.is_dir() else path
-    if not document_path.is_file():
-        raise FileNotFoundError(f"{path}: no results.json (give a directory written by "
-                                "rsrank train)")
-    try:
-        document = json.loads(read_bounded_text(document_path, RESULTS_LIMIT, "results.json"))
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{document_path}: not valid JSON ({error})") from None
-    if not isinstance(document, dict) or not isinstance(document.get("folds"), list):
-        raise ValueError(f"{document_path}: not a results.json written by rsrank train")
-    return document
-
-
-def per_query_from_results(document, *, source="results.json"):
-    """The per-query test values of a ``results.json`` document: queries
-    keyed ``"fold:qid"``, each value averaged over the run's seeds."""
-    by_fold = {}
-    for entry in document.get("folds", []):
-        if "per_query" not in entry:
-            raise ValueError(f"{source}: fold {entry.get('fold')} has no per-query values "
-                             "(written by an older rsrank); train again to compare it")
-        by_fold.setdefault(entry["fold"], []).append(entry["per_query"])
-    if not by_fold:
-        raise ValueError(f"{source}: no folds")
-    merged = {}
-    for fold, entries in sorted(by_fold.items()):
-        averaged = average_over_seeds(entries)
-        averaged["qid"] = np.array([f"{fold}:{q}" for q in averaged["qid"]])
-        for metric, values in averaged.items():
-            merged.setdefault(metric, []).append(values)
-    return {metric: np.concatenate(parts) for metric, parts in merged.items()}

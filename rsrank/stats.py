@@ -16,7 +16,7 @@ system against a baseline:
 
 The per-query values come from :func:`rsrank.metrics.letor_per_query`, from
 the ``per_query`` entries ``rsrank train`` writes into ``results.json``
-(:func:`rsrank.experiments.per_query_from_results`, averaged over seeds by
+(:func:`rsrank.reports.per_query_from_results`, averaged over seeds by
 :func:`average_over_seeds`), or from any arrays aligned by query.
 """
 

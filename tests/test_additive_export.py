@@ -55,21 +55,21 @@ def test_only_the_kept_features_appear_and_the_formats_parse(fitted, capsys, tmp
 
 
 def test_solr_thresholds_land_on_the_model_threshold_after_the_slack():
-    from rsrank.export import _solr_threshold, solr_scale_exponent
+    from rsrank.trees import solr_scale_exponent, solr_threshold
 
     rng = np.random.default_rng(0)
     values = np.concatenate([rng.normal(size=300), rng.exponential(size=100) * 1e4,
                              [0.0, -0.0, 1.0, 0.5, 1e-3, 3e38]]).astype(np.float32)
     for t in values:  # away from zero the sum lands on t itself
-        c = _solr_threshold(t)
+        c = solr_threshold(t)
         assert c is not None and F32(c + F32(1e-6)) == t, t
     # near zero and at -1 no threshold lands: a power of
     # two scales the feature until every one does
     hard = np.array([1e-9, 1.234e-7, 5e-8, -1.0, 1e-42], dtype=np.float32)
-    assert [_solr_threshold(t) for t in hard] == [None] * 5
+    assert [solr_threshold(t) for t in hard] == [None] * 5
     e = solr_scale_exponent(hard)
     assert e is not None and e > 0
-    assert all(_solr_threshold(F32(t * F32(2.0 ** e))) is not None for t in hard)
+    assert all(solr_threshold(F32(t * F32(2.0 ** e))) is not None for t in hard)
     # cuts that no power of two can bring within range at once are refused
     assert solr_scale_exponent(np.array([1e-44, 3e38], dtype=np.float32)) is None
 

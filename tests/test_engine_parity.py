@@ -230,12 +230,12 @@ def test_java_float_against_java():
 def test_exported_numbers_read_back_exactly(bits):
     """Every float32 survives the export's text through Float.parseFloat and
     through a double (the two roads the plugins take)."""
-    from rsrank.export import _exact_text
+    from rsrank.trees import exact_text
 
     value = np.array([bits], dtype=np.uint32).view(F32)[0]
     if not np.isfinite(value):
         return
-    text = _exact_text(value)
+    text = exact_text(value)
     assert java_float(text) == value and F32(float(text)) == value
     assert np.signbit(java_float(text)) == np.signbit(value)
 
@@ -243,7 +243,7 @@ def test_exported_numbers_read_back_exactly(bits):
 @settings(max_examples=300, deadline=None)
 @given(st.integers(0, 2 ** 32 - 1), st.integers(-3, 3))
 def test_the_vespa_cut_splits_doubles_as_float32_rounding_does(bits, nudge):
-    from rsrank.export import _vespa_cut
+    from rsrank.trees import vespa_cut
 
     t = np.array([bits], dtype=np.uint32).view(F32)[0]
     if not np.isfinite(t):
@@ -257,18 +257,18 @@ def test_the_vespa_cut_splits_doubles_as_float32_rounding_does(bits, nudge):
         d = np.nextafter(d, np.inf if nudge > 0 else -np.inf)
     for value in (d, float(t), float(above) if np.isfinite(above) else float(t)):
         with np.errstate(over="ignore"):
-            assert (value < _vespa_cut(t)) == (F32(value) <= t), (t, value)
+            assert (value < vespa_cut(t)) == (F32(value) <= t), (t, value)
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.integers(0, 2 ** 32 - 1))
 def test_a_solr_threshold_lands_on_the_cut_or_is_none(bits):
-    from rsrank.export import SOLR_SPLIT_SLACK, _solr_threshold
+    from rsrank.trees import SOLR_SPLIT_SLACK, solr_threshold
 
     t = np.array([bits], dtype=np.uint32).view(F32)[0]
     if not np.isfinite(t):
         return
-    c = _solr_threshold(t)
+    c = solr_threshold(t)
     if c is None:
         # then truly no float32 lands: the landings of the float32 around
         # t - slack step over t
@@ -305,7 +305,7 @@ def test_a_plugin_number_that_double_rounding_would_move_is_refused():
 
 def test_rsrank_export_check_scores_the_export_by_each_versions_rules(edge_model, tmp_path,
                                                                       capsys, monkeypatch):
-    import rsrank.export
+    import rsrank.trees
     from rsrank.cli import main
     from rsrank.writers import write_letor
 
@@ -326,7 +326,7 @@ def test_rsrank_export_check_scores_the_export_by_each_versions_rules(edge_model
     assert main([*argv[:4], "--out", str(out), "--check", str(bad)]) == 2
     assert "bad.txt, line 1" in capsys.readouterr().err and not out.exists()
     # an export that sends a missing value the wrong way is caught, exit 1
-    monkeypatch.setattr(rsrank.export, "_zero_goes_left", lambda node: False)
+    monkeypatch.setattr(rsrank.trees, "zero_goes_left", lambda node: False)
     assert main(argv) == 1
     checks = [line for line in capsys.readouterr().err.splitlines() if " check " in line]
     assert any(", 0 with every 0 sent" not in line for line in checks), checks

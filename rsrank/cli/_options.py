@@ -17,11 +17,12 @@ from .._compile import deferred
 from .._files import check_not_input, check_output_target, make_parents
 from .._kernels import compiled_before
 from ..datasets import align_columns, is_csv
-from ..experiments import check_within, parse_metric
+from ..experiments import parse_metric
 from ..layouts import resolve_training_data
 from ..penalty import L1_METHODS
 from ..plotting import check_picture_path
 from ..preprocessing import NORMALIZERS
+from ..selection import check_within
 from ..recipe import DEFAULTS, PATH_EPOCHS, PATH_EPOCHS_ADDITIVE, PATH_WEIGHT_TOL
 
 

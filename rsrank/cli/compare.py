@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 from ..datasets import load_letor
-from ..experiments import per_query_from_results, read_results
+from ..reports import per_query_from_results, read_results
 from ..metrics import CONVENTIONS, letor_per_query
 from ..runs import on_file_queries, read_qrels, read_scores
 from ..stats import compare

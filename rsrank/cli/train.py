@@ -9,7 +9,8 @@ from sklearn.model_selection import ParameterGrid
 from .._files import ResultsDirectory
 from .._version import __version__
 from ..datasets import find_folds
-from ..experiments import experiment_markdown, run_letor_folds, write_experiment
+from ..experiments import run_letor_folds
+from ..reports import experiment_markdown, write_experiment
 from ..layouts import read_feature_costs, read_feature_names
 from ..recipe import (DEFAULT_L1_RATIO, DEFAULT_WITHIN, SPARSE_L1_RATIO, SPARSE_VALI_CV,
                       SPARSE_WITHIN, fold_threads, train_recipe, vali_folds)
