@@ -166,14 +166,13 @@ class RSRankCV(BaseEstimator):
             selection = fit_and_select(estimator, grid, train, validation, select=self.select,
                                        convention=self.convention, within=self.within,
                                        path=True, cv=cv)
-        tried, per_query, models, chosen = (selection.tried, selection.per_query,
-                                            selection.models, selection.chosen)
+        tried, per_query, chosen = selection.tried, selection.per_query, selection.chosen
         self.validated_on_ = " and ".join(
             ([] if validation is None else ["eval_set"])
             + ([] if cv is None else [f"{self._folds()} folds"]))
         self.path_ = [{**t, "per_query": np.asarray(v)} for t, v in zip(tried, per_query)]
         self.best_index_, self.best_params_ = chosen, tried[chosen]["params"]
-        self.estimator_ = models[chosen]
+        self.estimator_ = selection.model
         self.n_features_in_ = self.estimator_.n_features_in_
         if hasattr(self.estimator_, "feature_names_in_"):
             self.feature_names_in_ = self.estimator_.feature_names_in_

@@ -25,7 +25,7 @@ from .querydata import QueryData, check_labels
 from .solver import DivergenceWarning, SolverState
 
 __all__ = ["RSRank", "DivergenceWarning", "OneQueryWarning", "AUTO_RATES", "CURVATURE_STEP",
-           "scale_advice", "adopt", "fit_of", "warm_of"]
+           "scale_advice", "adopt", "fit_of", "warm_of", "face_on"]
 
 
 class OneQueryWarning(UserWarning):
@@ -360,11 +360,27 @@ class RSRank(BaseEstimator):
 
 def _face(estimator, fitted):
     """A new estimator of ``fitted``'s parameters holding it."""
-    names = estimator.get_params(deep=False)
-    face = type(estimator)(**{k: v for k, v in fitted.params.items() if k in names})
+    face = _blank(estimator, fitted)
     face.n_features_in_ = estimator.n_features_in_
     if hasattr(estimator, "feature_names_in_"):
         face.feature_names_in_ = estimator.feature_names_in_
+    return adopt(face, fitted)
+
+
+def _blank(template, fitted):
+    names = template.get_params(deep=False)
+    return type(template)(**{k: v for k, v in fitted.params.items() if k in names})
+
+
+def face_on(template, fitted, data):
+    """A new estimator of ``template``'s type and ``fitted``'s parameters
+    holding the fit (a :class:`~rsrank.fitting.Fitted`) made on ``data`` (a
+    QueryData: the width and column names it was fitted on), as ``fit``
+    would have left it."""
+    face = _blank(template, fitted)
+    face.n_features_in_ = data.n_features
+    if data.names_from_columns:
+        face.feature_names_in_ = np.asarray(data.feature_names, dtype=object)
     return adopt(face, fitted)
 
 
@@ -388,7 +404,8 @@ def fit_of(estimator):
     check_is_fitted(estimator)
     return Fitted(estimator.model_, estimator.solver_state_, estimator.n_iter_,
                   getattr(estimator, "best_iteration_", None), getattr(estimator, "history_", {}),
-                  getattr(estimator, "learning_rate_", None), estimator.model_shape_)
+                  getattr(estimator, "learning_rate_", None), estimator.model_shape_,
+                  params=estimator.get_params(deep=False))
 
 
 def warm_of(estimator):

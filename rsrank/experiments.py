@@ -29,6 +29,7 @@ from ._workers import in_processes, worker_count
 from .datasets import (check_exp2_labels, csv_feature_names, find_folds, is_csv,
                        iter_letor_folds, read_docids, streamed_fold)
 from .estimator import RSRank
+from .fitting import feature_costs
 from ._queries import QueryGroups
 from .querydata import QueryData
 from .model import query_scores
@@ -289,16 +290,24 @@ def _check_exp2_labels(data, gains, convention):
             check_exp2_labels(path, data[split][1])
 
 
-def _metric_on(name, data, model, convention):
-    """``name`` of ``model``'s scores on a :class:`QueryData`, per query."""
-    return _metric_per_query(name, data.y, query_scores(model.model_, data, model.n_jobs),
-                             data.groups, convention)
+def _metric_on(name, data, fit, convention):
+    """``name`` of a :class:`~rsrank.path.PathFit`'s scores on a
+    :class:`QueryData`, per query."""
+    scores = query_scores(fit.model, data, fit.params["n_jobs"])
+    return _metric_per_query(name, data.y, scores, data.groups, convention)
 
 
 def n_features_used(estimator):
     """The features a fitted estimator's model uses (a non-zero weight, or
     for an additive model a non-zero step): those an engine computes."""
     return int(len(estimator.model_.selected_indices()))
+
+
+def _cost(fit):
+    """The total ``feature_costs`` of the features a
+    :class:`~rsrank.path.PathFit` uses."""
+    used = fit.model.selected_indices()
+    return float(feature_costs(fit.params, fit.model)[used].sum())
 
 
 @dataclass
@@ -308,13 +317,14 @@ class Selection:
 
     tried: list  #: per fit: ``params``, ``vali_score``, ``n_nonzero`` (and ``cost``)
     per_query: list  #: per fit: its validation values per query
-    models: list  #: per fit: the fitted estimator
+    fits: list  #: per fit: a :class:`~rsrank.path.PathFit`
     chosen: int  #: the position of the choice
     seconds: float  #: the time the fits and their scores took
 
     @property
     def model(self):
-        return self.models[self.chosen]
+        """The chosen fit's estimator."""
+        return self.fits[self.chosen].face
 
     @property
     def params(self):
@@ -328,13 +338,13 @@ class Selection:
 def score_fits(points, validation, select, convention):
     """Every fit of :func:`rsrank.path.walk`'s ``points`` (a point's
     penalized fit, and its relaxed refit) scored by ``select`` on each
-    query of ``validation``: ``(tried, per_query, models)`` as in
+    query of ``validation``: ``(tried, per_query, fits)`` as in
     :class:`Selection`."""
-    tried, models = _describe_fits(points)
-    per_query = [_metric_on(select, validation, fitted, convention) for fitted in models]
+    tried, fits = _describe_fits(points)
+    per_query = [_metric_on(select, validation, fit, convention) for fit in fits]
     for entry, values in zip(tried, per_query):
         entry["vali_score"] = metrics.nanmean(values)
-    return tried, per_query, models
+    return tried, per_query, fits
 
 
 def fit_and_select(estimator, grid, train, validation, *, select="ndcg@10",
@@ -357,10 +367,10 @@ def fit_and_select(estimator, grid, train, validation, *, select="ndcg@10",
     start = time.perf_counter()
     points = walk(estimator, grid, train, validation=validation, chunks=chunks, warm=path)
     if validation is None:
-        tried, models = _describe_fits(points)
+        tried, fits = _describe_fits(points)
         per_query = [np.zeros(0)] * len(tried)
     else:
-        tried, per_query, models = score_fits(points, validation, select, convention)
+        tried, per_query, fits = score_fits(points, validation, select, convention)
     if cv is not None:
         held = held_out_values(estimator, grid, train, cv, select, convention, warm=path)
         if len(held) != len(tried):
@@ -369,20 +379,20 @@ def fit_and_select(estimator, grid, train, validation, *, select="ndcg@10",
         for entry, values in zip(tried, per_query):
             entry["vali_score"] = metrics.nanmean(values)
     chosen = choose_fit([{**t, "per_query": v} for t, v in zip(tried, per_query)], within)
-    return Selection(tried, per_query, models, chosen, time.perf_counter() - start)
+    return Selection(tried, per_query, fits, chosen, time.perf_counter() - start)
 
 
 def _describe_fits(points):
-    """``(tried, models)`` of :func:`score_fits` without scores."""
-    tried, models = [], []
+    """``(tried, fits)`` of :func:`score_fits` without scores."""
+    tried, fits = [], []
     for point in points:
-        for params, fitted in point.fits:
-            tried.append({"params": params, "kind": fitted.model_.kind,
-                          "n_nonzero": n_features_used(fitted)})
-            if fitted.feature_costs is not None:
-                tried[-1]["cost"] = fitted.feature_cost()
-            models.append(fitted)
-    return tried, models
+        for params, fit in point.fits:
+            tried.append({"params": params, "kind": fit.model.kind,
+                          "n_nonzero": int(len(fit.model.selected_indices()))})
+            if fit.params["feature_costs"] is not None:
+                tried[-1]["cost"] = _cost(fit)
+            fits.append(fit)
+    return tried, fits
 
 
 def held_out_values(estimator, grid, train, cv, select, convention, *, warm=True):

@@ -22,15 +22,18 @@ weights). Its pieces:
 
 import contextlib
 import contextvars
+import copy
 from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import clone
 
+from . import fitting
+from .estimator import face_on, fit_of
 from .metrics import DEFAULT_CONVENTION, mean_ndcg
 from .model import query_scores
 
-__all__ = ["l1_grid", "STRENGTHS", "RATIOS", "PathPoint", "walk", "path_markdown",
+__all__ = ["l1_grid", "STRENGTHS", "RATIOS", "PathFit", "PathPoint", "walk", "path_markdown",
            "reporting_fits"]
 
 #: the penalty strengths of a path point, and their fractions of the edge
@@ -65,31 +68,71 @@ def l1_grid(l1_max, n_points=10, ratio=1e-3):
     return list(l1_max * np.geomspace(1.0, ratio, int(n_points)))
 
 
+class PathFit:
+    """One fit of a path as a value: ``fitted`` (a
+    :class:`~rsrank.fitting.Fitted`: the model value and the parameters it
+    was fitted with) and ``face``, the estimator that holds it, made on first
+    use: a path of many points makes a face only for the fits it hands on."""
+
+    def __init__(self, template, fitted, data, face=None):
+        self.fitted, self._template, self._data, self._face = fitted, template, data, face
+
+    @classmethod
+    def holding(cls, estimator):
+        """The fit of a fitted ``estimator`` (its own face)."""
+        return cls(estimator, fit_of(estimator), None, estimator)
+
+    @property
+    def model(self):
+        """The fitted model value (:mod:`rsrank.model`)."""
+        return self.fitted.model
+
+    @property
+    def params(self):
+        return self.fitted.params
+
+    @property
+    def face(self):
+        if self._face is None:
+            self._face = face_on(self._template, self.fitted, self._data)
+        return self._face
+
+
 @dataclass
 class PathPoint:
     """One point of a path: the ``params`` it was fitted with (strengths
     given as fractions of the edge also as the strength they stand for,
-    and the step size settled for the path), the penalized fit ``model``
-    and, with ``relax``, its ``refit`` on the features it kept (shared with
-    the points that keep the same features)."""
+    and the step size settled for the path), the penalized ``fit`` and, with
+    ``relax``, its ``relaxed`` refit on the features it kept (shared with
+    the points that keep the same features), each a :class:`PathFit`."""
 
     params: dict
-    model: object
-    refit: object = None
+    fit: PathFit
+    relaxed: PathFit = None
 
     @property
     def fits(self):
-        """``[(params, fitted estimator)]``: the penalized fit, and with
-        ``relax`` the refit, each with the ``relax`` it stands for."""
-        if self.refit is None:
-            return [(self.params, self.model)]
-        return [({**self.params, "relax": False}, self.model),
-                ({**self.params, "relax": True}, self.refit)]
+        """``[(params, PathFit)]``: the penalized fit, and with ``relax`` the
+        refit, each with the ``relax`` it stands for."""
+        if self.relaxed is None:
+            return [(self.params, self.fit)]
+        return [({**self.params, "relax": False}, self.fit),
+                ({**self.params, "relax": True}, self.relaxed)]
+
+    @property
+    def model(self):
+        """The penalized fit's estimator."""
+        return self.fit.face
+
+    @property
+    def refit(self):
+        """The relaxed refit's estimator, or None."""
+        return None if self.relaxed is None else self.relaxed.face
 
     @property
     def best(self):
-        """The fit the point stands for: the refit with ``relax``."""
-        return self.model if self.refit is None else self.refit
+        """The estimator of the fit the point stands for: the refit with ``relax``."""
+        return (self.fit if self.relaxed is None else self.relaxed).face
 
 
 def _setting(params):
@@ -102,16 +145,35 @@ def _base(estimator, params):
                                           if k not in STRENGTHS})
 
 
-class _Edges:
-    """The edges of one training set, each computed once per setting of the
-    other parameters, and each setting's step size settled once."""
+class _Walk:
+    """What one walk shares: the :class:`~rsrank.fitting.Setup` of each
+    setting of the parameters other than the penalty strengths (built once,
+    which checks them), each setting's edges and its step size, each
+    settled once."""
 
     def __init__(self, estimator, train, chunks, validation):
         self.estimator, self.train, self.chunks = estimator, train, chunks
-        self.validation, self.tops, self.dense = validation, {}, {}
+        self.validation, self.plans, self.tops, self.dense = validation, {}, {}, {}
 
-    def resolve(self, params):
-        """``params`` with each fraction of an edge as the strength it stands for."""
+    def plan(self, point):
+        """The Setup of ``point``'s setting, at the estimator's strengths
+        (its parameters copied as ``clone`` copies them, without an
+        estimator for each)."""
+        key = _setting(point)
+        if key not in self.plans:
+            params = self.estimator.get_params(deep=False)
+            unknown = sorted(set(point) - set(params) - set(STRENGTHS))
+            if unknown:
+                raise ValueError(f"Invalid parameter {unknown[0]!r} for estimator "
+                                 f"{type(self.estimator).__name__}: a grid point sets "
+                                 f"{', '.join(map(repr, unknown))}")
+            given = {k: v for k, v in point.items() if k not in STRENGTHS}
+            self.plans[key] = fitting.setup(copy.deepcopy({**params, **given}))
+        return self.plans[key]
+
+    def resolve(self, point, params):
+        """``params`` (``point`` settled) with each fraction of an edge as the
+        strength it stands for."""
         params = dict(params)
         for ratio_name, name in RATIOS:
             ratio = params.pop(ratio_name, None)
@@ -122,38 +184,35 @@ class _Edges:
                                  "them")
             if not (isinstance(ratio, (int, float, np.number)) and 0 <= ratio):
                 raise ValueError(f"{ratio_name} must be a number >= 0, got {ratio!r}")
-            base = _base(self.estimator, params)
-            key = (name, repr(sorted((k, v) for k, v in base.get_params().items()
-                                     if k not in STRENGTHS)))
+            key = (name, _setting(point))
             if key not in self.tops:
-                self.tops[key] = self.edge(base, name)
+                self.tops[key] = self.edge(point, name)
             params[name] = float(ratio) * self.tops[key]
         return params
 
-    def edge(self, base, name):
+    def edge(self, point, name):
+        if self.train is not None:
+            return fitting.edge(self.plan(point), self.train, name)
         if name == "l1_group":
-            if self.train is None:
-                raise ValueError("l1_group_ratio needs the training data in memory "
-                                 "(not --stream)")
-            return base.l1_group_max(self.train)
-        return (base.l1_max(self.train) if self.train is not None
-                else base.l1_max_chunks(self.chunks))
+            raise ValueError("l1_group_ratio needs the training data in memory (not --stream)")
+        return _base(self.estimator, point).l1_max_chunks(self.chunks)
 
-    def rate(self, params):
-        """``params`` with ``learning_rate="auto"`` settled once per setting:
+    def rate(self, point):
+        """``point`` with ``learning_rate="auto"`` settled once per setting:
         the fit without a penalty chooses it on the validation queries, and
-        is returned for a point without a penalty. Streamed training keeps
-        ``"auto"`` (1e-2)."""
-        dense = {k: v for k, v in params.items() if k not in STRENGTHS}
-        if _base(self.estimator, dense).learning_rate != "auto" or self.train is None:
-            return params, None
-        key = repr(sorted(dense.items()))
+        is returned (a :class:`PathFit`) for a point without a penalty.
+        Streamed training keeps ``"auto"`` (1e-2)."""
+        plan = self.plan(point)
+        if plan.params["learning_rate"] != "auto" or self.train is None:
+            return point, None
+        key = _setting(point)
         if key not in self.dense:
-            self.dense[key] = _base(self.estimator, dense).set_params(l1=0.0, l1_group=0.0).fit(
-                self.train, eval_set=self.validation)
-        model = self.dense[key]
-        without = all(params.get(name, 0.0) == 0 for name in STRENGTHS)
-        return {**params, "learning_rate": model.learning_rate_}, (model if without else None)
+            fitted = fitting.fit(plan.but(l1=0.0, l1_group=0.0), self.train, self.validation)
+            self.dense[key] = PathFit(self.estimator, fitted, self.train)
+        dense = self.dense[key]
+        without = all(point.get(name, 0.0) == 0 for name in STRENGTHS)
+        return ({**point, "learning_rate": dense.fitted.learning_rate},
+                dense if without else None)
 
 
 def walk(estimator, points, train, *, validation=None, chunks=None, warm=True):
@@ -164,36 +223,47 @@ def walk(estimator, points, train, *, validation=None, chunks=None, warm=True):
     of the other parameters (``warm``). ``validation`` is passed to the fits
     that keep their best epoch or stop early. ``chunks`` (with ``train``
     None) streams the training data (:meth:`RSRank.fit_chunks`, no warm
-    starts). Returns a :class:`PathPoint` per point."""
-    edges = _Edges(estimator, train, chunks, validation)
+    starts). Returns a :class:`PathPoint` per point.
+
+    The fits run on the fit pipeline (:mod:`rsrank.fitting`) from one
+    :class:`~rsrank.fitting.Setup` per setting, as values; an estimator is
+    made only for a fit that is asked for its own (:attr:`PathFit.face`)."""
+    path = _Walk(estimator, train, chunks, validation)
     last, refits, out = {}, {}, []
     for point in points:
         setting = _setting(point)
-        settled, fitted = edges.rate(point)
-        params = edges.resolve(settled)
-        model, refit = clone(estimator).set_params(**params), None
-        if fitted is not None:  # the fit that chose the rate
-            model = fitted
+        settled, dense = path.rate(point)
+        params = path.resolve(point, settled)
+        relaxed = None
+        if dense is not None:  # the fit that chose the rate
+            fit = dense
         elif train is None:  # streamed from disk, one block of queries at a time
+            model = clone(estimator).set_params(**params)
             model.fit_chunks(chunks, eval_set=validation)
             if validation.feature_names is not None:
                 model.set_feature_names(validation.feature_names)
+            fit = PathFit.holding(model)
         else:
-            watched = model.restore_best or model.early_stopping
+            changes = {name: params[name] for name in ("l1", "l1_group") if name in params}
+            plan = path.plan(point).but(**changes)
+            relax = plan.relaxed
+            plan = plan.but(relax=False, learning_rate=settled.get(
+                "learning_rate", plan.params["learning_rate"]))
+            watched = plan.params["restore_best"] or plan.params["early_stopping"]
             eval_set = validation if watched else None
-            relax = model.setup().relaxed
-            model.set_params(relax=False).fit(train, eval_set=eval_set,
-                                              coef_init=last.get(setting) if warm else None)
+            fit = PathFit(estimator, fitting.fit(
+                plan, train, eval_set, coef_init=last.get(setting) if warm else None), train)
             if relax:  # its refit on the features it kept, which points keeping them share
-                kept = (setting, tuple(model.model_.selected_indices()))
+                kept = (setting, tuple(fit.model.selected_indices()))
                 if kept not in refits:
-                    refits[kept] = model.refit_kept(train, eval_set=eval_set)
-                refit = refits[kept]
-        last[setting] = model.coef_
+                    refits[kept] = PathFit(estimator, fitting.refit_kept(
+                        plan, fit.fitted, train, eval_set), train)
+                relaxed = refits[kept]
+        last[setting] = fit.model.coef
         for ratio_name, name in RATIOS:
             if ratio_name in settled:
                 params = {**settled, **params, name: params[name]}
-        out.append(PathPoint(params, model, refit))
+        out.append(PathPoint(params, fit, relaxed))
         if _ON_FIT.get() is not None:
             _ON_FIT.get()(settled)
     return out

@@ -9,6 +9,7 @@ that is given the training data, while
   (``X`` a dense float64 array);
 * ``RSRank().fit(X, y, qid=qid, eval_set=...)`` does (the step chosen
   among three on the validation queries);
+* ``RSRankCV().fit(X, y, qid=qid, eval_set=...)`` walks its path;
 * ``rsrank train`` runs on the bundled data with ``--folds 1``.
 
 "The training data" starts as ``X`` (for ``rsrank train``: the path of the
@@ -42,6 +43,8 @@ ROOT = str(PACKAGE)
 #: where the parameters become objects (objective, penalty, solver): the
 #: pipeline's setup, and RSRank.solver() before there was one
 SETUPS = {"fitting": ("setup",), "estimator": ("RSRank.solver",)}
+#: where an estimator (an RSRank face, a clone included) is made
+FACES = {"estimator": ("RSRank.__init__",)}
 
 
 def import_graph():
@@ -70,7 +73,7 @@ class Walk:
         self.arrays, self.path, self.shape, self.graph = [], None, shape, graph
         self.learn(seed)
         self.stops, self.calls, self.climbs, self.reentries = {}, 0, [], []
-        self.setups = 0
+        self.setups = self.faces = 0
 
     def learn(self, value, depth=0):
         """Remember the copies of the data in ``value``: a 2-D array or a
@@ -124,6 +127,8 @@ class Walk:
         if event == "call":
             if frame.f_code.co_qualname in SETUPS.get(module_name(filename), ()):
                 self.setups += 1
+            if frame.f_code.co_qualname in FACES.get(module_name(filename), ()):
+                self.faces += 1
             if not any(self.carries(v) for v in self.arguments(frame)):
                 return
             module = module_name(filename)
@@ -155,7 +160,7 @@ class Walk:
                 "n_rooms": len(rooms), "climbs": sorted(set(self.climbs)),
                 "n_climbs": len(set(self.climbs)), "calls": self.calls,
                 "reentries": sorted(set(self.reentries)), "n_reentries": len(self.reentries),
-                "setups": self.setups}
+                "setups": self.setups, "faces": self.faces}
 
 
 def traced(seed, shape, run):
@@ -177,7 +182,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     before = report_at(args.before, "walk_of_x.py")["walks"] if args.before else None
     warnings.simplefilter("ignore")
-    from rsrank import RSRank, load_letor
+    from rsrank import RSRank, RSRankCV, load_letor
     from rsrank.cli import main as cli
     from rsrank.datasets import bundled_data_path
 
@@ -190,6 +195,8 @@ def main(argv=None):
         "RSRank().fit(X, y, qid=qid)": traced(X, X.shape, lambda: RSRank().fit(X, y, qid=qid)),
         "RSRank().fit(X, y, qid=qid, eval_set=vali)": traced(
             X, X.shape, lambda: RSRank().fit(X, y, qid=qid, eval_set=vali)),
+        "RSRankCV().fit(X, y, qid=qid, eval_set=vali)": traced(
+            X, X.shape, lambda: RSRankCV().fit(X, y, qid=qid, eval_set=vali)),
         "rsrank train --folds 1": traced(
             str(fold / "train.txt.gz"), X.shape,
             lambda: cli(["train", str(fold.parent), "--folds", "1", "--quiet"])),
@@ -201,12 +208,14 @@ def main(argv=None):
              "caller's (a callback, or a lower floor calling a higher one) a climb. numba "
              "kernels are not Python frames and are not counted. A re-entry is a call of a "
              "stop that is already on the call stack (the walk coming back up through a "
-             "function it passed: a fit that calls a fit). The last column counts the "
+             "function it passed: a fit that calls a fit). The last columns count the "
              "times the parameters became objects (`fitting.setup`, before it "
-             "`RSRank.solver`).", "",
-             "| walk | stops | rooms | climbs | re-entries | calls | parameters made objects |",
-             "|---|---|---|---|---|---|---|"]
-    columns = ("n_stops", "n_rooms", "n_climbs", "n_reentries", "calls", "setups")
+             "`RSRank.solver`) and the estimators made (`RSRank.__init__`: faces of fits, "
+             "and clones).", "",
+             "| walk | stops | rooms | climbs | re-entries | calls | parameters made objects "
+             "| estimators made |",
+             "|---|---|---|---|---|---|---|---|"]
+    columns = ("n_stops", "n_rooms", "n_climbs", "n_reentries", "calls", "setups", "faces")
     for name, walk in walks.items():
         cells = [str(walk[c]) for c in columns]
         if before is not None and name in before:

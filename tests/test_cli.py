@@ -119,12 +119,12 @@ def test_train_does_not_overwrite_without_force(tmp_path, capsys, bundled_root):
 
 
 def test_interrupted_write_leaves_nothing(tmp_path, monkeypatch, bundled_root):
-    import rsrank.experiments
+    import rsrank.reports
 
     def failing(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(rsrank.experiments, "write_scores", failing)
+    monkeypatch.setattr(rsrank.reports, "write_scores", failing)
     out = tmp_path / "run"
     assert main(["train", str(bundled_root), "--folds", "1", "--max-iter", "1", "--quiet",
                  "--out", str(out)]) == 130

@@ -14,7 +14,7 @@ import scipy.sparse as sp
 
 from conftest import check_codes_against_indicators
 from rsrank import QueryData, RSRank
-from rsrank import export
+from rsrank import export, trees
 from rsrank.binning import PairEncoding, fit_thresholds
 from rsrank.engines import parity
 from rsrank.interactions import candidate_features, row_lambdas
@@ -261,7 +261,7 @@ def test_pairs_of_edge_values_keep_parity_and_need_the_plugins_guards(monkeypatc
     # for OpenSearch 3.2-3.7, which sends a NaN right at every node
     body = json.loads(export.export_model(model, "opensearch"))
     assert "Infinity" in body["model"]["model"]["definition"]
-    monkeypatch.setattr(export, "_guarded", lambda node: node)
+    monkeypatch.setattr(trees, "_guarded", lambda node: node)
     unguarded = parity(model, data.X, data.qid, engines=("opensearch-3.7",))["opensearch-3.7"]
     assert unguarded["max_abs_difference_missing"] > 1e-3
 
