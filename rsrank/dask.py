@@ -325,7 +325,7 @@ class _Cluster:
     what the partitions reported as they were built, and a step encoding
     the same as on all their rows in one place."""
 
-    feature_names, names_from_columns = None, False
+    feature_names, names_from_columns, rows_in_memory = None, False, False
 
     def __init__(self, client, parts, facts):
         self.client, self.parts = client, parts

@@ -345,7 +345,12 @@ def start(plan, source, warm=None):
     on would keep the old one."""
     if warm is None:
         check_feature_keys(plan.params, source_columns(source))
-        return plan.kind.start(plan.params, source, functools.partial(pair_search, plan))
+        pairs = None
+        if plan.kind.pairs:  # a stage of its own: the search, then the model of its pairs
+            if not source.rows_in_memory:
+                source.pair_encoding(plan.params["max_bins"], None, None)  # refuses in words
+            pairs = pair_search(plan, source)
+        return plan.kind.start(plan.params, source, pairs)
     now = plan.kind.shape(plan.params)
     for name, value in warm.shape.items():
         if now.get(name) != value:
@@ -577,6 +582,8 @@ class Stream:
     """A data source for :meth:`~rsrank.kinds.Kind.start` read in blocks of
     whole queries: its column moments take one pass; its rows are never in
     memory at once."""
+
+    rows_in_memory = False
 
     def __init__(self, first, moments, method):
         self._moments, self.method, self.n_features = moments, method, first.n_features

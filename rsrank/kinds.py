@@ -10,14 +10,16 @@ model files and exports. The kind is decided from the parameters in one
 place, :func:`kind_of`, and from a model by its ``kind`` name in
 :data:`KINDS`; nothing else asks which kind a model is.
 
-A data source for :meth:`Kind.start` is a :class:`~rsrank.querydata.QueryData`
-or anything with its ``moments``, ``feature_names``, ``names_from_columns``
-and ``step_encoding(max_bins)`` (a stream or a cluster); the kind with
-pairwise interactions also needs its ``pair_encoding`` and ``memo``.
+A data source for :meth:`Kind.start` keeps :class:`DataSource`'s contract:
+a :class:`~rsrank.querydata.QueryData`, a stream of blocks
+(:class:`rsrank.fitting.Stream`) or a cluster's partitions
+(:mod:`rsrank.dask`). The pairs of a model with interactions are found
+before it starts, as a stage of the fit (:func:`rsrank.fitting.start`), and
+given to it.
 """
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Protocol
 
 import numpy as np
 
@@ -25,7 +27,7 @@ from .model import AdditiveModel, InteractionModel, LinearModel
 from .querydata import QueryData, fill_values
 from .preprocessing import GLOBAL_NORMALIZERS, QUERY_NORMALIZERS, scaling_from_moments
 
-__all__ = ["Kind", "KINDS", "LINEAR", "ADDITIVE", "INTERACTIONS", "kind_of", "DEFAULT_MAX_BINS",
+__all__ = ["Kind", "KINDS", "DataSource", "LINEAR", "ADDITIVE", "INTERACTIONS", "kind_of", "DEFAULT_MAX_BINS",
            "DEFAULT_INTERACTION_BINS", "MAX_INTERACTION_BINS"]
 
 #: bins per feature of an additive model unless ``max_bins`` says otherwise
@@ -34,6 +36,29 @@ DEFAULT_MAX_BINS = 32
 #: and the most (a pair's cells are one uint8 code: at most 16 x 16)
 DEFAULT_INTERACTION_BINS = 8
 MAX_INTERACTION_BINS = 16
+
+
+class DataSource(Protocol):
+    """What a model kind starts from: the training data's features
+    (``n_features``, ``feature_names`` or None, ``names_from_columns``), its
+    column ``moments`` (:func:`rsrank.preprocessing.column_moments`), an
+    additive model's thresholds (``step_encoding(max_bins)``), and with
+    pairs their encoding (``pair_encoding(max_bins, pairs, pair_bins)``, the
+    pairs and their grids found beforehand). A source that cannot give one
+    (the rows are not in memory) refuses it in words; ``rows_in_memory``
+    says whether the pair search can run on it."""
+
+    n_features: int
+    feature_names: object
+    names_from_columns: bool
+    rows_in_memory: bool
+
+    @property
+    def moments(self): ...
+
+    def step_encoding(self, max_bins): ...
+
+    def pair_encoding(self, max_bins, pairs, pair_bins): ...
 
 
 def refuse_missing(source, what="X"):
@@ -54,7 +79,7 @@ def refuse_missing(source, what="X"):
                          "or impute them")
 
 
-def _start_linear(params, source, search):
+def _start_linear(params, source, pairs):
     """All-zero weights with the scaling fitted on ``source``'s column
     moments; with ``missing="zero"`` or ``"mean"`` and missing values in
     ``source``, what each stands for (the model's ``fill``) and the scaling
@@ -82,20 +107,18 @@ def _start_linear(params, source, search):
                        source.feature_names, source.names_from_columns, fill=fill)
 
 
-def _start_additive(params, source, search):
+def _start_additive(params, source, pairs):
     """All-zero steps at thresholds fitted on ``source``'s rows."""
     encoding = source.step_encoding(params["max_bins"])
     return AdditiveModel(np.zeros(encoding.n_steps), encoding, source.feature_names,
                          source.names_from_columns)
 
 
-def _start_interactions(params, source, search):
-    """All-zero steps of every feature and all-zero cells of the pairs that
-    ``search(source)`` finds (:func:`rsrank.fitting.pair_search`: the
+def _start_interactions(params, source, pairs):
+    """All-zero steps of every feature and all-zero cells of ``pairs``
+    (``(pairs, grids)`` found by :func:`rsrank.fitting.pair_search`: the
     pairs of largest interaction gain at an additive model's ranking)."""
-    # a source without the rows in memory refuses before any search
-    encoding = source.pair_encoding(params["max_bins"], lambda: search(source),
-                                    params["interaction_bins"])
+    encoding = source.pair_encoding(params["max_bins"], pairs, params["interaction_bins"])
     return InteractionModel(np.zeros(encoding.n_steps), encoding, source.feature_names,
                             source.names_from_columns)
 
@@ -183,9 +206,9 @@ class Kind:
         The parameters its model is made with: ``warm_start`` goes on
         from a fitted model only while they are unchanged.
     start : callable
-        ``start(params, source, search)``: the all-zero model on a data
-        source; ``search(source)`` gives the pairs of a model with
-        interactions (``[(a, b), ...]``, feature indices).
+        ``start(params, source, pairs)``: the all-zero model on a data
+        source (:class:`DataSource`); ``pairs``: for a kind with ``pairs``,
+        the ``(pairs, grids)`` the pair search found on it, else None.
     refuse : callable
         ``refuse(params)``: why the kind cannot take these parameters, or None.
     missing : bool

@@ -201,6 +201,8 @@ class QueryData:
         The names came from a DataFrame's columns.
     """
 
+    rows_in_memory = True  #: the rows are here: an additive model's bins and pairs can be fitted
+
     def __init__(self, X, y, qid=None, *, feature_names=None):
         names_from_columns = False
         if feature_names is None:
@@ -325,11 +327,11 @@ class QueryData:
     def pair_encoding(self, max_bins, pairs, pair_bins):
         """The :class:`~rsrank.binning.PairEncoding` of :meth:`step_encoding`'s
         thresholds and ``pairs``: feature indices (grids of at most
-        ``pair_bins`` quantile bins), or a callable that finds them and
-        returns ``(pairs, grids)``; made once per setting."""
+        ``pair_bins`` quantile bins), or ``(pairs, grids)`` as the pair
+        search gives them; made once per setting."""
         grids = None
-        if callable(pairs):
-            pairs, grids = pairs()
+        if isinstance(pairs, tuple):
+            pairs, grids = pairs
         pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
         key = ("pairs", max_bins, pairs.tobytes(), pair_bins, None if grids is None else
                b"".join(cuts.tobytes() for grid in grids for cuts in grid))
