@@ -325,18 +325,18 @@ CHECKSUMS = {"sha256": (_sha256, "SHA-256"), "git_blob": (_git_blob, "git blob i
 
 
 def checksum_of(spec):
-    """``(kind, expected value)`` of a registry file's checksum."""
-    kind = next((kind for kind in CHECKSUMS if kind in spec), None)
-    if kind is None:
+    """``(algorithm, expected value)`` of a registry file's checksum."""
+    algorithm = next((name for name in CHECKSUMS if name in spec), None)
+    if algorithm is None:
         raise ValueError(f"a registry file without a checksum ({', '.join(CHECKSUMS)}): {spec}")
-    return kind, spec[kind]
+    return algorithm, spec[algorithm]
 
 
 def _mismatch(path, spec):
     """None when ``path`` has the checksum ``spec`` names, else ``(what,
     found, expected)``."""
-    kind, expected = checksum_of(spec)
-    compute, what = CHECKSUMS[kind]
+    algorithm, expected = checksum_of(spec)
+    compute, what = CHECKSUMS[algorithm]
     found = compute(path)
     return None if found == expected else (what, found, expected)
 

@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from . import fitting, persistence
 from .fitting import AUTO_RATES, CURVATURE_STEP, Fitted, Stream, scale_advice
-from .kinds import DEFAULT_INTERACTION_BINS, DEFAULT_MAX_BINS, KINDS, kind_of
+from .kinds import DEFAULT_INTERACTION_BINS, DEFAULT_MAX_BINS, check_rows, takes_missing
 from .metrics import mean_ndcg
 from .model import query_scores
 from .model_selection import check_search_fit
@@ -101,7 +101,7 @@ class RSRank(BaseEstimator):
     def _scorable(self, data):
         """``data``, refused in one line when it holds a missing value the
         model cannot score (as ``predict`` refuses one in an array)."""
-        KINDS[self.model_.kind].check_rows(self.get_params(deep=False), data, "X")
+        check_rows(self.model_, self.get_params(deep=False), data, "X")
         return data
 
     def validation_data(self, eval_set):
@@ -350,11 +350,7 @@ class RSRank(BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
-        params = self.get_params(deep=False)
-        try:
-            tags.input_tags.allow_nan = kind_of(params).takes_missing(params)
-        except ValueError:  # parameters fit() will refuse
-            pass
+        tags.input_tags.allow_nan = takes_missing(self.get_params(deep=False))
         return tags
 
 

@@ -27,7 +27,7 @@ from .model import AdditiveModel, InteractionModel, LinearModel
 from .querydata import QueryData, fill_values
 from .preprocessing import GLOBAL_NORMALIZERS, QUERY_NORMALIZERS, scaling_from_moments
 
-__all__ = ["Kind", "KINDS", "DataSource", "LINEAR", "ADDITIVE", "INTERACTIONS", "kind_of", "DEFAULT_MAX_BINS",
+__all__ = ["Kind", "KINDS", "DataSource", "takes_missing", "check_rows", "LINEAR", "ADDITIVE", "INTERACTIONS", "kind_of", "DEFAULT_MAX_BINS",
            "DEFAULT_INTERACTION_BINS", "MAX_INTERACTION_BINS"]
 
 #: bins per feature of an additive model unless ``max_bins`` says otherwise
@@ -265,6 +265,22 @@ INTERACTIONS = Kind("interactions", True, True, InteractionModel, "l1_group", re
 
 #: every kind by name (a model's ``kind`` and a model file's ``"model"``)
 KINDS = {kind.name: kind for kind in (LINEAR, ADDITIVE, INTERACTIONS)}
+
+
+def takes_missing(params):
+    """Whether the model ``params`` ask for takes a missing value (NaN):
+    an additive model's own bin, or a linear model's ``missing`` fill; False
+    for parameters :func:`kind_of` refuses."""
+    try:
+        return kind_of(params).takes_missing(params)
+    except ValueError:
+        return False
+
+
+def check_rows(model, params, source, what):
+    """``ValueError`` when ``source`` holds a missing value that ``model``
+    (fitted with ``params``) cannot score (:meth:`Kind.check_rows`)."""
+    KINDS[model.kind].check_rows(params, source, what)
 
 
 def kind_of(params):
