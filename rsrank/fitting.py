@@ -22,10 +22,9 @@ from sklearn.utils import check_random_state
 
 from .interactions import pair_grids, row_lambdas, top_pairs
 from .kinds import DEFAULT_INTERACTION_BINS, kind_of
-from .metrics import CONVENTIONS
 from .objective import Objective
-from .penalty import L1Penalty, check_number
-from .preprocessing import NORMALIZERS
+from .parameters import check_parameters
+from .penalty import L1Penalty
 from .solver import DivergenceWarning, Monitoring, Solver, SolverState, finite_check
 
 __all__ = ["Setup", "Fitted", "setup", "fit", "fit_stream", "partial_fit", "refit_kept",
@@ -83,38 +82,15 @@ class Setup:
 
 
 def setup(params):
-    """The :class:`Setup` of ``params``; building it checks every parameter."""
+    """The :class:`Setup` of ``params``; building it checks every parameter
+    (:func:`rsrank.parameters.check_parameters`, then what the kind refuses)."""
     p = params
-    check_number("eval_k", p["eval_k"], 1, integer=True)
-    if not (isinstance(p["validation_fraction"], (int, float, np.number))
-            and 0 < p["validation_fraction"] < 1):
-        raise ValueError(f"validation_fraction must be in (0, 1), got "
-                         f"{p['validation_fraction']!r}")
-    conventions = tuple(c for c in CONVENTIONS if CONVENTIONS[c]["ties"] != "docid")
-    for name, allowed in (("eval_convention", conventions), ("normalize", NORMALIZERS)):
-        if p[name] not in allowed:
-            raise ValueError(f"{name} must be one of {allowed}, got {p[name]!r}"
-                             + ("; trec_eval's orders tied scores by document id, which a fit "
-                                "does not see: evaluate its rankings with rsrank.metrics and "
-                                "docids=" if p[name] == "trec_eval" else ""))
+    check_parameters(p)
     objective = Objective(p["pair_loss"], p["pair_weight"], p["gain"], p["discount"], p["ndcg_k"])
     kind = kind_of(p)
-    if not isinstance(p["relax"], (bool, np.bool_)):
-        raise ValueError(f"relax must be True or False, got {p['relax']!r}")
-    if p["relax"] and p["warm_start"]:
-        raise ValueError("relax refits every fit from the penalized one; it does not go on "
-                         "from a previous fit: set warm_start=False")
     kind.check(p)
     momentum = kind.momentum if p["momentum"] is None else p["momentum"]
-    if not isinstance(momentum, (bool, np.bool_)):
-        raise ValueError(f"momentum must be True, False or None (the kind's choice), got "
-                         f"{p['momentum']!r}")
-    rate = p["learning_rate"]
-    if isinstance(rate, str):
-        if rate not in ("auto", "curvature"):
-            raise ValueError(f"learning_rate must be a number > 0, 'auto' or 'curvature', "
-                             f"got {rate!r}")
-        rate = AUTO_DEFAULT
+    rate = AUTO_DEFAULT if isinstance(p["learning_rate"], str) else p["learning_rate"]
     penalty = L1Penalty(p["l1"], p["l1_method"], p["truncation_period"],
                         p["truncation_threshold"], p["l1_group"])
     solver = Solver(objective, penalty, rate, p["power_t"], p["batch_size"], p["shuffle"],

@@ -1,10 +1,156 @@
-"""The documentation of :class:`~rsrank.RSRank`'s parameters and fitted
-attributes, one text shared by ``RSRank`` and
+""":class:`~rsrank.RSRank`'s parameters: what each may be, checked in one
+place (:data:`CONSTRAINTS`, :func:`check_parameters`, in the manner of
+scikit-learn's ``_parameter_constraints``), and their documentation and
+that of the fitted attributes, one text shared by ``RSRank`` and
 :class:`~rsrank.dask.DaskRSRank` (their ``__doc__``, which ``help()`` and
 the API reference read).
 """
 
-__all__ = ["RSRANK_DOC"]
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from .metrics import CONVENTIONS
+from .objective import PAIR_LOSSES, PAIR_WEIGHTS
+from .penalty import L1_METHODS
+from .preprocessing import NORMALIZERS
+
+__all__ = ["RSRANK_DOC", "CONSTRAINTS", "check_parameters", "Interval", "Options", "Flag",
+           "Checked"]
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A number (an integer with ``integer``) at least ``low`` (above it with
+    ``strict``), not NaN."""
+
+    low: float
+    integer: bool = False
+    strict: bool = False
+
+    def holds(self, value):
+        kind = numbers.Integral if self.integer else numbers.Real
+        if not isinstance(value, kind) or isinstance(value, (bool, np.bool_)):
+            return False
+        if not self.integer and np.isnan(value):
+            return False
+        return value > self.low if self.strict else value >= self.low
+
+    def words(self):
+        what = "an integer" if self.integer else "a number"
+        return f"{what} {'>' if self.strict else '>='} {self.low}"
+
+
+@dataclass(frozen=True)
+class Options:
+    """One of ``values`` (strings, or None)."""
+
+    values: tuple
+
+    def holds(self, value):
+        return isinstance(value, (str, type(None))) and value in self.values
+
+    def words(self):
+        return " or ".join(repr(v) for v in self.values)
+
+
+@dataclass(frozen=True)
+class Flag:
+    """True or False (a string such as ``"no"`` is neither)."""
+
+    def holds(self, value):
+        return isinstance(value, (bool, np.bool_))
+
+    def words(self):
+        return "True or False"
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A value checked where it is resolved, named by ``where`` (against
+    the training data's features, or by the object it configures)."""
+
+    where: str
+
+    def holds(self, value):
+        return True
+
+    def words(self):
+        return f"what {self.where} takes"
+
+
+#: every parameter of RSRank and what it may be (any of its constraints)
+CONSTRAINTS = {
+    "learning_rate": (Interval(0, strict=True), Options(("auto", "curvature"))),
+    "power_t": (Interval(0),),
+    "normalize": (Options(NORMALIZERS),),
+    "l1": (Interval(0),),
+    "truncation_period": (Interval(1, integer=True),),
+    "truncation_threshold": (Interval(0),),
+    "l1_method": (Options(L1_METHODS),),
+    "average": (Flag(),),
+    "max_iter": (Interval(1, integer=True),),
+    "batch_size": (Interval(1, integer=True), Options((None,))),
+    "shuffle": (Flag(),),
+    "ndcg_k": (Interval(1, integer=True), Options((None,))),
+    "gain": (Checked("rsrank.metrics.gain_values"),),
+    "discount": (Checked("rsrank.metrics.discount_values"),),
+    "pair_loss": (Options(PAIR_LOSSES),),
+    "pair_weight": (Options(PAIR_WEIGHTS),),
+    "eval_k": (Interval(1, integer=True),),
+    "eval_convention": (Options(tuple(c for c in CONVENTIONS
+                                      if CONVENTIONS[c]["ties"] != "docid")),),
+    "early_stopping": (Flag(),),
+    "validation_fraction": (Interval(0, strict=True),),
+    "n_iter_no_change": (Interval(1, integer=True),),
+    "tol": (Interval(-np.inf),),
+    "restore_best": (Flag(),),
+    "eval_train": (Flag(),),
+    "random_state": (Checked("sklearn.utils.check_random_state"),),
+    "warm_start": (Flag(),),
+    "n_jobs": (Checked("rsrank.solver.Solver (a non-zero integer, 'auto' or None)"),),
+    "verbose": (Interval(0, integer=True), Flag()),
+    "weight_tol": (Interval(0), Options((None,))),
+    "additive": (Flag(),),
+    "max_bins": (Checked("rsrank.binning (an integer from 2 to 255)"),),
+    "l1_group": (Interval(0),),
+    "feature_costs": (Checked("the training data's feature names"),),
+    "relax": (Flag(),),
+    "exclude": (Checked("the training data's feature names"),),
+    "interactions": (Checked("rsrank.kinds.kind_of"),),
+    "interaction_bins": (Checked("rsrank.kinds.INTERACTIONS"),),
+    "monotone": (Checked("the training data's feature names"),),
+    "momentum": (Flag(), Options((None,))),
+    "missing": (Options(("refuse", "zero", "mean")),),
+}
+
+
+def check_parameters(params):
+    """``ValueError`` in one line for the first parameter of ``params``
+    (RSRank's, by name) that none of its :data:`CONSTRAINTS` holds, then
+    for the combinations no single parameter can refuse."""
+    for name, constraints in CONSTRAINTS.items():
+        value = params[name]
+        if not any(constraint.holds(value) for constraint in constraints):
+            raise ValueError(f"{name} must be "
+                             f"{' or '.join(c.words() for c in constraints)}, got {value!r}"
+                             + _HINTS.get(name, ""))
+    if params["validation_fraction"] >= 1:
+        raise ValueError(f"validation_fraction must be in (0, 1), got "
+                         f"{params['validation_fraction']!r}")
+    if params["relax"] and params["warm_start"]:
+        raise ValueError("relax refits every fit from the penalized one; it does not go on "
+                         "from a previous fit: set warm_start=False")
+    if params["l1_method"] == "cumulative" and params["truncation_threshold"] != np.inf:
+        raise ValueError("truncation_threshold applies to l1_method='truncated' only; the "
+                         "cumulative penalty shrinks every weight (leave it at inf)")
+
+
+#: what a refused value's message adds
+_HINTS = {"eval_convention": " (trec_eval's convention orders tied scores by document id, "
+                             "which a fit does not see: evaluate its rankings with "
+                             "rsrank.metrics and docids=)"}
 
 RSRANK_DOC = """Sparse linear ranker trained on |Delta NDCG|-weighted pairwise losses.
 

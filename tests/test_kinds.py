@@ -193,3 +193,44 @@ def test_the_command_line_refuses_a_wrong_name_before_any_fit(bundled_root, caps
         code, err = run_cli(["train", bundled_root, "--folds", "1", *flags], capsys)
         assert code == 2 and err[-1].startswith("rsrank train: error: monotone: no feature "
                                                 "is named 'nosuch'")
+
+
+# -- parameters, declared and checked once --------------------------------------------------
+
+
+def test_every_parameter_is_declared_with_what_it_may_be():
+    import inspect
+
+    from rsrank.parameters import CONSTRAINTS
+
+    assert list(CONSTRAINTS) == [name for name in inspect.signature(RSRank).parameters]
+
+
+def _refused_values():
+    """A value each declared constraint refuses, per parameter."""
+    from rsrank.parameters import CONSTRAINTS, Checked, Flag, Interval, Options
+
+    for name, constraints in CONSTRAINTS.items():
+        if any(isinstance(c, Checked) for c in constraints):
+            continue
+        kinds = {type(c) for c in constraints}
+        if Flag in kinds and Interval not in kinds:
+            yield name, "no"  # a string that reads as a word, not a flag
+        if Interval in kinds:
+            interval = next(c for c in constraints if isinstance(c, Interval))
+            yield name, (interval.low - 1 if np.isfinite(interval.low) else "many")
+            yield name, float("nan")
+        if Options in kinds and Interval not in kinds:
+            yield name, "nope"
+
+
+@pytest.mark.parametrize("name, value", list(_refused_values()),
+                         ids=[f"{n}={v!r}" for n, v in _refused_values()])
+def test_a_value_a_parameter_cannot_take_is_refused_in_one_line_before_any_work(
+        name, value, queries, monkeypatch):
+    X, y, qid = queries
+    _no_work(monkeypatch)
+    with pytest.raises(ValueError) as caught:
+        RSRank(**{name: value}).fit(X, y, qid=qid)
+    message = str(caught.value)
+    assert message.startswith(f"{name} must be ") and "\n" not in message, message
