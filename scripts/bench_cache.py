@@ -24,7 +24,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from _bench import fastest, internals, write_letor_text, write_report
+from _bench import fastest, internal, write_letor_text, write_report
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -39,7 +39,6 @@ def main():
     from rsrank import load_letor
     from rsrank.synthetic import make_mslr_like
 
-    cache_module = internals("_cache")
     n_queries = max(1, round(args.rows * 31_531 / 3_771_125))
     data = make_mslr_like(n_documents=args.rows, n_queries=n_queries, random_state=0)
     with tempfile.TemporaryDirectory() as scratch:
@@ -73,7 +72,7 @@ def main():
         X, y, qid = load_letor(path, cache=cache)
         arrays = [X.data, X.indices, X.indptr, y, qid]
         nbytes = sum(a.nbytes for a in arrays)
-        crc = fastest(lambda: [cache_module.content_crc(a) for a in arrays], args.repeats)
+        crc = fastest(lambda: [internal("_cache", "content_crc")(a) for a in arrays], args.repeats)
         text_bytes = path.stat().st_size
     rows = {"parse": parse, "store": store, "load": load, "load touched": load_touched,
             "crc32": crc}

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _bench import command_line, internals, write_report
+from _bench import command_line, internal, set_internal, write_report
 
 REPO = Path(__file__).resolve().parents[1]
 METHODS = ["rsrank", "rsrank-gz", "rsrank-cache", "rsrank-line-reader", "xgboost", "lightgbm",
@@ -62,15 +62,14 @@ def child(method, directory, repeats):
     if method.startswith("rsrank"):
         from rsrank import load_letor
 
-        reading = internals("_reading")
         if method == "rsrank-line-reader":
-            reading._fast_parse = lambda *args: None
+            set_internal("_reading", "_fast_parse", lambda *args: None)
         path = directory / ("data.txt.gz" if method == "rsrank-gz" else "data.txt")
         cache = directory / "cache" if method == "rsrank-cache" else None
         # load the compiled kernels (serial and parallel) before measuring
         warm = REPO / "rsrank" / "data" / "synthetic" / "Fold1" / "vali.txt.gz"
         load_letor(warm)
-        internals("_parser").parse_buffer(reading._read_bytes(str(warm), warm), 2)
+        internal("_parser", "parse_buffer")(internal("_reading", "_read_bytes")(str(warm), warm), 2)
 
         def run():
             X, y, qid = load_letor(path, cache=cache)
@@ -110,7 +109,7 @@ def child(method, directory, repeats):
 def first_touch(method, nbytes):
     """Seconds to write one byte per page of ``nbytes`` of new memory, from
     NumPy's allocator or from the parser's own mapping."""
-    _fresh = internals("_parser")._fresh
+    _fresh = internal("_parser", "_fresh")
     start = time.perf_counter()
     allocate = np.empty if method == "touch-numpy" else _fresh
     array = allocate(nbytes, np.uint8)

@@ -33,9 +33,9 @@ from rsrank.datasets import bundled_data_path
 from rsrank.experiments import run_letor_folds
 from rsrank.synthetic import make_mslr_like
 
-from _bench import epoch_timer, fastest, internals, write_report
+from _bench import epoch_timer, fastest, internal, write_report
 
-WORK_PER_THREAD, threads = internals("_threads").WORK_PER_THREAD, internals("_threads").threads
+WORK_PER_THREAD, threads = internal("_threads", "WORK_PER_THREAD"), internal("_threads", "threads")
 
 MODES = (1, -1, "auto")
 

@@ -42,7 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _bench import internals, write_report
+from _bench import internal, set_internal, write_report
 
 REPO = Path(__file__).resolve().parents[1]
 CASES = []
@@ -342,7 +342,7 @@ def toy_registry(root):
     registry.write_text(json.dumps({"datasets": {"Toy": {
         "description": "toy", "url": "http://127.0.0.1:9/", "licence": "none", "cite": "",
         "files": files}}}))
-    internals("_fetch").REGISTRY = registry
+    set_internal("_fetch", "REGISTRY", registry)
     return served, files["Fold1/train.txt"]["bytes"]
 
 
@@ -405,15 +405,15 @@ def register_fetch_cases(root):
 
     def full_disk():
         home = root / "cases" / "fetch-full"
-        fetch = internals("_fetch")
-        real = fetch.shutil.disk_usage
-        fetch.shutil.disk_usage = lambda p: real(p)._replace(free=1000)
+        disk = internal("_fetch", "shutil")
+        real = disk.disk_usage
+        disk.disk_usage = lambda p: real(p)._replace(free=1000)
         try:
             with serve(root=served) as (_, url):
                 ok, said = refused(cli("fetch", "Toy", "--data-home", home, "--url", url,
                                        "--quiet"), "free; free some space")
         finally:
-            fetch.shutil.disk_usage = real
+            disk.disk_usage = real
         return ok and ".fetching" not in said and not any(home.iterdir()), said
 
     def stale():

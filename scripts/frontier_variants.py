@@ -50,7 +50,7 @@ import numpy as np
 from joblib import Parallel, delayed
 
 import _paper as R
-from _bench import SHARED_DATA, command_line, internals, pairwise_differences, write_report
+from _bench import SHARED_DATA, command_line, internal, pairwise_differences, write_report
 from rsrank import load_letor_fold
 from rsrank.datasets import find_folds
 
@@ -84,9 +84,9 @@ def modified_huber_slope(z):
 def check_slope():
     """The vectorised slope is the estimator's: rsrank's own derivative on
     margins that cover every piece and both boundaries."""
-    _kernels = internals("_kernels")
+    derivative = internal("_kernels", "pair_loss_derivative")
     z = np.r_[np.linspace(-3.0, 3.0, 601), -1.0, 1.0]
-    kernel = [_kernels.pair_loss_derivative(v, _kernels.MODIFIED_HUBER) for v in z]
+    kernel = [derivative(v, internal("_kernels", "MODIFIED_HUBER")) for v in z]
     if not np.allclose(modified_huber_slope(z), kernel, rtol=0, atol=1e-12):
         raise AssertionError("modified_huber_slope differs from rsrank's pair_loss_derivative")
 

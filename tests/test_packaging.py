@@ -69,8 +69,8 @@ def test_every_module_compiles_without_a_warning():
 def test_scripts_import_only_their_helpers_and_public_names():
     """Scripts stay thin: a script imports the ``scripts/_*.py`` helpers and
     public names of public ``rsrank`` modules, never another script and
-    never a private module or name (``_bench.internals`` is the one door
-    to the internals a benchmark measures)."""
+    never a private module or name (``_bench.internal`` is the one door
+    to the internals a benchmark measures, by its allow-list)."""
     import ast
 
     scripts = REPO / "scripts"
@@ -94,3 +94,23 @@ def test_scripts_import_only_their_helpers_and_public_names():
                             or parts[0] in others:
                         found.append(f"{path.name}: import {alias.name}")
     assert found == []
+
+
+def test_the_scripts_reach_the_internals_only_by_the_allow_list_and_use_all_of_it():
+    import ast
+    import sys
+
+    sys.path.insert(0, str(REPO / "scripts"))
+    try:
+        from _bench import INTERNALS
+    finally:
+        sys.path.pop(0)
+    used = set()
+    for path in sorted((REPO / "scripts").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id in ("internal", "set_internal")):
+                module, name = (arg.value for arg in node.args[:2])
+                assert (module, name) in INTERNALS, f"{path.name}: {module}.{name}"
+                used.add((module, name))
+    assert used == set(INTERNALS)
