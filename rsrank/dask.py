@@ -258,7 +258,12 @@ class DaskRSRank(RSRank):
         self.n_features_in_ = n_features
         source = _Cluster(client, parts, facts)
         model = fitting.start(plan, source, warm)
-        solver = fitting.laid_out(plan, model)
+        rate = None
+        if plan.rule:  # the curvature step, summed over the partitions ("auto" too)
+            rate = warm.learning_rate if warm is not None else fitting.rate_from_parts(
+                client.gather([client.submit(fitting.part_curvature, plan, p, model, pure=False)
+                               for p in parts]))
+        solver = fitting.laid_out(plan, model, rate)
         scale = model.training_scale()
         n_queries = sum(fact[1] for fact in facts)
         validation = self.validation_data(eval_set)

@@ -28,8 +28,9 @@ from .penalty import L1Penalty
 from .solver import DivergenceWarning, Monitoring, Solver, SolverState, finite_check
 
 __all__ = ["Setup", "Fitted", "setup", "fit", "fit_stream", "partial_fit", "refit_kept",
-           "start", "laid_out", "Columns", "check_feature_keys", "curvature_rate", "penalty_layout", "feature_costs", "edge", "l1_edge",
-           "group_edge", "scale_advice", "AUTO_RATES", "AUTO_DEFAULT", "CURVATURE_STEP"]
+           "start", "laid_out", "Columns", "check_feature_keys", "curvature_rate",
+           "penalty_layout", "feature_costs", "edge", "l1_edge", "group_edge", "scale_advice",
+           "rate_from_parts", "part_curvature", "AUTO_RATES", "AUTO_DEFAULT", "CURVATURE_STEP"]
 
 #: The step sizes ``learning_rate="auto"`` tries on the validation data, and
 #: the one it takes without validation data
@@ -533,6 +534,27 @@ def curvature_rate(plan, data, model=None, *, support=None, step=CURVATURE_STEP,
     return step / trace if trace > 0 else otherwise
 
 
+def rate_from_parts(parts):
+    """``learning_rate="curvature"`` on data in parts (blocks of a stream, a
+    cluster's partitions): :data:`CURVATURE_STEP` over the trace of the
+    Hessian of the mean per-query loss of them all, from each part's
+    ``(trace, n_queries)``: the trace is a sum over queries, so the parts'
+    traces weighted by their queries give the one of all the data, as
+    :func:`curvature_rate` does in memory."""
+    total = queries = 0
+    for trace, n_queries in parts:
+        total, queries = total + trace * n_queries, queries + n_queries
+    trace = total / queries if queries else 0.0
+    return CURVATURE_STEP / trace if trace > 0 else AUTO_DEFAULT
+
+
+def part_curvature(plan, data, model):
+    """``(trace, n_queries)`` of one part of the training data for
+    :func:`rate_from_parts`."""
+    return (plan.solver.objective.curvature(data, view=model.view,
+                                            scale=model.training_scale()), data.n_queries)
+
+
 def refit_kept(plan, penalized, data, validation=None):
     """A fit from ``penalized``'s weights on the terms it keeps (features,
     and pairs), without ``l1`` or ``l1_group``, the others excluded (the
@@ -598,7 +620,11 @@ def fit_stream(plan, first, blocks, moments, validation=None, *, warm=None, coef
         plan.kind.check_rows(plan.params, validation, "eval_set")
     rng = check_random_state(plan.params["random_state"])
     state = start_state(first.n_features, coef_init, warm)
-    solver = laid_out(plan, model)
+    rate = None
+    if plan.rule:  # "auto" too: choosing on vali would take a stream pass per step size
+        rate = warm.learning_rate if warm is not None else rate_from_parts(
+            part_curvature(plan, block, model) for block in blocks())
+    solver = laid_out(plan, model, rate)
     result, n_queries = solver.fit_blocks(
         blocks, state, rng, view=model.view, scale=model.training_scale(),
         validation=validation, monitoring=plan.monitoring,

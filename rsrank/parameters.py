@@ -178,8 +178,9 @@ learning_rate : float, "auto" or "curvature", default="auto"
     which); without an ``eval_set`` (as in scikit-learn's searches)
     :meth:`fit` takes the ``"curvature"`` step below, which full-batch
     descent does not overshoot where a fixed 1e-2 can
-    (``results/grid_search.md``); ``partial_fit``, ``fit_chunks`` and
-    :class:`~rsrank.dask.DaskRSRank` take 1e-2. The step that suits
+    (``results/grid_search.md``), and so do ``fit_chunks``,
+    :class:`~rsrank.dask.DaskRSRank` and ``partial_fit``, where choosing
+    on validation would take a pass per step size. The step that suits
     the data varies more than anything else in the recipe: 1e-2
     oscillates on noisy data with few relevant documents, 1e-3 stops
     short on clean data with many grades (``results/recipes.md``).
@@ -190,8 +191,9 @@ learning_rate : float, "auto" or "curvature", default="auto"
     that with ``restore_best=False`` and enough epochs the model is the
     penalized optimum (``rsrank train``'s L1 path; ``results/paths.md``).
     Unscaled features of very different scales can still oscillate.
-    1e-2 where there is no training data at once (``partial_fit``,
-    ``fit_chunks``, Dask).
+    Where the training data comes in parts, the trace is summed over them
+    (``fit_chunks``: one more pass over the blocks; Dask: over the
+    partitions; ``partial_fit``: on the first block).
 power_t : float, default=0.0
     Decay of the step size: gradient step ``t`` (counted from 1 over
     the whole fit, ``t_``) takes ``learning_rate / t ** power_t``, as

@@ -201,7 +201,8 @@ class _Walk:
         """``point`` with ``learning_rate="auto"`` settled once per setting:
         the fit without a penalty chooses it on the validation queries, and
         is returned (a :class:`PathFit`) for a point without a penalty.
-        Streamed training keeps ``"auto"`` (1e-2)."""
+        Streamed training keeps ``"auto"``, which ``fit_chunks`` settles
+        as the curvature step of all the blocks."""
         plan = self.plan(point)
         if plan.params["learning_rate"] != "auto" or self.train is None:
             return point, None

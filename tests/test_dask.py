@@ -126,6 +126,17 @@ def test_to_local_goes_on_as_the_local_model_would(client, bundled_root, kind):
     assert names(kept) <= names(plain)
 
 
+@pytest.mark.parametrize("rule", ["curvature", "auto"])
+def test_the_curvature_step_is_summed_over_the_partitions(client, bundled_root, rule):
+    X, y, qid = dask_fold(bundled_root)
+    train = load_letor_fold(bundled_root, 1).train
+    params = dict(normalize="zscore", max_iter=4, batch_size=None, shuffle=False)
+    local = RSRank(**params, learning_rate="curvature").fit(*train[:2], qid=train[2])
+    model = DaskRSRank(mode="gradient", **params, learning_rate=rule).fit(X, y, qid=qid)
+    assert model.learning_rate_ == pytest.approx(local.learning_rate_, rel=1e-10)
+    np.testing.assert_allclose(model.coef_, local.coef_, rtol=1e-7, atol=1e-10)
+
+
 def test_killed_worker_gives_the_right_model_or_a_clear_error(bundled_root):
     data = load_letor_fold(bundled_root, 1)
     params = dict(learning_rate=0.1, normalize="none", l1=0.3, max_iter=200, batch_size=None, shuffle=False)

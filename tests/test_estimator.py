@@ -580,3 +580,18 @@ def test_degenerate_training_data_is_refused_with_what_to_check(name, data, mess
         with pytest.raises(ValueError, match=re.escape(message)):
             RSRank(max_iter=2, learning_rate=learning_rate).fit(
                 X, y, qid=qid, eval_set=(X, y, qid) if learning_rate == "auto" else None)
+
+
+@pytest.mark.parametrize("rule", ["curvature", "auto"])
+def test_a_stream_takes_the_curvature_step_of_all_its_blocks(bundled_root, rule):
+    # the trace is a sum over queries: blocks add theirs up to the one of all the data
+    from rsrank import iter_letor_chunks
+
+    path = bundled_root / "Fold1" / "train.txt.gz"
+    X, y, qid = load_letor_fold(bundled_root, 1).train
+    params = dict(learning_rate=rule, max_iter=3, shuffle=False, batch_size=1)
+    memory = RSRank(**{**params, "learning_rate": "curvature"}).fit(X, y, qid=qid)
+    stream = RSRank(**params).fit_chunks(lambda: iter_letor_chunks(path, 7, n_features=45))
+    assert stream.learning_rate_ == pytest.approx(memory.learning_rate_, rel=1e-10)
+    assert stream.learning_rate_ != 1e-2
+    np.testing.assert_allclose(stream.coef_, memory.coef_, rtol=1e-8, atol=1e-12)
