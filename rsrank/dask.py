@@ -145,6 +145,11 @@ def _partition_epoch(data, solver, w, view, scale, seed):
     return state.w, loss * data.n_queries, data.n_queries
 
 
+def _partition_curvature(data, plan, model):
+    """``(trace, n_queries)`` of a partition for the curvature step."""
+    return fitting.part_curvature(plan, data, model)
+
+
 def _partition_ndcg(data, w, k, convention, view, scale):
     """Summed NDCG@k over a partition's queries at ``w``, and their number."""
     value = NDCGMonitor(data, k, convention, view=view, scale=scale)(w)
@@ -256,61 +261,13 @@ class DaskRSRank(RSRank):
                     owner[value] = path
         warm = warm_of(self)
         self.n_features_in_ = n_features
-        source = _Cluster(client, parts, facts)
-        model = fitting.start(plan, source, warm)
-        rate = None
-        if plan.rule:  # the curvature step, summed over the partitions ("auto" too)
-            rate = warm.learning_rate if warm is not None else fitting.rate_from_parts(
-                client.gather([client.submit(fitting.part_curvature, plan, p, model, pure=False)
-                               for p in parts]))
-        solver = fitting.laid_out(plan, model, rate)
-        scale = model.training_scale()
-        n_queries = sum(fact[1] for fact in facts)
-        validation = self.validation_data(eval_set)
-        state = fitting.start_state(len(model.coef), coef_init, warm)
         rng = np.random.default_rng(self.random_state if isinstance(self.random_state, int)
                                     else None)
-        view = model.view
-        self.bytes_per_epoch_ = 0
-
-        def gradient_epoch():
-            results = client.gather([client.submit(
-                _partition_gradient, p, solver.objective, state.w, view, scale,
-                pure=False) for p in parts])
-            solver.step(state, np.sum([g for _, g, _ in results], axis=0) / max(n_queries, 1))
-            self.bytes_per_epoch_ = 2 * len(parts) * state.w.nbytes
-            return sum(v for v, _, _ in results) / max(n_queries, 1)
-
-        def mixing_epoch():
-            seeds = rng.integers(0, 2**31, size=len(parts))
-            results = client.gather([client.submit(
-                _partition_epoch, p, solver, state.w, view, scale, int(seed), pure=False)
-                for p, seed in zip(parts, seeds)])
-            total = sum(q for _, _, q in results)
-            solver.mix(state, np.sum([local * q for local, _, q in results], axis=0)
-                       / max(total, 1))
-            self.bytes_per_epoch_ = 2 * len(parts) * state.w.nbytes
-            return sum(loss for _, loss, _ in results) / max(total, 1)
-
-        def train_ndcg(w):
-            results = client.gather([client.submit(
-                _partition_ndcg, p, w, self.eval_k, self.eval_convention, view, scale,
-                pure=False) for p in parts])
-            self.bytes_per_epoch_ += len(parts) * w.nbytes
-            return sum(v for v, _ in results) / max(sum(q for _, q in results), 1)
-        train_ndcg.k = self.eval_k
-
-        if validation is not None:
-            plan.kind.check_rows(plan.params, validation, "eval_set")
-        monitor = plan.monitoring.on(validation, view, scale, self.n_jobs)
-        advice = fitting.advice(plan, lambda: source.moments)
-        epoch = (solver.accelerated(gradient_epoch, state) if self.mode == "gradient"
-                 else mixing_epoch)
-        fit = solver.run(epoch, state,
-                         train_ndcg=train_ndcg if self.eval_train else None, validation=monitor,
-                         watch=DivergenceWatch(None, advice), check=finite_check(advice))
-        return adopt(self, fitting.fitted(plan, model, fit, state, n_queries, None,
-                                          solver.learning_rate))
+        source = _Partitions(client, parts, facts, self.mode, rng)
+        fitted = fitting.fit_source(plan, source, self.validation_data(eval_set), warm=warm,
+                                    coef_init=coef_init)
+        self.bytes_per_epoch_ = source.bytes_per_epoch
+        return adopt(self, fitted)
 
     def to_local(self):
         """A plain :class:`~rsrank.RSRank` with this model (and its fitted
@@ -322,6 +279,64 @@ class DaskRSRank(RSRank):
             if hasattr(self, name):
                 setattr(local, name, getattr(self, name))
         return local
+
+
+class _Partitions:
+    """A cluster's partitions as an epoch source for
+    :func:`rsrank.fitting.fit_source`: per epoch the partitions' summed
+    gradient for one full-batch step (``"gradient"``) or their local epochs
+    averaged (``"mixing"``), the training NDCG summed over them, and the
+    bytes an epoch sends."""
+
+    fingerprint, moments_known = None, True
+
+    def __init__(self, client, parts, facts, mode, rng):
+        self.client, self.parts, self.mode, self.rng = client, parts, mode, rng
+        self.data_source = _Cluster(client, parts, facts)
+        self.n_queries = sum(fact[1] for fact in facts)
+        self.bytes_per_epoch = 0
+
+    def _each(self, function, *args):
+        client = self.client
+        return client.gather([client.submit(function, p, *args, pure=False)
+                              for p in self.parts])
+
+    def curvature_parts(self, plan, model):
+        return self._each(_partition_curvature, plan, model)
+
+    def run(self, solver, state, model, validation, monitoring, advice):
+        view, scale, parts, n_queries = model.view, model.training_scale(), self.parts, \
+            self.n_queries
+
+        def gradient_epoch():
+            results = self._each(_partition_gradient, solver.objective, state.w, view, scale)
+            solver.step(state, np.sum([g for _, g, _ in results], axis=0) / max(n_queries, 1))
+            self.bytes_per_epoch = 2 * len(parts) * state.w.nbytes
+            return sum(v for v, _, _ in results) / max(n_queries, 1)
+
+        def mixing_epoch():
+            seeds = self.rng.integers(0, 2**31, size=len(parts))
+            results = self.client.gather([self.client.submit(
+                _partition_epoch, p, solver, state.w, view, scale, int(seed), pure=False)
+                for p, seed in zip(parts, seeds)])
+            total = sum(q for _, _, q in results)
+            solver.mix(state, np.sum([local * q for local, _, q in results], axis=0)
+                       / max(total, 1))
+            self.bytes_per_epoch = 2 * len(parts) * state.w.nbytes
+            return sum(loss for _, loss, _ in results) / max(total, 1)
+
+        def train_ndcg(w):
+            results = self._each(_partition_ndcg, w, monitoring.k, monitoring.convention,
+                                 view, scale)
+            self.bytes_per_epoch += len(parts) * w.nbytes
+            return sum(v for v, _ in results) / max(sum(q for _, q in results), 1)
+        train_ndcg.k = monitoring.k
+
+        epoch = (solver.accelerated(gradient_epoch, state) if self.mode == "gradient"
+                 else mixing_epoch)
+        return solver.run(epoch, state, train_ndcg=train_ndcg if monitoring.train else None,
+                          validation=monitoring.on(validation, view, scale, solver.n_jobs),
+                          watch=DivergenceWatch(None, advice), check=finite_check(advice))
 
 
 class _Cluster:

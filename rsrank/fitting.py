@@ -16,6 +16,7 @@ import copy
 import functools
 import warnings
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 import numpy as np
 from sklearn.utils import check_random_state
@@ -30,7 +31,8 @@ from .solver import DivergenceWarning, Monitoring, Solver, SolverState, finite_c
 __all__ = ["Setup", "Fitted", "setup", "fit", "fit_stream", "partial_fit", "refit_kept",
            "start", "laid_out", "Columns", "check_feature_keys", "curvature_rate",
            "penalty_layout", "feature_costs", "edge", "l1_edge", "group_edge", "scale_advice",
-           "rate_from_parts", "part_curvature", "AUTO_RATES", "AUTO_DEFAULT", "CURVATURE_STEP"]
+           "rate_from_parts", "part_curvature", "fit_source", "EpochSource", "InMemory",
+           "Blocks", "AUTO_RATES", "AUTO_DEFAULT", "CURVATURE_STEP"]
 
 #: The step sizes ``learning_rate="auto"`` tries on the validation data, and
 #: the one it takes without validation data
@@ -455,7 +457,8 @@ def fit(plan, data, validation=None, *, warm=None, coef_init=None):
 
 
 def _fit_at(plan, rate, data, validation, warm, coef_init):
-    """One run of the solver at step size ``rate`` (None: the plan's)."""
+    """One run of the solver at step size ``rate`` (None: the plan's) on
+    training data in memory."""
     rng = check_random_state(plan.params["random_state"])
     train, validation = split(plan, data, validation, rng)
     if train.n_mixed_queries == 0:
@@ -465,17 +468,102 @@ def _fit_at(plan, rate, data, validation, warm, coef_init):
                          "queries every document has the same label (or the query has one "
                          "document); RSRank learns from pairs of documents with different "
                          "labels: check the labels and the qid")
-    model = start(plan, train, warm)
+    return fit_source(plan, InMemory(train, rng), validation, warm=warm, coef_init=coef_init,
+                      rate=_PLAN_RATE if rate is None else rate)
+
+
+#: ``fit_source``'s ``rate`` that says: the plan's own step, no rule applied
+_PLAN_RATE = object()
+
+
+def fit_source(plan, source, validation=None, *, warm=None, coef_init=None, rate=None):
+    """The one assembly of a fit, for every kind of training data (an
+    :class:`EpochSource`: rows in memory, blocks of a stream, a cluster's
+    partitions): the kind's model started on it (or ``warm``'s), the step
+    (``rate``; else by the plan's rule: the curvature of all its parts, or
+    ``warm``'s step), the penalty laid out on the model, the state, the
+    epochs, and the :class:`Fitted` they leave."""
+    model = start(plan, source.data_source, warm)
     if validation is not None:  # its scores choose the epoch: a NaN would choose blindly
         plan.kind.check_rows(plan.params, validation, "eval_set")
+    if rate is _PLAN_RATE:
+        rate = None
+    elif rate is None and plan.rule:
+        rate = warm.learning_rate if warm is not None else rate_from_parts(
+            source.curvature_parts(plan, model))
     solver = laid_out(plan, model, rate)
     state = start_state(len(model.coef), coef_init, warm)
-    result = solver.fit(train, state, rng, view=model.view, scale=model.training_scale(),
-                        validation=validation, monitoring=plan.monitoring,
-                        advice=advice(plan, lambda: train.moments, train.feature_names,
-                                      solver.learning_rate))
-    return fitted(plan, model, result, state, train.n_queries, train.fingerprint,
+    names = source.data_source.feature_names
+    moments = (lambda: None) if warm is not None and not source.moments_known else (
+        lambda: source.data_source.moments)
+    result = source.run(solver, state, model, validation, plan.monitoring,
+                        advice(plan, moments, names, solver.learning_rate))
+    return fitted(plan, model, result, state, source.n_queries, source.fingerprint,
                   solver.learning_rate)
+
+
+class EpochSource(Protocol):
+    """Training data as :func:`fit_source` runs epochs over it: the
+    :class:`~rsrank.kinds.DataSource` its model starts from, its queries'
+    number and fingerprint (None when unknown), the ``(trace, n_queries)``
+    of each part for the curvature step (:func:`rate_from_parts`), and
+    ``run``, the epochs (:meth:`~rsrank.solver.Solver.run`) of a laid-out
+    solver from a state, returning their :class:`~rsrank.solver.Fit`."""
+
+    data_source: object
+    n_queries: int
+    fingerprint: object
+    moments_known: bool
+
+    def curvature_parts(self, plan, model): ...
+
+    def run(self, solver, state, model, validation, monitoring, advice): ...
+
+
+class InMemory:
+    """Training rows in memory (a :class:`QueryData`): epochs over its
+    queries in ``rng``'s order, the training NDCG, full-batch momentum."""
+
+    moments_known = True
+
+    def __init__(self, data, rng):
+        self.data, self.rng = data, rng
+        self.data_source, self.n_queries = data, data.n_queries
+
+    @property
+    def fingerprint(self):
+        return self.data.fingerprint
+
+    def curvature_parts(self, plan, model):
+        return [part_curvature(plan, self.data, model)]
+
+    def run(self, solver, state, model, validation, monitoring, advice):
+        return solver.fit(self.data, state, self.rng, view=model.view,
+                          scale=model.training_scale(), validation=validation,
+                          monitoring=monitoring, advice=advice)
+
+
+class Blocks:
+    """Training data read in blocks of whole queries, every epoch
+    (``blocks()`` gives one epoch's :class:`QueryData`, ``first`` is the
+    first of them, ``moments()`` the column moments of all)."""
+
+    fingerprint = None
+
+    def __init__(self, plan, first, blocks, moments, method, warm=None):
+        self.blocks, self.n_queries = blocks, None
+        self.data_source = Stream(first, moments, method)
+        self.moments_known = warm is None
+        self.rng = check_random_state(plan.params["random_state"])
+
+    def curvature_parts(self, plan, model):
+        return (part_curvature(plan, block, model) for block in self.blocks())
+
+    def run(self, solver, state, model, validation, monitoring, advice):
+        result, self.n_queries = solver.fit_blocks(
+            self.blocks, state, self.rng, view=model.view, scale=model.training_scale(),
+            validation=validation, monitoring=monitoring, advice=advice)
+        return result
 
 
 def fitted(plan, model, result, state, n_queries, fingerprint, rate):
@@ -609,28 +697,16 @@ def refuse_relax(plan, method):
 def fit_stream(plan, first, blocks, moments, validation=None, *, warm=None, coef_init=None):
     """Epochs over blocks of whole queries (``blocks()`` gives one epoch's
     :class:`QueryData`, ``first`` is the first of them, ``moments()`` the
-    column moments of all, None with ``warm``)."""
+    column moments of all, None with ``warm``): :func:`fit_source` on
+    :class:`Blocks`. A step rule takes the curvature of all the blocks
+    (``"auto"`` too: choosing on vali would take a stream pass per step)."""
     refuse_relax(plan, "fit_chunks")
     if plan.params["early_stopping"] and validation is None:
         raise ValueError("fit_chunks with early_stopping needs an eval_set (no queries "
                          "can be held out of a stream)")
     moments = functools.cache(moments)  # one pass, for the scaling and any advice
-    model = start(plan, Stream(first, moments, "fit_chunks"), warm)
-    if validation is not None:
-        plan.kind.check_rows(plan.params, validation, "eval_set")
-    rng = check_random_state(plan.params["random_state"])
-    state = start_state(first.n_features, coef_init, warm)
-    rate = None
-    if plan.rule:  # "auto" too: choosing on vali would take a stream pass per step size
-        rate = warm.learning_rate if warm is not None else rate_from_parts(
-            part_curvature(plan, block, model) for block in blocks())
-    solver = laid_out(plan, model, rate)
-    result, n_queries = solver.fit_blocks(
-        blocks, state, rng, view=model.view, scale=model.training_scale(),
-        validation=validation, monitoring=plan.monitoring,
-        advice=advice(plan, lambda: None if warm is not None else moments(),
-                      first.feature_names))
-    return fitted(plan, model, result, state, n_queries, None, solver.learning_rate)
+    return fit_source(plan, Blocks(plan, first, blocks, moments, "fit_chunks", warm),
+                      validation, warm=warm, coef_init=coef_init)
 
 
 def partial_fit(plan, data, previous, rng):
