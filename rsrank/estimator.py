@@ -13,7 +13,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from . import fitting, persistence
+from . import feature_keys, fitting, persistence
 from .fitting import AUTO_RATES, CURVATURE_STEP, Fitted, Stream, scale_advice
 from .kinds import DEFAULT_INTERACTION_BINS, DEFAULT_MAX_BINS, check_rows, takes_missing
 from .metrics import mean_ndcg
@@ -79,8 +79,8 @@ class RSRank(BaseEstimator):
         """The :class:`~rsrank.solver.Solver` that ``fit`` runs."""
         return self.setup().solver
 
-    def penalty_layout(self, model):  # see rsrank.fitting.penalty_layout
-        return fitting.penalty_layout(self.get_params(deep=False), model)
+    def penalty_layout(self, model):  # see rsrank.feature_keys.penalty_layout
+        return feature_keys.penalty_layout(self.get_params(deep=False), model)
 
     def _data(self, X, y=None, qid=None, *, reset=False):
         """``X`` as a :class:`QueryData`, checked against the fitted width
@@ -310,7 +310,7 @@ class RSRank(BaseEstimator):
         """The total ``feature_costs`` of the features the model uses (a
         non-zero weight or step); without costs, their number."""
         used = self._model().selected_indices()
-        costs = fitting.feature_costs(self.get_params(deep=False), self.model_)
+        costs = feature_keys.feature_costs(self.get_params(deep=False), self.model_)
         return float(len(used) if costs is None else costs[used].sum())
 
     # -- model files -------------------------------------------------------------
@@ -320,9 +320,9 @@ class RSRank(BaseEstimator):
         see :func:`rsrank.persistence.save_model`."""
         params = self.get_params(deep=False)
         if isinstance(self.feature_costs, dict):  # JSON keys are text: one cost per feature
-            params["feature_costs"] = fitting.feature_costs(params, self._model()).tolist()
+            params["feature_costs"] = feature_keys.feature_costs(params, self._model()).tolist()
         if isinstance(self.monotone, dict):  # ... and one direction per feature
-            directions = fitting.monotone_directions(params, self._model())
+            directions = feature_keys.monotone_directions(params, self._model())
             params["monotone"] = None if directions is None else directions.tolist()
         persistence.save_model(path, self._model(), params, {
             "n_iter": self.n_iter_, "t": self.t_, "best_iteration": self.best_iteration_})

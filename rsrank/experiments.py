@@ -29,7 +29,7 @@ from ._workers import in_processes, worker_count
 from .datasets import (check_exp2_labels, csv_feature_names, find_folds, is_csv,
                        iter_letor_folds, read_docids, streamed_fold)
 from .estimator import RSRank
-from .fitting import feature_costs
+from .feature_keys import feature_costs
 from ._queries import QueryGroups
 from .querydata import QueryData
 from .model import query_scores

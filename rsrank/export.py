@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .kinds import for_kind
 from .trees import (exact_text, feature_cuts, shape_trees, solr_node, solr_scale_exponent,
                     vespa_feature, vespa_node, xgboost_tree)
 
@@ -407,22 +408,24 @@ class _Writer:
     missing_branches: bool
 
 
-#: the writer of each model kind (:data:`rsrank.kinds.KINDS`)
+#: step functions (and a pair's table) as trees
+_TREES = _Writer(_refuse_scalers, _solr_additive, _plugin_additive, _vespa_additive,
+                 {**_TREE_PROMISES, "opensearch": _TREE_PROMISES["elasticsearch"]},
+                 missing_branches=True)
+#: the writer of each model kind (:data:`rsrank.kinds.KINDS`); a model with
+#: pairs is written as an additive one: its pairs are trees too
 WRITERS = {
     "linear": _Writer(_fold_scalers, _solr_linear, _plugin_linear, _vespa_linear,
                       {**_LINEAR_PROMISES, "opensearch": _LINEAR_PROMISES["elasticsearch"]},
                       missing_branches=False),
-    "additive": _Writer(_refuse_scalers, _solr_additive, _plugin_additive, _vespa_additive,
-                        {**_TREE_PROMISES, "opensearch": _TREE_PROMISES["elasticsearch"]},
-                        missing_branches=True),
+    "additive": _TREES,
+    "interactions": _TREES,
 }
-#: a model with pairs is written as an additive one: its pairs are trees too
-WRITERS["interactions"] = WRITERS["additive"]
 
 
 def _writer(model):
     """The writer of a fitted RSRank's model kind."""
-    return WRITERS[model.model_.kind]
+    return for_kind(WRITERS, model.model_.kind, "export writer")
 
 
 def missing_branches(model):

@@ -27,7 +27,7 @@ from .model import AdditiveModel, InteractionModel, LinearModel
 from .querydata import QueryData, fill_values
 from .preprocessing import GLOBAL_NORMALIZERS, QUERY_NORMALIZERS, scaling_from_moments
 
-__all__ = ["Kind", "KINDS", "DataSource", "takes_missing", "check_rows", "LINEAR", "ADDITIVE", "INTERACTIONS", "kind_of", "DEFAULT_MAX_BINS",
+__all__ = ["Kind", "KINDS", "DataSource", "for_kind", "takes_missing", "check_rows", "LINEAR", "ADDITIVE", "INTERACTIONS", "kind_of", "DEFAULT_MAX_BINS",
            "DEFAULT_INTERACTION_BINS", "MAX_INTERACTION_BINS"]
 
 #: bins per feature of an additive model unless ``max_bins`` says otherwise
@@ -265,6 +265,16 @@ INTERACTIONS = Kind("interactions", True, True, InteractionModel, "l1_group", re
 
 #: every kind by name (a model's ``kind`` and a model file's ``"model"``)
 KINDS = {kind.name: kind for kind in (LINEAR, ADDITIVE, INTERACTIONS)}
+
+
+def for_kind(table, kind, what):
+    """``table``'s entry for the model kind named ``kind``: a module that
+    keeps a part of each kind of its own (an export writer, a model file's
+    form) asks for it here, and a kind it lacks is one line naming ``what``."""
+    if kind not in KINDS or kind not in table:
+        raise ValueError(f"no {what} for a model of kind {kind!r} (the kinds are "
+                         f"{', '.join(KINDS)})")
+    return table[kind]
 
 
 def takes_missing(params):

@@ -22,6 +22,7 @@ import numpy as np
 from ._files import atomic_write_text, read_bounded_text
 from ._version import __version__
 from .binning import MAX_BINS, MISSING, PairEncoding, StepEncoding, has_missing_bin
+from .kinds import for_kind
 from .model import AdditiveModel, InteractionModel, LinearModel, feature_name_problem
 
 __all__ = ["MODEL_FORMAT", "MODEL_FORMAT_VERSION", "MAX_MODEL_BYTES", "ModelFileError",
@@ -90,7 +91,7 @@ def model_document(model, params, fitted):
             raise ValueError(f"cannot save parameter {name}={value!r}: a callable has no "
                              "JSON form; use pickle or joblib for this model")
         values[name] = _to_json(value)
-    form = _KIND_FORMATS[model.kind]
+    form = for_kind(_KIND_FORMATS, model.kind, "model file form")
     document = {
         "format": MODEL_FORMAT,
         "format_version": form.version,
@@ -171,7 +172,7 @@ def _model_from_document(document, path):
     if kind not in _KIND_FORMATS:
         raise ModelFileError(path, f"'model' must be one of {sorted(_KIND_FORMATS)}, got "
                              f"{kind!r}")
-    form = _KIND_FORMATS[kind]
+    form = for_kind(_KIND_FORMATS, kind, "model file form")
     layout = form.layout(document, n, path)
     coef = _vector(document, "coef", form.n_weights(layout, n), path)
     params = document.get("params")
@@ -184,7 +185,7 @@ def _model_from_document(document, path):
                 for item in value)):
             raise ModelFileError(path, f"parameter {name} has a {type(value).__name__} value")
     params = {k: _from_json(v) for k, v in params.items()}
-    if params.get("additive", False) is not form.additive:
+    if params.get("additive", False) is not form.additive_param:
         raise ModelFileError(path, f"the parameters say additive={params.get('additive')!r} "
                              f"but the model is {kind}: the file was edited or damaged")
     form.check(layout, params, path)
@@ -226,7 +227,7 @@ def _model_from_document(document, path):
     model = form.build(coef, layout, normalize, offset, scale, names, from_columns, fingerprint,
                        count("n_fit_queries", 1) or 1)
     if "feature_fill" in document:
-        if model.kind != "linear":
+        if not form.fills:
             raise ModelFileError(path, "feature_fill is for linear models")
         model = replace(model, fill=_vector(document, "feature_fill", n, path))
     return SavedModel(model, params, {"n_iter": count("n_iter", 0), "t": count("t", 0),
@@ -368,17 +369,20 @@ def _pairs_check(encoding, params, path):
 @dataclass(frozen=True)
 class _KindFormat:
     """How one kind of model is written and read back: its format version,
-    the ``additive`` parameter its estimator has, its own fields, their reading (a layout of the weights, None when the
-    kind has none), the number of weights, a check of the layout against
-    the parameters, and the model built from what was read."""
+    the ``additive`` parameter its estimator has, its own fields, their
+    reading (a layout of the weights, None when the kind has none), the
+    number of weights, a check of the layout against the parameters, the
+    model built from what was read, and whether it may hold a
+    ``feature_fill`` (a linear model's missing values)."""
 
     version: int
-    additive: bool
+    additive_param: bool
     fields: object
     layout: object
     n_weights: object
     check: object
     build: object
+    fills: bool = False
 
 
 #: the file form of each model kind (:data:`rsrank.kinds.KINDS`)
@@ -386,7 +390,7 @@ _KIND_FORMATS = {
     "linear": _KindFormat(
         LINEAR_FORMAT_VERSION, False, lambda model: {}, lambda document, n, path: None,
         lambda layout, n: n, lambda layout, params, path: None,
-        lambda coef, layout, normalize, *rest: LinearModel(coef, normalize, *rest)),
+        lambda coef, layout, normalize, *rest: LinearModel(coef, normalize, *rest), fills=True),
     "additive": _KindFormat(
         ADDITIVE_FORMAT_VERSION, True, _step_fields, _encoding,
         lambda encoding, n: encoding.n_steps, _steps_check,

@@ -22,8 +22,17 @@ KIND_PARAMS = {
 }
 
 
-def test_every_kind_is_tested():
+def test_every_kind_is_tested_and_has_its_parts_everywhere():
+    from rsrank import persistence
+    from rsrank.export import WRITERS
+    from rsrank.kinds import for_kind
+
     assert set(KIND_PARAMS) == set(KINDS)
+    # each module that keeps a part per kind has one for every kind, and no other
+    for table in (WRITERS, persistence._KIND_FORMATS):
+        assert set(table) == set(KINDS)
+    with pytest.raises(ValueError, match="no export writer for a model of kind 'forest'"):
+        for_kind(WRITERS, "forest", "export writer")
 
 
 def kind_estimator(kind, **params):
