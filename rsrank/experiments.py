@@ -33,7 +33,7 @@ from .feature_keys import feature_costs
 from ._queries import QueryGroups
 from .querydata import QueryData
 from .model import query_scores
-from .path import l1_grid, ndcg_on, reporting_fits, walk
+from .path import l1_grid, path_rows, reporting_fits, walk
 from .reports import (experiment_markdown, per_query_from_results, read_results,
                       save_experiment, write_experiment)
 from .selection import check_within, choose_fit, kind_choices, sparsest_index, sparsest_within
@@ -639,14 +639,7 @@ def regularization_path(X, y, qid, l1_values, *, estimator=None, eval_set=None, 
               for name, part in (("val_ndcg", eval_set), ("test_ndcg", test_set))}
     points = walk(base, [{strength: float(g)} for g in sorted(l1_values, reverse=True)], train,
                   validation=splits["val_ndcg"], warm=warm_start)
-    path = []
-    for point in reversed(points):
-        model = point.best
-        out = Bunch(l1=point.params[strength], n_nonzero=n_features_used(model),
-                    cost=model.feature_cost(), coef=model.coef_.copy(),
-                    train_ndcg=ndcg_on(model, train, k, convention))
-        for name, data in splits.items():
-            if data is not None:
-                out[name] = ndcg_on(model, data, k, convention)
-        path.append(out)
-    return path
+    given = {"train_ndcg": train, **{key: data for key, data in splits.items()
+                                      if data is not None}}
+    return [Bunch(**{key: value for key, value in row.items() if key != "pairs"})
+            for row in path_rows(points, strength, given, k=k, convention=convention)]

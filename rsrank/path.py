@@ -33,8 +33,8 @@ from .estimator import face_on, fit_of
 from .metrics import DEFAULT_CONVENTION, mean_ndcg
 from .model import query_scores
 
-__all__ = ["l1_grid", "STRENGTHS", "RATIOS", "PathFit", "PathPoint", "walk", "path_markdown",
-           "reporting_fits"]
+__all__ = ["l1_grid", "STRENGTHS", "RATIOS", "PathFit", "PathPoint", "walk", "path_rows",
+           "path_markdown", "reporting_fits"]
 
 #: the penalty strengths of a path point, and their fractions of the edge
 STRENGTHS = ("l1", "l1_ratio", "l1_group", "l1_group_ratio")
@@ -276,13 +276,33 @@ def ndcg_on(model, data, k=10, convention=DEFAULT_CONVENTION):
                      convention=convention)
 
 
+def path_rows(points, strength, splits, *, k=10, convention=DEFAULT_CONVENTION):
+    """One row per point of a path, from the weakest penalty (as
+    ``lasso_path`` lists them), of the fit the point stands for: ``l1`` (the
+    value of ``strength``), ``n_nonzero`` (features in use), ``cost`` (their
+    total ``feature_costs``), ``coef``, and NDCG@k on each of ``splits``
+    (``{key: QueryData or None}``; None gives None); a model with pairs
+    adds its ``pairs``."""
+    rows = []
+    for point in reversed(points):
+        model = point.best
+        row = {"l1": point.params[strength], "n_nonzero": len(model.model_.selected_indices()),
+               "cost": model.feature_cost(), "coef": model.coef_.copy()}
+        for key, data in splits.items():
+            row[key] = None if data is None else ndcg_on(model, data, k, convention)
+        if model.interactions > 0:
+            row["pairs"] = [list(names) for names, _ in model.selected_interactions()]
+        rows.append(row)
+    return rows
+
+
 def path_markdown(points, strength, *, title, command, convention, train, validation,
                   test=None, top=None, relax=False):
     """The report of a path (its points from strong to weak, listed from
-    weak to strong): per point the strength, the features in use (and their
-    cost with ``feature_costs``), and NDCG@10 on train, vali and test.
-    Returns ``(markdown, rows)``, the rows as JSON-ready dicts (``l1``: the
-    value of ``strength``)."""
+    weak to strong, :func:`path_rows`): per point the strength, the
+    features in use (and their cost with ``feature_costs``), and NDCG@10 on
+    train, vali and test. Returns ``(markdown, rows)``, the rows as
+    JSON-ready dicts (``l1``: the value of ``strength``)."""
     grid = ("" if top is None else f" The grid runs from {top:.4g}, the smallest {strength} "
             "that keeps every weight at zero, down to 1/1000 of it, and 0.")
     if relax:
@@ -296,22 +316,15 @@ def path_markdown(points, strength, *, title, command, convention, train, valida
              f"| {strength} | {used} |" + (" pairs in use |" if paired else "")
              + (" total cost |" if costed else "") + " train NDCG@10 | vali NDCG@10 | test NDCG@10 |",
              "|---|---|---|---|---|" + ("---|" if paired else "") + ("---|" if costed else "")]
-    rows = []
-    for point in reversed(points):  # from the weakest penalty, as lasso_path lists them
-        model = point.best
-        scores = [ndcg_on(model, data, convention=convention) if data is not None else None
-                  for data in (train, validation, test)]
-        row = {"l1": point.params[strength], "n_nonzero": len(model.model_.selected_indices()),
-               "cost": model.feature_cost(), "coef": model.coef_.tolist(),
-               "train_ndcg": scores[0], "val_ndcg": scores[1]}
-        if test is not None:
-            row["test_ndcg"] = scores[2]
-        if paired:
-            row["pairs"] = [list(names) for names, _ in model.selected_interactions()]
-        rows.append(row)
-        tested = "" if test is None else f"{scores[2]:.4f}"
+    splits = {"train_ndcg": train, "val_ndcg": validation}
+    if test is not None:
+        splits["test_ndcg"] = test
+    rows = path_rows(points, strength, splits, convention=convention)
+    for row in rows:
+        row["coef"] = row["coef"].tolist()
+        tested = "" if test is None else f"{row['test_ndcg']:.4f}"
         cost = f" {row['cost']:.4g} |" if costed else ""
         pairs = f" {len(row['pairs'])} |" if paired else ""
-        lines.append(f"| {row['l1']:.4g} | {row['n_nonzero']} |{pairs}{cost} {scores[0]:.4f} | "
-                     f"{scores[1]:.4f} | {tested} |")
+        lines.append(f"| {row['l1']:.4g} | {row['n_nonzero']} |{pairs}{cost} "
+                     f"{row['train_ndcg']:.4f} | {row['val_ndcg']:.4f} | {tested} |")
     return "\n".join(lines) + "\n", rows
