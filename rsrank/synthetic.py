@@ -15,7 +15,8 @@ from ._files import atomic_write_text
 from .writers import letor_lines, write_lines
 
 __all__ = ["make_letor_like", "make_mslr_like", "make_raw_features", "make_nonlinear",
-           "make_interactions", "make_edge_values", "write_letor_folds"]
+           "make_interactions", "make_edge_values", "write_letor_folds", "simulate_clicks",
+           "examination_curve", "click_chance", "CLICK_MODELS"]
 
 
 def make_letor_like(n_queries=100, docs_per_query=(50, 250), n_features=45, n_informative=8,
@@ -379,3 +380,99 @@ def make_edge_values(n_queries=60, docs_per_query=(10, 30), random_state=0):
     qid = np.repeat(np.arange(1, n_queries + 1), sizes)
     return Bunch(X=X, y=_labels_within_queries(latent, sizes), qid=qid.astype(np.int64),
                  feature_names=list(EDGE_NAMES))
+
+
+# -- click logs ------------------------------------------------------------------------------
+
+#: the user models of :func:`simulate_clicks`
+CLICK_MODELS = ("position", "cascade")
+
+
+def examination_curve(top_k=10, eta=1.0):
+    """The position-based model's chance that a user examines each of
+    positions 1 to ``top_k``: ``(1 / k) ** eta`` (Joachims, Swaminathan and
+    Schnabel, WSDM 2017); ``eta`` 0 examines every position."""
+    return (1.0 / np.arange(1, top_k + 1)) ** float(eta)
+
+
+def click_chance(y, max_grade, noise=0.1):
+    """The chance that a user clicks an examined document of grade ``y``:
+    ``noise + (1 - noise) (2**y - 1) / (2**max_grade - 1)``, so that an
+    irrelevant document draws a click now and then and the best one
+    always."""
+    y = np.clip(np.asarray(y, dtype=np.float64), 0, max_grade)
+    return noise + (1.0 - noise) * (2.0 ** y - 1.0) / max(2.0 ** max_grade - 1.0, 1.0)
+
+
+def simulate_clicks(y, qid, scores, *, n_sessions=50, click_model="position", eta=1.0,
+                    top_k=10, noise=0.1, max_grade=None, docids=None, random_state=None):
+    """A click log of a production ranker's result lists on labeled queries.
+
+    Every session of a query shows the same list, the ``top_k`` documents of
+    the production ranker's ``scores`` (ties by row order), at positions 1
+    to ``top_k``; the ranker is deterministic, as in most engines' logs.
+
+    * ``click_model="position"``: a user examines position ``k`` with the
+      chance :func:`examination_curve` gives, independently of the
+      document, and clicks an examined document with its
+      :func:`click_chance`.
+    * ``click_model="cascade"``: a user reads from the top, clicks each
+      document read with its :func:`click_chance`, and leaves after the
+      first click (so a document's clicks depend on the documents above it,
+      which the position-based model does not allow).
+
+    Parameters
+    ----------
+    y, qid : array-like of shape (n_rows,)
+        The grades (0 to ``max_grade``, default the largest) and queries.
+    scores : array-like of shape (n_rows,)
+        The production ranker's scores.
+    n_sessions : int or array-like of shape (n_queries,)
+        Sessions per query (one number, or one per query in the order of
+        ``np.unique(qid)``).
+    docids : array-like of shape (n_rows,), optional
+        Each row's document id (default its row number).
+
+    Returns
+    -------
+    Bunch
+        One row per document shown in a session: ``session``, ``qid``,
+        ``docid``, ``position`` (1 is the top) and ``click`` (0 or 1); and
+        ``examination``, the true chance of examining each position (the
+        position-based model's; None for the cascade).
+    """
+    if click_model not in CLICK_MODELS:
+        raise ValueError(f"click_model must be one of {CLICK_MODELS}, got {click_model!r}")
+    y, qid = np.asarray(y), np.asarray(qid)
+    scores = np.asarray(scores, dtype=np.float64)
+    if not (len(y) == len(qid) == len(scores)):
+        raise ValueError(f"y, qid and scores have {len(y)}, {len(qid)} and {len(scores)} rows")
+    docids = np.arange(len(y)) if docids is None else np.asarray(docids)
+    max_grade = int(y.max()) if max_grade is None else max_grade
+    rng = check_random_state(random_state)
+    queries = np.unique(qid)
+    sessions = np.broadcast_to(np.asarray(n_sessions, dtype=np.int64), queries.shape)
+    seen = examination_curve(top_k, eta)
+    out = {name: [] for name in ("session", "qid", "docid", "position", "click")}
+    first = 0
+    for query, count in zip(queries, sessions):
+        rows = np.flatnonzero(qid == query)
+        shown = rows[np.lexsort((rows, -scores[rows]))][:top_k]  # by score, ties by row
+        k = len(shown)
+        chance = click_chance(y[shown], max_grade, noise)
+        attracted = rng.uniform(size=(count, k)) < chance
+        if click_model == "position":
+            clicks = attracted & (rng.uniform(size=(count, k)) < seen[:k])
+        else:  # read down to the first document that draws a click
+            first_click = np.where(attracted.any(axis=1), attracted.argmax(axis=1), k)
+            clicks = np.arange(k) == first_click[:, None]
+        out["session"].append(np.repeat(np.arange(first, first + count), k))
+        out["qid"].append(np.full(count * k, query))
+        out["docid"].append(np.tile(docids[shown], count))
+        out["position"].append(np.tile(np.arange(1, k + 1), count))
+        out["click"].append(clicks.astype(np.int64).ravel())
+        first += count
+    log = {name: np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+           for name, parts in out.items()}
+    return Bunch(**log, examination=seen if click_model == "position" else None)
+
