@@ -343,13 +343,18 @@ class StepEncoding:
         offsets = (np.array([0, X.shape[0]], dtype=np.int64) if offsets is None
                    else np.asarray(offsets, dtype=np.int64))
         empty = (np.zeros(0), np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros((0, 0)))
+        # one array type per field for the kernels (writable, one index dtype), so that
+        # read-only or 64-bit-indexed input compiles no variant of its own
+        bins = np.array(self.bins, dtype=np.int64)
         if codes.dense:
             return Rows(*empty, offsets, np.ascontiguousarray(codes.codes),
-                        np.zeros(0, np.uint8), np.zeros(0, np.uint8), self.bins,
+                        np.zeros(0, np.uint8), np.zeros(0, np.uint8), bins,
                         self.strided_slots() if self.stride_fits() else self.slots)
-        return Rows(np.zeros(0), codes.indices, codes.indptr, np.zeros((0, 0)), offsets,
-                    np.zeros((0, 0), np.uint8), codes.codes, codes.zero_codes, self.bins,
-                    self.slots)
+        index = np.int32 if len(codes.indices) < 2**31 else np.int64
+        return Rows(np.zeros(0), codes.indices.astype(index, copy=False),
+                    codes.indptr.astype(index, copy=False), np.zeros((0, 0)), offsets,
+                    np.zeros((0, 0), np.uint8), codes.codes, codes.zero_codes, bins,
+                    np.array(self.slots, dtype=np.int64))
 
     def query_rows(self, X, groups):
         """:meth:`rows` of ``X`` in query order, queries in ``groups`` (the

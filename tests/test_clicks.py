@@ -78,3 +78,67 @@ def test_bad_simulations_are_refused():
         simulate_clicks(y, qid, scores, click_model="dbn")
     with pytest.raises(ValueError, match="45, 45 and 3 rows"):
         simulate_clicks(y, qid, scores[:3])
+
+
+# -- reading click logs ------------------------------------------------------------------------
+
+
+def write_sessions(path, log, extra=False):
+    head = "session,qid,docid,position,click" + (",device" if extra else "")
+    lines = [head] + [f"{s},{q},d{d},{p},{c}" + (",phone" if extra else "")
+                      for s, q, d, p, c in zip(log.session, log.qid, log.docid, log.position,
+                                                log.click)]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_a_session_log_reads_as_the_counts_per_query_document_and_position(tmp_path):
+    from collections import Counter
+
+    from rsrank.clicks import read_click_log
+
+    y, qid, scores = queries()
+    log = simulate_clicks(y, qid, scores, n_sessions=30, random_state=4)
+    write_sessions(tmp_path / "log.csv", log, extra=True)
+    read = read_click_log(tmp_path / "log.csv")
+    shown = Counter(zip(log.qid.astype(str), ("d" + log.docid.astype(str)), log.position))
+    clicked = Counter(key for key, c in zip(zip(log.qid.astype(str), "d" + log.docid.astype(str),
+                                                log.position), log.click) if c)
+    assert read.sessions == 90 and read.n_clicks == log.click.sum()
+    assert len(read.qid) == len(shown)
+    for q, d, p, n, c in zip(read.qid, read.docid, read.position, read.impressions, read.clicks):
+        assert shown[(q, d, p)] == n and clicked[(q, d, p)] == c
+    rate = read.click_rate_by_position()
+    np.testing.assert_allclose(rate, [log.click[log.position == k].mean() for k in range(1, 11)])
+
+
+def test_an_aggregated_log_reads_in_any_column_order(tmp_path):
+    from rsrank.clicks import read_click_log
+
+    (tmp_path / "agg.csv").write_text("\ufeffclicks,position,qid,impressions,docid,note\n"
+                                      "3,1,q1,10,a,x\n0,2,q1,10,b,y\n")
+    log = read_click_log(tmp_path / "agg.csv")
+    assert log.qid.tolist() == ["q1", "q1"] and log.docid.tolist() == ["a", "b"]
+    assert log.clicks.tolist() == [3, 0] and log.impressions.tolist() == [10, 10]
+    assert log.sessions is None
+
+
+@pytest.mark.parametrize("text, words", [
+    ("", "the file is empty"),
+    ("session,qid,docid,click\n1,q,a,0\n", "lacks position"),
+    ("session,qid,docid,position,click\n1,q,a,top,0\n", "line 2: position 'top' is not"),
+    ("session,qid,docid,position,click\n1,q,a,1,0\n1,q,b,2,2\n", "line 3: click 2 must be 0 or 1"),
+    ("session,qid,docid,position,click\n1,q,a,0,1\n", "line 2: position 0 must be at least 1"),
+    ("session,qid,docid,position,click\n1,q,a,1\n", "line 2: 4 fields where the header has 5"),
+    ("session,qid,docid,position,click\n1,,a,1,0\n", "line 2: the qid is empty"),
+    ("qid,docid,position,impressions,clicks\nq,a,1,2,1\nq,b,2,2,3\n",
+     "line 3: more clicks than impressions"),
+])
+def test_a_bad_click_log_is_one_line_naming_its_file_and_line(tmp_path, text, words):
+    from rsrank.clicks import read_click_log
+
+    path = tmp_path / "log.csv"
+    path.write_text(text)
+    with pytest.raises(ValueError) as caught:
+        read_click_log(path)
+    message = str(caught.value)
+    assert message.startswith(str(path)) and words in message and "\n" not in message
