@@ -221,21 +221,24 @@ def _solr_linear(model, missing):
     return "LinearModel", features, {"weights": weights}
 
 
-def to_elasticsearch(model, *, name="rsrank"):
+def to_elasticsearch(model, *, name="rsrank", guard=True):
     """The Elasticsearch LTR plugin's ``_createmodel`` request body (a dict):
     a ``model/linear`` definition with ``feature_normalizers``, or a
-    ``model/xgboost+json`` one for step functions."""
+    ``model/xgboost+json`` one for step functions. ``guard=False`` leaves
+    out the trees' guard that OpenSearch LTR 3.2 to 3.7 needs for a lacking
+    feature (:func:`rsrank.trees.xgboost_tree`): the other versions then
+    also score a value beyond float32's range as predict does."""
     model = fold_pipeline(model)
     _check_deployable(model)
-    return {"model": {"name": name, "model": _writer(model).plugin(model)}}
+    return {"model": {"name": name, "model": _writer(model).plugin(model, guard)}}
 
 
-def _plugin_additive(model):
-    trees = [xgboost_tree(tree) for _, tree in shape_trees(model)]
+def _plugin_additive(model, guard=True):
+    trees = [xgboost_tree(tree, guard) for _, tree in shape_trees(model)]
     return {"type": "model/xgboost+json", "definition": json.dumps(trees)}
 
 
-def _plugin_linear(model):
+def _plugin_linear(model, guard=True):  # a linear model has no trees to guard
     fill = _fill(model)
     filled = [(name, fill[j]) for j, name in engine_features(model) if fill[j] != 0]
     if filled:
@@ -256,9 +259,9 @@ def _plugin_linear(model):
     return body
 
 
-def to_opensearch(model, *, name="rsrank"):
+def to_opensearch(model, *, name="rsrank", guard=True):
     """The OpenSearch LTR plugin's ``_createmodel`` body (the same format)."""
-    return to_elasticsearch(model, name=name)
+    return to_elasticsearch(model, name=name, guard=guard)
 
 
 def _vespa_value(feature, fill=0.0):
@@ -321,13 +324,15 @@ def _fill(model):
     return np.nan_to_num(model.model_.missing_values(), nan=0.0)
 
 
-def export_model(model, form, *, name="rsrank", store="_DEFAULT_", solr_missing=True):
-    """The model as text in format ``form`` (one of :data:`FORMATS`)."""
+def export_model(model, form, *, name="rsrank", store="_DEFAULT_", solr_missing=True,
+                 guard=True):
+    """The model as text in format ``form`` (one of :data:`FORMATS`);
+    ``guard``: see :func:`to_elasticsearch`."""
     if form == "solr":
         return json.dumps(to_solr(model, name=name, store=store, missing=solr_missing),
                           indent=2) + "\n"
     if form in ("elasticsearch", "opensearch"):
-        return json.dumps(to_elasticsearch(model, name=name), indent=2) + "\n"
+        return json.dumps(to_elasticsearch(model, name=name, guard=guard), indent=2) + "\n"
     if form == "vespa":
         return to_vespa(model, name=name)
     raise ValueError(f"export format must be one of {FORMATS}, got {form!r}")
@@ -343,11 +348,23 @@ def upload_hint(form, *, featureset="rsrank_features", store="_DEFAULT_"):
     }[form]
 
 
-def guarantee(form, model):
+def guarantee(form, model, guard=True):
     """What the engine's scores of the export promise, as one line."""
     model = fold_pipeline(model)
-    return (f"every document scores as predict scores it{_writer(model).promises[form]}"
+    writer = _writer(model)
+    promise = writer.promises[form]
+    if not guard and writer.missing_branches and form in ("elasticsearch", "opensearch"):
+        promise = _UNGUARDED_PROMISE
+    return (f"every document scores as predict scores it{promise}"
             + (_MISSING_PROMISES[form] if _missing_bins(model) else ""))
+
+
+#: what step functions' trees without the guard promise in the plugins
+_UNGUARDED_PROMISE = (" to float32 rounding, a value beyond float32's range (above 3.4e38) "
+                      "included, in Elasticsearch LTR from 1.5.9 and OpenSearch LTR from 3.8, "
+                      "where a feature a document lacks scores as 0 too; OpenSearch LTR 3.2-3.7 "
+                      "sends a lacking feature down every tree's right branches: export with "
+                      "the guard (without --no-nan-guard) for those versions")
 
 
 def _missing_bins(model):
@@ -386,7 +403,8 @@ _TREE_PROMISES = {
                      "plugin version; a value beyond float32's range (above 3.4e38), which the "
                      "plugin reads as infinity, can score as a lacking feature: OpenSearch LTR "
                      "3.2-3.7 sends NaN and infinity alike down every tree, and the trees keep "
-                     "NaN right",
+                     "NaN right (--no-nan-guard scores it as predict does in Elasticsearch LTR "
+                     "1.5.9+ and OpenSearch LTR 3.8+)",
     # Vespa sums doubles; a float attribute holds the float32 of a value
     "vespa": "; float and double attributes split exactly where predict does; an attribute a "
              "document lacks scores as 0 (an int attribute holds its own default: give it a "

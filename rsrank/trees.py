@@ -269,9 +269,13 @@ def _xgboost_node(node, counter, depth=0):
             "missing": missing, "children": [yes, no]}
 
 
-def xgboost_tree(node):
-    """A tree for the LTR plugins, guarded (:func:`_guarded`)."""
-    return _xgboost_node(_guarded(node), itertools.count())
+def xgboost_tree(node, guard=True):
+    """A tree for the LTR plugins, guarded (:func:`_guarded`) unless
+    ``guard`` is False: then a NaN takes ``missing`` and +inf the right
+    branches, as predict does, where the plugin reads ``missing``
+    (Elasticsearch LTR from 1.5.9, OpenSearch LTR from 3.8), and a NaN goes
+    right too in OpenSearch LTR 3.2 to 3.7."""
+    return _xgboost_node(_guarded(node) if guard else node, itertools.count())
 
 
 def vespa_cut(t):

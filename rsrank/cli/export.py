@@ -34,6 +34,12 @@ def add_parser(commands):
                         "/schema/feature-store) with only the model's features, each feature "
                         "the model was trained with missing values in given defaultValue \"NaN\" "
                         "(so that a document lacking it scores as predict scores NaN)")
+    export.add_argument("--no-nan-guard", dest="guard", action="store_false",
+                        help="Elasticsearch/OpenSearch, step models: leave out the trees' guard "
+                        "that OpenSearch LTR 3.2-3.7 needs to score a lacking feature as predict "
+                        "does; Elasticsearch LTR 1.5.9+ and OpenSearch LTR 3.8+ then also score "
+                        "values beyond float32's range (above 3.4e38) as predict does, and "
+                        "OpenSearch LTR 3.2-3.7 scores lacking features wrongly")
     export.add_argument("--out", help="output file (default: stdout)")
     export.add_argument("--check", metavar="DATA",
                         help="score DATA (a LETOR file) with the export by each version of the "
@@ -71,7 +77,9 @@ def run(args):
     if args.check:  # read before anything is written: a bad file leaves no export
         X, _, qid = load_letor(args.check)
         checked = (fit_width(X, model, args.check), qid)
-    text = export_model(model, args.format, name=args.name, store=args.store)
+    if not args.guard and args.format not in ("elasticsearch", "opensearch"):
+        raise UsageError("--no-nan-guard is for --format elasticsearch or opensearch")
+    text = export_model(model, args.format, name=args.name, store=args.store, guard=args.guard)
     body = _model_features(subset[0], "featureset", featureset_subset, model) if subset \
         else None
     store = (_model_features(store_files[0], "feature store", solr_feature_store, model)
@@ -91,7 +99,8 @@ def run(args):
                  "OUT.json writes it), else as 0")
     print(f"rsrank export: the engine computes {len(used)} of {model.n_features_in_} "
           f"features: {listed}; {hint}", file=sys.stderr)
-    print(f"rsrank export: {args.format}: {guarantee(args.format, model)}", file=sys.stderr)
+    print(f"rsrank export: {args.format}: {guarantee(args.format, model, args.guard)}",
+          file=sys.stderr)
     if body is not None:
         atomic_write_text(subset[1], json.dumps(body, indent=2) + "\n")
     if store is not None:
@@ -116,9 +125,10 @@ def _check_export(args, model, X, qid):
     """``--check DATA`` (its rows ``X`` and queries ``qid``): one line per
     version of the engine's rules."""
     engines = [e for e in _CHECKED_ENGINES[args.format]
-               if e != "solr-nan" or missing_branches(model)]
-    results = parity(model, X, qid, engines, name=args.name,
-                     store=args.store)
+               if (e != "solr-nan" or missing_branches(model))
+               and (args.guard or e != "opensearch-3.7")]  # the versions the export is for
+    results = parity(model, X, qid, engines, name=args.name, store=args.store,
+                     guard=args.guard)
     failed = False
     for engine, result in results.items():
         if not result["accepted"]:
