@@ -22,7 +22,8 @@ import numpy as np
 
 from ._text import LetorFormatError, open_text, reading
 
-__all__ = ["ClickLog", "read_click_log", "SESSION_COLUMNS", "AGGREGATED_COLUMNS"]
+__all__ = ["ClickLog", "read_click_log", "feature_rows", "SESSION_COLUMNS",
+           "AGGREGATED_COLUMNS"]
 
 #: the columns of each form of a click log
 SESSION_COLUMNS = ("session", "qid", "docid", "position", "click")
@@ -140,3 +141,31 @@ def _field(path, line, column, text):
         allowed = "0 or 1" if column == "click" else f"at least {_LOWEST[column]}"
         raise LetorFormatError(path, line, f"{column} {value} must be {allowed}")
     return value
+
+
+def feature_rows(log, qid, docids):
+    """The row of the features (their ``qid`` and ``docids``, one per row)
+    of every entry of ``log``, joined on the query and the document (a
+    document's features may differ between queries). A (query, document)
+    the log names but the features lack, or one the features hold twice,
+    is one line that says what to give."""
+    keys = [f"{q}\x00{d}" for q, d in zip(np.asarray(qid).astype(str),
+                                          np.asarray(docids).astype(str))]
+    where = {}
+    for row, key in enumerate(keys):
+        if where.setdefault(key, row) != row:
+            q, d = key.split("\x00")
+            raise ValueError(f"the features hold document {d!r} of query {q!r} twice (rows "
+                             f"{where[key] + 1} and {row + 1}): a click log is joined on query "
+                             "and document, so each needs one row")
+    wanted = [f"{q}\x00{d}" for q, d in zip(log.qid, log.docid)]
+    rows = np.array([where.get(key, -1) for key in wanted], dtype=np.int64)
+    lacking = np.flatnonzero(rows < 0)
+    if len(lacking):
+        q, d = str(log.qid[lacking[0]]), str(log.docid[lacking[0]])
+        raise ValueError(f"the click log names {len(np.unique(np.asarray(wanted)[lacking]))} "
+                         f"shown documents the features lack, for example document {d!r} of "
+                         f"query {q!r}: give each a feature row (# docid = D after its LETOR "
+                         "line, or a docid column in CSV)")
+    return rows
+

@@ -142,3 +142,25 @@ def test_a_bad_click_log_is_one_line_naming_its_file_and_line(tmp_path, text, wo
         read_click_log(path)
     message = str(caught.value)
     assert message.startswith(str(path)) and words in message and "\n" not in message
+
+
+def test_a_log_joins_its_features_on_query_and_document():
+    from rsrank.clicks import ClickLog, feature_rows
+
+    y, qid, scores = queries()
+    docids = np.array([f"d{n % 15}" for n in range(len(y))])  # the same ids in every query
+    sim = simulate_clicks(y, qid, scores, n_sessions=5, docids=docids, random_state=5)
+    log = ClickLog.from_sessions(sim.session, sim.qid, sim.docid, sim.position, sim.click)
+    rows = feature_rows(log, qid, docids)
+    np.testing.assert_array_equal(qid[rows].astype(str), log.qid)
+    np.testing.assert_array_equal(docids[rows], log.docid)
+    # a shown document without features, and a document twice in a query, are refused
+    shown_q, shown_d = log.qid[0], log.docid[0]
+    with pytest.raises(ValueError, match=rf"names 1 shown documents the features lack, for "
+                                         rf"example document '{shown_d}' of query '{shown_q}'"):
+        keep = ~((qid.astype(str) == shown_q) & (docids == shown_d))
+        feature_rows(log, qid[keep], docids[keep])
+    twice = docids.copy()
+    twice[1] = twice[0]
+    with pytest.raises(ValueError, match="hold document 'd0' of query '10' twice .rows 1 and 2"):
+        feature_rows(log, qid, twice)
