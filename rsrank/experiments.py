@@ -327,6 +327,11 @@ class Selection:
         return self.fits[self.chosen].face
 
     @property
+    def models(self):
+        """Every fit's estimator (each made when first asked for)."""
+        return [fit.face for fit in self.fits]
+
+    @property
     def params(self):
         return self.tried[self.chosen]["params"]
 

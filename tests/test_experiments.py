@@ -316,3 +316,18 @@ def test_auto_rate_is_chosen_once_per_fold_without_l1_and_the_grid_runs_at_it(bu
         assert point["vali_score"] == pytest.approx(
             M.mean_ndcg(vali.y, model.predict(vali)[vali.order], vali.groups, 10,
                        convention="letor"), abs=1e-12)
+
+
+def test_a_selection_hands_out_an_estimator_per_fit_only_when_asked(bundled_root):
+    from rsrank import QueryData
+    from rsrank.experiments import fit_and_select
+
+    fold = load_letor_fold(bundled_root, 1)
+    selection = fit_and_select(RSRank(max_iter=3), [{"l1": 0.0}, {"l1": 1.0}],
+                               QueryData(*fold.train), QueryData(*fold.vali))
+    assert all(fit._face is None for fit in selection.fits)  # the fits are values
+    chosen = selection.model
+    assert [fit._face is not None for fit in selection.fits] == [
+        i == selection.chosen for i in range(2)]
+    assert selection.models[selection.chosen] is chosen
+    assert [m.l1 for m in selection.models] == [0.0, 1.0]
