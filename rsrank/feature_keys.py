@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .model import feature_names_or_letor
+
 __all__ = ["feature_indices", "feature_costs", "penalty_layout", "excluded",
            "monotone_directions", "Columns", "check_feature_keys", "source_columns"]
 
@@ -124,9 +126,7 @@ class Columns:
     feature_names: tuple = None
 
     def names(self):
-        if self.feature_names is None:
-            return [f"f{j + 1}" for j in range(self.n_features)]
-        return [str(name) for name in self.feature_names]
+        return feature_names_or_letor(self.feature_names, self.n_features)
 
 
 def check_feature_keys(params, columns):

@@ -308,11 +308,7 @@ def _fit_at(plan, rate, data, validation, warm, coef_init):
                          "document); RSRank learns from pairs of documents with different "
                          "labels: check the labels and the qid")
     return fit_source(plan, InMemory(train, rng), validation, warm=warm, coef_init=coef_init,
-                      rate=_PLAN_RATE if rate is None else rate)
-
-
-#: ``fit_source``'s ``rate`` that says: the plan's own step, no rule applied
-_PLAN_RATE = object()
+                      rate=rate)
 
 
 def fit_source(plan, source, validation=None, *, warm=None, coef_init=None, rate=None):
@@ -325,9 +321,7 @@ def fit_source(plan, source, validation=None, *, warm=None, coef_init=None, rate
     model = start(plan, source.data_source, warm)
     if validation is not None:  # its scores choose the epoch: a NaN would choose blindly
         plan.kind.check_rows(plan.params, validation, "eval_set")
-    if rate is _PLAN_RATE:
-        rate = None
-    elif rate is None and plan.rule:
+    if rate is None and plan.rule:
         rate = warm.learning_rate if warm is not None else rate_from_parts(
             source.curvature_parts(plan, model))
     solver = laid_out(plan, model, rate)

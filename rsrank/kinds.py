@@ -23,7 +23,7 @@ from typing import Callable, Protocol
 
 import numpy as np
 
-from .model import AdditiveModel, InteractionModel, LinearModel
+from .model import AdditiveModel, InteractionModel, LinearModel, feature_names_or_letor
 from .querydata import QueryData, fill_values
 from .preprocessing import GLOBAL_NORMALIZERS, QUERY_NORMALIZERS, scaling_from_moments
 
@@ -69,7 +69,7 @@ def refuse_missing(source, what="X"):
     width = len(moments[1])
     missing = np.flatnonzero(np.isnan(moments[1]))  # a NaN makes its column's sum NaN
     if len(missing):
-        names = source.feature_names or [f"f{j + 1}" for j in range(width)]
+        names = feature_names_or_letor(source.feature_names, width)
         shown = ", ".join(str(names[j]) for j in missing[:3]) + (", ..." if len(missing) > 3
                                                                else "")
         raise ValueError(f"{what} has missing values (NaN) in {len(missing)} feature(s) "

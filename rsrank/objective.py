@@ -119,7 +119,7 @@ class Objective:
         grad = np.zeros(len(w))
         work = workspace(data, 1, view)
         rows, pairs = data.rows(view), self.pairs(data)
-        check_weights(rows, w)
+        check_weights(data, view, w)
         settle()
         total = _kernels.objective(rows, pairs, _scale_vector(scale), w, work, grad)
         return total, grad
@@ -131,7 +131,7 @@ class Objective:
         term of the model would have to follow."""
         w = np.ascontiguousarray(w, dtype=np.float64)
         work = workspace(data, 1, view)
-        check_weights(data.rows(view), w)
+        check_weights(data, view, w)
         settle()
         _kernels.objective(data.rows(view), self.pairs(data), _scale_vector(scale), w, work,
                            np.zeros(len(w)))
@@ -287,22 +287,14 @@ def workspace_fits(work, rows, width):
             and len(work.w_scaled) == width)
 
 
-def check_weights(rows, w):
-    """Refuse weights ``w`` of another length than ``rows`` need (one per
-    feature, or per step of coded rows) before a kernel reads or writes
-    past their end."""
-    if len(rows.bins):
-        need = int(rows.bins[-1])
-    elif rows.dense.ndim == 2 and rows.dense.shape[0]:
-        need = rows.dense.shape[1]
-    else:  # CSR: a column index must be below the width
-        need = None
-        if len(rows.indices) and int(rows.indices.max()) >= len(w):
-            raise ValueError(f"{len(w)} weights for rows with a feature at index "
-                             f"{int(rows.indices.max())}")
-    if need is not None and need != len(w):
+def check_weights(data, view, w):
+    """Refuse weights ``w`` of another length than a model of ``data``'s
+    rows as ``view`` views them has (:func:`n_weights`), before a kernel
+    reads or writes past their end."""
+    need = n_weights(data, view)
+    if need != len(w):
         raise ValueError(f"{len(w)} weights for rows of {need} "
-                         f"{'steps' if len(rows.bins) else 'features'}")
+                         f"{'steps' if len(data.rows(view).bins) else 'features'}")
 
 
 def _work_widths(rows, width):

@@ -129,7 +129,8 @@ CONSTRAINTS = {
 def check_parameters(params):
     """``ValueError`` in one line for the first parameter of ``params``
     (RSRank's, by name) that none of its :data:`CONSTRAINTS` holds, then
-    for the combinations no single parameter can refuse."""
+    for the combinations no single parameter can refuse (those of the
+    penalty's parameters are :class:`~rsrank.penalty.L1Penalty`'s own)."""
     for name, constraints in CONSTRAINTS.items():
         value = params[name]
         if not any(constraint.holds(value) for constraint in constraints):
@@ -142,9 +143,6 @@ def check_parameters(params):
     if params["relax"] and params["warm_start"]:
         raise ValueError("relax refits every fit from the penalized one; it does not go on "
                          "from a previous fit: set warm_start=False")
-    if params["l1_method"] == "cumulative" and params["truncation_threshold"] != np.inf:
-        raise ValueError("truncation_threshold applies to l1_method='truncated' only; the "
-                         "cumulative penalty shrinks every weight (leave it at inf)")
 
 
 #: what a refused value's message adds

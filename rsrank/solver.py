@@ -268,7 +268,7 @@ class Solver:
         if work is None:
             work = workspace(data, n, view)
         rows = data.rows(view)
-        check_weights(rows, state.w)
+        check_weights(data, view, state.w)
         if not workspace_fits(work, rows, len(state.w)):
             raise ValueError("the workspace was made for other rows: make it with new_work(data, "
                              "view) of the same view")
