@@ -21,9 +21,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._text import LetorFormatError, open_text, reading
+from .propensity import click_grades, click_relevance, estimate_examination, known_examination
 
-__all__ = ["ClickLog", "read_click_log", "feature_rows", "SESSION_COLUMNS",
-           "AGGREGATED_COLUMNS"]
+__all__ = ["ClickLog", "read_click_log", "feature_rows", "grade_clicks", "GradedClicks",
+           "SESSION_COLUMNS", "AGGREGATED_COLUMNS"]
 
 #: the columns of each form of a click log
 SESSION_COLUMNS = ("session", "qid", "docid", "position", "click")
@@ -169,3 +170,46 @@ def feature_rows(log, qid, docids):
                          "line, or a docid column in CSV)")
     return rows
 
+
+
+@dataclass(frozen=True)
+class GradedClicks:
+    """The documents a click log showed, graded by their clicks with the
+    position's bias taken out (:mod:`rsrank.propensity`): ``rows`` index
+    the features given, ``y`` are the grades, ``relevance`` the estimated
+    click chance when examined, ``examination`` the curve used."""
+
+    rows: np.ndarray
+    y: np.ndarray
+    relevance: np.ndarray
+    examination: object
+
+
+def grade_clicks(log, rows, X, *, examination=None, propensity=None):
+    """Grade the documents of ``log`` (a :class:`ClickLog` whose entry ``i``
+    has the features ``X[rows[i]]``, as :func:`feature_rows` finds them).
+
+    The examination curve is ``examination`` (an
+    :class:`rsrank.propensity.Examination`, for example the training
+    log's when grading the validation log), else the ``propensity`` given
+    per position, else estimated from this log and ``X``.
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    docs, document = np.unique(rows, return_inverse=True)
+    entries = (log.position, log.impressions, log.clicks)
+    if examination is None:
+        if propensity is not None:
+            examination = known_examination(propensity, *entries)
+        else:
+            examination, _ = estimate_examination(_take(X, rows), *entries)
+    shown = len(examination.curve)
+    if len(log.position) and log.position.max() > shown:
+        raise ValueError(f"the log shows documents down to position {log.position.max()}, "
+                         f"but the examination curve stops at {shown}")
+    relevance = click_relevance(document.ravel(), log.position, log.impressions, log.clicks,
+                                np.nan_to_num(examination.curve, nan=1.0))
+    return GradedClicks(docs, click_grades(relevance), relevance, examination)
+
+
+def _take(X, rows):
+    return X[rows] if not hasattr(X, "tocsr") else X.tocsr()[rows]
