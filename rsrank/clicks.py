@@ -17,13 +17,19 @@ file, its line and the fix.
 
 import csv
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
+from sklearn.utils import Bunch
 
 from ._text import LetorFormatError, open_text, reading
-from .propensity import click_grades, click_relevance, estimate_examination, known_examination
+from .datasets import find_folds, load_files, split_file
+from .layouts import split_queries
+from .propensity import click_grades, estimate_examination
 
 __all__ = ["ClickLog", "read_click_log", "feature_rows", "grade_clicks", "GradedClicks",
+           "load_click_fold", "load_click_folds", "has_click_logs", "CLICK_FILES",
+           "impression_log",
            "SESSION_COLUMNS", "AGGREGATED_COLUMNS"]
 
 #: the columns of each form of a click log
@@ -55,19 +61,25 @@ class ClickLog:
     @classmethod
     def from_sessions(cls, session, qid, docid, position, click):
         """The log of one row per document shown in a session (arrays)."""
-        qid, docid = np.asarray(qid).astype(str), np.asarray(docid).astype(str)
-        position, click = np.asarray(position, dtype=np.int64), np.asarray(click, dtype=np.int64)
-        keys = np.rec.fromarrays([qid, docid, position])
+        click = np.asarray(click, dtype=np.int64)
+        log = cls.from_counts(qid, docid, position, np.ones_like(click), click)
+        return cls(log.qid, log.docid, log.position, log.impressions, log.clicks,
+                   int(len(np.unique(np.asarray(session)))))
+
+    @classmethod
+    def from_counts(cls, qid, docid, position, impressions, clicks):
+        """The log of rows of counts, summed per (query, document, position)."""
+        keys = np.rec.fromarrays([np.asarray(qid).astype(str), np.asarray(docid).astype(str),
+                                  np.asarray(position, dtype=np.int64)])
         unique, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
         order = np.argsort(first, kind="stable")  # in the order first seen
         rank = np.empty_like(order)
         rank[order] = np.arange(len(order))
         inverse = rank[inverse.ravel()]
-        impressions = np.bincount(inverse, minlength=len(order))
-        clicks = np.bincount(inverse, weights=click, minlength=len(order)).astype(np.int64)
+        total = [np.bincount(inverse, weights=values, minlength=len(order)).astype(np.int64)
+                 for values in (impressions, clicks)]
         unique = unique[order]
-        return cls(unique.f0, unique.f1, unique.f2.astype(np.int64), impressions, clicks,
-                   int(len(np.unique(np.asarray(session)))))
+        return cls(unique.f0, unique.f1, unique.f2.astype(np.int64), *total)
 
     @property
     def n_clicks(self):
@@ -177,39 +189,175 @@ class GradedClicks:
     """The documents a click log showed, graded by their clicks with the
     position's bias taken out (:mod:`rsrank.propensity`): ``rows`` index
     the features given, ``y`` are the grades, ``relevance`` the estimated
-    click chance when examined, ``examination`` the curve used."""
+    click chance when examined, ``examination`` the curve found in this
+    log (None when graded by another log's) and ``model`` the classes of
+    click chance that graded them."""
 
     rows: np.ndarray
     y: np.ndarray
     relevance: np.ndarray
     examination: object
+    model: object
 
 
-def grade_clicks(log, rows, X, *, examination=None, propensity=None):
+def grade_clicks(log, rows, *, model=None, propensity=None):
     """Grade the documents of ``log`` (a :class:`ClickLog` whose entry ``i``
-    has the features ``X[rows[i]]``, as :func:`feature_rows` finds them).
+    shows the document of feature row ``rows[i]``, as :func:`feature_rows`
+    finds them).
 
-    The examination curve is ``examination`` (an
-    :class:`rsrank.propensity.Examination`, for example the training
-    log's when grading the validation log), else the ``propensity`` given
-    per position, else estimated from this log and ``X``.
+    The classes of click chance (with the examination curve) are ``model``
+    (the training log's :class:`rsrank.propensity.ClickClasses`, when
+    grading the validation log), else fitted to this log with the curve
+    ``propensity`` gives per position, else with the curve estimated too.
     """
     rows = np.asarray(rows, dtype=np.int64)
     docs, document = np.unique(rows, return_inverse=True)
-    entries = (log.position, log.impressions, log.clicks)
-    if examination is None:
-        if propensity is not None:
-            examination = known_examination(propensity, *entries)
-        else:
-            examination, _ = estimate_examination(_take(X, rows), *entries)
-    shown = len(examination.curve)
-    if len(log.position) and log.position.max() > shown:
-        raise ValueError(f"the log shows documents down to position {log.position.max()}, "
-                         f"but the examination curve stops at {shown}")
-    relevance = click_relevance(document.ravel(), log.position, log.impressions, log.clicks,
-                                np.nan_to_num(examination.curve, nan=1.0))
-    return GradedClicks(docs, click_grades(relevance), relevance, examination)
+    document = document.ravel()
+    entries = (document, log.position, log.impressions, log.clicks)
+    if model is None:
+        examination, model = estimate_examination(*entries, curve=propensity)
+    else:
+        examination = None  # the model's
+    relevance = model.relevance(*entries)
+    return GradedClicks(docs, click_grades(relevance, model.gamma.min(), model.gamma.max()),
+                        relevance, examination, model)
 
 
-def _take(X, rows):
-    return X[rows] if not hasattr(X, "tocsr") else X.tocsr()[rows]
+#: a fold's click logs beside its feature files: Fold<k>/train.clicks.csv
+CLICK_FILES = {"train": "train.clicks.csv", "vali": "vali.clicks.csv"}
+
+
+def load_click_fold(train, train_clicks, vali=None, vali_clicks=None, test=None, *,
+                    propensity=None, vali_fraction=None, random_state=0, n_features=None,
+                    fold=1, **options):
+    """One fold that trains on clicks: the documents each log showed, graded
+    by :func:`grade_clicks` (the examination estimated from the training
+    log, or ``propensity`` per position), with the features of ``train``
+    and ``vali`` joined on query and document id; ``test`` keeps its
+    labels. Without ``vali``, a seeded ``vali_fraction`` (default 0.2) of
+    the graded training queries validates. ``options`` go to
+    :func:`rsrank.load_letor`.
+
+    Returns a Bunch as :func:`rsrank.layouts.load_splits` gives, with
+    ``examination`` (an :class:`rsrank.propensity.Examination`) and
+    ``clicks`` (the logs' paths).
+    """
+    if (vali is None) != (vali_clicks is None):
+        given, lacking = ("vali", "vali clicks") if vali_clicks is None else ("vali clicks",
+                                                                               "vali")
+        raise ValueError(f"the {given} is given without the {lacking}: a vali set of click "
+                         "data needs both its features and its click log")
+    if vali is not None and vali_fraction is not None:
+        raise ValueError("give either a validation file or a validation fraction, not both")
+    paths = {"train": Path(train), "vali": None if vali is None else Path(vali),
+             "test": None if test is None else Path(test)}
+    logs = {"train": Path(train_clicks), "vali": None if vali_clicks is None else
+            Path(vali_clicks)}
+    parts, width = load_files(paths, n_features, return_docids=True, **options)
+    graded, examination, model = {}, None, None
+    for split in ("train", "vali"):
+        if logs[split] is None:
+            continue
+        X, _, qid, docids = parts[split]
+        log = read_click_log(logs[split])
+        try:
+            rows = feature_rows(log, qid, docids)
+            found = grade_clicks(log, rows, model=model, propensity=propensity)
+        except ValueError as error:
+            raise LetorFormatError(logs[split], None, f"{error} (features: "
+                                   f"{paths[split]})") from None
+        examination, model = examination or found.examination, found.model
+        graded[split] = (X[found.rows], found.y, qid[found.rows])
+    if "vali" not in graded:
+        fraction = 0.2 if vali_fraction is None else vali_fraction
+        graded["train"], graded["vali"] = split_queries(graded["train"], fraction, random_state)
+        source = f"{fraction:g} of the training log's queries (seed {random_state})"
+    else:
+        source = f"{logs['vali']} on {paths['vali']}"
+    test_part = parts.get("test")
+    return Bunch(train=graded["train"], vali=graded["vali"],
+                 test=None if test_part is None else test_part[:3], n_features=width,
+                 fold=fold, paths=paths, vali_source=source, examination=examination,
+                 clicks=logs)
+
+
+def has_click_logs(root):
+    """Whether ``root/Fold<k>`` hold training click logs beside their features."""
+    return any((Path(root) / f"Fold{k}" / CLICK_FILES["train"]).is_file()
+               for k in find_folds(root))
+
+
+def load_click_folds(root, folds=None, **options):
+    """:func:`load_click_fold` of every ``root/Fold<k>`` (or those of
+    ``folds``), each with ``train.clicks.csv`` (and ``vali.clicks.csv``
+    when it has a vali file) beside its features."""
+    out = []
+    for k in folds or find_folds(root):
+        directory = Path(root) / f"Fold{k}"
+        train_clicks = directory / CLICK_FILES["train"]
+        if not train_clicks.is_file():
+            raise FileNotFoundError(f"{directory}: no {CLICK_FILES['train']} (the click log of "
+                                    "its training queries)")
+        vali_clicks = directory / CLICK_FILES["vali"]
+        vali = split_file(root, k, "vali") if vali_clicks.is_file() else None
+        test = _optional_split(root, k, "test")
+        out.append(load_click_fold(split_file(root, k, "train"), train_clicks, vali,
+                                   vali_clicks if vali is not None else None, test, fold=k,
+                                   **options))
+    return out
+
+
+def _optional_split(root, fold, split):
+    try:
+        return split_file(root, fold, split)
+    except FileNotFoundError:
+        return None
+
+
+def impression_log(X, clicks, qid, position, impressions=None):
+    """The :class:`ClickLog` of one row per impression (LightGBM's layout:
+    ``X`` the shown document's features, ``clicks`` 0 or 1, ``qid``,
+    ``position`` with 1 the top), or of one row per document and position
+    with ``impressions`` given (``clicks`` then counts); and for each of
+    its entries the first row of its document. A query's rows with the
+    same features are one document."""
+    clicks = np.asarray(clicks)
+    qid, position = np.asarray(qid), np.asarray(position)
+    n = X.shape[0]
+    impressions = np.ones(n, dtype=np.int64) if impressions is None else np.asarray(impressions)
+    for name, values in (("clicks", clicks), ("qid", qid), ("position", position),
+                         ("impressions", impressions)):
+        if values.shape != (n,):
+            raise ValueError(f"{name} must have one entry per row of X ({n}), got shape "
+                             f"{values.shape}")
+    for name, values, lowest in (("position", position, 1), ("clicks", clicks, 0),
+                                 ("impressions", impressions, 1)):
+        if values.dtype.kind not in "iub" and not np.all(values == np.round(values)):
+            raise ValueError(f"{name} must hold whole numbers")
+        if n and values.min() < lowest:
+            raise ValueError(f"{name} must be at least {lowest}; got {values.min()}")
+    if np.any(clicks > impressions):
+        raise ValueError("a row has more clicks than impressions")
+    document = _documents(X, qid)
+    first = np.full(document.max() + 1 if n else 0, n, dtype=np.int64)
+    np.minimum.at(first, document, np.arange(n))
+    log = ClickLog.from_counts(qid.astype(str), first[document].astype(str),
+                               position.astype(np.int64), impressions.astype(np.int64),
+                               clicks.astype(np.int64))
+    return log, log.docid.astype(np.int64)
+
+
+def _documents(X, qid):
+    """A number per row, the same for the rows of a query with the same
+    features."""
+    _, query = np.unique(np.asarray(qid), return_inverse=True)
+    keys = {}
+    if hasattr(X, "tocsr"):
+        X = X.tocsr()
+        rows = ((X.indices[a:b].tobytes(), X.data[a:b].tobytes())
+                for a, b in zip(X.indptr[:-1], X.indptr[1:]))
+    else:
+        dense = np.ascontiguousarray(np.asarray(X))
+        rows = (row.tobytes() for row in dense)
+    return np.array([keys.setdefault((int(q), key), len(keys))
+                     for q, key in zip(query.ravel(), rows)], dtype=np.int64)

@@ -81,7 +81,7 @@ def find_folds(root):
     return folds
 
 
-def _split_file(root, fold, split):
+def split_file(root, fold, split):
     directory = Path(root) / f"Fold{fold}"
     for name in (f"{split}.txt", f"{split}.txt.gz", f"{split}.csv", f"{split}.csv.gz"):
         if (directory / name).is_file():
@@ -147,7 +147,7 @@ def streamed_fold(root, fold, n_features, queries_per_chunk, cache=None, *, dtyp
                   dense=False):
     """Fold ``fold`` of ``root`` with its train split left on disk (see
     :func:`stream_files`)."""
-    train, vali, test = (_split_file(root, fold, split) for split in SPLITS)
+    train, vali, test = (split_file(root, fold, split) for split in SPLITS)
     return stream_files(train, vali, test, queries_per_chunk, n_features=n_features,
                         cache=cache, dtype=dtype, dense=dense, fold=fold)
 
@@ -180,7 +180,7 @@ def load_letor_fold(root, fold, *, n_features=None, dtype=np.float64, return_doc
     if fold not in find_folds(root):
         raise FileNotFoundError(f"{Path(root) / f'Fold{fold}'}: fold {fold} does not exist "
                                 f"(found folds {find_folds(root)})")
-    paths = {split: _split_file(root, fold, split) for split in SPLITS}
+    paths = {split: split_file(root, fold, split) for split in SPLITS}
     parts, width = load_files(paths, n_features, dtype=dtype, dense=dense,
                               return_docids=return_docids, cache=cache)
     return Bunch(**parts, n_features=width, fold=fold, paths=paths)

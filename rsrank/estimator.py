@@ -14,6 +14,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from . import feature_keys, fitting, persistence
+from .clicks import grade_clicks, impression_log
 from .fitting import AUTO_RATES, CURVATURE_STEP, Fitted, Stream, scale_advice
 from .kinds import DEFAULT_INTERACTION_BINS, DEFAULT_MAX_BINS, check_rows, takes_missing
 from .metrics import mean_ndcg
@@ -115,8 +116,9 @@ class RSRank(BaseEstimator):
 
     # -- training --------------------------------------------------------------
 
-    def fit(self, X, y=None, *, qid=None, eval_set=None, coef_init=None):
-        """Train on queries.
+    def fit(self, X, y=None, *, qid=None, eval_set=None, coef_init=None, position=None,
+            impressions=None, propensity=None):
+        """Train on queries, graded or clicked.
 
         Parameters
         ----------
@@ -134,11 +136,30 @@ class RSRank(BaseEstimator):
         coef_init : array-like of shape (n_features,), optional
             Start vector (default zeros, or the previous ``coef_`` with
             ``warm_start``).
+        position : array-like of shape (n_rows,), optional
+            With it, the rows are a click log: each row one impression of a
+            document at this position (1 is the top) and ``y`` its click (0
+            or 1), as LightGBM takes positions; or, with ``impressions``,
+            each row a document at a position, shown ``impressions`` times
+            and clicked ``y`` times. The examination of each position is
+            estimated from the log (or taken from ``propensity``, one chance
+            per position from the top) and the documents are graded by
+            their clicks without its bias (:mod:`rsrank.propensity`;
+            ``examination_`` holds the curve). ``eval_set`` is then a click
+            log too: ``(X_val, clicks_val, qid_val, position_val)``.
+        impressions, propensity : array-like, optional
+            See ``position``.
 
         Returns
         -------
         self
         """
+        if position is not None:
+            X, y, qid, eval_set = self._graded_clicks(X, y, qid, position, impressions,
+                                                      propensity, eval_set)
+        elif impressions is not None or propensity is not None:
+            raise ValueError("impressions and propensity describe a click log: give position "
+                             "too (the position of each row, 1 the top)")
         if not isinstance(X, QueryData):
             check_search_fit(qid)
         _warn_without_qid("fit", X, qid)
@@ -146,6 +167,31 @@ class RSRank(BaseEstimator):
         data = self._data(X, y, qid, reset=warm is None)
         return adopt(self, fitting.fit(plan, data, self.validation_data(eval_set), warm=warm,
                                        coef_init=coef_init))
+
+    def _graded_clicks(self, X, clicks, qid, position, impressions, propensity, eval_set):
+        """The documents of a click log, graded (see :meth:`fit`)."""
+        if isinstance(X, QueryData):
+            raise ValueError("a click log is rows of X with their clicks and positions, not a "
+                             "QueryData")
+        if qid is None:
+            raise ValueError("a click log needs qid: the query of each row")
+        X = check_array(X, accept_sparse="csr", dtype=(np.float64, np.float32),
+                        ensure_all_finite="allow-nan")
+        log, rows = impression_log(X, clicks, qid, position, impressions)
+        graded = grade_clicks(log, rows, propensity=propensity)
+        self.examination_ = graded.examination
+        qid = np.asarray(qid)
+        if eval_set is not None:
+            if isinstance(eval_set, QueryData) or len(eval_set) != 4:
+                raise ValueError("with position, eval_set is a click log too: (X_val, "
+                                 "clicks_val, qid_val, position_val)")
+            Xv, clicks_v, qid_v, position_v = eval_set
+            Xv = check_array(Xv, accept_sparse="csr", dtype=(np.float64, np.float32),
+                             ensure_all_finite="allow-nan")
+            vali = grade_clicks(*impression_log(Xv, clicks_v, qid_v, position_v),
+                                model=graded.model)
+            eval_set = (Xv[vali.rows], vali.y, np.asarray(qid_v)[vali.rows])
+        return X[graded.rows], graded.y, qid[graded.rows], eval_set
 
     def refit_kept(self, X, y=None, *, qid=None, eval_set=None):
         """A new estimator fitted from this fit's weights on the features it

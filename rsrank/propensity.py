@@ -6,23 +6,23 @@ position ``k`` with the chance ``theta_k * gamma_d``: ``theta_k`` that
 they examine position ``k``, ``gamma_d`` that an examined document draws
 the click. A production ranker that always shows a query's documents in
 the same order confounds the two (the top is both examined and
-relevant), so ``theta`` is estimated jointly with a model of ``gamma``
-on the documents' features: :func:`estimate_examination` maximises the
-likelihood of the log over both (the fixed point regression-EM, Wang et
-al. WSDM 2018, iterates towards). With ``theta``, a document's
-examinations are ``sum_k n_k theta_k`` and its clicks over them estimate
-``gamma_d`` without the position's bias (inverse propensity weighting);
-:func:`click_grades` turns that into grades whose exp2 gain is linear in
-it, so the |Delta NDCG| pairs of RSRank train on it unchanged.
+relevant). :func:`estimate_examination` separates them by what every
+position shares: the documents fall in a few classes of click chance,
+the same at every position, in shares that differ by position; the fit
+is expectation-maximisation over the log's clicks alone. Each document is
+then graded by its expected click chance given its clicks
+(:meth:`ClickClasses.relevance`), and :func:`click_grades` turns that into
+grades whose exp2 gain is linear in it, so the |Delta NDCG| pairs of
+RSRank train on it unchanged.
 """
 
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import minimize
-from scipy.special import expit, log_expit
+from scipy.special import expit, log_expit, logsumexp
 
-__all__ = ["Examination", "estimate_examination", "known_examination", "click_relevance",
+__all__ = ["Examination", "ClickClasses", "estimate_examination", "known_examination",
            "click_grades", "CLICK_GRADES"]
 
 #: the top grade of :func:`click_grades`: a click rate of 1
@@ -70,92 +70,160 @@ def known_examination(propensity, position, impressions, clicks):
     return Examination(curve[:len(shown)] / curve[0], rate, shown.astype(np.int64), False)
 
 
-def estimate_examination(X, position, impressions, clicks, *, l2=1e-3):
-    """The examination curve of a position-based model of the users, with
-    a logistic model of each document's click chance on its features.
+def estimate_examination(document, position, impressions, clicks, *, classes=5, curve=None,
+                         max_iter=500, tol=1e-7):
+    """The examination curve of a position-based model of the users whose
+    documents fall in a few classes of click chance.
+
+    Every document has one of ``classes`` click chances ``gamma_g``
+    (shared by all queries and positions), drawn with chances that
+    depend on the position it is shown at (a production ranker puts more
+    good documents at the top); a user examines position ``k`` with the
+    chance ``theta_k``, non-increasing down the list, and clicks an
+    examined document with its class's chance. Expectation-maximisation
+    fits ``theta``, ``gamma`` and the classes' shares per position to the
+    log. The classes identify the curve without randomised rankings: a
+    position's click rates are its shares of the same ``gamma_g`` scaled
+    by ``theta_k``, down to the clicks of the least relevant documents,
+    which every position shows.
 
     Parameters
     ----------
-    X : ndarray of shape (n_entries, n_features)
-        Each entry's document's features (NaN is taken as the column's
-        mean).
+    document : ndarray of shape (n_entries,)
+        Each entry's document, numbered 0, 1, ... (a document shown at
+        several positions has an entry at each).
     position, impressions, clicks : ndarray of shape (n_entries,)
-        One entry per document and position of a query.
-    l2 : float
-        Ridge on the standardised features' weights, per entry.
+    classes : int
+        Classes of click chance; more than the data holds cost little (two
+        classes then share a chance).
+    curve : array-like, optional
+        The examination chance of each position, known (for example from a
+        randomised experiment): only the classes are fitted.
 
     Returns
     -------
     examination : Examination
-    relevance : ndarray of shape (n_entries,)
-        The model's click chance of each entry's document when examined.
+    model : ClickClasses
+        What :meth:`ClickClasses.relevance` grades documents with.
     """
+    document = np.asarray(document, dtype=np.int64)
     position = np.asarray(position, dtype=np.int64)
     n = np.asarray(impressions, dtype=np.float64)
     c = np.asarray(clicks, dtype=np.float64)
     shown, rate = _by_position(position, n, c)
     if not c.sum():
         raise ValueError("the click log has no clicks: nothing to learn from")
-    Z = _standardized(X)
-    depth, width, k = len(shown), Z.shape[1], position - 1
-    scale = 1.0 / max(n.sum(), 1.0)
+    depth, k = len(shown), position - 1
+    home = _home_position(document, k, n)
+    relative = np.where(rate > 0, rate / max(rate[0], 1e-12), 1.0)
+    # start: the curve of the raw click rates, made non-increasing, and
+    # chances spread geometrically below the top documents' click rate
+    theta = np.minimum.accumulate(np.clip(relative, 1e-3, 1.0))
+    if curve is not None:
+        theta = known_examination(curve, position, n, c).curve
+    top = max(float(np.quantile(c[k == 0] / np.maximum(n[k == 0], 1), 0.9)), 1e-3)
+    gamma = np.clip(top * np.geomspace(0.05, 1.0, classes), 1e-4, 0.99)
+    shares = np.full((depth, classes), 1.0 / classes)
+    before = -np.inf
+    for _ in range(max_iter):
+        weight, total = _classes_given(document, k, n, c, theta, gamma, shares, home)
+        counts = np.zeros((depth, classes))
+        np.add.at(counts, home, weight)
+        shares = (counts + 1e-9) / (counts + 1e-9).sum(axis=1, keepdims=True)
+        theta, gamma = _fit_chances(document, k, n, c, weight, theta, gamma, curve is None)
+        if total - before <= tol * abs(total):
+            break
+        before = total
+    found = np.where(shown > 0, theta / theta[0], np.nan)
+    return (Examination(found, rate, shown.astype(np.int64), curve is None),
+            ClickClasses(theta / theta[0], np.minimum(gamma * theta[0], 1.0), shares))
+
+
+def _home_position(document, k, n):
+    """Each document's position with the most impressions (its prior's)."""
+    order = np.lexsort((-n, document))
+    home = np.zeros(document.max() + 1 if len(document) else 0, dtype=np.int64)
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = document[order][1:] != document[order][:-1]
+    home[document[order][first]] = k[order][first]
+    return home
+
+
+def _log_likelihoods(document, k, n, c, theta, gamma):
+    """Per document and class, the log chance of its clicks."""
+    p = np.clip(theta[k][:, None] * gamma[None, :], 1e-12, 1 - 1e-12)
+    entry = c[:, None] * np.log(p) + (n - c)[:, None] * np.log1p(-p)
+    out = np.zeros((document.max() + 1, len(gamma)))
+    np.add.at(out, document, entry)
+    return out
+
+
+def _classes_given(document, k, n, c, theta, gamma, shares, home):
+    """Each document's chance of each class given its clicks, and the
+    log-likelihood of the log."""
+    joint = _log_likelihoods(document, k, n, c, theta, gamma) + np.log(shares[home])
+    total = logsumexp(joint, axis=1)
+    return np.exp(joint - total[:, None]), float(total.sum())
+
+
+def _fit_chances(document, k, n, c, weight, theta, gamma, fit_curve=True):
+    """The curve (non-increasing: each position's chance the previous
+    one's times a sigmoid; kept as it is without ``fit_curve``) and the
+    classes' chances that maximise the expected log-likelihood under
+    ``weight``."""
+    depth = len(theta) if fit_curve else 0
+    w = weight[document]  # per entry and class
 
     def loss(params):
-        a, w, b = params[:depth], params[depth:depth + width], params[-1]
-        s = Z @ w + b
-        log_chance = log_expit(a)[k] + log_expit(s)
-        chance = np.minimum(np.exp(log_chance), 1 - 1e-12)
-        value = -(c * log_chance + (n - c) * np.log1p(-chance)).sum() * scale
-        value += l2 * (w @ w)
-        slope = -(c - (n - c) * chance / (1 - chance)) * scale  # by log_chance
-        grad_a = np.bincount(k, weights=slope, minlength=depth) * (1 - expit(a))
-        grad_s = slope * (1 - expit(s))
-        return value, np.r_[grad_a, Z.T @ grad_s + 2 * l2 * w, grad_s.sum()]
+        steps, b = params[:depth], params[depth:]
+        log_theta = np.cumsum(log_expit(steps)) if fit_curve else np.log(theta)
+        g = expit(b)
+        p = np.clip(np.exp(log_theta)[k][:, None] * g[None, :], 1e-12, 1 - 1e-12)
+        value = -(w * (c[:, None] * np.log(p) + (n - c)[:, None] * np.log1p(-p))).sum()
+        slope = -w * (c[:, None] - (n - c)[:, None] * p / (1 - p))  # by log p
+        by_position = np.bincount(k, weights=slope.sum(axis=1), minlength=depth)
+        grad_steps = np.cumsum(by_position[::-1])[::-1] * (1 - expit(steps))
+        return value, np.r_[grad_steps[:depth], slope.sum(axis=0) * (1 - g)]
 
-    start = np.r_[np.full(depth, 2.0), np.zeros(width), 0.0]
-    result = minimize(loss, start, jac=True, method="L-BFGS-B",
-                      options={"maxiter": 5000, "ftol": 1e-12, "gtol": 1e-8})
-    theta = expit(result.x[:depth])
-    theta = np.where(shown > 0, theta / theta[0], np.nan)
-    relevance = expit(Z @ result.x[depth:depth + width] + result.x[-1])
-    return Examination(theta, rate, shown.astype(np.int64), True), relevance
+    ratio = np.clip(theta / np.r_[1.0, theta[:-1]], 1e-6, 1 - 1e-6)
+    start = np.r_[(np.log(ratio) - np.log1p(-ratio))[:depth], np.log(gamma) - np.log1p(-gamma)]
+    found = minimize(loss, np.clip(start, -15, 15), jac=True, method="L-BFGS-B").x
+    if fit_curve:
+        theta = np.exp(np.cumsum(log_expit(found[:depth])))
+    return theta, expit(found[depth:])
 
 
-def _standardized(X):
-    X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
-    mean = np.nanmean(X, axis=0) if len(X) else np.zeros(X.shape[1])
-    mean = np.where(np.isfinite(mean), mean, 0.0)
-    Z = np.where(np.isfinite(X), X, mean) - mean
-    spread = Z.std(axis=0)
-    return Z / np.where(spread > 0, spread, 1.0)
+@dataclass(frozen=True)
+class ClickClasses:
+    """The classes :func:`estimate_examination` found: the curve
+    (``theta``, 1 at the top), each class's click chance when examined
+    (``gamma``) and each position's shares of the classes."""
+
+    theta: np.ndarray
+    gamma: np.ndarray
+    shares: np.ndarray
+
+    def relevance(self, document, position, impressions, clicks):
+        """Each document's expected click chance when examined, given its
+        clicks: its classes' chances weighed by how well each explains
+        them (few examinations lean on the position's shares)."""
+        document = np.asarray(document, dtype=np.int64)
+        k = np.minimum(np.asarray(position, dtype=np.int64), len(self.theta)) - 1
+        n = np.asarray(impressions, dtype=np.float64)
+        weight, _ = _classes_given(document, k, n, np.asarray(clicks, dtype=np.float64),
+                                   self.theta, self.gamma, self.shares,
+                                   _home_position(document, k, n))
+        return weight @ self.gamma
 
 
-def click_relevance(document, position, impressions, clicks, curve, prior=None, strength=1.0):
-    """Each document's click chance when examined, from its clicks over
-    its examinations ``sum_k n_k theta_k`` (inverse propensity weighting).
-
-    ``document`` numbers the documents 0, 1, ... (one may be shown at
-    several positions); ``prior`` (per entry, default none) adds
-    ``strength`` examinations at the relevance a model predicts, so that
-    a document seldom examined is not graded on one or two clicks.
-    Returns one value per document, in [0, 1].
-    """
-    document = np.asarray(document, dtype=np.int64)
-    theta = np.asarray(curve, dtype=np.float64)[np.asarray(position) - 1]
-    examined = np.bincount(document, weights=np.asarray(impressions) * theta)
-    clicked = np.bincount(document, weights=np.asarray(clicks, dtype=np.float64))
-    if prior is not None:
-        prior_sum = np.bincount(document, weights=np.asarray(prior, dtype=np.float64))
-        entries = np.bincount(document)
-        clicked = clicked + strength * prior_sum / np.maximum(entries, 1)
-        examined = examined + strength
-    return np.clip(np.divide(clicked, examined, out=np.zeros_like(clicked),
-                             where=examined > 0), 0.0, 1.0)
-
-
-def click_grades(relevance, top=CLICK_GRADES):
+def click_grades(relevance, floor=0.0, ceiling=1.0, top=CLICK_GRADES):
     """Whole grades 0 to ``top`` whose gain ``2**g - 1`` is, to rounding,
-    ``(2**top - 1)`` times the click relevance: the NDCG of these grades
-    weighs a document by its estimated click chance."""
-    relevance = np.clip(np.asarray(relevance, dtype=np.float64), 0.0, 1.0)
-    return np.rint(np.log2(1.0 + (2.0 ** top - 1.0) * relevance)).astype(np.int64)
+    ``(2**top - 1)`` times the click relevance above ``floor`` (the chance
+    of the least clicked class: the clicks any document draws say nothing
+    of it) as a share of ``ceiling - floor`` (``ceiling``: the most
+    clicked class's): the NDCG of these grades weighs a document by its
+    estimated chance of a click it earns."""
+    relevance = np.asarray(relevance, dtype=np.float64)
+    span = max(float(ceiling) - floor, 1e-12)
+    above = np.clip((relevance - floor) / span, 0.0, 1.0)
+    return np.rint(np.log2(1.0 + (2.0 ** top - 1.0) * above)).astype(np.int64)

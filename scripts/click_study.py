@@ -68,15 +68,13 @@ def sessions_as_queries(split, sim):
 
 
 def debiased_splits(fold, logs):
-    graded = {}
-    examination = None
+    graded, examination, model = {}, None, None
     for split in ("train", "vali"):
         sim = logs[split]
         log = ClickLog.from_sessions(sim.session, sim.qid, sim.docid, sim.position, sim.click)
         X, _, qid = fold[split][:3]
-        rows = log.docid.astype(np.int64)
-        g = grade_clicks(log, rows, X, examination=examination)
-        examination = g.examination
+        g = grade_clicks(log, log.docid.astype(np.int64), model=model)
+        examination, model = examination or g.examination, g.model
         graded[split] = (X[g.rows], g.y, qid[g.rows])
     return graded, examination
 
@@ -91,13 +89,64 @@ def rsrank_test(train, vali, test, seed):
             fold.n_nonzero)
 
 
+def session_rows(split, sim):
+    """The sessions as queries, each in position order: features, clicks,
+    query sizes, positions (0 is the top)."""
+    order = np.lexsort((sim.position, sim.session))
+    X = np.asarray(split[0][sim.docid[order]], dtype=np.float32)
+    sizes = np.bincount(np.unique(sim.session[order], return_inverse=True)[1].ravel())
+    return X, sim.click[order], sizes, sim.position[order] - 1, sim.session[order]
+
+
+def lightgbm_test(fold, logs, seed):
+    """LightGBM's lambdarank with its position-bias term (``position=``),
+    early stopped on the vali log's click NDCG@10."""
+    import lightgbm as lgb
+
+    X, click, sizes, position, _ = session_rows(fold["train"], logs["train"])
+    Xv, clickv, sizesv, _, _ = session_rows(fold["vali"], logs["vali"])
+    train = lgb.Dataset(X, click, group=sizes, position=position)
+    vali = lgb.Dataset(Xv, clickv, group=sizesv, reference=train)
+    params = {"objective": "lambdarank", "metric": "ndcg", "eval_at": [10],
+              "learning_rate": 0.05, "num_leaves": 31, "min_data_in_leaf": 20,
+              "verbose": -1, "seed": seed, "num_threads": 2, "deterministic": True}
+    booster = lgb.train(params, train, num_boost_round=500, valid_sets=[vali],
+                        callbacks=[lgb.early_stopping(30, verbose=False)])
+    Xt, y, qid = fold["test"][:3]
+    return (ndcg_per_query(y, booster.predict(np.asarray(Xt, dtype=np.float32),
+                                              num_iteration=booster.best_iteration),
+                           qid, 10, convention="letor"),
+            int(np.count_nonzero(booster.feature_importance("split"))))
+
+
+def xgboost_test(fold, logs, seed):
+    """XGBoost's Unbiased LambdaMART (``lambdarank_unbiased=True``, rows in
+    position order), early stopped on the vali log's click NDCG@10."""
+    import xgboost as xgb
+
+    X, click, _, _, session = session_rows(fold["train"], logs["train"])
+    Xv, clickv, _, _, sessionv = session_rows(fold["vali"], logs["vali"])
+    ranker = xgb.XGBRanker(n_estimators=500, learning_rate=0.05, tree_method="hist",
+                           objective="rank:ndcg", lambdarank_unbiased=True,
+                           lambdarank_pair_method="topk", lambdarank_num_pair_per_sample=10,
+                           eval_metric="ndcg@10", early_stopping_rounds=30,
+                           random_state=seed, n_jobs=2)
+    ranker.fit(X, click, qid=session, eval_set=[(Xv, clickv)], eval_qid=[sessionv],
+               verbose=False)
+    Xt, y, qid = fold["test"][:3]
+    scores = ranker.predict(np.asarray(Xt, dtype=np.float32), iteration_range=(
+        0, ranker.best_iteration + 1))
+    used = ranker.get_booster().get_score(importance_type="weight")
+    return ndcg_per_query(y, scores, qid, 10, convention="letor"), len(used)
+
+
 def shown(split, sim):
     rows = np.unique(sim.docid)
     X, y, qid = split[:3]
     return X[rows], y[rows], qid[rows]
 
 
-def run_log(fold, config, seed):
+def run_log(fold, config, seed, peers=True):
     logs = make_logs(fold, config, seed)
     out, seconds = {}, {}
     t = time.perf_counter()
@@ -112,7 +161,12 @@ def run_log(fold, config, seed):
     out["skyline-shown"] = rsrank_test(shown(fold["train"], logs["train"]),
                                        shown(fold["vali"], logs["vali"]), fold["test"], seed)
     seconds["skyline-shown"] = time.perf_counter() - t
-    out["skyline"] = rsrank_test(fold["train"], fold["vali"], fold["test"], seed)
+    if "skyline" not in fold:  # the same for every log of the fold
+        fold["skyline"] = rsrank_test(fold["train"], fold["vali"], fold["test"], seed)
+    out["skyline"] = fold["skyline"]
+    if peers:
+        out["lightgbm"] = lightgbm_test(fold, logs, seed)
+        out["xgboost"] = xgboost_test(fold, logs, seed)
     truth = logs["train"].examination
     curve = {"estimated": [float(v) for v in examination.curve[:10]],
              "true": None if truth is None else [float(v) for v in truth[:10]]}
@@ -137,13 +191,14 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--folds", type=int, default=1, help="folds per dataset and seed")
     parser.add_argument("--out", default=None)
+    parser.add_argument("--no-peers", action="store_true", help="RSRank's rankers alone")
     args = parser.parse_args(argv)
     report = {"command": command_line(argv), "runs": []}
     for dataset in args.datasets:
         for seed in range(args.seeds):
             for index, fold in enumerate(dataset_folds(dataset, seed, SHARED_DATA)[:args.folds]):
                 for name in args.logs:
-                    runs, curve, seconds = run_log(fold, LOGS[name], seed)
+                    runs, curve, seconds = run_log(fold, LOGS[name], seed, not args.no_peers)
                     report["runs"].append({"dataset": dataset, "seed": seed, "fold": index + 1,
                                            "log": name, "methods": runs, "curve": curve,
                                            "seconds": seconds})
@@ -151,10 +206,9 @@ def main(argv=None):
                     print(dataset, seed, index + 1, name, means,
                           np.round(curve["estimated"][:5], 3), curve["true"] and
                           np.round(curve["true"][:5], 3), flush=True)
-    summary = summarize(report["runs"])
-    print(summary)
-    if args.out:
-        write_report(args.out, "clicks", report, summary)
+                    if args.out:  # after every log: a run cut short keeps what it did
+                        write_report(args.out, "clicks", report, summarize(report["runs"]))
+    print(summarize(report["runs"]))
 
 
 def summarize(runs):
@@ -174,7 +228,7 @@ def summarize(runs):
     return "\n".join(lines) + "\n"
 
 
-METHODS = ["naive", "debiased", "skyline-shown", "skyline"]
+METHODS = ["naive", "debiased", "skyline-shown", "skyline", "lightgbm", "xgboost"]
 
 if __name__ == "__main__":
     main()

@@ -15,6 +15,7 @@ from ..layouts import read_feature_costs, read_feature_names
 from ..recipe import (DEFAULT_L1_RATIO, DEFAULT_WITHIN, SPARSE_L1_RATIO, SPARSE_VALI_CV,
                       SPARSE_WITHIN, fold_threads, train_recipe, vali_folds)
 from ._commands import COMMANDS
+from ._clicks import click_data, print_examination
 from ._options import (UsageError, add_data_options, add_training_options, command_line,
                        curvature_recipe, first_run, jobs, loading, metric, non_negative_int,
                        number_list, on_terminal, pair_weights, positive, training_data, within)
@@ -25,6 +26,19 @@ def add_parser(commands):
                                 description="For each fold: train every grid point on train, "
                                 "select on vali, evaluate on test; print the LETOR table.")
     add_data_options(train)
+    clicks = train.add_argument_group("click logs", "train on what users clicked instead of "
+                                      "the labels (docs/guide/clicks.md)")
+    clicks.add_argument("--clicks", metavar="LOG", help="click log of the training queries "
+                        "(CSV: session,qid,docid,position,click or qid,docid,position,"
+                        "impressions,clicks), joined to --train's rows on qid and docid; a "
+                        "Fold<k> root trains on clicks when its folds hold train.clicks.csv")
+    clicks.add_argument("--vali-clicks", metavar="LOG", help="click log of --vali's queries: "
+                        "selection and early stopping judge NDCG@10 on its clicks, with "
+                        "the position's bias taken out")
+    clicks.add_argument("--propensity", type=number_list(float), default=None,
+                        metavar="P1,P2,...", help="the chance of examining each position, "
+                        "from the top (for example from a randomised experiment), instead "
+                        "of estimating it from the training log")
     train.add_argument("--feature-names", help="file of feature names: one per line, or "
                        "'index name' lines (RankLib, Elasticsearch LTR feature lists)")
     train.add_argument("--folds", type=number_list(int), default=None,
@@ -194,10 +208,14 @@ def _recipe(args):
 
 def _train(args):
     estimator, grid = _recipe(args)  # a flag the kind would ignore is refused before any work
-    data, name, inputs = training_data(args)
-    if isinstance(data, list) and args.folds is not None:
-        raise UsageError(f"--folds needs a directory of Fold<k>; {name} is one fold: leave "
-                         "--folds out")
+    found = click_data(args)
+    if found is not None:
+        data, name, inputs, examinations = found
+    else:
+        (data, name, inputs), examinations = training_data(args), None
+        if isinstance(data, list) and args.folds is not None:
+            raise UsageError(f"--folds needs a directory of Fold<k>; {name} is one fold: leave "
+                             "--folds out")
     # claim --out before training: a taken, existing or unwritable output fails now
     claim = (ResultsDirectory(args.out, overwrite=args.force, inputs=inputs)
              if args.out is not None else contextlib.nullcontext())
@@ -211,7 +229,8 @@ def _train(args):
         seeds, vali_cv = _seeds(args), _vali_cv(args)
         bar = not args.quiet and on_terminal() and not args.scheduler and args.jobs == 1
         progress = _Progress(_fits(data, args, grid, seeds, vali_cv) if bar else None)
-        options = dict(**loading(args), folds=args.folds, select=args.select,
+        options = dict(**loading(args), select=args.select,
+                       folds=None if isinstance(data, list) else args.folds,
                        convention=args.convention,
                        n_jobs=args.jobs, n_features=args.n_features,
                        stream_queries=None if isinstance(data, list) else args.stream,
@@ -229,9 +248,12 @@ def _train(args):
             progress.close()
         command = command_line(args.argv)
         print(experiment_markdown(experiment, title=f"RSRank on {name}", command=command))
+        print_examination(examinations)
         if results is not None:
-            write_experiment(experiment, results.staging, command=command,
-                             extra={"data": name, "rsrank_version": __version__})
+            extra = {"data": name, "rsrank_version": __version__}
+            if examinations:
+                extra["examination"] = examinations
+            write_experiment(experiment, results.staging, command=command, extra=extra)
             results.publish()
             print(f"wrote {args.out}")
     return 0
