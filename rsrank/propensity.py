@@ -181,9 +181,11 @@ def _fit_chances(document, k, n, c, weight, theta, gamma, fit_curve=True):
         p = np.clip(np.exp(log_theta)[k][:, None] * g[None, :], 1e-12, 1 - 1e-12)
         value = -(w * (c[:, None] * np.log(p) + (n - c)[:, None] * np.log1p(-p))).sum()
         slope = -w * (c[:, None] - (n - c)[:, None] * p / (1 - p))  # by log p
-        by_position = np.bincount(k, weights=slope.sum(axis=1), minlength=depth)
-        grad_steps = np.cumsum(by_position[::-1])[::-1] * (1 - expit(steps))
-        return value, np.r_[grad_steps[:depth], slope.sum(axis=0) * (1 - g)]
+        grad_steps = np.zeros(0)
+        if fit_curve:
+            by_position = np.bincount(k, weights=slope.sum(axis=1), minlength=depth)
+            grad_steps = np.cumsum(by_position[::-1])[::-1] * (1 - expit(steps))
+        return value, np.r_[grad_steps, slope.sum(axis=0) * (1 - g)]
 
     ratio = np.clip(theta / np.r_[1.0, theta[:-1]], 1e-6, 1 - 1e-6)
     start = np.r_[(np.log(ratio) - np.log1p(-ratio))[:depth], np.log(gamma) - np.log1p(-gamma)]
@@ -191,6 +193,10 @@ def _fit_chances(document, k, n, c, weight, theta, gamma, fit_curve=True):
     if fit_curve:
         theta = np.exp(np.cumsum(log_expit(found[:depth])))
     return theta, expit(found[depth:])
+
+
+#: the examinations of :meth:`ClickClasses.relevance`'s prior
+PRIOR_EXAMINATIONS = 5.0
 
 
 @dataclass(frozen=True)
@@ -203,17 +209,21 @@ class ClickClasses:
     gamma: np.ndarray
     shares: np.ndarray
 
-    def relevance(self, document, position, impressions, clicks):
-        """Each document's expected click chance when examined, given its
-        clicks: its classes' chances weighed by how well each explains
-        them (few examinations lean on the position's shares)."""
+    def relevance(self, document, position, impressions, clicks, prior=PRIOR_EXAMINATIONS):
+        """Each document's click chance when examined: its clicks over its
+        examinations ``sum_k n_k theta_k`` (inverse propensity weighting),
+        with ``prior`` more examinations at the chance its position's
+        classes give on average, so that a document seldom examined is not
+        graded on a click or two."""
         document = np.asarray(document, dtype=np.int64)
         k = np.minimum(np.asarray(position, dtype=np.int64), len(self.theta)) - 1
         n = np.asarray(impressions, dtype=np.float64)
-        weight, _ = _classes_given(document, k, n, np.asarray(clicks, dtype=np.float64),
-                                   self.theta, self.gamma, self.shares,
-                                   _home_position(document, k, n))
-        return weight @ self.gamma
+        home = _home_position(document, k, n)
+        examined = np.bincount(document, weights=n * self.theta[k])
+        clicked = np.bincount(document, weights=np.asarray(clicks, dtype=np.float64))
+        expected = self.shares[home] @ self.gamma
+        return np.clip((clicked + prior * expected) / (examined + prior), 0.0, 1.0)
+
 
 
 def click_grades(relevance, floor=0.0, ceiling=1.0, top=CLICK_GRADES):

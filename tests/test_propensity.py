@@ -1,0 +1,186 @@
+"""Learning from clicks: the examination curve comes back from a log of a
+deterministic ranker, grades follow the clicks without the position's
+bias, and the estimator and ``rsrank train`` take click logs."""
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from rsrank import RSRank
+from rsrank.cli import main
+from rsrank.clicks import ClickLog, grade_clicks, impression_log
+from rsrank.datasets import load_letor
+from rsrank.propensity import click_grades, estimate_examination, known_examination
+from rsrank.synthetic import make_letor_like, simulate_clicks
+
+
+def click_log(eta=1.0, n_queries=300, n_sessions=100, seed=0, model="position"):
+    data = make_letor_like(n_queries=n_queries, docs_per_query=(20, 40), random_state=seed)
+    rng = np.random.default_rng(seed)
+    production = data.X @ (data.coef + rng.normal(size=len(data.coef)))  # a weak ranker
+    sim = simulate_clicks(data.y, data.qid, production, n_sessions=n_sessions, eta=eta,
+                          click_model=model, random_state=seed)
+    return data, sim
+
+
+def entries(sim):
+    log = ClickLog.from_sessions(sim.session, sim.qid, sim.docid, sim.position, sim.click)
+    rows = log.docid.astype(np.int64)
+    return log, rows
+
+
+@pytest.mark.parametrize("eta", [0.5, 1.0, 2.0])
+def test_the_curve_comes_back_where_the_raw_click_rates_are_far_off(eta):
+    # at eta 2, position 5 is examined 4% of the time: 500 sessions a query
+    # give it the clicks to be estimated within 10% (100 give about 13%)
+    _, sim = click_log(eta=eta, n_sessions=500 if eta == 2.0 else 100)
+    log, rows = entries(sim)
+    document = np.unique(rows, return_inverse=True)[1].ravel()
+    found, _ = estimate_examination(document, log.position, log.impressions, log.clicks)
+    true = sim.examination[:5]
+    assert found.estimated and found.curve[0] == 1.0
+    assert np.all(np.abs(found.curve[:5] - true) <= 0.1 * true), found.curve[:5]
+    # the raw click rates confound position with relevance: not a test that always passes
+    raw = log.click_rate_by_position(5) / log.click_rate_by_position(5)[0]
+    assert np.max(np.abs(raw - true) / true) > 0.15
+    assert np.all(np.diff(found.curve) <= 1e-12)  # non-increasing
+
+
+def test_a_given_curve_is_kept_and_checked():
+    _, sim = click_log(n_queries=40, n_sessions=20)
+    log, rows = entries(sim)
+    given = 2.0 / np.arange(1, 11)
+    kept = known_examination(given, log.position, log.impressions, log.clicks)
+    np.testing.assert_allclose(kept.curve, 1.0 / np.arange(1, 11))
+    assert not kept.estimated
+    graded = grade_clicks(log, rows, propensity=given)
+    np.testing.assert_allclose(graded.model.theta, 1.0 / np.arange(1, 11))
+    with pytest.raises(ValueError, match="positions 1 to 5.*position 10"):
+        known_examination(given[:5], log.position, log.impressions, log.clicks)
+    with pytest.raises(ValueError, match="at most position 1's"):
+        known_examination(np.r_[0.5, 1.0, given[2:]], log.position, log.impressions,
+                          log.clicks)
+
+
+def test_grades_weigh_documents_by_the_clicks_they_earn():
+    relevance = np.array([0.1, 0.1, 0.25, 0.4, 1.0])
+    grades = click_grades(relevance, floor=0.1, ceiling=1.0, top=8)
+    assert grades[0] == grades[1] == 0 and grades[-1] == 8
+    assert np.all(np.diff(grades) >= 0)
+    gain = 2.0 ** grades - 1
+    share = (relevance - 0.1) / 0.9
+    np.testing.assert_allclose(gain[2:-1] / 255, share[2:-1], rtol=0.5)  # to rounding
+
+
+def test_a_deep_document_is_not_graded_below_a_top_one_with_fewer_earned_clicks():
+    # the same click rate at position 1 and at position 5 of an eta=1 log: the
+    # one at position 5 earned it from a fifth of the examinations
+    _, sim = click_log(n_queries=200, n_sessions=50)
+    log, rows = entries(sim)
+    graded = grade_clicks(log, rows)
+    model = graded.model
+    same = model.relevance(np.array([0, 1]), np.array([1, 5]), np.array([200, 200]),
+                           np.array([20, 20]))
+    assert same[1] > same[0]
+
+
+def test_rows_of_impressions_give_the_log_of_their_counts():
+    data, sim = click_log(n_queries=30, n_sessions=5)
+    X = data.X[sim.docid]
+    log, rows = impression_log(X, sim.click, sim.qid, sim.position)
+    by_sessions = ClickLog.from_sessions(sim.session, sim.qid, sim.docid, sim.position,
+                                         sim.click)
+    assert log.impressions.sum() == by_sessions.impressions.sum() == len(sim.click)
+    assert log.clicks.sum() == by_sessions.clicks.sum()
+    # the same document of a query is one entry per position, its features one row
+    assert len(log.qid) == len(by_sessions.qid)
+    np.testing.assert_array_equal(np.sort(sim.docid[rows]), np.sort(by_sessions.docid.astype(
+        np.int64)))
+    with pytest.raises(ValueError, match="position must be at least 1"):
+        impression_log(X, sim.click, sim.qid, sim.position - 1)
+    with pytest.raises(ValueError, match="qid must have one entry per row"):
+        impression_log(X, sim.click, sim.qid[1:], sim.position)
+    with pytest.raises(ValueError, match="more clicks than impressions"):
+        impression_log(X, sim.click * 2, sim.qid, sim.position)
+
+
+def test_fit_on_clicks_equals_fit_on_their_counts():
+    data, sim = click_log(n_queries=60, n_sessions=20)
+    X = data.X[sim.docid]
+    one = RSRank(max_iter=20).fit(X, sim.click, qid=sim.qid, position=sim.position)
+    log, rows = impression_log(X, sim.click, sim.qid, sim.position)
+    two = RSRank(max_iter=20).fit(X[rows], log.clicks, qid=log.qid.astype(np.int64),
+                                  position=log.position, impressions=log.impressions)
+    np.testing.assert_allclose(one.examination_.curve, two.examination_.curve)
+    np.testing.assert_allclose(one.coef_, two.coef_, rtol=1e-9, atol=1e-12)
+    assert one.examination_.estimated
+
+
+def test_fit_on_clicks_validates_on_clicks():
+    data, sim = click_log(n_queries=80, n_sessions=20)
+    X = data.X[sim.docid]
+    train = sim.qid <= 60
+    model = RSRank(max_iter=20).fit(
+        X[train], sim.click[train], qid=sim.qid[train], position=sim.position[train],
+        eval_set=(X[~train], sim.click[~train], sim.qid[~train], sim.position[~train]))
+    assert np.isfinite(model.history_["val_ndcg"]).all()
+    with pytest.raises(ValueError, match="eval_set is a click log too"):
+        RSRank().fit(X[train], sim.click[train], qid=sim.qid[train],
+                     position=sim.position[train],
+                     eval_set=(X[~train], sim.click[~train], sim.qid[~train]))
+    with pytest.raises(ValueError, match="give position too"):
+        RSRank().fit(X, sim.click, qid=sim.qid, propensity=[1.0, 0.5])
+
+
+def write_log(path, sim, docids):
+    with open(path, "w", newline="") as handle:
+        out = csv.writer(handle)
+        out.writerow(["session", "qid", "docid", "position", "click"])
+        out.writerows(zip(sim.session, sim.qid, docids[sim.docid], sim.position, sim.click))
+
+
+@pytest.fixture
+def click_fold(tmp_path, bundled_root):
+    fold = bundled_root / "Fold1"
+    for offset, split in enumerate(("train", "vali")):
+        X, y, qid, docids = load_letor(fold / f"{split}.txt.gz", return_docids=True,
+                                       dense=True)
+        production = X @ np.random.default_rng(0).normal(size=X.shape[1])
+        sim = simulate_clicks(y, qid, production, n_sessions=30, random_state=offset)
+        write_log(tmp_path / f"{split}.clicks.csv", sim, np.asarray(docids))
+    return fold, tmp_path
+
+
+def test_train_on_click_logs_reports_the_curve(click_fold, capsys):
+    fold, logs = click_fold
+    out = logs / "out"
+    code = main(["train", "--train", str(fold / "train.txt.gz"), "--clicks",
+                 str(logs / "train.clicks.csv"), "--vali", str(fold / "vali.txt.gz"),
+                 "--vali-clicks", str(logs / "vali.clicks.csv"), "--test",
+                 str(fold / "test.txt.gz"), "--out", str(out), "--quiet"])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "examination by position (Fold1, estimated from the training log): 1.000" in printed
+    results = json.loads((out / "results.json").read_text())
+    curve = results["examination"]["Fold1"]
+    assert curve["estimated"] and curve["examination"][0] == 1.0
+    assert len(curve["examination"]) == 10
+    assert results["folds"][0]["test"]["NDCG@10"] > 0.5  # judged on the test labels
+
+
+def test_click_options_that_cannot_work_are_one_line(click_fold, capsys):
+    fold, logs = click_fold
+    train = ["train", "--train", str(fold / "train.txt.gz")]
+    assert main([*train, "--vali-clicks", str(logs / "vali.clicks.csv")]) == 2
+    assert "--vali-clicks needs --clicks" in capsys.readouterr().err
+    assert main([*train, "--clicks", str(logs / "train.clicks.csv"), "--vali",
+                 str(fold / "vali.txt.gz")]) == 2
+    assert "vali is given without the vali clicks" in capsys.readouterr().err
+    # a log naming documents the features lack: the log, the fix
+    assert main(["train", "--train", str(fold / "vali.txt.gz"), "--clicks",
+                 str(logs / "train.clicks.csv")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "train.clicks.csv" in err and "the features lack" in err
