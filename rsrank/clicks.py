@@ -16,6 +16,7 @@ file, its line and the fix.
 """
 
 import csv
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +30,7 @@ from .propensity import click_grades, estimate_examination
 
 __all__ = ["ClickLog", "read_click_log", "feature_rows", "grade_clicks", "GradedClicks",
            "load_click_fold", "load_click_folds", "has_click_logs", "CLICK_FILES",
-           "impression_log",
+           "impression_log", "document_keys", "graded_eval_set",
            "SESSION_COLUMNS", "AGGREGATED_COLUMNS"]
 
 #: the columns of each form of a click log
@@ -338,26 +339,39 @@ def impression_log(X, clicks, qid, position, impressions=None):
             raise ValueError(f"{name} must be at least {lowest}; got {values.min()}")
     if np.any(clicks > impressions):
         raise ValueError("a row has more clicks than impressions")
-    document = _documents(X, qid)
-    first = np.full(document.max() + 1 if n else 0, n, dtype=np.int64)
-    np.minimum.at(first, document, np.arange(n))
-    log = ClickLog.from_counts(qid.astype(str), first[document].astype(str),
+    keys = document_keys(X, qid)
+    _, first, document = np.unique(keys, return_index=True, return_inverse=True)
+    log = ClickLog.from_counts(qid.astype(str), first[document.ravel()].astype(str),
                                position.astype(np.int64), impressions.astype(np.int64),
                                clicks.astype(np.int64))
     return log, log.docid.astype(np.int64)
 
 
-def _documents(X, qid):
-    """A number per row, the same for the rows of a query with the same
-    features."""
-    _, query = np.unique(np.asarray(qid), return_inverse=True)
-    keys = {}
+def graded_eval_set(eval_set, model):
+    """A validation click log ``(X_val, clicks_val, qid_val, position_val)``
+    graded by the training log's ``model``: ``(X, y, qid)`` of its shown
+    documents."""
+    if not isinstance(eval_set, (tuple, list)) or len(eval_set) != 4:
+        raise ValueError("with position, eval_set is a click log too: (X_val, clicks_val, "
+                         "qid_val, position_val)")
+    X, clicks, qid, position = eval_set
+    if not hasattr(X, "tocsr"):
+        X = np.asarray(X)
+    vali = grade_clicks(*impression_log(X, clicks, qid, position), model=model)
+    return X[vali.rows], vali.y, np.asarray(qid)[vali.rows]
+
+
+def document_keys(X, qid):
+    """A key per row naming its document: its query and a digest of its
+    features as float64 (the same in every process, so that a log split
+    across workers joins on it)."""
+    qid = np.asarray(qid).astype(str)
     if hasattr(X, "tocsr"):
         X = X.tocsr()
-        rows = ((X.indices[a:b].tobytes(), X.data[a:b].tobytes())
+        rows = (X.indices[a:b].astype(np.int64).tobytes()
+                + X.data[a:b].astype(np.float64).tobytes()
                 for a, b in zip(X.indptr[:-1], X.indptr[1:]))
     else:
-        dense = np.ascontiguousarray(np.asarray(X))
-        rows = (row.tobytes() for row in dense)
-    return np.array([keys.setdefault((int(q), key), len(keys))
-                     for q, key in zip(query.ravel(), rows)], dtype=np.int64)
+        rows = (row.tobytes() for row in np.ascontiguousarray(np.asarray(X, dtype=np.float64)))
+    return np.array([f"{q}\x00{hashlib.blake2b(row, digest_size=16).hexdigest()}"
+                     for q, row in zip(qid, rows)])

@@ -14,7 +14,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from . import feature_keys, fitting, persistence
-from .clicks import grade_clicks, impression_log
+from .clicks import grade_clicks, graded_eval_set, impression_log
 from .fitting import AUTO_RATES, CURVATURE_STEP, Fitted, Stream, scale_advice
 from .kinds import DEFAULT_INTERACTION_BINS, DEFAULT_MAX_BINS, check_rows, takes_missing
 from .metrics import mean_ndcg
@@ -182,15 +182,7 @@ class RSRank(BaseEstimator):
         self.examination_ = graded.examination
         qid = np.asarray(qid)
         if eval_set is not None:
-            if isinstance(eval_set, QueryData) or len(eval_set) != 4:
-                raise ValueError("with position, eval_set is a click log too: (X_val, "
-                                 "clicks_val, qid_val, position_val)")
-            Xv, clicks_v, qid_v, position_v = eval_set
-            Xv = check_array(Xv, accept_sparse="csr", dtype=(np.float64, np.float32),
-                             ensure_all_finite="allow-nan")
-            vali = grade_clicks(*impression_log(Xv, clicks_v, qid_v, position_v),
-                                model=graded.model)
-            eval_set = (Xv[vali.rows], vali.y, np.asarray(qid_v)[vali.rows])
+            eval_set = graded_eval_set(eval_set, graded.model)
         return X[graded.rows], graded.y, qid[graded.rows], eval_set
 
     def refit_kept(self, X, y=None, *, qid=None, eval_set=None):

@@ -153,9 +153,9 @@ def _log_likelihoods(document, k, n, c, theta, gamma):
     """Per document and class, the log chance of its clicks."""
     p = np.clip(theta[k][:, None] * gamma[None, :], 1e-12, 1 - 1e-12)
     entry = c[:, None] * np.log(p) + (n - c)[:, None] * np.log1p(-p)
-    out = np.zeros((document.max() + 1, len(gamma)))
-    np.add.at(out, document, entry)
-    return out
+    size = document.max() + 1
+    return np.stack([np.bincount(document, weights=entry[:, g], minlength=size)
+                     for g in range(len(gamma))], axis=1)
 
 
 def _classes_given(document, k, n, c, theta, gamma, shares, home):
@@ -170,29 +170,36 @@ def _fit_chances(document, k, n, c, weight, theta, gamma, fit_curve=True):
     """The curve (non-increasing: each position's chance the previous
     one's times a sigmoid; kept as it is without ``fit_curve``) and the
     classes' chances that maximise the expected log-likelihood under
-    ``weight``."""
-    depth = len(theta) if fit_curve else 0
+    ``weight``. The likelihood depends on the entries only through each
+    position's and class's expected clicks and impressions."""
+    depth, classes = len(theta), len(gamma)
     w = weight[document]  # per entry and class
+    clicked = np.stack([np.bincount(k, weights=w[:, g] * c, minlength=depth)
+                        for g in range(classes)], axis=1)
+    shown = np.stack([np.bincount(k, weights=w[:, g] * n, minlength=depth)
+                      for g in range(classes)], axis=1)
+    missed = shown - clicked
+    steps_in = depth if fit_curve else 0
 
     def loss(params):
-        steps, b = params[:depth], params[depth:]
+        steps, b = params[:steps_in], params[steps_in:]
         log_theta = np.cumsum(log_expit(steps)) if fit_curve else np.log(theta)
         g = expit(b)
-        p = np.clip(np.exp(log_theta)[k][:, None] * g[None, :], 1e-12, 1 - 1e-12)
-        value = -(w * (c[:, None] * np.log(p) + (n - c)[:, None] * np.log1p(-p))).sum()
-        slope = -w * (c[:, None] - (n - c)[:, None] * p / (1 - p))  # by log p
+        p = np.clip(np.exp(log_theta)[:, None] * g[None, :], 1e-12, 1 - 1e-12)
+        value = -(clicked * np.log(p) + missed * np.log1p(-p)).sum()
+        slope = -(clicked - missed * p / (1 - p))  # by log p
         grad_steps = np.zeros(0)
         if fit_curve:
-            by_position = np.bincount(k, weights=slope.sum(axis=1), minlength=depth)
-            grad_steps = np.cumsum(by_position[::-1])[::-1] * (1 - expit(steps))
+            grad_steps = np.cumsum(slope.sum(axis=1)[::-1])[::-1] * (1 - expit(steps))
         return value, np.r_[grad_steps, slope.sum(axis=0) * (1 - g)]
 
     ratio = np.clip(theta / np.r_[1.0, theta[:-1]], 1e-6, 1 - 1e-6)
-    start = np.r_[(np.log(ratio) - np.log1p(-ratio))[:depth], np.log(gamma) - np.log1p(-gamma)]
+    start = np.r_[(np.log(ratio) - np.log1p(-ratio))[:steps_in],
+                  np.log(gamma) - np.log1p(-gamma)]
     found = minimize(loss, np.clip(start, -15, 15), jac=True, method="L-BFGS-B").x
     if fit_curve:
         theta = np.exp(np.cumsum(log_expit(found[:depth])))
-    return theta, expit(found[depth:])
+    return theta, expit(found[steps_in:])
 
 
 #: the examinations of :meth:`ClickClasses.relevance`'s prior

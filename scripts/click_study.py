@@ -20,6 +20,7 @@ NDCG@10 (LETOR's) of
 """
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -29,7 +30,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _bench import SHARED_DATA, command_line, write_report  # noqa: E402
-from _datasets import dataset_folds  # noqa: E402
+from _datasets import FIXED_TEST, dataset_folds  # noqa: E402
 from sklearn.utils import Bunch  # noqa: E402
 
 from rsrank.clicks import ClickLog, grade_clicks  # noqa: E402
@@ -76,17 +77,28 @@ def debiased_splits(fold, logs):
         g = grade_clicks(log, log.docid.astype(np.int64), model=model)
         examination, model = examination or g.examination, g.model
         graded[split] = (X[g.rows], g.y, qid[g.rows])
+        graded[split + "_labels"] = fold[split][1][g.rows]  # to judge the judge, never to select
     return graded, examination
 
 
-def rsrank_test(train, vali, test, seed):
-    estimator, grid = train_recipe(seed=seed, n_jobs="auto")
+def rsrank_test(train, vali, test, seed, additive=False, vali_labels=None):
+    """``rsrank train``'s recipe: per-query test NDCG@10 and the features kept;
+    with ``vali_labels`` (the expert labels of vali's rows), also the selected
+    model's vali NDCG@10 per query by vali's grades and by those labels."""
+    estimator, grid = train_recipe(seed=seed, n_jobs="auto", additive=additive)
     experiment = run_letor_folds([Bunch(train=train, vali=vali, test=test, fold=1)], estimator,
                                  grid, within=DEFAULT_WITHIN, vali_cv=vali_folds(DEFAULT_WITHIN))
     fold = experiment.folds[0]
     X, y, qid = test[:3]
-    return (ndcg_per_query(y, fold.model.predict(X), qid, 10, convention="letor"),
-            fold.n_nonzero)
+    out = {"test": ndcg_per_query(y, fold.model.predict(X), qid, 10, convention="letor").tolist(),
+           "n_nonzero": int(fold.n_nonzero)}
+    if vali_labels is not None:
+        Xv, graded, qv = vali[:3]
+        scores = fold.model.predict(Xv)
+        out["vali_by_clicks"] = ndcg_per_query(graded, scores, qv, 10, convention="letor").tolist()
+        out["vali_by_labels"] = ndcg_per_query(vali_labels, scores, qv, 10,
+                                               convention="letor").tolist()
+    return out
 
 
 def session_rows(split, sim):
@@ -146,33 +158,39 @@ def shown(split, sim):
     return X[rows], y[rows], qid[rows]
 
 
-def run_log(fold, config, seed, peers=True):
+def run_log(fold, config, seed, peers=True, additive=False):
+    """Every method on one log of one fold: per-query test values, the
+    features kept, the curve and the seconds each RSRank run took."""
     logs = make_logs(fold, config, seed)
     out, seconds = {}, {}
+    fit = lambda *splits, **extra: rsrank_test(*splits, fold["test"], seed,  # noqa: E731
+                                                additive=additive, **extra)
     t = time.perf_counter()
-    naive = [sessions_as_queries(fold[s], logs[s]) for s in ("train", "vali")]
-    out["naive"] = rsrank_test(*naive, fold["test"], seed)
+    out["naive"] = fit(*[sessions_as_queries(fold[s], logs[s]) for s in ("train", "vali")])
     seconds["naive"] = time.perf_counter() - t
     t = time.perf_counter()
     graded, examination = debiased_splits(fold, logs)
-    out["debiased"] = rsrank_test(graded["train"], graded["vali"], fold["test"], seed)
+    out["debiased"] = fit(graded["train"], graded["vali"], vali_labels=graded["vali_labels"])
     seconds["debiased"] = time.perf_counter() - t
     t = time.perf_counter()
-    out["skyline-shown"] = rsrank_test(shown(fold["train"], logs["train"]),
-                                       shown(fold["vali"], logs["vali"]), fold["test"], seed)
+    out["skyline-shown"] = fit(shown(fold["train"], logs["train"]),
+                               shown(fold["vali"], logs["vali"]))
     seconds["skyline-shown"] = time.perf_counter() - t
     if "skyline" not in fold:  # the same for every log of the fold
-        fold["skyline"] = rsrank_test(fold["train"], fold["vali"], fold["test"], seed)
+        fold["skyline"] = fit(fold["train"], fold["vali"])
     out["skyline"] = fold["skyline"]
     if peers:
-        out["lightgbm"] = lightgbm_test(fold, logs, seed)
-        out["xgboost"] = xgboost_test(fold, logs, seed)
+        for name, peer in (("lightgbm", lightgbm_test), ("xgboost", xgboost_test)):
+            values, used = peer(fold, logs, seed)
+            out[name] = {"test": values.tolist(), "n_nonzero": used}
     truth = logs["train"].examination
     curve = {"estimated": [float(v) for v in examination.curve[:10]],
              "true": None if truth is None else [float(v) for v in truth[:10]]}
-    return ({name: {"test": v[0].tolist(), "n_nonzero": int(v[1])} for name, v in out.items()},
-            curve, seconds)
+    return out, curve, seconds
 
+
+#: sets whose truth is not linear: the kind a user picks there is additive
+ADDITIVE = {"nonlinear"}
 
 LOGS = {
     "pbm-0.5": {"model": "position", "eta": 0.5, "sessions": 100},
@@ -192,13 +210,22 @@ def main(argv=None):
     parser.add_argument("--folds", type=int, default=1, help="folds per dataset and seed")
     parser.add_argument("--out", default=None)
     parser.add_argument("--no-peers", action="store_true", help="RSRank's rankers alone")
+    parser.add_argument("--summarize", metavar="JSON", help="print the summary of a run's "
+                        "clicks.json and stop")
     args = parser.parse_args(argv)
+    if args.summarize:
+        print(summarize(json.loads(Path(args.summarize).read_text())["runs"]))
+        return
     report = {"command": command_line(argv), "runs": []}
     for dataset in args.datasets:
         for seed in range(args.seeds):
             for index, fold in enumerate(dataset_folds(dataset, seed, SHARED_DATA)[:args.folds]):
+                fold = {split: (np.asarray(part[0].toarray() if hasattr(part[0], "toarray")
+                                           else part[0], dtype=np.float64), *part[1:3])
+                        for split, part in fold.items()}
                 for name in args.logs:
-                    runs, curve, seconds = run_log(fold, LOGS[name], seed, not args.no_peers)
+                    runs, curve, seconds = run_log(fold, LOGS[name], seed, not args.no_peers,
+                                                   dataset in ADDITIVE)
                     report["runs"].append({"dataset": dataset, "seed": seed, "fold": index + 1,
                                            "log": name, "methods": runs, "curve": curve,
                                            "seconds": seconds})
@@ -211,20 +238,100 @@ def main(argv=None):
     print(summarize(report["runs"]))
 
 
+def pooled(runs, method):
+    """Per-query test values of a method over a group's runs: folds side by
+    side, and for a set whose test queries are the same for every seed
+    (:data:`FIXED_TEST`) each query's mean over the seeds."""
+    by_fold = {}
+    for run in runs:
+        entry = run["methods"].get(method)
+        if entry is None:
+            return None
+        by_fold.setdefault(run["fold"], []).append(np.asarray(entry["test"], dtype=float))
+    parts = []
+    for values in by_fold.values():
+        if runs[0]["dataset"] in FIXED_TEST:
+            parts.append(np.mean(values, axis=0))
+        else:
+            parts.extend(values)
+    return np.nan_to_num(np.concatenate(parts))
+
+
+def compare(a, b):
+    """``b - a`` over the queries, its p-value, and a mark: + or - where
+    p < 0.05."""
+    test = paired_t_test(a, b)
+    mark = "" if test.pvalue >= 0.05 else ("+" if test.difference > 0 else "-")
+    return test.difference, test.pvalue, mark
+
+
+def curve_error(runs):
+    """The largest relative error of the estimated curve at positions 1
+    to 5, averaged over a group's runs (None for the cascade)."""
+    errors = [np.max(np.abs(np.array(r["curve"]["estimated"][:5]) - np.array(r["curve"]["true"][:5]))
+                     / np.array(r["curve"]["true"][:5])) for r in runs if r["curve"]["true"]]
+    return float(np.mean(errors)) if errors else None
+
+
 def summarize(runs):
-    lines = ["| dataset | log | " + " | ".join(METHODS) + " |", "|---" * (len(METHODS) + 2) + "|"]
+    groups = {}
     for run in runs:
-        cells = []
-        for method in METHODS:
-            entry = run["methods"].get(method)
-            cells.append("" if entry is None else f"{np.nanmean(entry['test']):.4f}")
-        lines.append(f"| {run['dataset']} s{run['seed']} f{run['fold']} | {run['log']} | "
-                     + " | ".join(cells) + " |")
-    for run in runs:
-        m = run["methods"]
-        r = paired_t_test(np.nan_to_num(m["naive"]["test"]), np.nan_to_num(m["debiased"]["test"]))
-        lines.append(f"debiased - naive {run['dataset']} {run['log']}: "
-                     f"{r.difference:+.4f} p={r.pvalue:.3f}")
+        groups.setdefault((run["dataset"], run["log"]), []).append(run)
+    closures, below, peer_rows, judges = [], [], [], []
+    header = ("| data | log | queries | naive | debiased | shown labels | all labels | LightGBM "
+              "| XGBoost | debiased - naive (p) | gap closed | curve error 1-5 | features "
+              "(debiased / labels) | time (debiased / labels) |")
+    lines = [header, "|---" * (header.count("|") - 1) + "|"]
+    for (dataset, log), group in groups.items():
+        values = {m: pooled(group, m) for m in METHODS}
+        means = {m: (None if v is None else float(v.mean())) for m, v in values.items()}
+        diff, p, mark = compare(values["naive"], values["debiased"])
+        if mark == "-":
+            below.append(f"{dataset} {log}")
+        best = max(means["skyline"], means["skyline-shown"])
+        closed = None
+        if best > means["naive"]:
+            closed = (means["debiased"] - means["naive"]) / (best - means["naive"])
+            closures.append(closed)
+        peers = []
+        for peer in ("lightgbm", "xgboost"):
+            if values[peer] is not None:
+                d, pp, m = compare(values[peer], values["debiased"])
+                peers.append(m)
+                peer_rows.append((dataset, log, peer, d, pp))
+        features = (np.mean([r["methods"]["debiased"]["n_nonzero"] for r in group]),
+                    np.mean([r["methods"]["skyline-shown"]["n_nonzero"] for r in group]))
+        time = np.mean([r["seconds"]["debiased"] / r["seconds"]["skyline-shown"] for r in group])
+        error = curve_error(group)
+        judges.extend((np.mean(r["methods"]["debiased"]["vali_by_clicks"]),
+                       np.mean(r["methods"]["debiased"]["vali_by_labels"])) for r in group)
+        cell = lambda m: "" if means[m] is None else f"{means[m]:.4f}"  # noqa: E731
+        lines.append(
+            f"| {dataset} | {log} | {len(values['naive'])} | {cell('naive')} | {cell('debiased')} | "
+            f"{cell('skyline-shown')} | {cell('skyline')} | {cell('lightgbm')} | {cell('xgboost')} | "
+            f"{diff:+.4f} ({p:.3f}){mark} | {'' if closed is None else f'{closed:.2f}'} | "
+            f"{'' if error is None else f'{error:.3f}'} | {features[0]:.1f} / {features[1]:.1f} | "
+            f"{time:.2f} |")
+    lines.append("")
+    lines.append(f"- Logs where debiased is significantly below naive (p < 0.05): "
+                 f"{', '.join(below) or 'none'}.")
+    if closures:
+        lines.append(f"- Gap from naive to the better skyline closed, averaged over the "
+                     f"{len(closures)} logs where a skyline is above naive: "
+                     f"{np.mean(closures):.2f}.")
+    for peer in ("lightgbm", "xgboost"):
+        mine = [r for r in peer_rows if r[2] == peer]
+        if mine:
+            worse = [f"{d} {lg}" for d, lg, _, diff, p in mine if diff < 0 and p < 0.05]
+            lines.append(f"- Debiased minus {peer}: mean {np.mean([r[3] for r in mine]):+.4f} over "
+                         f"{len(mine)} logs; significantly below on: {', '.join(worse) or 'none'}.")
+    if judges:
+        by_clicks, by_labels = np.array(judges).T
+        lines.append(f"- The vali judge (NDCG@10 of the selected model on the vali log's shown "
+                     f"documents, by their click grades / by their expert labels), over "
+                     f"{len(judges)} runs: means {by_clicks.mean():.4f} / {by_labels.mean():.4f}, "
+                     f"correlation {np.corrcoef(by_clicks, by_labels)[0, 1]:.2f}, mean absolute "
+                     f"difference {np.mean(np.abs(by_clicks - by_labels)):.4f}.")
     return "\n".join(lines) + "\n"
 
 

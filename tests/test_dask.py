@@ -283,3 +283,24 @@ def test_interactions_are_refused_on_a_cluster_before_any_work(client, bundled_r
     X, y, qid = dask_fold(bundled_root)
     with pytest.raises(ValueError, match="interactions search pairs on training data in memory"):
         DaskRSRank(additive=True, interactions=2, mode="gradient").fit(X, y, qid=qid)
+
+
+def test_a_click_log_split_by_session_gives_the_one_process_model(client):
+    from rsrank.synthetic import make_letor_like, simulate_clicks
+
+    data = make_letor_like(n_queries=40, docs_per_query=(15, 30), random_state=3)
+    production = data.X @ np.random.default_rng(3).normal(size=data.X.shape[1])
+    sim = simulate_clicks(data.y, data.qid, production, n_sessions=20, random_state=3)
+    # sessions in a random order: every partition holds parts of many queries
+    order = np.random.default_rng(4).permutation(sim.session.max() + 1)
+    rows = np.argsort(order[sim.session], kind="stable")
+    X, click = data.X[sim.docid][rows], sim.click[rows]
+    qid, position = sim.qid[rows], sim.position[rows]
+    local = RSRank(**PARAMS).fit(X, click, qid=qid, position=position)
+    chunks = 1000  # whole sessions of 10 rows
+    model = DaskRSRank(mode="gradient", **PARAMS).fit(
+        da.from_array(X, chunks=(chunks, X.shape[1])), da.from_array(click, chunks=chunks),
+        qid=da.from_array(qid, chunks=chunks), position=da.from_array(position, chunks=chunks))
+    np.testing.assert_allclose(model.examination_.curve, local.examination_.curve, rtol=1e-6)
+    np.testing.assert_allclose(model.coef_, local.coef_, rtol=1e-6, atol=1e-9)
+    assert np.count_nonzero(local.coef_)
