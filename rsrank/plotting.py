@@ -211,3 +211,29 @@ def plot_comparison(runs, metric, baseline, path=None):
     if path is not None:
         _save(figure, path, 120)
     return figure
+
+
+def plot_examination(examinations, path=None):
+    """The examination curves a run on click logs found (``results.json``'s
+    ``examination``: per fold, the chance of examining each position
+    relative to the top, and the log's click rate there relative to the
+    top's), one line per fold, on a log scale: how much the position's bias
+    took out of the raw clicks. Saved to ``path`` when given; returns the
+    figure."""
+    plt = _pyplot()
+    figure, axes = plt.subplots(figsize=(6, 3.6))
+    for fold, found in examinations.items():
+        positions = found["positions"]
+        line, = axes.plot(positions, found["examination"], marker="o",
+                          label=f"{fold} examination" + ("" if found["estimated"] else " (given)"))
+        top = found["click_rate"][0] or 1.0
+        axes.plot(positions, [rate / top for rate in found["click_rate"]], linestyle=":",
+                  color=line.get_color(), label=f"{fold} click rate")
+    axes.set_yscale("log")
+    axes.set_xlabel("position")
+    axes.set_ylabel("relative to position 1")
+    axes.legend(loc="lower left", fontsize=8)
+    figure.tight_layout()
+    if path is not None:
+        _save(figure, path, 120)
+    return figure

@@ -168,6 +168,10 @@ def test_train_on_click_logs_reports_the_curve(click_fold, capsys):
     assert curve["estimated"] and curve["examination"][0] == 1.0
     assert len(curve["examination"]) == 10
     assert results["folds"][0]["test"]["NDCG@10"] > 0.5  # judged on the test labels
+    pytest.importorskip("matplotlib")
+    assert main(["plot", str(out), "--out", str(logs / "curve.png")]) == 0
+    assert (logs / "curve.png").read_bytes()[:4] == b"\x89PNG"
+    assert "the examination curve of Fold1" in capsys.readouterr().out
 
 
 def test_click_options_that_cannot_work_are_one_line(click_fold, capsys):
