@@ -26,7 +26,7 @@ __all__ = ["Examination", "ClickClasses", "estimate_examination", "known_examina
            "click_grades", "CLICK_GRADES"]
 
 #: the top grade of :func:`click_grades`: a click rate of 1
-CLICK_GRADES = 8
+CLICK_GRADES = 3
 
 
 @dataclass(frozen=True)
@@ -194,6 +194,7 @@ def _fit_chances(document, k, n, c, weight, theta, gamma, fit_curve=True):
         return value, np.r_[grad_steps, slope.sum(axis=0) * (1 - g)]
 
     ratio = np.clip(theta / np.r_[1.0, theta[:-1]], 1e-6, 1 - 1e-6)
+    gamma = np.clip(gamma, 1e-9, 1 - 1e-9)
     start = np.r_[(np.log(ratio) - np.log1p(-ratio))[:steps_in],
                   np.log(gamma) - np.log1p(-gamma)]
     found = minimize(loss, np.clip(start, -15, 15), jac=True, method="L-BFGS-B").x
