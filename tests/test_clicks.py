@@ -164,3 +164,20 @@ def test_a_log_joins_its_features_on_query_and_document():
     twice[1] = twice[0]
     with pytest.raises(ValueError, match="hold document 'd0' of query '10' twice .rows 1 and 2"):
         feature_rows(log, qid, twice)
+
+
+def test_a_log_reads_the_same_with_and_without_quotes(tmp_path):
+    from rsrank.clicks import read_click_log
+
+    y, qid, scores = queries()
+    log = simulate_clicks(y, qid, scores, n_sessions=4, random_state=1)
+    rows = list(zip(log.session, log.qid, log.docid, log.position, log.click))
+    plain, quoted = tmp_path / "plain.csv", tmp_path / "quoted.csv"
+    plain.write_text("session,qid,docid,position,click\n"
+                     + "".join(",".join(map(str, row)) + "\n" for row in rows))
+    quoted.write_text("session,qid,docid,position,click\n"
+                      + "".join(",".join(f'"{v}"' for v in row) + "\n" for row in rows))
+    fast, slow = read_click_log(plain), read_click_log(quoted)  # NumPy's reader, the csv module's
+    for name in ("qid", "docid", "position", "impressions", "clicks"):
+        np.testing.assert_array_equal(getattr(fast, name), getattr(slow, name))
+    assert fast.n_clicks == log.click.sum() and fast.sessions == slow.sessions == 12
