@@ -3,10 +3,12 @@ the expert labels of the same (shown) documents.
 
 For each dataset, a weak production ranker's top 10 of every training and
 vali query is shown to simulated users (position-based, eta 1); the click
-logs and, beside them, LETOR files holding only the shown documents with
-their labels are written to a scratch directory. Both commands run as
-subprocesses, each timed ``--repeats`` times (the fastest kept), in the
-same run: the ratio is what counts.
+logs and LETOR files holding the shown documents (with their docids and
+labels) are written to a scratch directory. Both commands read those
+feature files; the one on clicks also reads the logs, estimates the
+examination and grades the documents, and ignores the files' labels. Both
+run as subprocesses, each timed ``--repeats`` times (the fastest kept), in
+the same run: the ratio is what counts.
 
     python scripts/bench_clicks_time.py [--sessions 100] [--repeats 3] [--out results]
 """
@@ -49,8 +51,8 @@ def write_case(fold, directory, sessions):
     rng = np.random.default_rng(0)
     weights = rng.normal(size=fold["train"][0].shape[1])
     for split, (X, y, qid, docids) in fold.items():
-        write_letor(directory / f"{split}.txt", X, y, qid, docids=docids)
         if split == "test":
+            write_letor(directory / f"{split}.txt", X, y, qid, docids=docids)
             continue
         log = simulate_clicks(y, qid, X @ weights, n_sessions=sessions, eta=1.0,
                               random_state=len(split))
@@ -88,8 +90,8 @@ def main(argv=None):
         with tempfile.TemporaryDirectory() as scratch:
             d = Path(scratch)
             write_case(make(), d, args.sessions)
-            clicks = [*rsrank, "train", "--train", str(d / "train.txt"), "--clicks",
-                      str(d / "train.clicks.csv"), "--vali", str(d / "vali.txt"),
+            clicks = [*rsrank, "train", "--train", str(d / "train.shown.txt"), "--clicks",
+                      str(d / "train.clicks.csv"), "--vali", str(d / "vali.shown.txt"),
                       "--vali-clicks", str(d / "vali.clicks.csv"), "--test",
                       str(d / "test.txt"), "--quiet"]
             labels = [*rsrank, "train", "--train", str(d / "train.shown.txt"), "--vali",
