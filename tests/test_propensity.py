@@ -188,3 +188,36 @@ def test_click_options_that_cannot_work_are_one_line(click_fold, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
     assert "train.clicks.csv" in err and "the features lack" in err
+
+
+def test_a_fold_root_with_click_logs_trains_on_them(click_fold, tmp_path, capsys):
+    import shutil
+
+    fold, logs = click_fold
+    root = tmp_path / "root"
+    (root / "Fold1").mkdir(parents=True)
+    for name in ("train.txt.gz", "vali.txt.gz", "test.txt.gz"):
+        shutil.copy(fold / name, root / "Fold1" / name)
+    for name in ("train.clicks.csv", "vali.clicks.csv"):
+        shutil.copy(logs / name, root / "Fold1" / name)
+    assert main(["train", str(root), "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "examination by position (Fold1, estimated from the training log)" in printed
+    # a log without its fold's training log is named
+    (root / "Fold2").mkdir()
+    for name in ("train.txt.gz", "vali.txt.gz", "test.txt.gz"):
+        shutil.copy(fold / name, root / "Fold2" / name)
+    assert main(["train", str(root), "--quiet"]) == 2
+    assert "Fold2: no train.clicks.csv" in capsys.readouterr().err
+
+
+def test_a_known_curve_on_the_command_line(click_fold, capsys):
+    fold, logs = click_fold
+    train = ["train", "--train", str(fold / "train.txt.gz"), "--clicks",
+             str(logs / "train.clicks.csv"), "--quiet"]
+    curve = ",".join(f"{1 / k:.6f}" for k in range(1, 11))
+    assert main([*train, "--propensity", curve]) == 0
+    assert ("examination by position (Fold1, given): 1.000 0.500 0.333"
+            in capsys.readouterr().out)
+    assert main([*train, "--propensity", "1,0.5"]) == 2
+    assert "cover positions 1 to 2" in capsys.readouterr().err
