@@ -16,7 +16,7 @@ NDCG@10 (LETOR's) of
   sessions, early stopped on the vali log's clicks;
 * ``xgboost``: ``lambdarank_unbiased=True`` on the sessions, likewise.
 
-    python scripts/click_study.py [--datasets ...] [--seeds 3] [--out results/clicks]
+    python scripts/click_study.py [--datasets ...] [--seeds 3] [--out results] [--name clicks]
 """
 
 import argparse
@@ -209,6 +209,8 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--folds", type=int, default=1, help="folds per dataset and seed")
     parser.add_argument("--out", default=None)
+    parser.add_argument("--name", default="clicks", help="the report's file name (NAME.md, "
+                        "NAME.json)")
     parser.add_argument("--no-peers", action="store_true", help="RSRank's rankers alone")
     parser.add_argument("--summarize", metavar="JSON", help="print the summary of a run's "
                         "clicks.json and stop")
@@ -234,7 +236,7 @@ def main(argv=None):
                           np.round(curve["estimated"][:5], 3), curve["true"] and
                           np.round(curve["true"][:5], 3), flush=True)
                     if args.out:  # after every log: a run cut short keeps what it did
-                        write_report(args.out, "clicks", report, summarize(report["runs"]))
+                        write_report(args.out, args.name, report, summarize(report["runs"]))
     print(summarize(report["runs"]))
 
 
