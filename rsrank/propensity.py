@@ -197,7 +197,11 @@ def _fit_chances(document, k, n, c, weight, theta, gamma, fit_curve=True):
     gamma = np.clip(gamma, 1e-9, 1 - 1e-9)
     start = np.r_[(np.log(ratio) - np.log1p(-ratio))[:steps_in],
                   np.log(gamma) - np.log1p(-gamma)]
-    found = minimize(loss, np.clip(start, -15, 15), jac=True, method="L-BFGS-B").x
+    # bounded logits: a position without clicks keeps a chance of examination
+    # (each step at least e**-15 of the one above), never 0, so that
+    # examinations divide and the logits start finite
+    found = minimize(loss, np.clip(start, -15, 15), jac=True, method="L-BFGS-B",
+                     bounds=[(-15.0, 15.0)] * len(start)).x
     if fit_curve:
         theta = np.exp(np.cumsum(log_expit(found[:depth])))
     return theta, expit(found[steps_in:])

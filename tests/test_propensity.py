@@ -221,3 +221,18 @@ def test_a_known_curve_on_the_command_line(click_fold, capsys):
             in capsys.readouterr().out)
     assert main([*train, "--propensity", "1,0.5"]) == 2
     assert "cover positions 1 to 2" in capsys.readouterr().err
+
+
+def test_positions_without_clicks_keep_a_curve_above_zero(bundled_root):
+    # a cascade log of a ranker fitted to three queries, where the EM drove
+    # positions 4 and below to an examination of 0 and the grades to 0/0
+    X, y, qid = load_letor(bundled_root / "Fold2" / "train.txt.gz", dense=True)
+    chosen = np.isin(qid, np.random.default_rng(0).choice(np.unique(qid), 3, replace=False))
+    weights = np.linalg.lstsq(np.c_[X[chosen], np.ones(chosen.sum())], y[chosen].astype(float),
+                              rcond=None)[0][:-1]
+    sim = simulate_clicks(y, qid, X @ weights, n_sessions=100, click_model="cascade",
+                          random_state=0)
+    log, rows = entries(sim)
+    graded = grade_clicks(log, rows)
+    assert np.all(np.isfinite(graded.examination.curve)) and np.all(graded.examination.curve > 0)
+    assert np.all(np.isfinite(graded.relevance)) and graded.y.min() >= 0
