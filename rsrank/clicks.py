@@ -27,7 +27,7 @@ from sklearn.utils import Bunch
 from ._text import LetorFormatError, open_text, reading
 from .datasets import find_folds, load_files, split_file
 from .layouts import split_queries
-from .propensity import click_grades, estimate_examination
+from .propensity import cascade_examination, click_grades, estimate_examination
 
 __all__ = ["ClickLog", "read_click_log", "feature_rows", "grade_clicks", "GradedClicks",
            "load_click_fold", "load_click_folds", "has_click_logs", "CLICK_FILES",
@@ -51,6 +51,12 @@ class ClickLog:
     impressions: np.ndarray
     clicks: np.ndarray
     sessions: object = None
+    #: per entry, the sessions in which no document above it drew a click
+    #: (those a user reading down to the first click reached; sessions form)
+    reached: object = None
+    #: the sessions with a click, and those among them with two or more
+    clicked_sessions: int = 0
+    repeat_sessions: int = 0
 
     def __post_init__(self):
         n = len(self.qid)
@@ -64,12 +70,21 @@ class ClickLog:
     def from_sessions(cls, session, qid, docid, position, click):
         """The log of one row per document shown in a session (arrays)."""
         click = np.asarray(click, dtype=np.int64)
-        log = cls.from_counts(qid, docid, position, np.ones_like(click), click)
-        return cls(log.qid, log.docid, log.position, log.impressions, log.clicks,
-                   int(len(np.unique(np.asarray(session)))))
+        position = np.asarray(position, dtype=np.int64)
+        _, session = np.unique(np.asarray(session), return_inverse=True)
+        session = session.ravel()
+        count = int(session.max()) + 1 if len(session) else 0
+        first = np.full(count, np.iinfo(np.int64).max)
+        np.minimum.at(first, session, np.where(click > 0, position, np.iinfo(np.int64).max))
+        reached = (position <= first[session]).astype(np.int64)
+        per_session = np.bincount(session, weights=click, minlength=count)
+        log = cls.from_counts(qid, docid, position, np.ones_like(click), click, reached)
+        return cls(log.qid, log.docid, log.position, log.impressions, log.clicks, count,
+                   log.reached, int(np.count_nonzero(per_session)),
+                   int(np.count_nonzero(per_session > 1)))
 
     @classmethod
-    def from_counts(cls, qid, docid, position, impressions, clicks):
+    def from_counts(cls, qid, docid, position, impressions, clicks, reached=None):
         """The log of rows of counts, summed per (query, document, position),
         in the order first seen."""
         position = np.asarray(position, dtype=np.int64)
@@ -81,10 +96,12 @@ class ClickLog:
         rank = np.empty_like(order)
         rank[order] = np.arange(len(order))
         inverse = rank[inverse.ravel()]
-        total = [np.bincount(inverse, weights=values, minlength=len(order)).astype(np.int64)
-                 for values in (impressions, clicks)]
+        total = [None if values is None else
+                 np.bincount(inverse, weights=values, minlength=len(order)).astype(np.int64)
+                 for values in (impressions, clicks, reached)]
         rows = first[order]
-        return cls(queries[q.ravel()[rows]], documents[d.ravel()[rows]], position[rows], *total)
+        return cls(queries[q.ravel()[rows]], documents[d.ravel()[rows]], position[rows],
+                   *total[:2], reached=total[2])
 
     @property
     def n_clicks(self):
@@ -270,6 +287,19 @@ class GradedClicks:
     model: object
 
 
+#: the share of clicked sessions with two or more clicks at or below which
+#: a log is read as a cascade's (users leave after their first click)
+CASCADE_REPEATS = 0.01
+
+
+def reads_to_first_click(log):
+    """Whether a sessions log looks like the cascade model's: users click at
+    most once (at most :data:`CASCADE_REPEATS` of the sessions with a click
+    have more), so a document below a click was never read."""
+    return (log.reached is not None and log.clicked_sessions >= 20
+            and log.repeat_sessions <= CASCADE_REPEATS * log.clicked_sessions)
+
+
 def grade_clicks(log, rows, *, model=None, propensity=None):
     """Grade the documents of ``log`` (a :class:`ClickLog` whose entry ``i``
     shows the document of feature row ``rows[i]``, as :func:`feature_rows`
@@ -284,11 +314,13 @@ def grade_clicks(log, rows, *, model=None, propensity=None):
     docs, document = np.unique(rows, return_inverse=True)
     document = document.ravel()
     entries = (document, log.position, log.impressions, log.clicks)
-    if model is None:
+    if model is None and propensity is None and reads_to_first_click(log):
+        examination, model = cascade_examination(*entries, log.reached)
+    elif model is None:
         examination, model = estimate_examination(*entries, curve=propensity)
     else:
         examination = None  # the model's
-    relevance = model.relevance(*entries)
+    relevance = model.relevance(*entries, reached=log.reached)
     return GradedClicks(docs, click_grades(relevance, model.gamma.min(), model.gamma.max()),
                         relevance, examination, model)
 

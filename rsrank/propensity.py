@@ -22,7 +22,8 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit, logsumexp
 
-__all__ = ["Examination", "ClickClasses", "estimate_examination", "known_examination",
+__all__ = ["Examination", "ClickClasses", "CascadeClicks", "estimate_examination",
+           "cascade_examination", "known_examination",
            "click_grades", "CLICK_GRADES"]
 
 #: the top grade of :func:`click_grades`: a click rate of 1
@@ -221,7 +222,8 @@ class ClickClasses:
     gamma: np.ndarray
     shares: np.ndarray
 
-    def relevance(self, document, position, impressions, clicks, prior=PRIOR_EXAMINATIONS):
+    def relevance(self, document, position, impressions, clicks, prior=PRIOR_EXAMINATIONS,
+                  reached=None):
         """Each document's click chance when examined: its clicks over its
         examinations ``sum_k n_k theta_k`` (inverse propensity weighting),
         with ``prior`` more examinations at the chance its position's
@@ -249,3 +251,48 @@ def click_grades(relevance, floor=0.0, ceiling=1.0, top=CLICK_GRADES):
     span = max(float(ceiling) - floor, 1e-12)
     above = np.clip((relevance - floor) / span, 0.0, 1.0)
     return np.rint(np.log2(1.0 + (2.0 ** top - 1.0) * above)).astype(np.int64)
+
+
+def cascade_examination(document, position, impressions, clicks, reached):
+    """The examination of a cascade log (users read down to their first
+    click and leave): a document was examined in the sessions that reached
+    it (``reached`` per entry: no click above it). The curve is the share of
+    sessions reaching each position."""
+    position = np.asarray(position, dtype=np.int64)
+    n = np.asarray(impressions, dtype=np.float64)
+    shown, rate = _by_position(position, n, np.asarray(clicks, dtype=np.float64))
+    came, _ = _by_position(position, np.asarray(reached, dtype=np.float64), n)
+    share = np.divide(came, shown, out=np.zeros_like(came), where=shown > 0)
+    curve = np.where(shown > 0, share / max(share[0], 1e-12), np.nan)
+    clicked, _ = _by_position(position, np.asarray(clicks, dtype=np.float64), n)
+    per_read = np.divide(clicked, came, out=np.zeros_like(came), where=came > 0)
+    model = CascadeClicks(per_read, float(np.min(per_read)), float(np.max(per_read)))
+    return Examination(curve, rate, shown.astype(np.int64), True), model
+
+
+@dataclass(frozen=True)
+class CascadeClicks:
+    """A cascade log's model: each position's clicks per session that reached
+    it (the prior of its documents), and their least and largest."""
+
+    rate: np.ndarray
+    low: float
+    high: float
+
+    @property
+    def gamma(self):
+        return np.array([self.low, max(self.high, self.low)])
+
+    def relevance(self, document, position, impressions, clicks, prior=PRIOR_EXAMINATIONS,
+                  reached=None):
+        """Each document's clicks over the sessions that reached it, with
+        ``prior`` more at its position's rate."""
+        if reached is None:
+            raise ValueError("a cascade log is graded from its sessions: give the validation "
+                             "log in the sessions form too")
+        document = np.asarray(document, dtype=np.int64)
+        k = np.minimum(np.asarray(position, dtype=np.int64), len(self.rate)) - 1
+        came = np.bincount(document, weights=np.asarray(reached, dtype=np.float64))
+        clicked = np.bincount(document, weights=np.asarray(clicks, dtype=np.float64))
+        expected = np.bincount(document, weights=self.rate[k]) / np.bincount(document)
+        return np.clip((clicked + prior * expected) / (came + prior), 0.0, 1.0)

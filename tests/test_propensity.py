@@ -12,7 +12,8 @@ from rsrank import RSRank
 from rsrank.cli import main
 from rsrank.clicks import ClickLog, grade_clicks, impression_log
 from rsrank.datasets import load_letor
-from rsrank.propensity import click_grades, estimate_examination, known_examination
+from rsrank.propensity import (ClickClasses, click_grades, estimate_examination,
+                               known_examination)
 from rsrank.synthetic import make_letor_like, simulate_clicks
 
 
@@ -233,6 +234,37 @@ def test_positions_without_clicks_keep_a_curve_above_zero(bundled_root):
     sim = simulate_clicks(y, qid, X @ weights, n_sessions=100, click_model="cascade",
                           random_state=0)
     log, rows = entries(sim)
-    graded = grade_clicks(log, rows)
+    # counts alone (no sessions): the position-based model's EM, not the cascade's reading
+    counts = ClickLog(log.qid, log.docid, log.position, log.impressions, log.clicks)
+    graded = grade_clicks(counts, rows)
+    assert isinstance(graded.model, ClickClasses)
     assert np.all(np.isfinite(graded.examination.curve)) and np.all(graded.examination.curve > 0)
     assert np.all(np.isfinite(graded.relevance)) and graded.y.min() >= 0
+
+
+def test_a_cascade_log_is_read_down_to_the_first_click():
+    _, cascade = click_log(n_queries=100, n_sessions=50, model="cascade")
+    log, rows = entries(cascade)
+    assert log.repeat_sessions == 0 and log.clicked_sessions > 20
+    graded = grade_clicks(log, rows)
+    # its curve is the share of sessions that read down to each position
+    first = np.full(cascade.session.max() + 1, 11)
+    np.minimum.at(first, cascade.session, np.where(cascade.click > 0, cascade.position, 11))
+    reach = np.array([np.mean(first >= k) for k in range(1, 11)])
+    np.testing.assert_allclose(graded.examination.curve, reach / reach[0])
+    # a document's clicks count against the sessions that reached it
+    np.testing.assert_array_equal(log.reached <= log.impressions, True)
+    assert np.all(np.isfinite(graded.relevance)) and graded.y.min() >= 0
+    _, position_based = click_log(n_queries=100, n_sessions=50)
+    log, rows = entries(position_based)
+    assert log.repeat_sessions > 0.1 * log.clicked_sessions  # not read as a cascade
+    assert isinstance(grade_clicks(log, rows).model, ClickClasses)
+
+
+def test_a_cascade_model_needs_the_sessions_of_the_vali_log():
+    _, cascade = click_log(n_queries=60, n_sessions=30, model="cascade")
+    log, rows = entries(cascade)
+    model = grade_clicks(log, rows).model
+    aggregated = ClickLog(log.qid, log.docid, log.position, log.impressions, log.clicks)
+    with pytest.raises(ValueError, match="sessions form"):
+        grade_clicks(aggregated, rows, model=model)
