@@ -11,8 +11,14 @@ A click log is a CSV file with a header, in one of two forms:
 Other columns are ignored, and the columns may come in any order. Both
 forms read as a :class:`ClickLog` of counts per query, document and
 position, which is what a position-based model of the users needs; the
-sessions form also keeps its sessions. A problem is one line naming the
-file, its line and the fix.
+sessions form also keeps, per entry, the sessions that reached it (no
+click above it), which a cascade model needs. A problem is one line
+naming the file, its line and the fix.
+
+:func:`grade_clicks` grades the shown documents by their clicks with the
+position's bias taken out (:mod:`rsrank.propensity`);
+:func:`load_click_fold` makes a fold that ``rsrank train --clicks`` trains
+on.
 """
 
 import csv

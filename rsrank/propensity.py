@@ -9,11 +9,14 @@ the same order confounds the two (the top is both examined and
 relevant). :func:`estimate_examination` separates them by what every
 position shares: the documents fall in a few classes of click chance,
 the same at every position, in shares that differ by position; the fit
-is expectation-maximisation over the log's clicks alone. Each document is
-then graded by its expected click chance given its clicks
-(:meth:`ClickClasses.relevance`), and :func:`click_grades` turns that into
-grades whose exp2 gain is linear in it, so the |Delta NDCG| pairs of
-RSRank train on it unchanged.
+is expectation-maximisation over the log's clicks alone. Each document's
+click chance is then its clicks over its examinations, with a prior at
+its position's average (:meth:`ClickClasses.relevance`), and
+:func:`click_grades` turns that into grades whose exp2 gain is linear in
+it, so the |Delta NDCG| pairs of RSRank train on it unchanged. A log of
+users who leave after their first click (the cascade model) is read by
+:func:`cascade_examination` instead: a document was examined in the
+sessions that reached it.
 """
 
 from dataclasses import dataclass
