@@ -268,3 +268,22 @@ def test_a_cascade_model_needs_the_sessions_of_the_vali_log():
     aggregated = ClickLog(log.qid, log.docid, log.position, log.impressions, log.clicks)
     with pytest.raises(ValueError, match="sessions form"):
         grade_clicks(aggregated, rows, model=model)
+
+
+def test_click_data_takes_the_model_kinds_and_exports(click_fold, capsys):
+    fold, logs = click_fold
+    out = logs / "additive"
+    assert main(["train", "--train", str(fold / "train.txt.gz"), "--clicks",
+                 str(logs / "train.clicks.csv"), "--vali", str(fold / "vali.txt.gz"),
+                 "--vali-clicks", str(logs / "vali.clicks.csv"), "--test",
+                 str(fold / "test.txt.gz"), "--additive", "--out", str(out), "--quiet"]) == 0
+    assert (out / "trec" / "Fold1.test.run").is_file()
+    model = RSRank.load(out / "models" / "Fold1.json")
+    assert model.additive and "l1_group" in model.get_params() and model.l1_group > 0
+    solr = logs / "model.solr.json"
+    assert main(["export", str(out / "models" / "Fold1.json"), "--format", "solr",
+                 "--out", str(solr)]) == 0
+    exported = json.loads(solr.read_text())
+    # the ranker alone: exactly the model's kept features (no position term)
+    names = {feature["name"] for feature in exported["features"]}
+    assert names == {name for name, _ in model.selected_features()} and names
