@@ -183,22 +183,8 @@ def _fast_columns(text, form, where, width):
         return None
     if table.shape[1] != width:
         return None
-    values = []
-    for column, index in zip(form, where):
-        texts = np.char.strip(table[:, index])
-        if column in _LOWEST:
-            try:
-                numbers = texts.astype(np.int64)
-            except (ValueError, OverflowError):
-                return None
-            if numbers.min() < _LOWEST[column] or (column == "click" and numbers.max() > 1):
-                return None
-            values.append(numbers)
-        else:
-            if np.any(np.char.str_len(texts) == 0):
-                return None
-            values.append(texts)
-    if form == AGGREGATED_COLUMNS and np.any(values[4] > values[3]):
+    values = _well_formed(form, [np.char.strip(table[:, index]) for index in where])
+    if values is not None and form == AGGREGATED_COLUMNS and np.any(values[4] > values[3]):
         return None  # read row by row, to name the line
     return values
 
@@ -207,27 +193,35 @@ def _columns(path, form, where, rows, lines):
     """The columns of ``form`` of the rows, numbers as int64 arrays: at
     once where every value is well formed, else field by field to name
     the first bad one."""
-    try:
-        values = []
-        for column, index in zip(form, where):
-            texts = [row[index].strip() for row in rows]
-            if column in _LOWEST:
-                numbers = np.array(texts, dtype=np.int64)
-                if len(numbers) and (numbers.min() < _LOWEST[column] or
-                                     (column == "click" and numbers.max() > 1)):
-                    raise ValueError(column)
-                values.append(numbers)
-            else:
-                if not all(texts):
-                    raise ValueError(column)
-                values.append(texts)
+    values = _well_formed(form, [[row[index].strip() for row in rows] for index in where])
+    if values is not None:
         return values
-    except (ValueError, OverflowError):
-        pass
     for line, row in zip(lines, rows):  # the first bad field, named
         for column, index in zip(form, where):
             _field(path, line, column, row[index].strip())
     raise LetorFormatError(path, None, "a value does not read as its column's")  # unreachable
+
+
+def _well_formed(form, texts):
+    """Each column's texts (stripped) as its values, numbers as int64
+    arrays within their bounds; None if any value is not (empty, not a
+    whole number, out of bounds)."""
+    values = []
+    for column, column_texts in zip(form, texts):
+        if column not in _LOWEST:
+            if not all(len(text) for text in column_texts):
+                return None
+            values.append(column_texts)
+            continue
+        try:
+            numbers = np.array(column_texts, dtype=np.int64)
+        except (ValueError, OverflowError):
+            return None
+        if len(numbers) and (numbers.min() < _LOWEST[column] or
+                             (column == "click" and numbers.max() > 1)):
+            return None
+        values.append(numbers)
+    return values
 
 
 #: what each column holds: a whole number at least this, or text

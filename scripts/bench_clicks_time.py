@@ -18,14 +18,13 @@ import csv
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _bench import SHARED_DATA, command_line, write_report  # noqa: E402
+from _bench import SHARED_DATA, command_line, fastest, write_report  # noqa: E402
 from rsrank.datasets import load_letor  # noqa: E402
 from rsrank.writers import write_letor  # noqa: E402
 from rsrank.synthetic import make_letor_like, simulate_clicks  # noqa: E402
@@ -67,12 +66,8 @@ def write_case(fold, directory, sessions):
 
 
 def timed(argv, repeats):
-    best = np.inf
-    for _ in range(repeats):
-        start = time.perf_counter()
-        subprocess.run(argv, check=True, capture_output=True)
-        best = min(best, time.perf_counter() - start)
-    return best
+    """The least wall time of ``repeats`` runs of the command ``argv``."""
+    return fastest(lambda: subprocess.run(argv, check=True, capture_output=True), repeats)
 
 
 def main(argv=None):
