@@ -292,9 +292,12 @@ def _check_exp2_labels(data, gains, convention):
 
 def _metric_on(name, data, fit, convention):
     """``name`` of a :class:`~rsrank.path.PathFit`'s scores on a
-    :class:`QueryData`, per query."""
+    :class:`QueryData`, per query; with query weights, scaled by
+    :func:`rsrank.metrics.weighted_values` (their mean is the weighted
+    mean)."""
     scores = query_scores(fit.model, data, fit.params["n_jobs"])
-    return _metric_per_query(name, data.y, scores, data.groups, convention)
+    return metrics.weighted_values(
+        _metric_per_query(name, data.y, scores, data.groups, convention), data.query_weights)
 
 
 def n_features_used(estimator):

@@ -47,6 +47,7 @@ from ._queries import group_queries
 
 __all__ = [
     "nanmean",
+    "weighted_values",
     "CONVENTIONS",
     "gain_values",
     "discount_values",
@@ -331,11 +332,31 @@ def ndcg_per_query(y_true, y_score, qid=None, k=None, *, convention="standard",
     return _ndcg_from_ranking(ranking, k, s)
 
 
-def nanmean(values):
-    """The mean of the values that are not NaN (NaN when none is)."""
+def nanmean(values, weights=None):
+    """The mean of the values that are not NaN (NaN when none is), each
+    counted ``weights`` times when given (NaN too when those weigh 0)."""
     values = np.asarray(values, dtype=np.float64)
-    kept = values[~np.isnan(values)]
-    return float(kept.mean()) if len(kept) else float("nan")
+    kept = ~np.isnan(values)
+    if weights is None:
+        return float(values[kept].mean()) if kept.any() else float("nan")
+    weights = np.asarray(weights, dtype=np.float64)[kept]
+    total = weights.sum()
+    return float(weights @ values[kept] / total) if total > 0 else float("nan")
+
+
+def weighted_values(values, weights):
+    """``values`` (one per query) scaled so that their plain mean over the
+    non-NaN ones is their mean weighted by ``weights``: each times its
+    weight over the mean weight of those queries (``values`` as they are
+    without weights). A selection that compares means of per-query values
+    then compares the weighted means."""
+    values = np.asarray(values, dtype=np.float64)
+    if weights is None:
+        return values
+    weights = np.asarray(weights, dtype=np.float64)
+    kept = ~np.isnan(values)
+    mean = weights[kept].mean() if kept.any() else 0.0
+    return values * (weights / mean) if mean > 0 else np.full(len(values), np.nan)
 
 
 def _single(values):

@@ -4,7 +4,8 @@ Per query, the documents are ranked by the current scores; every pair with
 ``y_i > y_j`` is weighted by the change in NDCG if the two swapped places
 (``pair_weight="delta_ndcg"``, or 1 with ``"unit"``) and pays
 ``pair_loss(s_i - s_j)``. The objective is the mean of the queries' summed
-pair losses. :meth:`Objective.pairs` gives the arrays the kernels need for
+pair losses, each query's times its weight when the data has
+:attr:`~rsrank.querydata.QueryData.query_weights`. :meth:`Objective.pairs` gives the arrays the kernels need for
 one :class:`~rsrank.querydata.QueryData`; they are made once per data and
 kept there, per (gain, discount, cut-off, loss).
 """
@@ -95,6 +96,18 @@ class Objective:
             return _Labels(gains, inv_ideal, table, max(cutoff, 0))
         return data.memo(("labels", self.gain, self.discount, self.ndcg_k), make)
 
+    def query_factors(self, data):
+        """Each query's factor on its pair weights, as the kernels take it
+        (their ``inv_ideal``): ``1 / ideal DCG`` with swap weights, 1 with
+        unit weights, times the query's weight when ``data`` has them."""
+        def make():
+            factor = (np.ones(data.n_queries) if self.unit_weights
+                      else self._labels(data).inv_ideal)
+            weights = data.query_weights
+            return factor if weights is None else factor * weights
+        return data.memo(("factors", self.gain, self.discount, self.ndcg_k, self.pair_weight),
+                         make)
+
     def pairs(self, data):
         """The :class:`~rsrank._kernels.Pairs` record of ``data`` (made once
         per data and objective)."""
@@ -104,7 +117,7 @@ class Objective:
             n_levels = np.zeros(data.n_queries, dtype=np.int64)
             _kernels.all_query_levels(labels.gains, data.y, data.offsets, labels.discount,
                                       self.loss_code, levels, n_levels)
-            return _kernels.Pairs(labels.gains, data.y, labels.inv_ideal, labels.discount,
+            return _kernels.Pairs(labels.gains, data.y, self.query_factors(data), labels.discount,
                                   labels.cutoff, self.loss_code, self.unit_weights, levels,
                                   n_levels)
         return data.memo(("pairs", self.gain, self.discount, self.ndcg_k, self.pair_loss,
@@ -214,24 +227,25 @@ class Objective:
 
         def make():
             labels = self._labels(data)
+            factors = self.query_factors(data)
             rows = data.rows(view)
             total = None
             for q in range(data.n_queries):
                 lo, hi = int(data.offsets[q]), int(data.offsets[q + 1])
-                if hi - lo < 2 or (labels.inv_ideal[q] == 0 and not self.unit_weights):
+                if hi - lo < 2 or factors[q] == 0:
                     continue
                 if len(rows.bins):  # 0/1 step columns, summed without building them
                     total = np.zeros(int(rows.bins[-1])) if total is None else total
                     values, level = np.unique(labels.gains[lo:hi], return_inverse=True)
                     _kernels.step_curvature(_query_codes(rows, lo, hi), rows.bins, level,
                                             values, labels.discount[:hi - lo],
-                                            labels.inv_ideal[q], self.unit_weights, total)
+                                            factors[q], self.unit_weights, total)
                     continue
                 z = _query_rows(rows, lo, hi, width)
                 if factor is not None:
                     z = z * factor
                 part = _query_curvature(z, labels.gains[lo:hi], labels.discount[:hi - lo],
-                                        labels.inv_ideal[q], self.unit_weights)
+                                        factors[q], self.unit_weights)
                 total = part if total is None else total + part
             if total is None:
                 return np.zeros(len(factor) if factor is not None else width)
@@ -335,15 +349,15 @@ def _query_codes(rows, lo, hi):
                     rows.zero_codes).toarray()
 
 
-def _query_curvature(z, gains, discount, inv_ideal, unit_weights):
+def _query_curvature(z, gains, discount, factor, unit_weights):
     """``sum_{i<j} W_ij (z_i - z_j)^2`` of one query, per column of ``z``
     (rows in rank order; place p has discount ``discount[p]``,
-    non-increasing).
+    non-increasing), ``factor`` the query's (:meth:`Objective.query_factors`).
 
-    Unit weights: every pair of different gains weighs 1, so the sum is
+    Unit weights: every pair of different gains weighs ``factor``, so the sum is
     that over all pairs less that within each gain level, and over a set
     of m rows ``sum_pairs (z_i - z_j)^2 = m sum z^2 - (sum z)^2``. Swap
-    weights ``Z |g_i - g_j| (d_i - d_j)`` (i above j): for each place, the
+    weights ``factor |g_i - g_j| (d_i - d_j)`` (i above j): for each place, the
     partners below it on every other level enter by running sums of 1,
     ``z^2``, d, ``d z^2``, z and ``d z`` from the bottom of the list."""
     squares = z * z
@@ -353,8 +367,8 @@ def _query_curvature(z, gains, discount, inv_ideal, unit_weights):
             m = int(mask.sum())
             s = z[mask].sum(axis=0)
             return m * squares[mask].sum(axis=0) - s * s
-        return spread(np.ones(len(gains), dtype=bool)) - sum(
-            spread(level == v) for v in range(len(values)))
+        return factor * (spread(np.ones(len(gains), dtype=bool)) - sum(
+            spread(level == v) for v in range(len(values))))
     n, L = len(gains), len(values)
     onehot = np.zeros((n, L))
     onehot[np.arange(n), level] = 1.0
@@ -375,4 +389,4 @@ def _query_curvature(z, gains, discount, inv_ideal, unit_weights):
     zi, si = z[:, None, :], squares[:, None, :]
     terms = (d * si * count + d * square_sum - si * d_sum - dsquare_sum
              - 2 * d * zi * z_sum + 2 * zi * dz_sum)
-    return inv_ideal * (weight * terms).sum(axis=(0, 1))
+    return factor * (weight * terms).sum(axis=(0, 1))

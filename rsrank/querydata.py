@@ -27,7 +27,7 @@ from ._queries import QueryGroups, group_queries
 from .binning import PairEncoding, StepEncoding
 from .preprocessing import column_moments, query_normalize
 
-__all__ = ["QueryData", "Rows", "check_labels", "matrix_rows"]
+__all__ = ["QueryData", "Rows", "check_labels", "check_query_weight", "matrix_rows"]
 
 def check_labels(y, n_rows):
     """``y`` as int64 relevance grades, one per row, or ``ValueError``."""
@@ -50,6 +50,26 @@ def check_labels(y, n_rows):
     if len(y) and y.min() < 0:
         raise ValueError(f"y must hold non-negative relevance grades; found {y.min()}")
     return y.astype(np.int64)
+
+
+def check_query_weight(query_weight, offsets, order):
+    """One weight per query from ``query_weight`` (one per input row, the
+    same on every row of a query; rows ``order`` put them in query order),
+    or ``ValueError``."""
+    n_rows = len(order)
+    weight = np.asarray(query_weight, dtype=np.float64)
+    if weight.shape != (n_rows,):
+        raise ValueError(f"query_weight must be one value per row ({n_rows}), got shape "
+                         f"{weight.shape}")
+    if n_rows and not (np.all(np.isfinite(weight)) and weight.min() >= 0):
+        raise ValueError("query_weight must hold finite values >= 0")
+    weight = weight[order]
+    first = weight[offsets[:-1]]
+    varies = np.flatnonzero(weight != np.repeat(first, np.diff(offsets)))
+    if len(varies):
+        raise ValueError(f"query_weight differs within a query (at row {order[varies[0]] + 1}): "
+                         "it weighs whole queries, so give every row of a query the same value")
+    return first
 
 
 def column_names(X):
@@ -182,6 +202,11 @@ class QueryData:
         rows form one query.
     feature_names : list of str, optional
         Names of the columns; a DataFrame's string columns by default.
+    query_weight : array-like of shape (n_rows,), optional
+        A weight per query, given on each of its rows (the same on all):
+        the query's pair losses count that many times in the objective,
+        and its metric that many times in the mean of a validation set.
+        None: every query weighs 1.
 
     Attributes
     ----------
@@ -197,13 +222,15 @@ class QueryData:
     qids : ndarray, shape (n_queries,)
         The qid of each query, increasing.
     feature_names : list of str or None
+    query_weights : ndarray of float64, shape (n_queries,), or None
+        Each query's weight (None: all 1).
     names_from_columns : bool
         The names came from a DataFrame's columns.
     """
 
     rows_in_memory = True  #: the rows are here: an additive model's bins and pairs can be fitted
 
-    def __init__(self, X, y, qid=None, *, feature_names=None):
+    def __init__(self, X, y, qid=None, *, feature_names=None, query_weight=None):
         names_from_columns = False
         if feature_names is None:
             feature_names = column_names(X)
@@ -230,11 +257,14 @@ class QueryData:
                 if X.nnz < 2**31:
                     X.indices = X.indices.astype(np.int32)
                     X.indptr = X.indptr.astype(np.int32)
+        weights = (None if query_weight is None else
+                   check_query_weight(query_weight, groups.offsets, order))
         self._build(X, y, order, groups.offsets, groups.qids, feature_names,
-                    names_from_columns)
+                    names_from_columns, weights)
         self._memo["moments"] = moments  # moments do not depend on the order of the rows
 
-    def _build(self, X, y, order, offsets, qids, feature_names, names_from_columns):
+    def _build(self, X, y, order, offsets, qids, feature_names, names_from_columns,
+               query_weights=None):
         if feature_names is not None:
             feature_names = [str(name) for name in feature_names]
             if len(feature_names) != X.shape[1]:
@@ -242,12 +272,15 @@ class QueryData:
         self._X, self._y, self._order = X, y, order
         self._offsets, self._qids = offsets, qids
         self._feature_names, self._names_from_columns = feature_names, names_from_columns
+        self._query_weights = query_weights
         self._memo = {}
 
     @classmethod
-    def _from_grouped(cls, X, y, order, offsets, qids, feature_names, names_from_columns):
+    def _from_grouped(cls, X, y, order, offsets, qids, feature_names, names_from_columns,
+                      query_weights=None):
         self = cls.__new__(cls)
-        self._build(X, y, order, offsets, qids, feature_names, names_from_columns)
+        self._build(X, y, order, offsets, qids, feature_names, names_from_columns,
+                    query_weights)
         return self
 
     # -- what it holds --------------------------------------------------------
@@ -259,6 +292,7 @@ class QueryData:
     qids = property(lambda self: self._qids)
     feature_names = property(lambda self: self._feature_names)
     names_from_columns = property(lambda self: self._names_from_columns)
+    query_weights = property(lambda self: self._query_weights)
 
     @property
     def n_rows(self):
@@ -308,7 +342,7 @@ class QueryData:
         replaced by ``fill[j]`` (a new matrix; this one is kept)."""
         return QueryData._from_grouped(filled(self._X, fill), self._y, self._order,
                                        self._offsets, self._qids, self._feature_names,
-                                       self._names_from_columns)
+                                       self._names_from_columns, self._query_weights)
 
     def rows(self, view="none"):
         """The :class:`Rows` the kernels read, made once per ``view`` (a
@@ -371,6 +405,8 @@ class QueryData:
             digest = hashlib.sha256()
             digest.update(self._y.tobytes())
             digest.update(self.sizes.astype(np.int64).tobytes())
+            if self._query_weights is not None:
+                digest.update(self._query_weights.tobytes())
             return {"n_rows": self.n_rows, "n_features": self.n_features,
                     "n_queries": self.n_queries,
                     "feature_sum": float(np.nansum(self.moments[1])),
@@ -389,9 +425,10 @@ class QueryData:
                                 for q in queries]) if len(queries)
                 else np.zeros(0, dtype=np.int64))
         offsets = np.r_[0, np.cumsum(sizes)].astype(np.int64)
+        weights = None if self._query_weights is None else self._query_weights[queries]
         return QueryData._from_grouped(self._X[rows], self._y[rows], self._order[rows],
                                        offsets, self._qids[queries], self._feature_names,
-                                       self._names_from_columns)
+                                       self._names_from_columns, weights)
 
     def in_input_order(self, values):
         """``values`` given per stored row, put back in the input's row

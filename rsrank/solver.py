@@ -20,7 +20,7 @@ from sklearn.exceptions import ConvergenceWarning
 from . import _kernels
 from ._compile import choose, settle
 from ._threads import numba_threads, threads
-from .metrics import CONVENTIONS, discount_values, gain_values, mean_ndcg
+from .metrics import CONVENTIONS, discount_values, gain_values, nanmean, ndcg_per_query
 from .model import linear_scores
 from .objective import Objective, check_weights, workspace, workspace_fits
 from .penalty import L1Penalty, check_number
@@ -76,11 +76,12 @@ class Fit:
 
 
 class NDCGMonitor:
-    """Mean NDCG@k of weights on a :class:`~rsrank.querydata.QueryData`,
+    """Mean NDCG@k (weighted by the queries' weights, when the data has
+    them) of weights on a :class:`~rsrank.querydata.QueryData`,
     for the per-epoch bookkeeping: the convention's gains and ideal DCG are
     made once per data, and the top ``k`` of each query is found by a
     kernel (ties in row order). Conventions that break ties otherwise go
-    through :func:`rsrank.metrics.mean_ndcg`."""
+    through :func:`rsrank.metrics.ndcg_per_query`."""
 
     def __init__(self, data, k, convention, *, view="none", scale=None, n_jobs=None):
         self.data, self.k, self.convention, self.n_jobs = data, k, convention, n_jobs
@@ -107,8 +108,8 @@ class NDCGMonitor:
     def __call__(self, w):
         scores = self.scores(w)
         if not self.kernel_ready:
-            return mean_ndcg(self.data.y, scores, self.data.groups, self.k,
-                             convention=self.convention)
+            return nanmean(ndcg_per_query(self.data.y, scores, self.data.groups, self.k,
+                                          convention=self.convention), self.data.query_weights)
         out = np.empty(self.data.n_queries)
         if len(out) == 0:
             return float("nan")
@@ -117,7 +118,7 @@ class NDCGMonitor:
                 self.empty, self.short_zero, out)
         with numba_threads(n):
             choose(_kernels.ndcg_at_serial, _kernels.ndcg_at_parallel, n, args)(*args)
-        return float(out.mean())
+        return nanmean(out, self.data.query_weights)
 
 
 def finite_check(advice):

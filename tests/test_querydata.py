@@ -184,3 +184,62 @@ def test_a_full_batch_first_epoch_loss_is_the_all_zero_models(params, sparse):
     model = RSRank(max_iter=2, **params).fit(data)
     assert model.history_["loss"][0] == pytest.approx(
         model.solver().objective.zero_model_loss(data), rel=1e-12)
+
+
+def _copies(X, y, qid, counts):
+    """Each query of ``(X, y, qid)`` repeated ``counts[q]`` times under new ids."""
+    rows, new_qid = [], []
+    for q, count in zip(np.unique(qid), counts):
+        for copy in range(count):
+            index = np.flatnonzero(qid == q)
+            rows.append(index)
+            new_qid.append(np.full(len(index), 1000 * q + copy))
+    rows = np.concatenate(rows)
+    return X[rows], y[rows], np.concatenate(new_qid)
+
+
+@pytest.mark.parametrize("pair_weight", ["delta_ndcg", "unit"])
+@pytest.mark.parametrize("additive", [False, True])
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**16),
+       counts=st.lists(st.integers(0, 3), min_size=4, max_size=4).filter(any))
+def test_a_query_weighted_k_counts_as_k_copies_of_it(pair_weight, additive, seed, counts):
+    rng = np.random.default_rng(seed)
+    qid = np.repeat([1, 2, 3, 4], [5, 9, 1, 12])
+    X = rng.normal(size=(len(qid), 3))
+    y = rng.integers(0, 4, len(qid))
+    w = rng.normal(size=3)
+    weighted = QueryData(X, y, qid, query_weight=np.repeat(counts, [5, 9, 1, 12]).astype(float))
+    copied = QueryData(*_copies(X, y, qid, counts))
+    objective = Objective(pair_weight=pair_weight)
+    view = "none"
+    if additive:
+        model = RSRank(additive=True, max_bins=4, max_iter=2).fit(X, y, qid=qid).model_
+        view, w = model.view, rng.normal(size=len(model.coef))
+    loss, grad = objective.loss_and_gradient(weighted, w, view=view)
+    expected_loss, expected_grad = objective.loss_and_gradient(copied, w, view=view)
+    np.testing.assert_allclose(loss, expected_loss, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(grad, expected_grad, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        objective.hessian_diagonal(weighted, view=view) * weighted.n_queries,
+        objective.hessian_diagonal(copied, view=view) * copied.n_queries, rtol=1e-10, atol=1e-12)
+
+
+def test_query_weights_weigh_the_validation_mean_and_survive_subsets():
+    rng = np.random.default_rng(0)
+    qid = np.repeat([1, 2, 3], [4, 6, 5])
+    X, y = rng.normal(size=(15, 2)), rng.integers(0, 3, 15)
+    weights = np.repeat([1.0, 3.0, 0.5], [4, 6, 5])
+    data = QueryData(X, y, qid, query_weight=weights)
+    np.testing.assert_array_equal(data.query_weights, [1.0, 3.0, 0.5])
+    np.testing.assert_array_equal(data.subset([0, 2]).query_weights, [1.0, 0.5])
+    assert data.fingerprint != QueryData(X, y, qid).fingerprint
+    per_query = M.ndcg_per_query(y, X[:, 0], qid, 10)
+    expected = np.average(per_query[~np.isnan(per_query)],
+                          weights=np.array([1.0, 3.0, 0.5])[~np.isnan(per_query)])
+    assert M.nanmean(per_query, data.query_weights) == pytest.approx(expected)
+    assert M.nanmean(M.weighted_values(per_query, data.query_weights)) == pytest.approx(expected)
+    with pytest.raises(ValueError, match="differs within a query"):
+        QueryData(X, y, qid, query_weight=np.arange(15.0))
+    with pytest.raises(ValueError, match="finite values >= 0"):
+        QueryData(X, y, qid, query_weight=-weights)

@@ -8,8 +8,10 @@ Conventions shared by every kernel:
   ``gains`` and of ``labels``;
 * ``discount[p]`` is the discount of 0-based position ``p`` and is 0 from the
   cut-off on; ``cutoff`` is the number of positions that can carry weight;
-* ``inv_ideal[q]`` is ``1 / ideal DCG`` of query ``q`` at that cut-off (0
-  when the query has no relevant document);
+* ``inv_ideal[q]`` is query ``q``'s factor on its pair weights: ``1 / ideal
+  DCG`` at that cut-off with swap weights (0 when the query has no relevant
+  document), 1 with unit weights, times the query's weight when queries
+  are weighted;
 * ``X`` is only read. Weights, scores and lambdas are float64 whatever the
   dtype of ``X``.
 

@@ -28,8 +28,9 @@ def step_curvature(codes, bins, level, level_gains, discount, inv_ideal, unit, o
 
     ``level`` is each row's index into ``level_gains`` (the query's
     distinct gains). Unit weights (``unit``): each pair of different levels
-    weighs 1, so a column adds ``k (n - k)`` less the same within each
-    level, ``k`` its rows above the step. Swap weights
+    weighs ``inv_ideal`` (the query's weight), so a column adds that times
+    ``k (n - k)`` less the same within each level, ``k`` its rows above the
+    step. Swap weights
     ``inv_ideal |g_i - g_j| (d_i - d_j)`` (i above j): each row meets the
     rows below it on every other level through running sums of 1, z, d and
     ``d z`` from the bottom of the list (``z^2 = z``)."""
@@ -53,7 +54,7 @@ def step_curvature(codes, bins, level, level_gains, discount, inv_ideal, unit, o
                 value = k * (n - k)
                 for m in range(n_levels):
                     value -= above[m] * (sizes[m] - above[m])
-                out[start + b] += value
+                out[start + b] += inv_ideal * value
             continue
         for b in range(width):
             count[:] = 0.0

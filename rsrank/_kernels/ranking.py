@@ -449,13 +449,13 @@ def ranked_lambdas(order, scores, gains, levels, n_levels, discount, cutoff, inv
         acc = 0.0
         # the levels below the document's own (sigma = +1), then those above
         for q in range(lp):
-            weight = 1.0 if unit_weights else inv_ideal * (level_gain[lp] - level_gain[q])
+            weight = inv_ideal if unit_weights else inv_ideal * (level_gain[lp] - level_gain[q])
             step, value = _level_terms(S, last[q], at_p[q], at_e[q], at_f[q], sp, dp, 1.0,
                                        huber, unit_weights)
             acc += weight * step
             total += weight * value
         for q in range(lp + 1, L):
-            weight = 1.0 if unit_weights else inv_ideal * (level_gain[q] - level_gain[lp])
+            weight = inv_ideal if unit_weights else inv_ideal * (level_gain[q] - level_gain[lp])
             step, value = _level_terms(S, last[q], at_p[q], at_e[q], at_f[q], sp, dp, -1.0,
                                        huber, unit_weights)
             acc += weight * step
@@ -526,7 +526,7 @@ def query_lambdas_from(scores, gains, labels, discount, cutoff, inv_ideal, loss,
     Returns the query's loss; ``lam`` is overwritten.
     """
     n = scores.shape[0]
-    if n < 2 or (inv_ideal == 0.0 and not unit_weights):
+    if n < 2 or inv_ideal == 0.0:
         for r in range(n):
             lam[r] = 0.0
         return 0.0
@@ -555,7 +555,7 @@ def pair_loop_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, loss, 
     n = scores.shape[0]
     for r in range(n):
         lam[r] = 0.0
-    if n < 2 or (inv_ideal == 0.0 and not unit_weights):
+    if n < 2 or inv_ideal == 0.0:
         return 0.0
     top = n if unit_weights else min(n, cutoff)
     # beyond the cut-off every position has discount 0: only the top needs ranking
@@ -578,7 +578,7 @@ def pair_loop_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, loss, 
             if y_a == y_b:
                 continue
             if unit_weights:
-                weight = 1.0
+                weight = inv_ideal
             else:
                 weight = inv_ideal * abs(g_a - g[b]) * abs(d_a - discount[b])
                 if weight == 0.0:
