@@ -32,10 +32,12 @@ from sklearn.utils import Bunch
 
 from ._text import LetorFormatError, open_text, reading
 from .datasets import find_folds, load_files, split_file
-from .layouts import split_queries
-from .propensity import cascade_examination, click_grades, estimate_examination
+from .layouts import held_out_queries
+from .propensity import (CascadeClicks, cascade_examination, click_grades,
+                         estimate_examination)
 
-__all__ = ["ClickLog", "read_click_log", "feature_rows", "grade_clicks", "GradedClicks",
+__all__ = ["ClickLog", "SessionClicks", "read_click_log", "feature_rows", "grade_clicks",
+           "GradedClicks", "session_lists", "click_targets", "MAX_CLICK_WEIGHT",
            "load_click_fold", "load_click_folds", "has_click_logs", "CLICK_FILES",
            "impression_log", "document_keys", "graded_eval_set",
            "SESSION_COLUMNS", "AGGREGATED_COLUMNS"]
@@ -63,6 +65,9 @@ class ClickLog:
     #: the sessions with a click, and those among them with two or more
     clicked_sessions: int = 0
     repeat_sessions: int = 0
+    #: the clicks of the sessions, each with the documents its session showed
+    #: unclicked (a :class:`SessionClicks`; sessions form)
+    session_clicks: object = None
 
     def __post_init__(self):
         n = len(self.qid)
@@ -84,15 +89,21 @@ class ClickLog:
         np.minimum.at(first, session, np.where(click > 0, position, np.iinfo(np.int64).max))
         reached = (position <= first[session]).astype(np.int64)
         per_session = np.bincount(session, weights=click, minlength=count)
-        log = cls.from_counts(qid, docid, position, np.ones_like(click), click, reached)
+        log, entry = cls._summed(qid, docid, position, np.ones_like(click), click, reached)
         return cls(log.qid, log.docid, log.position, log.impressions, log.clicks, count,
                    log.reached, int(np.count_nonzero(per_session)),
-                   int(np.count_nonzero(per_session > 1)))
+                   int(np.count_nonzero(per_session > 1)),
+                   SessionClicks.of(session, entry, position, click, len(log.qid)))
 
     @classmethod
     def from_counts(cls, qid, docid, position, impressions, clicks, reached=None):
         """The log of rows of counts, summed per (query, document, position),
         in the order first seen."""
+        return cls._summed(qid, docid, position, impressions, clicks, reached)[0]
+
+    @classmethod
+    def _summed(cls, qid, docid, position, impressions, clicks, reached):
+        """:meth:`from_counts`'s log and the entry of each row."""
         position = np.asarray(position, dtype=np.int64)
         queries, q = np.unique(np.asarray(qid).astype(str), return_inverse=True)
         documents, d = np.unique(np.asarray(docid).astype(str), return_inverse=True)
@@ -107,7 +118,7 @@ class ClickLog:
                  for values in (impressions, clicks, reached)]
         rows = first[order]
         return cls(queries[q.ravel()[rows]], documents[d.ravel()[rows]], position[rows],
-                   *total[:2], reached=total[2])
+                   *total[:2], reached=total[2]), inverse
 
     @property
     def n_clicks(self):
@@ -120,6 +131,50 @@ class ClickLog:
         shown = np.bincount(self.position, weights=self.impressions, minlength=top_k + 1)
         clicked = np.bincount(self.position, weights=self.clicks, minlength=top_k + 1)
         return np.divide(clicked, shown, out=np.zeros_like(clicked), where=shown > 0)[1:top_k + 1]
+
+
+@dataclass(frozen=True)
+class SessionClicks:
+    """The clicks of a sessions log, each with the documents its session
+    showed and left unclicked: click ``i`` is of log entry ``entry[i]``, in
+    ``count[i]`` sessions that left exactly the entries
+    ``unclicked[offsets[i]:offsets[i + 1]]`` (in position order) unclicked.
+    Identical (click, unclicked documents) of different sessions are one,
+    counted."""
+
+    entry: np.ndarray
+    count: np.ndarray
+    offsets: np.ndarray
+    unclicked: np.ndarray
+
+    @classmethod
+    def of(cls, session, entry, position, click, n_entries):
+        """The clicks of rows with their ``session`` codes (0 to S - 1),
+        log ``entry``, ``position`` and ``click``."""
+        order = np.lexsort((position, session))
+        session, entry, click = session[order], entry[order], click[order]
+        n_sessions = int(session.max()) + 1 if len(session) else 0
+        # a session's unclicked documents, named by a sum of random 64-bit codes
+        # of their entries (two different sets share a name with chance 2^-64)
+        codes = np.random.default_rng(0).integers(1, 2**63, size=max(n_entries, 1),
+                                                  dtype=np.uint64)
+        left = click == 0
+        name = np.zeros(n_sessions, dtype=np.uint64)
+        np.add.at(name, session[left], codes[entry[left]])
+        clicked = np.flatnonzero(click > 0)
+        keys = np.stack([entry[clicked].astype(np.uint64), name[session[clicked]]], axis=1)
+        _, first, count = np.unique(keys, axis=0, return_index=True, return_counts=True)
+        seen = np.argsort(first)  # in the order of the sessions
+        first, count = first[seen], count[seen].astype(np.int64)
+        held = session[clicked[first]]
+        # each kept click's session: its unclicked rows (sorted by session, position)
+        unclicked_session = session[left]
+        start = np.searchsorted(unclicked_session, held)
+        stop = np.searchsorted(unclicked_session, held, side="right")
+        sizes = stop - start
+        offsets = np.r_[0, np.cumsum(sizes)].astype(np.int64)
+        take = np.repeat(start - offsets[:-1], sizes) + np.arange(offsets[-1])
+        return cls(entry[clicked[first]], count, offsets, entry[left][take])
 
 
 def read_click_log(path):
@@ -276,15 +331,30 @@ class GradedClicks:
     """The documents a click log showed, graded by their clicks with the
     position's bias taken out (:mod:`rsrank.propensity`): ``rows`` index
     the features given, ``y`` are the grades, ``relevance`` the estimated
-    click chance when examined, ``examination`` the curve found in this
+    click chance when examined (per document, in the order of their rows), ``examination`` the curve found in this
     log (None when graded by another log's) and ``model`` the classes of
-    click chance that graded them."""
+    click chance that graded them.
+
+    A sessions log of a position-based model is not graded but read as its
+    sessions' clicks (:func:`session_lists`): then ``rows`` repeat, ``lists``
+    names each row's list (one per click, the clicked document above those
+    its session left unclicked) and ``list_weight`` weighs it."""
 
     rows: np.ndarray
     y: np.ndarray
     relevance: np.ndarray
     examination: object
     model: object
+    lists: object = None
+    list_weight: object = None
+
+    def queries(self, X, qid):
+        """``(X, y, qid, query_weight)`` to train on, from the features ``X``
+        and queries ``qid`` the rows index: the graded documents of each
+        query (``query_weight`` None), or the session lists."""
+        if self.lists is None:
+            return X[self.rows], self.y, np.asarray(qid)[self.rows], None
+        return X[self.rows], self.y, self.lists, self.list_weight
 
 
 #: the share of clicked sessions with two or more clicks at or below which
@@ -300,7 +370,70 @@ def reads_to_first_click(log):
             and log.repeat_sessions <= CASCADE_REPEATS * log.clicked_sessions)
 
 
-def grade_clicks(log, rows, *, model=None, propensity=None):
+#: the largest weight of a click in :func:`session_lists`: the examination
+#: of its position is taken as at least 1 / this (of the top's)
+MAX_CLICK_WEIGHT = 100.0
+
+
+def session_lists(log, rows, curve, max_weight=MAX_CLICK_WEIGHT):
+    """The clicks of a sessions ``log`` as weighted lists to train on: per
+    click, the clicked document (grade 1) above the documents its session
+    showed and left unclicked (grade 0), weighing the sessions that gave it
+    over the examination of the clicked position (``curve``, 1 at the top;
+    inverse propensity weighting of pairwise clicks, Joachims et al., WSDM
+    2017). A list whose session clicked everything has no pair and is left
+    out. Returns ``(rows, y, lists, weight)``: per row of the lists, the
+    feature row (from ``rows``, one per log entry), the grade, the list's
+    number and its weight."""
+    clicks = log.session_clicks
+    sizes = np.diff(clicks.offsets)
+    kept = np.flatnonzero(sizes > 0)
+    k = np.minimum(log.position[clicks.entry[kept]], len(curve)) - 1
+    seen = np.nan_to_num(np.asarray(curve, dtype=np.float64)[k], nan=0.0)
+    weight = clicks.count[kept] * np.minimum(
+        1.0 / np.maximum(seen, 1.0 / max_weight), max_weight)
+    lengths = sizes[kept] + 1
+    starts = np.r_[0, np.cumsum(lengths)[:-1]].astype(np.int64)
+    entries = np.empty(int(lengths.sum()), dtype=np.int64)
+    top = np.zeros(len(entries), dtype=bool)
+    top[starts] = True
+    entries[starts] = clicks.entry[kept]
+    entries[~top] = clicks.unclicked[np.repeat(sizes > 0, sizes)]
+    lists = np.repeat(np.arange(len(kept), dtype=np.int64), lengths)
+    return (np.asarray(rows, dtype=np.int64)[entries], top.astype(np.int64), lists,
+            np.repeat(weight, lengths))
+
+
+def click_targets(log, rows, curve, max_weight=MAX_CLICK_WEIGHT):
+    """The clicks of a sessions ``log`` as weighted lists to validate on: per
+    clicked document of a query, every document the query showed, the
+    clicked one graded 1, weighing its clicks over the examination of its
+    position (``curve``). The weighted mean NDCG@k of a ranker over these
+    lists is the inverse-propensity-weighted estimate of its DCG@k over the
+    examined clicks, as a share of the top place's: an unbiased estimate
+    from the clicks (for a position-based model with the true curve), not
+    their raw click NDCG. Returns ``(rows, y, lists, weight)`` as
+    :func:`session_lists`."""
+    rows = np.asarray(rows, dtype=np.int64)
+    k = np.minimum(log.position, len(curve)) - 1
+    seen = np.nan_to_num(np.asarray(curve, dtype=np.float64)[k], nan=0.0)
+    weight = log.clicks * np.minimum(1.0 / np.maximum(seen, 1.0 / max_weight), max_weight)
+    _, query = np.unique(log.qid, return_inverse=True)
+    query = query.ravel()
+    by_query = np.argsort(query, kind="stable")
+    starts = np.searchsorted(query[by_query], np.arange(query.max(initial=-1) + 1))
+    stops = np.searchsorted(query[by_query], np.arange(query.max(initial=-1) + 1), "right")
+    clicked = np.flatnonzero(weight > 0)
+    lengths = stops[query[clicked]] - starts[query[clicked]]
+    lists = np.repeat(np.arange(len(clicked), dtype=np.int64), lengths)
+    offsets = np.r_[0, np.cumsum(lengths)[:-1]]
+    entries = by_query[np.repeat(starts[query[clicked]] - offsets, lengths)
+                       + np.arange(int(lengths.sum()))]
+    y = (entries == np.repeat(clicked, lengths)).astype(np.int64)
+    return rows[entries], y, lists, np.repeat(weight[clicked], lengths)
+
+
+def grade_clicks(log, rows, *, model=None, propensity=None, lists=None):
     """Grade the documents of ``log`` (a :class:`ClickLog` whose entry ``i``
     shows the document of feature row ``rows[i]``, as :func:`feature_rows`
     finds them).
@@ -309,6 +442,11 @@ def grade_clicks(log, rows, *, model=None, propensity=None):
     (the training log's :class:`rsrank.propensity.ClickClasses`, when
     grading the validation log), else fitted to this log with the curve
     ``propensity`` gives per position, else with the curve estimated too.
+
+    A sessions log that is not a cascade's is read as lists unless ``lists``
+    is False: its session lists (:func:`session_lists`, with that curve) to
+    train on, or, when ``model`` is given (a validation log), its click
+    targets (:func:`click_targets`). ``lists`` True requires a sessions log.
     """
     rows = np.asarray(rows, dtype=np.int64)
     docs, document = np.unique(rows, return_inverse=True)
@@ -321,6 +459,16 @@ def grade_clicks(log, rows, *, model=None, propensity=None):
     else:
         examination = None  # the model's
     relevance = model.relevance(*entries, reached=log.reached)
+    cascade = isinstance(model, CascadeClicks)
+    if lists is None:
+        lists = log.session_clicks is not None and not cascade
+    elif lists and (log.session_clicks is None or cascade):
+        raise ValueError("session lists need a sessions log (session,qid,docid,position,click) "
+                         "of a position-based model, not a cascade's or counts")
+    if lists:
+        read = session_lists if examination is not None else click_targets
+        list_rows, y, names, weight = read(log, rows, model.theta)
+        return GradedClicks(list_rows, y, relevance, examination, model, names, weight)
     return GradedClicks(docs, click_grades(relevance, model.gamma.min(), model.gamma.max()),
                         relevance, examination, model)
 
@@ -341,8 +489,10 @@ def load_click_fold(train, train_clicks, vali=None, vali_clicks=None, test=None,
     :func:`rsrank.load_letor`.
 
     Returns a Bunch as :func:`rsrank.layouts.load_splits` gives, with
-    ``examination`` (an :class:`rsrank.propensity.Examination`) and
-    ``clicks`` (the logs' paths).
+    ``examination`` (an :class:`rsrank.propensity.Examination`),
+    ``clicks`` (the logs' paths) and ``query_weights`` (per split, one
+    weight per row of its queries, or None: see
+    :meth:`GradedClicks.queries`).
     """
     if (vali is None) != (vali_clicks is None):
         given, lacking = ("vali", "vali clicks") if vali_clicks is None else ("vali clicks",
@@ -356,7 +506,7 @@ def load_click_fold(train, train_clicks, vali=None, vali_clicks=None, test=None,
     logs = {"train": Path(train_clicks), "vali": None if vali_clicks is None else
             Path(vali_clicks)}
     parts, width = load_files(paths, n_features, return_docids=True, **options)
-    graded, examination, model = {}, None, None
+    graded, queries, examination, model = {}, {}, None, None
     for split in ("train", "vali"):
         if logs[split] is None:
             continue
@@ -369,15 +519,28 @@ def load_click_fold(train, train_clicks, vali=None, vali_clicks=None, test=None,
             raise LetorFormatError(logs[split], None, f"{error} (features: "
                                    f"{paths[split]})") from None
         examination, model = examination or found.examination, found.model
-        graded[split] = (X[found.rows], found.y, qid[found.rows])
+        graded[split] = found.queries(X, qid)
+        if split == "train" and found.lists is not None and logs["vali"] is None:
+            # held-out queries validate on their click targets, as a vali log would
+            targets = click_targets(log, rows, model.theta)
+            graded["held"] = (X[targets[0]], *targets[1:])
+            queries["held"] = np.asarray(qid)[targets[0]]
+        queries[split] = np.asarray(qid)[found.rows]
     if "vali" not in graded:
         fraction = 0.2 if vali_fraction is None else vali_fraction
-        graded["train"], graded["vali"] = split_queries(graded["train"], fraction, random_state)
+        held = held_out_queries(queries["train"], fraction, random_state)
+        source = graded.pop("held", graded["train"])
+        vali_held = np.isin(queries.get("held", queries["train"]),
+                            np.unique(queries["train"][held]))
+        graded["vali"] = tuple(None if part is None else part[vali_held] for part in source)
+        graded["train"] = tuple(None if part is None else part[~held]
+                                for part in graded["train"])
         source = f"{fraction:g} of the training log's queries (seed {random_state})"
     else:
         source = f"{logs['vali']} on {paths['vali']}"
     test_part = parts.get("test")
-    return Bunch(train=graded["train"], vali=graded["vali"],
+    return Bunch(train=graded["train"][:3], vali=graded["vali"][:3],
+                 query_weights={split: graded[split][3] for split in ("train", "vali")},
                  test=None if test_part is None else test_part[:3], n_features=width,
                  fold=fold, paths=paths, vali_source=source, examination=examination,
                  clicks=logs)

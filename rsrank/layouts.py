@@ -59,6 +59,13 @@ def split_queries(data, fraction, random_state):
     """Split ``(X, y, qid)`` into two parts by whole queries: a seeded random
     ``fraction`` of the queries (at least one) goes to the second part."""
     X, y, qid = data[:3]
+    is_held = held_out_queries(qid, fraction, random_state)
+    return (X[~is_held], y[~is_held], qid[~is_held]), (X[is_held], y[is_held], qid[is_held])
+
+
+def held_out_queries(qid, fraction, random_state):
+    """Which rows :func:`split_queries` puts in the second part: those of a
+    seeded random ``fraction`` of the queries of ``qid`` (at least one)."""
     queries = np.unique(qid)
     if not 0 < fraction < 1:
         raise ValueError(f"the validation fraction must be in (0, 1), got {fraction}")
@@ -67,8 +74,7 @@ def split_queries(data, fraction, random_state):
                          "validation file")
     n_held = min(len(queries) - 1, max(1, int(round(fraction * len(queries)))))
     held = check_random_state(random_state).choice(queries, n_held, replace=False)
-    is_held = np.isin(qid, held)
-    return (X[~is_held], y[~is_held], qid[~is_held]), (X[is_held], y[is_held], qid[is_held])
+    return np.isin(qid, held)
 
 
 def load_splits(train, vali=None, test=None, *, vali_fraction=None, random_state=0,

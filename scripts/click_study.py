@@ -9,7 +9,11 @@ NDCG@10 (LETOR's) of
 
 * ``naive``: ``rsrank train`` with each session a query, the click its label;
 * ``debiased``: ``rsrank train --clicks``'s path (the examination estimated
-  from the training log, vali graded by its clicks with that curve);
+  from the training log; a position-based log trains on its session lists,
+  each click over what its session left unclicked, weighted by the inverse
+  of its position's examination; a cascade log on its documents graded by
+  clicks over the sessions that reached them; vali read likewise, with the
+  training log's curve);
 * ``skyline-shown``/``skyline``: ``rsrank train`` on the expert labels of
   the shown documents / of every training document;
 * ``lightgbm``: LGBMRanker-equivalent lambdarank with ``position=`` on the
@@ -69,35 +73,40 @@ def sessions_as_queries(split, sim):
 
 
 def debiased_splits(fold, logs):
-    graded, examination, model = {}, None, None
+    """The debiased path's train and vali (as ``rsrank train --clicks`` makes
+    them: the training log's curve reads both logs), their query weights,
+    vali's shown documents with their expert labels (to judge the judge,
+    never to select) and the curve."""
+    graded, weights, examination, model = {}, {}, None, None
     for split in ("train", "vali"):
         sim = logs[split]
         log = ClickLog.from_sessions(sim.session, sim.qid, sim.docid, sim.position, sim.click)
         X, _, qid = fold[split][:3]
         g = grade_clicks(log, log.docid.astype(np.int64), model=model)
         examination, model = examination or g.examination, g.model
-        graded[split] = (X[g.rows], g.y, qid[g.rows])
-        graded[split + "_labels"] = fold[split][1][g.rows]  # to judge the judge, never to select
-    return graded, examination
+        *graded[split], weights[split] = g.queries(X, qid)
+    return graded, weights, shown(fold["vali"], logs["vali"]), examination
 
 
-def rsrank_test(train, vali, test, seed, additive=False, vali_labels=None):
+def rsrank_test(train, vali, test, seed, additive=False, query_weights=None,
+                vali_shown=None):
     """``rsrank train``'s recipe: per-query test NDCG@10 and the features kept;
-    with ``vali_labels`` (the expert labels of vali's rows), also the selected
-    model's vali NDCG@10 per query by vali's grades and by those labels."""
+    with ``vali_shown`` (vali's shown documents with their expert labels),
+    also the selected model's vali score (the clicks' estimate it was
+    chosen on) and its NDCG@10 on those documents by their labels."""
     estimator, grid = train_recipe(seed=seed, n_jobs="auto", additive=additive)
-    experiment = run_letor_folds([Bunch(train=train, vali=vali, test=test, fold=1)], estimator,
+    experiment = run_letor_folds([Bunch(train=train, vali=vali, test=test, fold=1,
+                                        query_weights=query_weights)], estimator,
                                  grid, within=DEFAULT_WITHIN, vali_cv=vali_folds(DEFAULT_WITHIN))
     fold = experiment.folds[0]
     X, y, qid = test[:3]
     out = {"test": ndcg_per_query(y, fold.model.predict(X), qid, 10, convention="letor").tolist(),
            "n_nonzero": int(fold.n_nonzero)}
-    if vali_labels is not None:
-        Xv, graded, qv = vali[:3]
-        scores = fold.model.predict(Xv)
-        out["vali_by_clicks"] = ndcg_per_query(graded, scores, qv, 10, convention="letor").tolist()
-        out["vali_by_labels"] = ndcg_per_query(vali_labels, scores, qv, 10,
-                                               convention="letor").tolist()
+    if vali_shown is not None:
+        Xv, labels, qv = vali_shown
+        out["vali_by_clicks"] = float(fold.vali_score)
+        out["vali_by_labels"] = float(np.nanmean(ndcg_per_query(
+            labels, fold.model.predict(Xv), qv, 10, convention="letor")))
     return out
 
 
@@ -169,8 +178,9 @@ def run_log(fold, config, seed, peers=True, additive=False):
     out["naive"] = fit(*[sessions_as_queries(fold[s], logs[s]) for s in ("train", "vali")])
     seconds["naive"] = time.perf_counter() - t
     t = time.perf_counter()
-    graded, examination = debiased_splits(fold, logs)
-    out["debiased"] = fit(graded["train"], graded["vali"], vali_labels=graded["vali_labels"])
+    graded, weights, vali_shown, examination = debiased_splits(fold, logs)
+    out["debiased"] = fit(graded["train"], graded["vali"], query_weights=weights,
+                          vali_shown=vali_shown)
     seconds["debiased"] = time.perf_counter() - t
     t = time.perf_counter()
     out["skyline-shown"] = fit(shown(fold["train"], logs["train"]),
@@ -305,8 +315,8 @@ def summarize(runs):
                     np.mean([r["methods"]["skyline-shown"]["n_nonzero"] for r in group]))
         time = np.mean([r["seconds"]["debiased"] / r["seconds"]["skyline-shown"] for r in group])
         error = curve_error(group)
-        judges.extend((np.mean(r["methods"]["debiased"]["vali_by_clicks"]),
-                       np.mean(r["methods"]["debiased"]["vali_by_labels"])) for r in group)
+        judges.extend((r["methods"]["debiased"]["vali_by_clicks"],
+                       r["methods"]["debiased"]["vali_by_labels"]) for r in group)
         cell = lambda m: "" if means[m] is None else f"{means[m]:.4f}"  # noqa: E731
         lines.append(
             f"| {dataset} | {log} | {len(values['naive'])} | {cell('naive')} | {cell('debiased')} | "
@@ -334,8 +344,10 @@ def summarize(runs):
                          f"{len(mine)} logs; significantly below on: {', '.join(worse) or 'none'}.")
     if judges:
         by_clicks, by_labels = np.array(judges).T
-        lines.append(f"- The vali judge (NDCG@10 of the selected model on the vali log's shown "
-                     f"documents, by their click grades / by their expert labels), over "
+        lines.append(f"- The vali judge (the selected model's vali estimate from the clicks: "
+                     f"inverse-propensity-weighted NDCG@10 over the session lists, or NDCG@10 "
+                     f"of the click grades on cascade logs / its NDCG@10 on the vali log's "
+                     f"shown documents by their expert labels), over "
                      f"{len(judges)} runs: means {by_clicks.mean():.4f} / {by_labels.mean():.4f}, "
                      f"correlation {np.corrcoef(by_clicks, by_labels)[0, 1]:.2f}, mean absolute "
                      f"difference {np.mean(np.abs(by_clicks - by_labels)):.4f}.")

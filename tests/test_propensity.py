@@ -8,13 +8,16 @@ import json
 import numpy as np
 import pytest
 
-from rsrank import RSRank
+from rsrank import QueryData, RSRank
 from rsrank.cli import main
-from rsrank.clicks import ClickLog, grade_clicks, impression_log
+from rsrank import metrics as M
+from rsrank.clicks import (ClickLog, click_targets, grade_clicks, impression_log, load_click_fold,
+                           session_lists)
 from rsrank.datasets import load_letor
+from rsrank.objective import Objective
 from rsrank.propensity import (ClickClasses, click_grades, estimate_examination,
                                known_examination)
-from rsrank.synthetic import make_letor_like, simulate_clicks
+from rsrank.synthetic import examination_curve, make_letor_like, simulate_clicks
 
 
 def click_log(eta=1.0, n_queries=300, n_sessions=100, seed=0, model="position"):
@@ -279,7 +282,8 @@ def test_click_data_takes_the_model_kinds_and_exports(click_fold, capsys):
                  str(fold / "test.txt.gz"), "--additive", "--out", str(out), "--quiet"]) == 0
     assert (out / "trec" / "Fold1.test.run").is_file()
     model = RSRank.load(out / "models" / "Fold1.json")
-    assert model.additive and "l1_group" in model.get_params() and model.l1_group > 0
+    # additive, and sparse as on labels (the path's selection; a relaxed refit has no penalty)
+    assert model.additive and 0 < len(model.selected_features()) < model.n_features_in_
     solr = logs / "model.solr.json"
     assert main(["export", str(out / "models" / "Fold1.json"), "--format", "solr",
                  "--out", str(solr)]) == 0
@@ -287,3 +291,90 @@ def test_click_data_takes_the_model_kinds_and_exports(click_fold, capsys):
     # the ranker alone: exactly the model's kept features (no position term)
     names = {feature["name"] for feature in exported["features"]}
     assert names == {name for name, _ in model.selected_features()} and names
+
+
+def test_session_clicks_keep_each_click_with_what_its_session_left_unclicked():
+    session = [1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4]
+    qid = ["a"] * 9 + ["b"] * 3
+    docid = ["x", "y", "z"] * 4
+    position = [1, 2, 3] * 4
+    click = [1, 0, 0, 1, 0, 0, 1, 1, 0, 0, 0, 1]
+    log = ClickLog.from_sessions(session, qid, docid, position, click)
+    clicks = log.session_clicks
+    # entries: a/x a/y a/z b/x b/y b/z; sessions 1 and 2 are the same click of x over y, z
+    assert clicks.entry.tolist() == [0, 0, 1, 5] and clicks.count.tolist() == [2, 1, 1, 1]
+    lists = [clicks.unclicked[a:b].tolist() for a, b in zip(clicks.offsets[:-1],
+                                                            clicks.offsets[1:])]
+    assert lists == [[1, 2], [2], [2], [3, 4]]
+    rows, y, names, weight = session_lists(log, np.arange(6) * 10, np.array([1.0, 0.5, 0.25]))
+    assert rows.tolist() == [0, 10, 20, 0, 20, 10, 20, 50, 30, 40]
+    assert y.tolist() == [1, 0, 0, 1, 0, 1, 0, 1, 0, 0]
+    assert names.tolist() == [0, 0, 0, 1, 1, 2, 2, 3, 3, 3]
+    # sessions over the examination of the clicked position (z at 3: 1 / 0.25)
+    assert weight.tolist() == [2.0] * 3 + [1.0] * 2 + [2.0] * 2 + [4.0] * 3
+
+
+@pytest.mark.parametrize("max_weight", [3.0, 100.0])
+def test_session_lists_give_the_inverse_propensity_weighted_pair_loss_of_the_sessions(
+        max_weight):
+    # brute force: every session, every clicked document over every document it
+    # left unclicked, the pair's loss over the examination of the clicked position
+    data, sim = click_log(n_queries=8, n_sessions=30, eta=1.5)
+    log, rows = entries(sim)
+    curve = examination_curve(10, 1.5)
+    w = np.random.default_rng(1).normal(size=data.X.shape[1])
+    scores = data.X @ w
+    expected = 0.0
+    gradient = np.zeros(len(w))
+    for s in np.unique(sim.session):
+        mine = sim.session == s
+        docs, clicked, place = sim.docid[mine], sim.click[mine], sim.position[mine]
+        for i in np.flatnonzero(clicked):
+            weight = min(1.0 / curve[place[i] - 1], max_weight)
+            for j in np.flatnonzero(clicked == 0):
+                margin = scores[docs[i]] - scores[docs[j]]
+                expected += weight * (max(0.0, 1 - margin) ** 2 if margin >= -1 else -4 * margin)
+                slope = (-2 * max(0.0, 1 - margin) if margin >= -1 else -4.0)
+                gradient += weight * slope * (data.X[docs[i]] - data.X[docs[j]])
+    list_rows, y, names, weight = session_lists(log, rows, curve, max_weight)
+    lists = QueryData(data.X[list_rows], y, names, query_weight=weight)
+    loss, grad = Objective(pair_weight="unit").loss_and_gradient(lists, w)
+    assert loss == pytest.approx(expected, rel=1e-9)
+    np.testing.assert_allclose(grad, gradient, rtol=1e-9, atol=1e-9)
+
+
+def test_a_position_based_sessions_log_trains_on_session_lists_and_validates_on_targets(
+        click_fold):
+    fold, logs = click_fold
+    data = load_click_fold(fold / "train.txt.gz", logs / "train.clicks.csv",
+                           fold / "vali.txt.gz", logs / "vali.clicks.csv")
+    for split in ("train", "vali"):
+        X, y, lists = data[split]  # one clicked document per list
+        weights = data.query_weights[split]
+        assert weights is not None and len(weights) == len(y) == X.shape[0]
+        np.testing.assert_array_equal(np.bincount(np.unique(lists, return_inverse=True)[1],
+                                                  weights=y), 1)
+    # vali's lists are its click targets: every document its query showed, one clicked
+    X, y, lists = data.vali
+    sizes = np.bincount(np.unique(lists, return_inverse=True)[1])
+    assert set(sizes) <= {10}  # the simulated engine shows 10 documents a query
+    # without a vali log, a fifth of the training queries validates on their click targets
+    held = load_click_fold(fold / "train.txt.gz", logs / "train.clicks.csv")
+    assert 0.6 * len(data.train[1]) < len(held.train[1]) < 0.95 * len(data.train[1])
+    assert set(np.bincount(np.unique(held.vali[2], return_inverse=True)[1])) <= {10}
+    assert np.all(held.query_weights["vali"] > 0)
+
+
+def test_click_targets_weigh_each_click_by_its_position_and_show_the_whole_query():
+    log = ClickLog.from_sessions([1, 1, 1, 2, 2, 2], ["a"] * 6, ["x", "y", "z"] * 2,
+                                 [1, 2, 3] * 2, [1, 0, 1, 0, 0, 1])
+    rows, y, lists, weight = click_targets(log, np.array([7, 8, 9]), np.array([1.0, 0.5, 0.25]))
+    assert rows.tolist() == [7, 8, 9, 7, 8, 9] and y.tolist() == [1, 0, 0, 0, 0, 1]
+    assert lists.tolist() == [0, 0, 0, 1, 1, 1]
+    assert weight.tolist() == [1.0] * 3 + [8.0] * 3  # z: 2 clicks at examination 0.25
+    # the weighted mean NDCG@10 is the clicks' inverse-propensity-weighted DCG share:
+    # scoring z first puts x at rank 2
+    data = QueryData(np.array([[1.0], [0.0], [2.0]])[rows - 7], y, lists, query_weight=weight)
+    per_list = M.ndcg_per_query(data.y, data.X[:, 0], data.groups, 10, convention="standard")
+    expected = (1.0 * (1 / np.log2(3)) + 8.0 * 1.0) / 9.0
+    assert M.nanmean(per_list, data.query_weights) == pytest.approx(expected)

@@ -226,7 +226,10 @@ def _train(args):
             features = read_feature_names(args.feature_names, width)  # its errors: at once
             if width is None:  # each fold's names are fitted to its width once it is read
                 features = functools.partial(read_feature_names, args.feature_names)
-        seeds, vali_cv = _seeds(args), _vali_cv(args)
+        seeds = _seeds(args)
+        # click data selects on the vali log's estimate alone (the training log's lists
+        # are not queries to judge on) unless --vali-cv says otherwise
+        vali_cv = None if examinations is not None and args.vali_cv is None else _vali_cv(args)
         bar = not args.quiet and on_terminal() and not args.scheduler and args.jobs == 1
         progress = _Progress(_fits(data, args, grid, seeds, vali_cv) if bar else None)
         options = dict(**loading(args), select=args.select,
