@@ -37,7 +37,7 @@ from .propensity import (CascadeClicks, cascade_examination, click_grades,
                          estimate_examination)
 
 __all__ = ["ClickLog", "SessionClicks", "read_click_log", "feature_rows", "grade_clicks",
-           "GradedClicks", "session_lists", "click_targets", "MAX_CLICK_WEIGHT",
+           "GradedClicks", "session_lists", "MAX_CLICK_WEIGHT",
            "load_click_fold", "load_click_folds", "has_click_logs", "CLICK_FILES",
            "impression_log", "document_keys", "graded_eval_set",
            "SESSION_COLUMNS", "AGGREGATED_COLUMNS"]
@@ -404,35 +404,6 @@ def session_lists(log, rows, curve, max_weight=MAX_CLICK_WEIGHT):
             np.repeat(weight, lengths))
 
 
-def click_targets(log, rows, curve, max_weight=MAX_CLICK_WEIGHT):
-    """The clicks of a sessions ``log`` as weighted lists to validate on: per
-    clicked document of a query, every document the query showed, the
-    clicked one graded 1, weighing its clicks over the examination of its
-    position (``curve``). The weighted mean NDCG@k of a ranker over these
-    lists is the inverse-propensity-weighted estimate of its DCG@k over the
-    examined clicks, as a share of the top place's: an unbiased estimate
-    from the clicks (for a position-based model with the true curve), not
-    their raw click NDCG. Returns ``(rows, y, lists, weight)`` as
-    :func:`session_lists`."""
-    rows = np.asarray(rows, dtype=np.int64)
-    k = np.minimum(log.position, len(curve)) - 1
-    seen = np.nan_to_num(np.asarray(curve, dtype=np.float64)[k], nan=0.0)
-    weight = log.clicks * np.minimum(1.0 / np.maximum(seen, 1.0 / max_weight), max_weight)
-    _, query = np.unique(log.qid, return_inverse=True)
-    query = query.ravel()
-    by_query = np.argsort(query, kind="stable")
-    starts = np.searchsorted(query[by_query], np.arange(query.max(initial=-1) + 1))
-    stops = np.searchsorted(query[by_query], np.arange(query.max(initial=-1) + 1), "right")
-    clicked = np.flatnonzero(weight > 0)
-    lengths = stops[query[clicked]] - starts[query[clicked]]
-    lists = np.repeat(np.arange(len(clicked), dtype=np.int64), lengths)
-    offsets = np.r_[0, np.cumsum(lengths)[:-1]]
-    entries = by_query[np.repeat(starts[query[clicked]] - offsets, lengths)
-                       + np.arange(int(lengths.sum()))]
-    y = (entries == np.repeat(clicked, lengths)).astype(np.int64)
-    return rows[entries], y, lists, np.repeat(weight[clicked], lengths)
-
-
 def grade_clicks(log, rows, *, model=None, propensity=None, lists=None):
     """Grade the documents of ``log`` (a :class:`ClickLog` whose entry ``i``
     shows the document of feature row ``rows[i]``, as :func:`feature_rows`
@@ -443,10 +414,9 @@ def grade_clicks(log, rows, *, model=None, propensity=None, lists=None):
     grading the validation log), else fitted to this log with the curve
     ``propensity`` gives per position, else with the curve estimated too.
 
-    A sessions log that is not a cascade's is read as lists unless ``lists``
-    is False: its session lists (:func:`session_lists`, with that curve) to
-    train on, or, when ``model`` is given (a validation log), its click
-    targets (:func:`click_targets`). ``lists`` True requires a sessions log.
+    A sessions log that is not a cascade's is read as its session lists
+    (:func:`session_lists`, with that curve) unless ``lists`` is False;
+    ``lists`` True requires a sessions log.
     """
     rows = np.asarray(rows, dtype=np.int64)
     docs, document = np.unique(rows, return_inverse=True)
@@ -466,8 +436,7 @@ def grade_clicks(log, rows, *, model=None, propensity=None, lists=None):
         raise ValueError("session lists need a sessions log (session,qid,docid,position,click) "
                          "of a position-based model, not a cascade's or counts")
     if lists:
-        read = session_lists if examination is not None else click_targets
-        list_rows, y, names, weight = read(log, rows, model.theta)
+        list_rows, y, names, weight = session_lists(log, rows, model.theta)
         return GradedClicks(list_rows, y, relevance, examination, model, names, weight)
     return GradedClicks(docs, click_grades(relevance, model.gamma.min(), model.gamma.max()),
                         relevance, examination, model)
@@ -520,21 +489,13 @@ def load_click_fold(train, train_clicks, vali=None, vali_clicks=None, test=None,
                                    f"{paths[split]})") from None
         examination, model = examination or found.examination, found.model
         graded[split] = found.queries(X, qid)
-        if split == "train" and found.lists is not None and logs["vali"] is None:
-            # held-out queries validate on their click targets, as a vali log would
-            targets = click_targets(log, rows, model.theta)
-            graded["held"] = (X[targets[0]], *targets[1:])
-            queries["held"] = np.asarray(qid)[targets[0]]
         queries[split] = np.asarray(qid)[found.rows]
     if "vali" not in graded:
         fraction = 0.2 if vali_fraction is None else vali_fraction
         held = held_out_queries(queries["train"], fraction, random_state)
-        source = graded.pop("held", graded["train"])
-        vali_held = np.isin(queries.get("held", queries["train"]),
-                            np.unique(queries["train"][held]))
-        graded["vali"] = tuple(None if part is None else part[vali_held] for part in source)
-        graded["train"] = tuple(None if part is None else part[~held]
-                                for part in graded["train"])
+        graded["train"], graded["vali"] = (
+            tuple(None if part is None else part[keep] for part in graded["train"])
+            for keep in (~held, held))
         source = f"{fraction:g} of the training log's queries (seed {random_state})"
     else:
         source = f"{logs['vali']} on {paths['vali']}"

@@ -77,11 +77,13 @@ def parse_metric(name):
     return kind, int(match.group(2))
 
 
-def _metric_per_query(name, y, scores, qid, convention):
-    """The metric ``name`` per query (NaN for a query the convention skips)."""
+def _metric_per_query(name, y, scores, qid, convention, short_list=None):
+    """The metric ``name`` per query (NaN for a query the convention skips);
+    ``short_list`` overrides the convention's rule for NDCG."""
     kind, k = parse_metric(name)
     if kind == "ndcg":
-        return metrics.ndcg_per_query(y, scores, qid, k, convention=convention)
+        return metrics.ndcg_per_query(y, scores, qid, k, convention=convention,
+                                      short_list=short_list)
     if kind == "p":
         return metrics.precision_per_query(y, scores, qid, k,
                                            short_list=metrics.precision_short_list(convention))
@@ -297,10 +299,14 @@ def _metric_on(name, data, fit, convention):
     """``name`` of a :class:`~rsrank.path.PathFit`'s scores on a
     :class:`QueryData`, per query; with query weights, scaled by
     :func:`rsrank.metrics.weighted_values` (their mean is the weighted
-    mean)."""
+    mean), and a list shorter than k scored on what it holds (weighted
+    queries are lists of clicks, :func:`rsrank.clicks.session_lists`, not
+    queries that LETOR's rule would zero)."""
     scores = query_scores(fit.model, data, fit.params["n_jobs"])
+    weights = data.query_weights
     return metrics.weighted_values(
-        _metric_per_query(name, data.y, scores, data.groups, convention), data.query_weights)
+        _metric_per_query(name, data.y, scores, data.groups, convention,
+                          short_list=None if weights is None else "truncate"), weights)
 
 
 def n_features_used(estimator):

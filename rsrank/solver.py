@@ -97,7 +97,10 @@ class NDCGMonitor:
                 return gains, discount, _kernels.ideal_dcg(gains, data.offsets, discount)
             self.gains, self.discount, self.ideal = data.memo(("ndcg", convention, k), make)
             self.empty = float(settings["empty"])
-            self.short_zero = settings["short_list"] == "zero"
+            # weighted queries are lists of clicks, scored on what they hold (as selection
+            # scores them, rsrank.experiments)
+            self.short_zero = (settings["short_list"] == "zero"
+                               and data.query_weights is None)
 
     def scores(self, w):
         """Scores of the stored rows at ``w``."""
@@ -108,8 +111,11 @@ class NDCGMonitor:
     def __call__(self, w):
         scores = self.scores(w)
         if not self.kernel_ready:
+            weights = self.data.query_weights
             return nanmean(ndcg_per_query(self.data.y, scores, self.data.groups, self.k,
-                                          convention=self.convention), self.data.query_weights)
+                                          convention=self.convention,
+                                          short_list=None if weights is None else "truncate"),
+                           weights)
         out = np.empty(self.data.n_queries)
         if len(out) == 0:
             return float("nan")

@@ -11,9 +11,10 @@ import pytest
 from rsrank import QueryData, RSRank
 from rsrank.cli import main
 from rsrank import metrics as M
-from rsrank.clicks import (ClickLog, click_targets, grade_clicks, impression_log, load_click_fold,
+from rsrank.clicks import (ClickLog, grade_clicks, impression_log, load_click_fold,
                            session_lists)
 from rsrank.datasets import load_letor
+from rsrank.experiments import fit_and_select
 from rsrank.objective import Objective
 from rsrank.propensity import (ClickClasses, click_grades, estimate_examination,
                                known_examination)
@@ -343,8 +344,7 @@ def test_session_lists_give_the_inverse_propensity_weighted_pair_loss_of_the_ses
     np.testing.assert_allclose(grad, gradient, rtol=1e-9, atol=1e-9)
 
 
-def test_a_position_based_sessions_log_trains_on_session_lists_and_validates_on_targets(
-        click_fold):
+def test_a_position_based_sessions_log_trains_and_validates_on_its_session_lists(click_fold):
     fold, logs = click_fold
     data = load_click_fold(fold / "train.txt.gz", logs / "train.clicks.csv",
                            fold / "vali.txt.gz", logs / "vali.clicks.csv")
@@ -354,27 +354,21 @@ def test_a_position_based_sessions_log_trains_on_session_lists_and_validates_on_
         assert weights is not None and len(weights) == len(y) == X.shape[0]
         np.testing.assert_array_equal(np.bincount(np.unique(lists, return_inverse=True)[1],
                                                   weights=y), 1)
-    # vali's lists are its click targets: every document its query showed, one clicked
-    X, y, lists = data.vali
-    sizes = np.bincount(np.unique(lists, return_inverse=True)[1])
-    assert set(sizes) <= {10}  # the simulated engine shows 10 documents a query
-    # without a vali log, a fifth of the training queries validates on their click targets
+    # without a vali log, the lists of a fifth of the training queries validate
     held = load_click_fold(fold / "train.txt.gz", logs / "train.clicks.csv")
+    assert len(held.train[1]) + len(held.vali[1]) == len(data.train[1])
     assert 0.6 * len(data.train[1]) < len(held.train[1]) < 0.95 * len(data.train[1])
-    assert set(np.bincount(np.unique(held.vali[2], return_inverse=True)[1])) <= {10}
-    assert np.all(held.query_weights["vali"] > 0)
 
 
-def test_click_targets_weigh_each_click_by_its_position_and_show_the_whole_query():
-    log = ClickLog.from_sessions([1, 1, 1, 2, 2, 2], ["a"] * 6, ["x", "y", "z"] * 2,
-                                 [1, 2, 3] * 2, [1, 0, 1, 0, 0, 1])
-    rows, y, lists, weight = click_targets(log, np.array([7, 8, 9]), np.array([1.0, 0.5, 0.25]))
-    assert rows.tolist() == [7, 8, 9, 7, 8, 9] and y.tolist() == [1, 0, 0, 0, 0, 1]
-    assert lists.tolist() == [0, 0, 0, 1, 1, 1]
-    assert weight.tolist() == [1.0] * 3 + [8.0] * 3  # z: 2 clicks at examination 0.25
-    # the weighted mean NDCG@10 is the clicks' inverse-propensity-weighted DCG share:
-    # scoring z first puts x at rank 2
-    data = QueryData(np.array([[1.0], [0.0], [2.0]])[rows - 7], y, lists, query_weight=weight)
-    per_list = M.ndcg_per_query(data.y, data.X[:, 0], data.groups, 10, convention="standard")
-    expected = (1.0 * (1 / np.log2(3)) + 8.0 * 1.0) / 9.0
-    assert M.nanmean(per_list, data.query_weights) == pytest.approx(expected)
+def test_a_weighted_vali_scores_short_lists_on_what_they_hold():
+    # lists of clicks shorter than k are not short LETOR queries, which score 0:
+    # two documents each, the click first or second, both undiscounted by LETOR
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y, lists = np.tile([1, 0], 20), np.repeat(np.arange(20), 2)
+    vali = QueryData(X, y, lists, query_weight=np.repeat(rng.uniform(1, 5, 20), 2))
+    train = QueryData(X, y, lists)
+    selection = fit_and_select(RSRank(max_iter=3), [{}], train, vali)
+    assert selection.vali_score == pytest.approx(1.0)
+    unweighted = fit_and_select(RSRank(max_iter=3), [{}], train, QueryData(X, y, lists))
+    assert unweighted.vali_score == 0.0  # LETOR's rule for queries shorter than 10
