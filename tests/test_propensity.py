@@ -10,7 +10,6 @@ import pytest
 
 from rsrank import QueryData, RSRank
 from rsrank.cli import main
-from rsrank import metrics as M
 from rsrank.clicks import (ClickLog, grade_clicks, impression_log, load_click_fold,
                            session_lists)
 from rsrank.datasets import load_letor
