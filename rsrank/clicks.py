@@ -35,6 +35,7 @@ from .datasets import find_folds, load_files, split_file
 from .layouts import held_out_queries
 from .propensity import (CascadeClicks, cascade_examination, click_grades,
                          estimate_examination)
+from .querydata import QueryData
 
 __all__ = ["ClickLog", "SessionClicks", "read_click_log", "feature_rows", "grade_clicks",
            "GradedClicks", "session_lists", "MAX_CLICK_WEIGHT",
@@ -540,16 +541,20 @@ def _optional_split(root, fold, split):
         return None
 
 
-def impression_log(X, clicks, qid, position, impressions=None):
+def impression_log(X, clicks, qid, position, impressions=None, session=None):
     """The :class:`ClickLog` of one row per impression (LightGBM's layout:
     ``X`` the shown document's features, ``clicks`` 0 or 1, ``qid``,
-    ``position`` with 1 the top), or of one row per document and position
-    with ``impressions`` given (``clicks`` then counts); and for each of
-    its entries the first row of its document. A query's rows with the
-    same features are one document."""
+    ``position`` with 1 the top; with ``session``, each row's session, as
+    a sessions log has it), or of one row per document and position with
+    ``impressions`` given (``clicks`` then counts); and for each of its
+    entries the first row of its document. A query's rows with the same
+    features are one document."""
     clicks = np.asarray(clicks)
     qid, position = np.asarray(qid), np.asarray(position)
     n = X.shape[0]
+    if session is not None and impressions is not None:
+        raise ValueError("a row of a session is one impression: give session or impressions, "
+                         "not both")
     impressions = np.ones(n, dtype=np.int64) if impressions is None else np.asarray(impressions)
     for name, values in (("clicks", clicks), ("qid", qid), ("position", position),
                          ("impressions", impressions)):
@@ -564,26 +569,34 @@ def impression_log(X, clicks, qid, position, impressions=None):
             raise ValueError(f"{name} must be at least {lowest}; got {values.min()}")
     if np.any(clicks > impressions):
         raise ValueError("a row has more clicks than impressions")
+    if session is not None:
+        session = np.asarray(session)
+        if session.shape != (n,):
+            raise ValueError(f"session must have one entry per row of X ({n}), got shape "
+                             f"{session.shape}")
     keys = document_keys(X, qid)
     _, first, document = np.unique(keys, return_index=True, return_inverse=True)
-    log = ClickLog.from_counts(qid.astype(str), first[document.ravel()].astype(str),
-                               position.astype(np.int64), impressions.astype(np.int64),
-                               clicks.astype(np.int64))
+    columns = (qid.astype(str), first[document.ravel()].astype(str), position.astype(np.int64))
+    log = (ClickLog.from_counts(*columns, impressions.astype(np.int64), clicks.astype(np.int64))
+           if session is None else ClickLog.from_sessions(session, *columns,
+                                                          clicks.astype(np.int64)))
     return log, log.docid.astype(np.int64)
 
 
 def graded_eval_set(eval_set, model):
-    """A validation click log ``(X_val, clicks_val, qid_val, position_val)``
-    graded by the training log's ``model``: ``(X, y, qid)`` of its shown
-    documents."""
-    if not isinstance(eval_set, (tuple, list)) or len(eval_set) != 4:
+    """A validation click log ``(X_val, clicks_val, qid_val, position_val[,
+    session_val])`` read with the training log's ``model``: ``(X, y, qid)``
+    of its graded documents, or a weighted
+    :class:`~rsrank.querydata.QueryData` of its session lists."""
+    if not isinstance(eval_set, (tuple, list)) or len(eval_set) not in (4, 5):
         raise ValueError("with position, eval_set is a click log too: (X_val, clicks_val, "
-                         "qid_val, position_val)")
-    X, clicks, qid, position = eval_set
+                         "qid_val, position_val[, session_val])")
+    X, clicks, qid, position, *session = eval_set
     if not hasattr(X, "tocsr"):
         X = np.asarray(X)
-    vali = grade_clicks(*impression_log(X, clicks, qid, position), model=model)
-    return X[vali.rows], vali.y, np.asarray(qid)[vali.rows]
+    log, rows = impression_log(X, clicks, qid, position, session=(session or [None])[0])
+    X, y, queries, weight = grade_clicks(log, rows, model=model).queries(X, qid)
+    return (X, y, queries) if weight is None else QueryData(X, y, queries, query_weight=weight)
 
 
 def document_keys(X, qid):

@@ -109,14 +109,20 @@ def _prepare_file(path, n_features):
     return QueryData(*load_letor(path, n_features=n_features))
 
 
-def _partition_log(X, clicks, qid, position, impressions):
+def _partition_log(X, clicks, qid, position, impressions, session=None):
     """A partition's clicks and impressions per (query, document key,
-    position), and per document key its features, query and first row."""
+    position), or with ``session`` its rows (session, query, document key,
+    position, click); and per document key its features, query and first
+    row."""
     X, qid = np.asarray(X), np.asarray(qid)
     keys = document_keys(X, qid)
-    log = ClickLog.from_counts(qid, keys, position, impressions, clicks)
+    if session is None:
+        log = ClickLog.from_counts(qid, keys, position, impressions, clicks)
+        counts = (log.qid, log.docid, log.position, log.impressions, log.clicks)
+    else:
+        counts = (np.asarray(session), qid.astype(str), keys, np.asarray(position),
+                  np.asarray(clicks))
     _, first = np.unique(keys, return_index=True)
-    counts = (log.qid, log.docid, log.position, log.impressions, log.clicks)
     return counts, keys[first], X[first], qid[first], first
 
 
@@ -202,7 +208,7 @@ class DaskRSRank(RSRank):
         return default_client()
 
     def fit(self, X, y, *, qid, eval_set=None, coef_init=None, position=None,
-            impressions=None, propensity=None):
+            impressions=None, propensity=None, session=None):
         """Train on dask arrays (or a dask DataFrame ``X``) whose partitions
         hold whole queries, or on a click log.
 
@@ -212,15 +218,17 @@ class DaskRSRank(RSRank):
         y, qid : dask arrays chunked like the rows of ``X``
         eval_set : tuple (X_val, y_val, qid_val) of in-memory arrays or QueryData, optional
         coef_init : array-like, optional
-        position, impressions, propensity : optional
-            A click log, as :meth:`RSRank.fit` takes one (``position`` and
-            ``impressions`` dask arrays chunked like ``X``; ``eval_set``
-            then ``(X_val, clicks_val, qid_val, position_val)`` in memory).
-            Its partitions may split a query (partitioned by session, say):
-            the workers count each partition's clicks per document and
-            position, the counts are summed here, the documents graded
-            (:func:`rsrank.clicks.grade_clicks`), and the graded documents
-            trained on in partitions of whole queries.
+        position, impressions, propensity, session : optional
+            A click log, as :meth:`RSRank.fit` takes one (``position``,
+            ``impressions`` and ``session`` dask arrays chunked like ``X``;
+            ``eval_set`` then ``(X_val, clicks_val, qid_val, position_val[,
+            session_val])`` in memory). Its partitions may split a query
+            (partitioned by session, say): the workers count each
+            partition's clicks per document and position (or, with
+            ``session``, name its documents), the log is gathered here and
+            read (:func:`rsrank.clicks.grade_clicks`), and its graded
+            documents or session lists trained on in partitions of whole
+            queries.
         """
         if qid is None:
             raise ValueError("DaskRSRank.fit needs qid=... (a dask array of query ids, chunked "
@@ -232,32 +240,44 @@ class DaskRSRank(RSRank):
         if not (X.chunks[0] == y.chunks[0] == qid.chunks[0]):
             raise ValueError("X, y and qid must have the same row chunks")
         client = self._client()
+        weight = None
         if position is not None:
-            X, y, qid, eval_set = self._graded_log(client, X, y, qid, position, impressions,
-                                                   propensity, eval_set)
-        elif impressions is not None or propensity is not None:
-            raise ValueError("impressions and propensity describe a click log: give position "
-                             "too (the position of each row, 1 the top)")
+            X, y, qid, weight, eval_set = self._graded_log(
+                client, X, y, qid, position, impressions, propensity, session, eval_set)
+        elif impressions is not None or propensity is not None or session is not None:
+            raise ValueError("impressions, propensity and session describe a click log: give "
+                             "position too (the position of each row, 1 the top)")
         check_query_partitions(qid)
-        parts = zip(X.to_delayed().ravel(), y.to_delayed().ravel(), qid.to_delayed().ravel())
-        futures = [client.compute(_delayed(QueryData)(*part)) for part in parts]
+        parts = zip(X.to_delayed().ravel(), y.to_delayed().ravel(), qid.to_delayed().ravel(),
+                    [None] * len(X.to_delayed().ravel()) if weight is None
+                    else weight.to_delayed().ravel())
+        futures = [client.compute(_delayed(QueryData)(X_part, y_part, qid_part,
+                                                      query_weight=weight_part))
+                   for X_part, y_part, qid_part, weight_part in parts]
         return self._fit_partitions(client, futures, X.shape[1], eval_set, coef_init)
 
-    def _graded_log(self, client, X, clicks, qid, position, impressions, propensity,
+    def _graded_log(self, client, X, clicks, qid, position, impressions, propensity, session,
                     eval_set):
-        """The documents of a click log in dask arrays, graded, as dask
-        arrays of whole queries (about as many partitions as the log's)."""
+        """A click log in dask arrays, read (graded documents or session
+        lists), as dask arrays of whole queries (about as many partitions
+        as the log's) and their query weights (None for graded documents)."""
         da = _dask_array()
         columns = [da.asarray(position)]
         columns.append(da.ones_like(columns[0]) if impressions is None else
                        da.asarray(impressions))
+        if session is not None:
+            if impressions is not None:
+                raise ValueError("a row of a session is one impression: give session or "
+                                 "impressions, not both")
+            columns.append(da.asarray(session))
         if any(column.chunks[0] != X.chunks[0] for column in columns):
-            raise ValueError("position and impressions must have the row chunks of X")
+            raise ValueError("position, impressions and session must have the row chunks of X")
         blocks = zip(*(array.to_delayed().ravel() for array in (X, clicks, qid, *columns)))
         parts = client.gather([client.compute(_delayed(_partition_log)(*block))
                                for block in blocks])
-        log = ClickLog.from_counts(*(np.concatenate([part[0][i] for part in parts])
-                                     for i in range(5)))
+        gathered = [np.concatenate([part[0][i] for part in parts]) for i in range(5)]
+        log = (ClickLog.from_counts(*gathered) if session is None
+               else ClickLog.from_sessions(*gathered))
         # a document is named by its first row in the whole log, as RSRank.fit
         # names it: the same documents in the same order within each query
         offsets = np.cumsum([0, *X.chunks[0][:-1]])
@@ -271,14 +291,18 @@ class DaskRSRank(RSRank):
         self.examination_ = graded.examination
         by_row = np.argsort(first_row)
         documents = by_row[np.searchsorted(first_row[by_row], graded.rows)]
-        order = np.argsort(queries[documents], kind="stable")  # whole queries, rows kept
+        # the rows' queries: their own, or their lists (named in order, whole already)
+        names = queries[documents] if graded.lists is None else graded.lists
+        order = np.argsort(names, kind="stable")  # whole queries, rows kept
         rows, y = documents[order], graded.y[order]
         size = max(1, -(-len(rows) // max(len(parts), 1)))
         graded_X = da.from_array(features[rows], chunks=(size, features.shape[1]))
-        X, y, qid = repartition_by_query(graded_X, y, queries[rows], size)
+        X, y, qid = repartition_by_query(graded_X, y, names[order], size)
+        weight = (None if graded.list_weight is None
+                  else da.from_array(graded.list_weight[order], chunks=(X.chunks[0],)))
         if eval_set is not None:
             eval_set = graded_eval_set(eval_set, graded.model)
-        return X, y, qid, eval_set
+        return X, y, qid, weight, eval_set
 
     def fit_files(self, paths, *, n_features, eval_set=None, coef_init=None):
         """Train on LETOR files read by the workers (one partition per file;

@@ -83,12 +83,12 @@ class RSRank(BaseEstimator):
     def penalty_layout(self, model):  # see rsrank.feature_keys.penalty_layout
         return feature_keys.penalty_layout(self.get_params(deep=False), model)
 
-    def _data(self, X, y=None, qid=None, *, reset=False):
+    def _data(self, X, y=None, qid=None, *, reset=False, query_weight=None):
         """``X`` as a :class:`QueryData`, checked against the fitted width
         and names (``reset``: record them)."""
         if not isinstance(X, QueryData):
             validate_data(self, X, reset=reset, skip_check_array=True)
-            return QueryData(X, y, qid)
+            return QueryData(X, y, qid, query_weight=query_weight)
         if not reset and X.n_features != self.n_features_in_:
             raise ValueError(f"X has {X.n_features} features, but RSRank is expecting "
                              f"{self.n_features_in_} features as input.")
@@ -117,7 +117,7 @@ class RSRank(BaseEstimator):
     # -- training --------------------------------------------------------------
 
     def fit(self, X, y=None, *, qid=None, eval_set=None, coef_init=None, position=None,
-            impressions=None, propensity=None):
+            impressions=None, propensity=None, session=None):
         """Train on queries, graded or clicked.
 
         Parameters
@@ -149,27 +149,37 @@ class RSRank(BaseEstimator):
             log too: ``(X_val, clicks_val, qid_val, position_val)``.
         impressions, propensity : array-like, optional
             See ``position``.
+        session : array-like of shape (n_rows,), optional
+            With ``position`` (and without ``impressions``), each row's
+            session. A position-based log then trains on its sessions'
+            clicks, each over what its session left unclicked and weighted
+            by the inverse of its position's examination
+            (:func:`rsrank.clicks.session_lists`); ``eval_set`` then takes
+            ``session_val`` fifth. A cascade's log is graded as without it.
 
         Returns
         -------
         self
         """
+        weight = None
         if position is not None:
-            X, y, qid, eval_set = self._graded_clicks(X, y, qid, position, impressions,
-                                                      propensity, eval_set)
-        elif impressions is not None or propensity is not None:
-            raise ValueError("impressions and propensity describe a click log: give position "
-                             "too (the position of each row, 1 the top)")
+            X, y, qid, weight, eval_set = self._graded_clicks(X, y, qid, position, impressions,
+                                                              propensity, session, eval_set)
+        elif impressions is not None or propensity is not None or session is not None:
+            raise ValueError("impressions, propensity and session describe a click log: give "
+                             "position too (the position of each row, 1 the top)")
         if not isinstance(X, QueryData):
             check_search_fit(qid)
         _warn_without_qid("fit", X, qid)
         plan, warm = self.setup(), warm_of(self)
-        data = self._data(X, y, qid, reset=warm is None)
+        data = self._data(X, y, qid, reset=warm is None, query_weight=weight)
         return adopt(self, fitting.fit(plan, data, self.validation_data(eval_set), warm=warm,
                                        coef_init=coef_init))
 
-    def _graded_clicks(self, X, clicks, qid, position, impressions, propensity, eval_set):
-        """The documents of a click log, graded (see :meth:`fit`)."""
+    def _graded_clicks(self, X, clicks, qid, position, impressions, propensity, session,
+                       eval_set):
+        """A click log's queries to train on: ``(X, y, qid, query_weight,
+        eval_set)`` (see :meth:`fit`)."""
         if isinstance(X, QueryData):
             raise ValueError("a click log is rows of X with their clicks and positions, not a "
                              "QueryData")
@@ -177,13 +187,12 @@ class RSRank(BaseEstimator):
             raise ValueError("a click log needs qid: the query of each row")
         X = check_array(X, accept_sparse="csr", dtype=(np.float64, np.float32),
                         ensure_all_finite="allow-nan")
-        log, rows = impression_log(X, clicks, qid, position, impressions)
+        log, rows = impression_log(X, clicks, qid, position, impressions, session)
         graded = grade_clicks(log, rows, propensity=propensity)
         self.examination_ = graded.examination
-        qid = np.asarray(qid)
         if eval_set is not None:
             eval_set = graded_eval_set(eval_set, graded.model)
-        return X[graded.rows], graded.y, qid[graded.rows], eval_set
+        return (*graded.queries(X, qid), eval_set)
 
     def refit_kept(self, X, y=None, *, qid=None, eval_set=None):
         """A new estimator fitted from this fit's weights on the features it

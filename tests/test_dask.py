@@ -285,7 +285,8 @@ def test_interactions_are_refused_on_a_cluster_before_any_work(client, bundled_r
         DaskRSRank(additive=True, interactions=2, mode="gradient").fit(X, y, qid=qid)
 
 
-def test_a_click_log_split_by_session_gives_the_one_process_model(client):
+@pytest.mark.parametrize("with_sessions", [False, True])
+def test_a_click_log_split_by_session_gives_the_one_process_model(client, with_sessions):
     from rsrank.synthetic import make_letor_like, simulate_clicks
 
     data = make_letor_like(n_queries=40, docs_per_query=(15, 30), random_state=3)
@@ -296,11 +297,14 @@ def test_a_click_log_split_by_session_gives_the_one_process_model(client):
     rows = np.argsort(order[sim.session], kind="stable")
     X, click = data.X[sim.docid][rows], sim.click[rows]
     qid, position = sim.qid[rows], sim.position[rows]
-    local = RSRank(**PARAMS).fit(X, click, qid=qid, position=position)
+    # with the sessions, the log trains on its session lists (weighted queries)
+    session = sim.session[rows] if with_sessions else None
+    local = RSRank(**PARAMS).fit(X, click, qid=qid, position=position, session=session)
     chunks = 1000  # whole sessions of 10 rows
     model = DaskRSRank(mode="gradient", **PARAMS).fit(
         da.from_array(X, chunks=(chunks, X.shape[1])), da.from_array(click, chunks=chunks),
-        qid=da.from_array(qid, chunks=chunks), position=da.from_array(position, chunks=chunks))
+        qid=da.from_array(qid, chunks=chunks), position=da.from_array(position, chunks=chunks),
+        session=None if session is None else da.from_array(session, chunks=chunks))
     np.testing.assert_allclose(model.examination_.curve, local.examination_.curve, rtol=1e-6)
     np.testing.assert_allclose(model.coef_, local.coef_, rtol=1e-6, atol=1e-9)
     assert np.count_nonzero(local.coef_)

@@ -371,3 +371,25 @@ def test_a_weighted_vali_scores_short_lists_on_what_they_hold():
     assert selection.vali_score == pytest.approx(1.0)
     unweighted = fit_and_select(RSRank(max_iter=3), [{}], train, QueryData(X, y, lists))
     assert unweighted.vali_score == 0.0  # LETOR's rule for queries shorter than 10
+
+
+def test_fit_with_sessions_trains_on_the_session_lists_and_validates_on_them():
+    data, sim = click_log(n_queries=30, n_sessions=20)
+    X, click, qid = data.X[sim.docid], sim.click, sim.qid
+    vali = (X, click, qid, sim.position, sim.session)
+    params = dict(max_iter=5, restore_best=False, random_state=0)
+    model = RSRank(**params).fit(X, click, qid=qid, position=sim.position, session=sim.session,
+                                 eval_set=vali)
+    # the same lists by hand: documents named by their first impression's row
+    keys = np.unique(sim.qid.astype(str) + "/" + sim.docid.astype(str), return_index=True,
+                     return_inverse=True)
+    log = ClickLog.from_sessions(sim.session, qid, keys[1][keys[2]], sim.position, click)
+    rows, y, lists, weight = session_lists(log, log.docid.astype(np.int64),
+                                           model.examination_.curve)
+    lists_data = QueryData(X[rows], y, lists, query_weight=weight)
+    by_hand = RSRank(**params).fit(lists_data, eval_set=lists_data)
+    np.testing.assert_allclose(model.coef_, by_hand.coef_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(model.history_["val_ndcg"], by_hand.history_["val_ndcg"])
+    with pytest.raises(ValueError, match="session or impressions"):
+        RSRank().fit(X, click, qid=qid, position=sim.position, session=sim.session,
+                     impressions=np.ones(len(click)))
