@@ -15,8 +15,11 @@ sessions form also keeps, per entry, the sessions that reached it (no
 click above it), which a cascade model needs. A problem is one line
 naming the file, its line and the fix.
 
-:func:`grade_clicks` grades the shown documents by their clicks with the
-position's bias taken out (:mod:`rsrank.propensity`);
+:func:`grade_clicks` reads a log with the position's bias taken out
+(:mod:`rsrank.propensity`): a position-based sessions log as its session
+lists (each click above what its session left unclicked, weighted by the
+inverse of its position's examination, :func:`session_lists`), a
+cascade's log or counts as the shown documents graded by their clicks;
 :func:`load_click_fold` makes a fold that ``rsrank train --clicks`` trains
 on.
 """
