@@ -335,9 +335,10 @@ class GradedClicks:
     """The documents a click log showed, graded by their clicks with the
     position's bias taken out (:mod:`rsrank.propensity`): ``rows`` index
     the features given, ``y`` are the grades, ``relevance`` the estimated
-    click chance when examined (per document, in the order of their rows), ``examination`` the curve found in this
-    log (None when graded by another log's) and ``model`` the classes of
-    click chance that graded them.
+    click chance when examined (per document, in the order of their rows),
+    ``examination`` the curve found in this log (None when graded by
+    another log's) and ``model`` the classes of click chance that graded
+    them.
 
     A sessions log of a position-based model is not graded but read as its
     sessions' clicks (:func:`session_lists`): then ``rows`` repeat, ``lists``
@@ -394,8 +395,7 @@ def session_lists(log, rows, curve, max_weight=MAX_CLICK_WEIGHT):
     kept = np.flatnonzero(sizes > 0)
     k = np.minimum(log.position[clicks.entry[kept]], len(curve)) - 1
     seen = np.nan_to_num(np.asarray(curve, dtype=np.float64)[k], nan=0.0)
-    weight = clicks.count[kept] * np.minimum(
-        1.0 / np.maximum(seen, 1.0 / max_weight), max_weight)
+    weight = clicks.count[kept] / np.maximum(seen, 1.0 / max_weight)
     lengths = sizes[kept] + 1
     starts = np.r_[0, np.cumsum(lengths)[:-1]].astype(np.int64)
     entries = np.empty(int(lengths.sum()), dtype=np.int64)
@@ -408,7 +408,7 @@ def session_lists(log, rows, curve, max_weight=MAX_CLICK_WEIGHT):
             np.repeat(weight, lengths))
 
 
-def grade_clicks(log, rows, *, model=None, propensity=None, lists=None):
+def grade_clicks(log, rows, *, model=None, propensity=None):
     """Grade the documents of ``log`` (a :class:`ClickLog` whose entry ``i``
     shows the document of feature row ``rows[i]``, as :func:`feature_rows`
     finds them).
@@ -419,8 +419,7 @@ def grade_clicks(log, rows, *, model=None, propensity=None, lists=None):
     ``propensity`` gives per position, else with the curve estimated too.
 
     A sessions log that is not a cascade's is read as its session lists
-    (:func:`session_lists`, with that curve) unless ``lists`` is False;
-    ``lists`` True requires a sessions log.
+    (:func:`session_lists`, with that curve) instead of graded.
     """
     rows = np.asarray(rows, dtype=np.int64)
     docs, document = np.unique(rows, return_inverse=True)
@@ -433,13 +432,7 @@ def grade_clicks(log, rows, *, model=None, propensity=None, lists=None):
     else:
         examination = None  # the model's
     relevance = model.relevance(*entries, reached=log.reached)
-    cascade = isinstance(model, CascadeClicks)
-    if lists is None:
-        lists = log.session_clicks is not None and not cascade
-    elif lists and (log.session_clicks is None or cascade):
-        raise ValueError("session lists need a sessions log (session,qid,docid,position,click) "
-                         "of a position-based model, not a cascade's or counts")
-    if lists:
+    if log.session_clicks is not None and not isinstance(model, CascadeClicks):
         list_rows, y, names, weight = session_lists(log, rows, model.theta)
         return GradedClicks(list_rows, y, relevance, examination, model, names, weight)
     return GradedClicks(docs, click_grades(relevance, model.gamma.min(), model.gamma.max()),
@@ -479,7 +472,7 @@ def load_click_fold(train, train_clicks, vali=None, vali_clicks=None, test=None,
     logs = {"train": Path(train_clicks), "vali": None if vali_clicks is None else
             Path(vali_clicks)}
     parts, width = load_files(paths, n_features, return_docids=True, **options)
-    graded, queries, examination, model = {}, {}, None, None
+    graded, examination, model = {}, None, None
     for split in ("train", "vali"):
         if logs[split] is None:
             continue
@@ -493,10 +486,11 @@ def load_click_fold(train, train_clicks, vali=None, vali_clicks=None, test=None,
                                    f"{paths[split]})") from None
         examination, model = examination or found.examination, found.model
         graded[split] = found.queries(X, qid)
-        queries[split] = np.asarray(qid)[found.rows]
+        if split == "train":
+            queries = np.asarray(qid)[found.rows]  # each row's own query, lists or not
     if "vali" not in graded:
         fraction = 0.2 if vali_fraction is None else vali_fraction
-        held = held_out_queries(queries["train"], fraction, random_state)
+        held = held_out_queries(queries, fraction, random_state)
         graded["train"], graded["vali"] = (
             tuple(None if part is None else part[keep] for part in graded["train"])
             for keep in (~held, held))

@@ -248,9 +248,9 @@ class DaskRSRank(RSRank):
             raise ValueError("impressions, propensity and session describe a click log: give "
                              "position too (the position of each row, 1 the top)")
         check_query_partitions(qid)
-        parts = zip(X.to_delayed().ravel(), y.to_delayed().ravel(), qid.to_delayed().ravel(),
-                    [None] * len(X.to_delayed().ravel()) if weight is None
-                    else weight.to_delayed().ravel())
+        blocks = X.to_delayed().ravel()
+        parts = zip(blocks, y.to_delayed().ravel(), qid.to_delayed().ravel(),
+                    [None] * len(blocks) if weight is None else weight.to_delayed().ravel())
         futures = [client.compute(_delayed(QueryData)(X_part, y_part, qid_part,
                                                       query_weight=weight_part))
                    for X_part, y_part, qid_part, weight_part in parts]

@@ -299,14 +299,12 @@ def _metric_on(name, data, fit, convention):
     """``name`` of a :class:`~rsrank.path.PathFit`'s scores on a
     :class:`QueryData`, per query; with query weights, scaled by
     :func:`rsrank.metrics.weighted_values` (their mean is the weighted
-    mean), and a list shorter than k scored on what it holds (weighted
-    queries are lists of clicks, :func:`rsrank.clicks.session_lists`, not
-    queries that LETOR's rule would zero)."""
+    mean), short lists scored by the data's
+    :attr:`~rsrank.querydata.QueryData.short_list`."""
     scores = query_scores(fit.model, data, fit.params["n_jobs"])
-    weights = data.query_weights
     return metrics.weighted_values(
         _metric_per_query(name, data.y, scores, data.groups, convention,
-                          short_list=None if weights is None else "truncate"), weights)
+                          short_list=data.short_list), data.query_weights)
 
 
 def n_features_used(estimator):

@@ -295,6 +295,15 @@ class QueryData:
     query_weights = property(lambda self: self._query_weights)
 
     @property
+    def short_list(self):
+        """How NDCG@k scores a query shorter than k on this data: None for
+        the convention's rule, ``"truncate"`` (on what it holds) for
+        weighted queries, which are lists of clicks
+        (:func:`rsrank.clicks.session_lists`) and not queries that LETOR's
+        rule would zero."""
+        return None if self._query_weights is None else "truncate"
+
+    @property
     def n_rows(self):
         return int(self._X.shape[0])
 

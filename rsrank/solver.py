@@ -97,10 +97,7 @@ class NDCGMonitor:
                 return gains, discount, _kernels.ideal_dcg(gains, data.offsets, discount)
             self.gains, self.discount, self.ideal = data.memo(("ndcg", convention, k), make)
             self.empty = float(settings["empty"])
-            # weighted queries are lists of clicks, scored on what they hold (as selection
-            # scores them, rsrank.experiments)
-            self.short_zero = (settings["short_list"] == "zero"
-                               and data.query_weights is None)
+            self.short_zero = (data.short_list or settings["short_list"]) == "zero"
 
     def scores(self, w):
         """Scores of the stored rows at ``w``."""
@@ -111,11 +108,10 @@ class NDCGMonitor:
     def __call__(self, w):
         scores = self.scores(w)
         if not self.kernel_ready:
-            weights = self.data.query_weights
             return nanmean(ndcg_per_query(self.data.y, scores, self.data.groups, self.k,
                                           convention=self.convention,
-                                          short_list=None if weights is None else "truncate"),
-                           weights)
+                                          short_list=self.data.short_list),
+                           self.data.query_weights)
         out = np.empty(self.data.n_queries)
         if len(out) == 0:
             return float("nan")
