@@ -27,7 +27,7 @@ on.
 import csv
 import hashlib
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -354,12 +354,66 @@ class GradedClicks:
     list_weight: object = None
 
     def queries(self, X, qid):
-        """``(X, y, qid, query_weight)`` to train on, from the features ``X``
-        and queries ``qid`` the rows index: the graded documents of each
-        query (``query_weight`` None), or the session lists."""
+        """``(X, y, qid, query_weight)`` to validate on, from the features
+        ``X`` and queries ``qid`` the rows index: the graded documents of
+        each query (``query_weight`` None), or the session lists, each a
+        query of its own."""
         if self.lists is None:
             return X[self.rows], self.y, np.asarray(qid)[self.rows], None
         return X[self.rows], self.y, self.lists, self.list_weight
+
+    def training(self, X, qid):
+        """``(X, y, qid, options)`` to train on, ``options`` those of
+        :class:`~rsrank.querydata.QueryData`: the graded documents of each
+        query (no options), or the documents of the session lists with
+        their pairs as ``preferences`` (:func:`click_preferences`), ``y``
+        1 on a document clicked in some session."""
+        rows, y, preferences = self.preferred()
+        options = {} if preferences is None else {"preferences": preferences}
+        return X[rows], y, np.asarray(qid)[rows], options
+
+    def preferred(self):
+        """``(rows, y, preferences)`` of :meth:`training`: the rows to train
+        on, their labels, and the preferences (``better, worse, weight``,
+        indices into those rows) or None."""
+        if self.lists is None:
+            return self.rows, self.y, None
+        rows, *preferences = click_preferences(self.rows, self.y, self.lists, self.list_weight)
+        y = np.zeros(len(rows), dtype=np.int64)
+        y[preferences[0]] = 1
+        return rows, y, tuple(preferences)
+
+    def take(self, keep):
+        """These clicks with only the rows ``keep`` (a boolean per row,
+        whole lists: the same on every row of a list)."""
+        keep = np.asarray(keep, dtype=bool)
+        if self.lists is None:
+            return replace(self, rows=self.rows[keep], y=self.y[keep])
+        _, lists = np.unique(self.lists[keep], return_inverse=True)
+        return replace(self, rows=self.rows[keep], y=self.y[keep], lists=lists.ravel(),
+                       list_weight=self.list_weight[keep])
+
+
+def click_preferences(rows, y, lists, weight):
+    """The pairs of session lists (:func:`session_lists`'s ``rows, y,
+    lists, weight``, the lists numbered from 0 in order) summed over the
+    lists: ``(documents, better, worse, weight)``, the distinct rows and per
+    pair of them (indices into ``documents``) the summed weight of the lists
+    that put ``better`` above ``worse``. With the unit pair weight the
+    summed loss is the lists' (a pair's loss is the same in every list that
+    holds it), from one query per set of documents instead of a list per
+    click and session; with swap weights, the two documents' places are
+    those among all the documents of their query instead of in each
+    list."""
+    documents, index = np.unique(rows, return_inverse=True)
+    index = index.ravel()
+    top = np.asarray(y) == 1
+    better = index[top][np.asarray(lists)[~top]]
+    key = better * len(documents) + index[~top]
+    pairs, where = np.unique(key, return_inverse=True)
+    summed = np.bincount(where.ravel(), weights=np.asarray(weight, dtype=np.float64)[~top],
+                         minlength=len(pairs))
+    return documents, pairs // len(documents), pairs % len(documents), summed
 
 
 #: the share of clicked sessions with two or more clicks at or below which
@@ -456,9 +510,10 @@ def load_click_fold(train, train_clicks, vali=None, vali_clicks=None, test=None,
 
     Returns a Bunch as :func:`rsrank.layouts.load_splits` gives, with
     ``examination`` (an :class:`rsrank.propensity.Examination`),
-    ``clicks`` (the logs' paths) and ``query_weights`` (per split, one
-    weight per row of its queries, or None: see
-    :meth:`GradedClicks.queries`).
+    ``clicks`` (the logs' paths) and ``query_options`` (per split, the
+    options of its :class:`~rsrank.querydata.QueryData`: the training
+    log's ``preferences`` (:meth:`GradedClicks.training`), the vali log's
+    ``query_weight`` (:meth:`GradedClicks.queries`), or none).
     """
     if (vali is None) != (vali_clicks is None):
         given, lacking = ("vali", "vali clicks") if vali_clicks is None else ("vali clicks",
@@ -485,21 +540,24 @@ def load_click_fold(train, train_clicks, vali=None, vali_clicks=None, test=None,
             raise LetorFormatError(logs[split], None, f"{error} (features: "
                                    f"{paths[split]})") from None
         examination, model = examination or found.examination, found.model
-        graded[split] = found.queries(X, qid)
-        if split == "train":
-            queries = np.asarray(qid)[found.rows]  # each row's own query, lists or not
+        graded[split] = found
+    features = {"train": parts["train"], "vali": parts.get("vali")}
     if "vali" not in graded:
         fraction = 0.2 if vali_fraction is None else vali_fraction
+        queries = np.asarray(parts["train"][2])[graded["train"].rows]  # each row's own
         held = held_out_queries(queries, fraction, random_state)
-        graded["train"], graded["vali"] = (
-            tuple(None if part is None else part[keep] for part in graded["train"])
-            for keep in (~held, held))
+        graded["train"], graded["vali"] = (graded["train"].take(keep) for keep in (~held, held))
+        features["vali"] = features["train"]
         source = f"{fraction:g} of the training log's queries (seed {random_state})"
     else:
         source = f"{logs['vali']} on {paths['vali']}"
+    *train, train_options = graded["train"].training(*features["train"][0:3:2])
+    *vali, vali_weight = graded["vali"].queries(*features["vali"][0:3:2])
     test_part = parts.get("test")
-    return Bunch(train=graded["train"][:3], vali=graded["vali"][:3],
-                 query_weights={split: graded[split][3] for split in ("train", "vali")},
+    return Bunch(train=tuple(train), vali=tuple(vali),
+                 query_options={"train": train_options,
+                                "vali": {} if vali_weight is None else
+                                {"query_weight": vali_weight}},
                  test=None if test_part is None else test_part[:3], n_features=width,
                  fold=fold, paths=paths, vali_source=source, examination=examination,
                  clicks=logs)

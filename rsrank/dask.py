@@ -126,6 +126,25 @@ def _partition_log(X, clicks, qid, position, impressions, session=None):
     return counts, keys[first], X[first], qid[first], first
 
 
+def _partition_preferences(preferences, order, chunks):
+    """Per partition of rows ``chunks`` (of the documents in the ``order``
+    given), the :class:`QueryData` options of its share of
+    ``preferences`` (``better, worse, weight``, documents before that
+    order), with its own row numbers."""
+    better, worse, weight = preferences
+    place = np.empty(len(order), dtype=np.int64)
+    place[order] = np.arange(len(order))
+    better, worse = place[better], place[worse]
+    cuts = np.cumsum([0, *chunks])
+    partition = np.searchsorted(cuts, better, side="right") - 1
+    options = []
+    for p in range(len(chunks)):
+        mine = partition == p
+        options.append({"preferences": (better[mine] - cuts[p], worse[mine] - cuts[p],
+                                        weight[mine])})
+    return options
+
+
 def _partition_facts(data):
     """Rows, queries, column moments and qids of a partition."""
     return data.n_rows, data.n_queries, data.moments, data.qids
@@ -240,9 +259,9 @@ class DaskRSRank(RSRank):
         if not (X.chunks[0] == y.chunks[0] == qid.chunks[0]):
             raise ValueError("X, y and qid must have the same row chunks")
         client = self._client()
-        weight = None
+        options = None
         if position is not None:
-            X, y, qid, weight, eval_set = self._graded_log(
+            X, y, qid, options, eval_set = self._graded_log(
                 client, X, y, qid, position, impressions, propensity, session, eval_set)
         elif impressions is not None or propensity is not None or session is not None:
             raise ValueError("impressions, propensity and session describe a click log: give "
@@ -250,17 +269,17 @@ class DaskRSRank(RSRank):
         check_query_partitions(qid)
         blocks = X.to_delayed().ravel()
         parts = zip(blocks, y.to_delayed().ravel(), qid.to_delayed().ravel(),
-                    [None] * len(blocks) if weight is None else weight.to_delayed().ravel())
-        futures = [client.compute(_delayed(QueryData)(X_part, y_part, qid_part,
-                                                      query_weight=weight_part))
-                   for X_part, y_part, qid_part, weight_part in parts]
+                    options or [{}] * len(blocks))
+        futures = [client.compute(_delayed(QueryData)(X_part, y_part, qid_part, **part))
+                   for X_part, y_part, qid_part, part in parts]
         return self._fit_partitions(client, futures, X.shape[1], eval_set, coef_init)
 
     def _graded_log(self, client, X, clicks, qid, position, impressions, propensity, session,
                     eval_set):
-        """A click log in dask arrays, read (graded documents or session
-        lists), as dask arrays of whole queries (about as many partitions
-        as the log's) and their query weights (None for graded documents)."""
+        """A click log in dask arrays, read (graded documents, or the
+        documents of session lists with their preferences), as dask arrays
+        of whole queries (about as many partitions as the log's) and each
+        partition's :class:`QueryData` options (None for graded documents)."""
         da = _dask_array()
         columns = [da.asarray(position)]
         columns.append(da.ones_like(columns[0]) if impressions is None else
@@ -289,20 +308,20 @@ class DaskRSRank(RSRank):
         graded = grade_clicks(log, first_row[np.searchsorted(keys, log.docid)],
                               propensity=propensity)
         self.examination_ = graded.examination
+        rows, y, preferences = graded.preferred()  # in their first rows' order, as in fit
         by_row = np.argsort(first_row)
-        documents = by_row[np.searchsorted(first_row[by_row], graded.rows)]
-        # the rows' queries: their own, or their lists (named in order, whole already)
-        names = queries[documents] if graded.lists is None else graded.lists
+        documents = by_row[np.searchsorted(first_row[by_row], rows)]
+        names = queries[documents]
         order = np.argsort(names, kind="stable")  # whole queries, rows kept
-        rows, y = documents[order], graded.y[order]
+        rows, y = documents[order], y[order]
         size = max(1, -(-len(rows) // max(len(parts), 1)))
         graded_X = da.from_array(features[rows], chunks=(size, features.shape[1]))
         X, y, qid = repartition_by_query(graded_X, y, names[order], size)
-        weight = (None if graded.list_weight is None
-                  else da.from_array(graded.list_weight[order], chunks=(X.chunks[0],)))
         if eval_set is not None:
             eval_set = graded_eval_set(eval_set, graded.model)
-        return X, y, qid, weight, eval_set
+        if preferences is None:
+            return X, y, qid, None, eval_set
+        return X, y, qid, _partition_preferences(preferences, order, X.chunks[0]), eval_set
 
     def fit_files(self, paths, *, n_features, eval_set=None, coef_init=None):
         """Train on LETOR files read by the workers (one partition per file;

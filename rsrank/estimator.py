@@ -83,12 +83,12 @@ class RSRank(BaseEstimator):
     def penalty_layout(self, model):  # see rsrank.feature_keys.penalty_layout
         return feature_keys.penalty_layout(self.get_params(deep=False), model)
 
-    def _data(self, X, y=None, qid=None, *, reset=False, query_weight=None):
-        """``X`` as a :class:`QueryData`, checked against the fitted width
-        and names (``reset``: record them)."""
+    def _data(self, X, y=None, qid=None, *, reset=False, **options):
+        """``X`` as a :class:`QueryData` (with its ``options``), checked
+        against the fitted width and names (``reset``: record them)."""
         if not isinstance(X, QueryData):
             validate_data(self, X, reset=reset, skip_check_array=True)
-            return QueryData(X, y, qid, query_weight=query_weight)
+            return QueryData(X, y, qid, **options)
         if not reset and X.n_features != self.n_features_in_:
             raise ValueError(f"X has {X.n_features} features, but RSRank is expecting "
                              f"{self.n_features_in_} features as input.")
@@ -154,17 +154,19 @@ class RSRank(BaseEstimator):
             session. A position-based log then trains on its sessions'
             clicks, each over what its session left unclicked and weighted
             by the inverse of its position's examination
-            (:func:`rsrank.clicks.session_lists`); ``eval_set`` then takes
-            ``session_val`` fifth. A cascade's log is graded as without it.
+            (:func:`rsrank.clicks.session_lists`), summed per pair of
+            documents of a query (:func:`rsrank.clicks.click_preferences`);
+            ``eval_set`` then takes ``session_val`` fifth, and validates on
+            its lists. A cascade's log is graded as without it.
 
         Returns
         -------
         self
         """
-        weight = None
+        options = {}
         if position is not None:
-            X, y, qid, weight, eval_set = self._graded_clicks(X, y, qid, position, impressions,
-                                                              propensity, session, eval_set)
+            X, y, qid, options, eval_set = self._graded_clicks(X, y, qid, position, impressions,
+                                                               propensity, session, eval_set)
         elif impressions is not None or propensity is not None or session is not None:
             raise ValueError("impressions, propensity and session describe a click log: give "
                              "position too (the position of each row, 1 the top)")
@@ -172,14 +174,15 @@ class RSRank(BaseEstimator):
             check_search_fit(qid)
         _warn_without_qid("fit", X, qid)
         plan, warm = self.setup(), warm_of(self)
-        data = self._data(X, y, qid, reset=warm is None, query_weight=weight)
+        data = self._data(X, y, qid, reset=warm is None, **options)
         return adopt(self, fitting.fit(plan, data, self.validation_data(eval_set), warm=warm,
                                        coef_init=coef_init))
 
     def _graded_clicks(self, X, clicks, qid, position, impressions, propensity, session,
                        eval_set):
-        """A click log's queries to train on: ``(X, y, qid, query_weight,
-        eval_set)`` (see :meth:`fit`)."""
+        """A click log's queries to train on: ``(X, y, qid, options,
+        eval_set)``, ``options`` those of their :class:`QueryData` (see
+        :meth:`fit`)."""
         if isinstance(X, QueryData):
             raise ValueError("a click log is rows of X with their clicks and positions, not a "
                              "QueryData")
@@ -192,7 +195,7 @@ class RSRank(BaseEstimator):
         self.examination_ = graded.examination
         if eval_set is not None:
             eval_set = graded_eval_set(eval_set, graded.model)
-        return (*graded.queries(X, qid), eval_set)
+        return (*graded.training(X, qid), eval_set)
 
     def refit_kept(self, X, y=None, *, qid=None, eval_set=None):
         """A new estimator fitted from this fit's weights on the features it

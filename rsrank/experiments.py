@@ -246,13 +246,12 @@ def _fit_fold_seeds(estimator, grid, data, select, convention, within, features,
         features += [f"f{j}" for j in range(len(features) + 1, data.vali[0].shape[1] + 1)]
     _check_exp2_labels(data, [gain for part in (grid if isinstance(grid, list) else [grid])
                               for gain in part.get("gain", [estimator.gain])], convention)
-    weights = data.get("query_weights") or {}
+    options = data.get("query_options") or {}
     splits = Bunch(fold=data.fold, train_chunks=data.get("train_chunks"),
                    train=None if data.train is None else QueryData(
-                       *data.train[:3], feature_names=features,
-                       query_weight=weights.get("train")),
+                       *data.train[:3], feature_names=features, **options.get("train", {})),
                    vali=QueryData(*data.vali[:3], feature_names=features,
-                                  query_weight=weights.get("vali")),
+                                  **options.get("vali", {})),
                    test=None if data.get("test") is None else QueryData(
                        *data.test[:3], feature_names=features))
     results = []

@@ -99,10 +99,17 @@ class Objective:
     def query_factors(self, data):
         """Each query's factor on its pair weights, as the kernels take it
         (their ``inv_ideal``): ``1 / ideal DCG`` with swap weights, 1 with
-        unit weights, times the query's weight when ``data`` has them."""
+        unit weights, times the query's weight when ``data`` has them. A
+        query of :attr:`~rsrank.querydata.QueryData.preferences` has the
+        ideal DCG of its preferred document alone (``1 / d_1`` with swap
+        weights)."""
         def make():
-            factor = (np.ones(data.n_queries) if self.unit_weights
-                      else self._labels(data).inv_ideal)
+            if self.unit_weights:
+                factor = np.ones(data.n_queries)
+            elif data.preferences is not None:
+                factor = np.full(data.n_queries, 1.0 / self._labels(data).discount[0])
+            else:
+                factor = self._labels(data).inv_ideal
             weights = data.query_weights
             return factor if weights is None else factor * weights
         return data.memo(("factors", self.gain, self.discount, self.ndcg_k, self.pair_weight),
@@ -117,9 +124,14 @@ class Objective:
             n_levels = np.zeros(data.n_queries, dtype=np.int64)
             _kernels.all_query_levels(labels.gains, data.y, data.offsets, labels.discount,
                                       self.loss_code, levels, n_levels)
-            return _kernels.Pairs(labels.gains, data.y, self.query_factors(data), labels.discount,
-                                  labels.cutoff, self.loss_code, self.unit_weights, levels,
-                                  n_levels)
+            pairs = _kernels.Pairs(labels.gains, data.y, self.query_factors(data),
+                                   labels.discount, labels.cutoff, self.loss_code,
+                                   self.unit_weights, levels, n_levels)
+            preferred = data.preferences
+            if preferred is None:
+                return pairs
+            return pairs._replace(preference_offsets=preferred.offsets, better=preferred.better,
+                                  worse=preferred.worse, preference_weights=preferred.weight)
         return data.memo(("pairs", self.gain, self.discount, self.ndcg_k, self.pair_loss,
                           self.pair_weight), make)
 
@@ -229,10 +241,29 @@ class Objective:
             labels = self._labels(data)
             factors = self.query_factors(data)
             rows = data.rows(view)
+            preferred = data.preferences
             total = None
             for q in range(data.n_queries):
                 lo, hi = int(data.offsets[q]), int(data.offsets[q + 1])
                 if hi - lo < 2 or factors[q] == 0:
+                    continue
+                if preferred is not None:
+                    a, b = preferred.offsets[q], preferred.offsets[q + 1]
+                    weight = factors[q] * preferred.weight[a:b]
+                    better, worse = preferred.better[a:b], preferred.worse[a:b]
+                    if not self.unit_weights:  # the places of the all-zero model: row order
+                        weight = weight * np.abs(labels.discount[better]
+                                                 - labels.discount[worse])
+                    if len(rows.bins):
+                        total = np.zeros(int(rows.bins[-1])) if total is None else total
+                        _preference_step_curvature(_query_codes(rows, lo, hi), rows.bins,
+                                                   better, worse, weight, total)
+                        continue
+                    z = _query_rows(rows, lo, hi, width)
+                    if factor is not None:
+                        z = z * factor
+                    part = weight @ (z[better] - z[worse]) ** 2
+                    total = part if total is None else total + part
                     continue
                 if len(rows.bins):  # 0/1 step columns, summed without building them
                     total = np.zeros(int(rows.bins[-1])) if total is None else total
@@ -347,6 +378,27 @@ def _query_codes(rows, lo, hi):
     return BinCodes(rows.stored_codes[start:stop], (hi - lo, len(rows.zero_codes)),
                     rows.indices[start:stop], rows.indptr[lo:hi + 1] - start,
                     rows.zero_codes).toarray()
+
+
+def _preference_step_curvature(codes, bins, better, worse, weight, out):
+    """Add one query's ``sum_k weight[k] (z_better - z_worse)^2`` to
+    ``out`` for every step column ``z = [code_j > b]`` (at
+    ``out[bins[j] + b]``) of its dense ``codes``: a pair differs on the
+    columns from the lower of its two codes to below the higher, so each
+    pair adds its weight over that run (by differences, summed along each
+    feature's steps)."""
+    widths = np.diff(bins)
+    codes = np.minimum(codes, widths[None, :])  # codes past the last step: above all
+    low = np.minimum(codes[better], codes[worse])
+    high = np.maximum(codes[better], codes[worse])
+    # a slot per step and one more per feature, so that a run's end stays in its feature
+    start = bins[:-1] + np.arange(len(widths))
+    runs = np.zeros(int(bins[-1]) + len(widths) + 1)
+    np.add.at(runs, (start + low).ravel(), np.repeat(weight, len(widths)))
+    np.add.at(runs, (start + high).ravel(), -np.repeat(weight, len(widths)))
+    summed = np.cumsum(runs)
+    steps = np.concatenate([np.arange(s, s + w) for s, w in zip(start, widths)]).astype(np.int64)
+    out += summed[steps]
 
 
 def _query_curvature(z, gains, discount, factor, unit_weights):

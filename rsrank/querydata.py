@@ -27,7 +27,8 @@ from ._queries import QueryGroups, group_queries
 from .binning import PairEncoding, StepEncoding
 from .preprocessing import column_moments, query_normalize
 
-__all__ = ["QueryData", "Rows", "check_labels", "check_query_weight", "matrix_rows"]
+__all__ = ["Preferences", "QueryData", "Rows", "check_labels", "check_preferences",
+           "check_query_weight", "matrix_rows"]
 
 def check_labels(y, n_rows):
     """``y`` as int64 relevance grades, one per row, or ``ValueError``."""
@@ -70,6 +71,74 @@ def check_query_weight(query_weight, offsets, order):
         raise ValueError(f"query_weight differs within a query (at row {order[varies[0]] + 1}): "
                          "it weighs whole queries, so give every row of a query the same value")
     return first
+
+
+@dataclass(frozen=True)
+class Preferences:
+    """Pairs of rows to learn from in place of the label pairs, grouped by
+    query: query ``q`` owns pairs ``offsets[q]:offsets[q + 1]``; pair ``k``
+    prefers the query's row ``better[k]`` (counted from the query's first
+    row) to its row ``worse[k]``, weighing ``weight[k]``."""
+
+    offsets: np.ndarray
+    better: np.ndarray
+    worse: np.ndarray
+    weight: np.ndarray
+
+    def subset(self, queries):
+        """The preferences of the queries at positions ``queries`` (sorted)."""
+        spans = [np.arange(self.offsets[q], self.offsets[q + 1]) for q in queries]
+        picked = np.concatenate(spans) if spans else np.zeros(0, dtype=np.int64)
+        sizes = np.diff(self.offsets)[np.asarray(queries, dtype=np.int64)]
+        return Preferences(np.r_[0, np.cumsum(sizes)].astype(np.int64), self.better[picked],
+                           self.worse[picked], self.weight[picked])
+
+    def digest(self):
+        return b"".join(part.tobytes() for part in (self.offsets, self.better, self.worse,
+                                                      self.weight))
+
+
+def check_preferences(preferences, offsets, order):
+    """:class:`Preferences` from ``(better, worse, weight)``, input row
+    numbers (from 0) and a weight per pair (rows ``order`` put the input in
+    query order, queries at ``offsets``), or ``ValueError``."""
+    try:
+        better, worse, weight = preferences
+    except (TypeError, ValueError):
+        raise ValueError("preferences must be (better, worse, weight): per pair the row "
+                         "preferred, the row it is preferred to, and the pair's weight") from None
+    better, worse = np.asarray(better), np.asarray(worse)
+    weight = np.asarray(weight, dtype=np.float64)
+    n_rows = len(order)
+    if not (better.ndim == worse.ndim == weight.ndim == 1
+            and len(better) == len(worse) == len(weight)):
+        raise ValueError("preferences must be three 1-D arrays of the same length (better, "
+                         f"worse, weight), got shapes {better.shape}, {worse.shape}, "
+                         f"{weight.shape}")
+    for name, rows in (("better", better), ("worse", worse)):
+        if len(rows) and (rows.dtype.kind not in "iu" or rows.min() < 0
+                          or rows.max() >= n_rows):
+            raise ValueError(f"preferences: {name} must hold row numbers from 0 to "
+                             f"{n_rows - 1}")
+    if len(weight) and not (np.all(np.isfinite(weight)) and weight.min() >= 0):
+        raise ValueError("preferences: weight must hold finite values >= 0")
+    same = np.flatnonzero(better == worse)
+    if len(same):
+        raise ValueError(f"preferences: pair {same[0]} prefers row {better[same[0]]} to itself")
+    place = np.empty(n_rows, dtype=np.int64)
+    place[order] = np.arange(n_rows)
+    better, worse = place[better.astype(np.int64)], place[worse.astype(np.int64)]
+    query = np.searchsorted(offsets, better, side="right") - 1
+    apart = np.flatnonzero(np.searchsorted(offsets, worse, side="right") - 1 != query)
+    if len(apart):
+        k = apart[0]
+        raise ValueError(f"preferences: pair {k} joins rows {order[better[k]]} and "
+                         f"{order[worse[k]]} of different queries; a preference is within "
+                         "one query")
+    by_query = np.argsort(query, kind="stable")
+    query, start = query[by_query], offsets[query[by_query]]
+    return Preferences(np.searchsorted(query, np.arange(len(offsets))).astype(np.int64),
+                       better[by_query] - start, worse[by_query] - start, weight[by_query])
 
 
 def column_names(X):
@@ -207,6 +276,14 @@ class QueryData:
         the query's pair losses count that many times in the objective,
         and its metric that many times in the mean of a validation set.
         None: every query weighs 1.
+    preferences : tuple (better, worse, weight) of arrays, optional
+        Pairs of rows to learn from instead of the pairs the labels order:
+        per pair the number (from 0, in the input's order) of the row
+        preferred, of the row of the same query it is preferred to, and the
+        pair's weight (its loss counts that many times; see
+        :func:`rsrank._kernels.preference_lambdas`). ``y`` then serves
+        metrics only. Click logs train this way
+        (:func:`rsrank.clicks.click_preferences`).
 
     Attributes
     ----------
@@ -224,13 +301,16 @@ class QueryData:
     feature_names : list of str or None
     query_weights : ndarray of float64, shape (n_queries,), or None
         Each query's weight (None: all 1).
+    preferences : Preferences or None
+        The pairs to learn from, by query (None: the labels' pairs).
     names_from_columns : bool
         The names came from a DataFrame's columns.
     """
 
     rows_in_memory = True  #: the rows are here: an additive model's bins and pairs can be fitted
 
-    def __init__(self, X, y, qid=None, *, feature_names=None, query_weight=None):
+    def __init__(self, X, y, qid=None, *, feature_names=None, query_weight=None,
+                 preferences=None):
         names_from_columns = False
         if feature_names is None:
             feature_names = column_names(X)
@@ -259,12 +339,14 @@ class QueryData:
                     X.indptr = X.indptr.astype(np.int32)
         weights = (None if query_weight is None else
                    check_query_weight(query_weight, groups.offsets, order))
+        preferred = (None if preferences is None else
+                     check_preferences(preferences, groups.offsets, order))
         self._build(X, y, order, groups.offsets, groups.qids, feature_names,
-                    names_from_columns, weights)
+                    names_from_columns, weights, preferred)
         self._memo["moments"] = moments  # moments do not depend on the order of the rows
 
     def _build(self, X, y, order, offsets, qids, feature_names, names_from_columns,
-               query_weights=None):
+               query_weights=None, preferences=None):
         if feature_names is not None:
             feature_names = [str(name) for name in feature_names]
             if len(feature_names) != X.shape[1]:
@@ -273,14 +355,15 @@ class QueryData:
         self._offsets, self._qids = offsets, qids
         self._feature_names, self._names_from_columns = feature_names, names_from_columns
         self._query_weights = query_weights
+        self._preferences = preferences
         self._memo = {}
 
     @classmethod
     def _from_grouped(cls, X, y, order, offsets, qids, feature_names, names_from_columns,
-                      query_weights=None):
+                      query_weights=None, preferences=None):
         self = cls.__new__(cls)
         self._build(X, y, order, offsets, qids, feature_names, names_from_columns,
-                    query_weights)
+                    query_weights, preferences)
         return self
 
     # -- what it holds --------------------------------------------------------
@@ -293,6 +376,7 @@ class QueryData:
     feature_names = property(lambda self: self._feature_names)
     names_from_columns = property(lambda self: self._names_from_columns)
     query_weights = property(lambda self: self._query_weights)
+    preferences = property(lambda self: self._preferences)
 
     @property
     def short_list(self):
@@ -351,7 +435,8 @@ class QueryData:
         replaced by ``fill[j]`` (a new matrix; this one is kept)."""
         return QueryData._from_grouped(filled(self._X, fill), self._y, self._order,
                                        self._offsets, self._qids, self._feature_names,
-                                       self._names_from_columns, self._query_weights)
+                                       self._names_from_columns, self._query_weights,
+                                       self._preferences)
 
     def rows(self, view="none"):
         """The :class:`Rows` the kernels read, made once per ``view`` (a
@@ -389,8 +474,13 @@ class QueryData:
 
     @property
     def n_mixed_queries(self):
-        """Queries with two or more labels: those with a pair to learn from."""
+        """Queries with two or more labels (with :attr:`preferences`, with a
+        preference of positive weight): those with a pair to learn from."""
         def make():
+            if self._preferences is not None:
+                weighted = np.flatnonzero(self._preferences.weight > 0)
+                query = np.searchsorted(self._preferences.offsets, weighted, side="right") - 1
+                return len(np.unique(query))
             starts = self._offsets[:-1][self.sizes > 0]
             if len(starts) == 0:
                 return 0
@@ -416,6 +506,8 @@ class QueryData:
             digest.update(self.sizes.astype(np.int64).tobytes())
             if self._query_weights is not None:
                 digest.update(self._query_weights.tobytes())
+            if self._preferences is not None:
+                digest.update(self._preferences.digest())
             return {"n_rows": self.n_rows, "n_features": self.n_features,
                     "n_queries": self.n_queries,
                     "feature_sum": float(np.nansum(self.moments[1])),
@@ -435,9 +527,11 @@ class QueryData:
                 else np.zeros(0, dtype=np.int64))
         offsets = np.r_[0, np.cumsum(sizes)].astype(np.int64)
         weights = None if self._query_weights is None else self._query_weights[queries]
+        preferences = (None if self._preferences is None else
+                       self._preferences.subset(queries))
         return QueryData._from_grouped(self._X[rows], self._y[rows], self._order[rows],
                                        offsets, self._qids[queries], self._feature_names,
-                                       self._names_from_columns, weights)
+                                       self._names_from_columns, weights, preferences)
 
     def in_input_order(self, values):
         """``values`` given per stored row, put back in the input's row

@@ -74,21 +74,25 @@ def sessions_as_queries(split, sim):
 
 def debiased_splits(fold, logs):
     """The debiased path's train and vali (as ``rsrank train --clicks`` makes
-    them: the training log's curve reads both logs), their query weights,
+    them: the training log's curve reads both logs), their query options,
     vali's shown documents with their expert labels (to judge the judge,
     never to select) and the curve."""
-    graded, weights, examination, model = {}, {}, None, None
+    graded, options, examination, model = {}, {}, None, None
     for split in ("train", "vali"):
         sim = logs[split]
         log = ClickLog.from_sessions(sim.session, sim.qid, sim.docid, sim.position, sim.click)
         X, _, qid = fold[split][:3]
         g = grade_clicks(log, log.docid.astype(np.int64), model=model)
         examination, model = examination or g.examination, g.model
-        *graded[split], weights[split] = g.queries(X, qid)
-    return graded, weights, shown(fold["vali"], logs["vali"]), examination
+        if split == "train":
+            *graded[split], options[split] = g.training(X, qid)
+        else:
+            *graded[split], weight = g.queries(X, qid)
+            options[split] = {} if weight is None else {"query_weight": weight}
+    return graded, options, shown(fold["vali"], logs["vali"]), examination
 
 
-def rsrank_test(train, vali, test, seed, additive=False, query_weights=None,
+def rsrank_test(train, vali, test, seed, additive=False, query_options=None,
                 vali_shown=None):
     """``rsrank train``'s recipe: per-query test NDCG@10 and the features kept;
     with ``vali_shown`` (vali's shown documents with their expert labels),
@@ -96,7 +100,7 @@ def rsrank_test(train, vali, test, seed, additive=False, query_weights=None,
     chosen on) and its NDCG@10 on those documents by their labels."""
     estimator, grid = train_recipe(seed=seed, n_jobs="auto", additive=additive)
     experiment = run_letor_folds([Bunch(train=train, vali=vali, test=test, fold=1,
-                                        query_weights=query_weights)], estimator,
+                                        query_options=query_options)], estimator,
                                  grid, within=DEFAULT_WITHIN, vali_cv=vali_folds(DEFAULT_WITHIN))
     fold = experiment.folds[0]
     X, y, qid = test[:3]
@@ -178,8 +182,8 @@ def run_log(fold, config, seed, peers=True, additive=False):
     out["naive"] = fit(*[sessions_as_queries(fold[s], logs[s]) for s in ("train", "vali")])
     seconds["naive"] = time.perf_counter() - t
     t = time.perf_counter()
-    graded, weights, vali_shown, examination = debiased_splits(fold, logs)
-    out["debiased"] = fit(graded["train"], graded["vali"], query_weights=weights,
+    graded, options, vali_shown, examination = debiased_splits(fold, logs)
+    out["debiased"] = fit(graded["train"], graded["vali"], query_options=options,
                           vali_shown=vali_shown)
     seconds["debiased"] = time.perf_counter() - t
     t = time.perf_counter()

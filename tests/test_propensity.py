@@ -10,8 +10,8 @@ import pytest
 
 from rsrank import QueryData, RSRank
 from rsrank.cli import main
-from rsrank.clicks import (ClickLog, grade_clicks, impression_log, load_click_fold,
-                           session_lists)
+from rsrank.clicks import (ClickLog, click_preferences, grade_clicks, impression_log,
+                           load_click_fold, session_lists)
 from rsrank.datasets import load_letor
 from rsrank.experiments import fit_and_select
 from rsrank.objective import Objective
@@ -343,20 +343,28 @@ def test_session_lists_give_the_inverse_propensity_weighted_pair_loss_of_the_ses
     np.testing.assert_allclose(grad, gradient, rtol=1e-9, atol=1e-9)
 
 
-def test_a_position_based_sessions_log_trains_and_validates_on_its_session_lists(click_fold):
+def test_a_position_based_sessions_log_trains_on_its_preferences_and_validates_on_its_lists(
+        click_fold):
     fold, logs = click_fold
     data = load_click_fold(fold / "train.txt.gz", logs / "train.clicks.csv",
                            fold / "vali.txt.gz", logs / "vali.clicks.csv")
-    for split in ("train", "vali"):
-        X, y, lists = data[split]  # one clicked document per list
-        weights = data.query_weights[split]
-        assert weights is not None and len(weights) == len(y) == X.shape[0]
-        np.testing.assert_array_equal(np.bincount(np.unique(lists, return_inverse=True)[1],
-                                                  weights=y), 1)
-    # without a vali log, the lists of a fifth of the training queries validate
+    X, y, lists = data.vali  # one clicked document per list
+    weights = data.query_options["vali"]["query_weight"]
+    assert len(weights) == len(y) == X.shape[0]
+    np.testing.assert_array_equal(np.bincount(np.unique(lists, return_inverse=True)[1],
+                                              weights=y), 1)
+
+    X, y, qid = data.train  # the documents shown, each once
+    better, worse, weight = data.query_options["train"]["preferences"]
+    assert len(np.unique(np.c_[qid.astype(str), X.toarray()], axis=0)) == len(y)
+    assert np.all(y[better] == 1) and np.all(qid[better] == qid[worse]) and weight.min() > 0
+    # without a vali log, the lists of a fifth of the training queries validate:
+    # a pair's weight in a list counts once per document below its click
     held = load_click_fold(fold / "train.txt.gz", logs / "train.clicks.csv")
-    assert len(held.train[1]) + len(held.vali[1]) == len(data.train[1])
-    assert 0.6 * len(data.train[1]) < len(held.train[1]) < 0.95 * len(data.train[1])
+    held_pairs = held.query_options["train"]["preferences"][2].sum()
+    held_lists = np.sum(held.query_options["vali"]["query_weight"] * (1 - held.vali[1]))
+    assert held_pairs + held_lists == pytest.approx(weight.sum())
+    assert 0.6 * len(y) < len(held.train[1]) < 0.95 * len(y)
 
 
 def test_a_weighted_vali_scores_short_lists_on_what_they_hold():
@@ -373,7 +381,7 @@ def test_a_weighted_vali_scores_short_lists_on_what_they_hold():
     assert unweighted.vali_score == 0.0  # LETOR's rule for queries shorter than 10
 
 
-def test_fit_with_sessions_trains_on_the_session_lists_and_validates_on_them():
+def test_fit_with_sessions_trains_on_the_sessions_preferences_and_validates_on_lists():
     data, sim = click_log(n_queries=30, n_sessions=20)
     X, click, qid = data.X[sim.docid], sim.click, sim.qid
     vali = (X, click, qid, sim.position, sim.session)
@@ -387,7 +395,10 @@ def test_fit_with_sessions_trains_on_the_session_lists_and_validates_on_them():
     rows, y, lists, weight = session_lists(log, log.docid.astype(np.int64),
                                            model.examination_.curve)
     lists_data = QueryData(X[rows], y, lists, query_weight=weight)
-    by_hand = RSRank(**params).fit(lists_data, eval_set=lists_data)
+    documents, *preferences = click_preferences(rows, y, lists, weight)
+    pairs_data = QueryData(X[documents], np.isin(np.arange(len(documents)), preferences[0]),
+                           qid[documents], preferences=preferences)
+    by_hand = RSRank(**params).fit(pairs_data, eval_set=lists_data)
     np.testing.assert_allclose(model.coef_, by_hand.coef_, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(model.history_["val_ndcg"], by_hand.history_["val_ndcg"])
     with pytest.raises(ValueError, match="session or impressions"):

@@ -35,9 +35,9 @@ from .penalty import (clip_signs, cumulative_penalty, dense_column_moments, grou
 from .ranking import (HINGE, LOGISTIC, MODIFIED_HUBER, PAIR_LOSSES, PREFIX_COST_PER_LEVEL,
                       PREFIX_MIN_TOP, all_query_levels, float_bits, label_levels,
                       pair_loop_lambdas, pair_loss, pair_loss_and_derivative, pair_loss_derivative,
-                      prefix_sums_apply, query_lambdas, query_lambdas_from, query_levels,
-                      ranked_lambdas, ranked_order, ranked_order_from, sorted_query_lambdas,
-                      swap_weight, swap_weight_matrix, top_order)
+                      preference_lambdas, prefix_sums_apply, query_lambdas, query_lambdas_from,
+                      query_levels, ranked_lambdas, ranked_order, ranked_order_from,
+                      sorted_query_lambdas, swap_weight, swap_weight_matrix, top_order)
 from .scores import (coded_add_histogram, coded_scores, coded_scores_all, csr_add_gradient,
                      csr_scores, dense_add_gradient, dense_scores, linear_scores_parallel,
                      linear_scores_serial, slotted_scores, step_table, strided_scores, suffix_sums,
@@ -57,7 +57,8 @@ __all__ = [
     "epoch_kernels", "epoch_parallel", "epoch_serial", "float_bits", "group_shrink",
     "ideal_dcg", "label_levels", "linear_scores_parallel", "linear_scores_serial",
     "ndcg_at_parallel", "ndcg_at_serial", "objective", "pair_loop_lambdas", "pair_loss",
-    "pair_loss_and_derivative", "pair_loss_derivative", "period_steps", "prefix_sums_apply",
+    "pair_loss_and_derivative", "pair_loss_derivative", "period_steps", "preference_lambdas",
+    "prefix_sums_apply",
     "query_lambdas", "query_lambdas_from", "query_levels", "ranked_lambdas", "ranked_order",
     "ranked_order_from", "scaled_weights", "slotted_scores", "sorted_query_lambdas",
     "step_size", "step_table", "stored_column_moments", "strided_scores", "suffix_sums",

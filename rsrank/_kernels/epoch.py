@@ -8,7 +8,7 @@ from numba import prange
 
 from .build import cached, twins, variant
 from .penalty import clip_signs, cumulative_penalty, group_shrink, monotone_pairs, truncate
-from .ranking import query_lambdas_from
+from .ranking import preference_lambdas, query_lambdas_from
 from .scores import (coded_add_histogram, coded_scores, csr_add_gradient, csr_scores,
                      dense_add_gradient, dense_scores, step_table, suffix_sums, uniform_stride)
 
@@ -25,7 +25,10 @@ from .scores import (coded_add_histogram, coded_scores, csr_add_gradient, csr_sc
 # * ``Pairs``: what the pair losses need per row and per query: ``gains``,
 #   ``labels``, ``inv_ideal``, the ``discount`` table and ``cutoff``, the
 #   ``loss`` code, ``unit_weights``, and the label ``levels``/``n_levels``
-#   (:func:`all_query_levels`);
+#   (:func:`all_query_levels`); for queries given as preferences instead of
+#   labels, ``preference_offsets`` (one more than the queries; empty: labels)
+#   and per preference the ``better`` and ``worse`` row within its query and
+#   its ``preference_weights`` (:func:`preference_lambdas`);
 # * ``Steps``: the step schedule and the penalties: ``learning_rate``,
 #   ``power_t``, ``l1``, ``period``, ``theta`` and ``cumulative``; the group
 #   penalty's strength ``group`` on the weight ranges ``groups`` (offsets,
@@ -54,7 +57,9 @@ Rows = namedtuple("Rows", "data indices indptr dense offsets dense_codes stored_
 
 
 Pairs = namedtuple("Pairs", "gains labels inv_ideal discount cutoff loss unit_weights levels "
-                            "n_levels")
+                            "n_levels preference_offsets better worse preference_weights",
+                   defaults=(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64),
+                             np.zeros(0)))
 
 
 Steps = namedtuple("Steps", "learning_rate power_t l1 period theta cumulative group groups "
@@ -140,6 +145,24 @@ def period_steps(steps, step):
     return total
 
 
+@njit(cache=True)
+def pair_lambdas(pairs, q, lo, hi, scores, lam, rankings):
+    """Query ``q``'s pair loss (rows ``lo:hi``) and its lambdas into
+    ``lam``: from its labels (:func:`query_lambdas_from`) or its
+    preferences (:func:`preference_lambdas`). ``rankings`` holds each
+    query's previous ranking."""
+    if pairs.preference_offsets.shape[0] > 0:
+        a, b = pairs.preference_offsets[q], pairs.preference_offsets[q + 1]
+        return preference_lambdas(scores[lo:hi], pairs.better[a:b], pairs.worse[a:b],
+                                  pairs.preference_weights[a:b], pairs.discount, pairs.cutoff,
+                                  pairs.inv_ideal[q], pairs.loss, pairs.unit_weights, lam[lo:hi],
+                                  rankings[lo:hi])
+    return query_lambdas_from(scores[lo:hi], pairs.gains[lo:hi], pairs.labels[lo:hi],
+                              pairs.discount, pairs.cutoff, pairs.inv_ideal[q], pairs.loss,
+                              pairs.unit_weights, lam[lo:hi], rankings[lo:hi],
+                              pairs.levels[lo:hi], pairs.n_levels[q])
+
+
 def _epoch(rows, pairs, steps, scale, query_order, batch_size, w, l1_state, step, work):
     """One pass over ``query_order`` in batches; updates ``w`` in place.
 
@@ -177,10 +200,7 @@ def _epoch(rows, pairs, steps, scale, query_order, batch_size, w, l1_state, step
                     dense_scores(rows.dense, lo, hi, ws, scores)
                 else:
                     csr_scores(rows.data, rows.indices, rows.indptr, lo, hi, ws, scores)
-                losses[t] = query_lambdas_from(
-                    scores[lo:hi], pairs.gains[lo:hi], pairs.labels[lo:hi], pairs.discount,
-                    pairs.cutoff, pairs.inv_ideal[q], pairs.loss, pairs.unit_weights,
-                    lam[lo:hi], work.rankings[lo:hi], pairs.levels[lo:hi], pairs.n_levels[q])
+                losses[t] = pair_lambdas(pairs, q, lo, hi, scores, lam, work.rankings)
                 if _CODED:
                     coded_add_histogram(rows, lo, hi, lam, factor, grad, stride)
                 elif _DENSE:

@@ -594,3 +594,45 @@ def pair_loop_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, loss, 
     for p in range(n):
         lam[order[p]] = acc[p]
     return total
+
+
+@njit(cache=True)
+def preference_lambdas(scores, better, worse, weight, discount, cutoff, factor, loss,
+                       unit_weights, lam, hint):
+    """Pair loss of one query given as preferences, and its derivative per
+    document: pair ``k`` prefers row ``better[k]`` to row ``worse[k]`` (the
+    query's own rows) and costs ``factor * weight[k] * W * pair_loss(s_b -
+    s_w)``, ``W`` 1 with ``unit_weights``, else ``|d_b - d_w|`` at the two
+    documents' places in the current ranking (the |Delta NDCG| of the swap
+    when the preferred document is the only relevant one, up to
+    ``factor``). ``hint`` is the query's previous ranking as in
+    :func:`query_lambdas_from` (updated). Returns the query's loss; ``lam``
+    is overwritten."""
+    n = scores.shape[0]
+    for r in range(n):
+        lam[r] = 0.0
+    if n < 2 or factor == 0.0:
+        return 0.0
+    place = np.empty(0, dtype=np.int64)
+    if not unit_weights:
+        order = (ranked_order_from(scores, hint) if hint.shape[0] == n
+                 else ranked_order(scores))
+        place = np.empty(n, dtype=np.int64)
+        for p in range(n):
+            place[order[p]] = p
+    total = 0.0
+    for k in range(better.shape[0]):
+        a, b = better[k], worse[k]
+        w = factor * weight[k]
+        if not unit_weights:
+            pa, pb = place[a], place[b]
+            w *= abs((discount[pa] if pa < cutoff else 0.0)
+                     - (discount[pb] if pb < cutoff else 0.0))
+        if w == 0.0:
+            continue
+        value, derivative = pair_loss_and_derivative(scores[a] - scores[b], loss)
+        total += w * value
+        step = w * derivative
+        lam[a] += step
+        lam[b] -= step
+    return total

@@ -1,0 +1,95 @@
+"""Preferences: pairs of rows with weights, learned from in place of the
+pairs the labels order (what click logs train on)."""
+
+import numpy as np
+import pytest
+
+from rsrank import QueryData, RSRank
+from rsrank.metrics import gain_values
+from rsrank.objective import Objective
+
+
+def label_preferences(y, qid, pair_weight, ndcg_k=None):
+    """The pairs the labels order, as preferences weighing what the label
+    objective gives them: with swap weights ``|g_i - g_j| d_1 / ideal DCG``
+    (so that the preference factor ``1 / d_1`` restores it), else 1. By
+    brute force over every pair of rows."""
+    gains = gain_values(y, "exp2")
+    better, worse, weight = [], [], []
+    for q in np.unique(qid):
+        rows = np.flatnonzero(qid == q)
+        ideal_gains = np.sort(gains[rows])[::-1][:ndcg_k]
+        ideal = np.sum(ideal_gains / np.log2(np.arange(2, len(ideal_gains) + 2)))
+        for i in rows:
+            for j in rows:
+                if y[i] > y[j]:
+                    better.append(i)
+                    worse.append(j)
+                    weight.append(1.0 if pair_weight == "unit" else (gains[i] - gains[j]) / ideal)
+    return np.array(better), np.array(worse), np.array(weight)
+
+
+@pytest.mark.parametrize("pair_weight", ["delta_ndcg", "unit"])
+@pytest.mark.parametrize("additive", [False, True])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_label_pairs_as_preferences_give_the_label_objective(pair_weight, additive, seed):
+    rng = np.random.default_rng(seed)
+    sizes = [5, 9, 1, 12, 3]
+    qid = rng.permutation(np.repeat([4, 1, 3, 2, 7], sizes))  # rows of a query apart
+    X = rng.normal(size=(len(qid), 3))
+    y = rng.integers(0, 4, len(qid))
+    y[qid == 7] = 0  # a query without a pair
+    w = rng.normal(size=3)
+    labelled = QueryData(X, y, qid)
+    preferred = QueryData(X, y, qid, preferences=label_preferences(y, qid, pair_weight))
+    objective = Objective(pair_weight=pair_weight)
+    view = "none"
+    if additive:
+        model = RSRank(additive=True, max_bins=4, max_iter=2).fit(X, y, qid=qid).model_
+        view, w = model.view, rng.normal(size=len(model.coef))
+    loss, grad = objective.loss_and_gradient(preferred, w, view=view)
+    expected_loss, expected_grad = objective.loss_and_gradient(labelled, w, view=view)
+    np.testing.assert_allclose(loss, expected_loss, rtol=1e-10)
+    np.testing.assert_allclose(grad, expected_grad, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(objective.row_lambdas(preferred, w, view=view),
+                               objective.row_lambdas(labelled, w, view=view), atol=1e-12)
+    np.testing.assert_allclose(objective.hessian_diagonal(preferred, view=view),
+                               objective.hessian_diagonal(labelled, view=view),
+                               rtol=1e-10, atol=1e-12)
+    assert preferred.n_mixed_queries == labelled.n_mixed_queries == 3
+    # a subset keeps each query's own preferences
+    part = [0, 2, 3]
+    np.testing.assert_allclose(objective.loss_and_gradient(preferred.subset(part), w, view=view)[1],
+                               objective.loss_and_gradient(labelled.subset(part), w, view=view)[1],
+                               rtol=1e-10, atol=1e-12)
+
+
+def test_a_fit_on_the_label_pairs_as_preferences_is_the_fit_on_the_labels():
+    rng = np.random.default_rng(3)
+    qid = np.repeat(np.arange(30), 8)
+    X = rng.normal(size=(len(qid), 6))
+    y = np.clip(np.round(X[:, 0] + 0.5 * X[:, 1] + rng.normal(size=len(qid))), 0, 3).astype(int)
+    for pair_weight in ("delta_ndcg", "unit"):
+        model = RSRank(pair_weight=pair_weight, max_iter=20, random_state=0)
+        on_labels = model.fit(QueryData(X, y, qid)).coef_.copy()
+        on_preferences = model.fit(QueryData(
+            X, y, qid, preferences=label_preferences(y, qid, pair_weight))).coef_
+        np.testing.assert_allclose(on_preferences, on_labels, rtol=1e-7, atol=1e-9)
+
+
+def test_bad_preferences_are_refused_with_what_is_wrong():
+    X, y, qid = np.zeros((4, 1)), np.zeros(4, dtype=int), np.array([1, 1, 2, 2])
+    cases = [((0, 1), "must be \\(better, worse, weight\\)"),
+             (([0], [1, 2], [1.0]), "same length"),
+             (([0], [4], [1.0]), "worse must hold row numbers from 0 to 3"),
+             (([0.5], [1], [1.0]), "better must hold row numbers"),
+             (([0], [1], [-1.0]), "finite values >= 0"),
+             (([0], [1], [np.nan]), "finite values >= 0"),
+             (([1], [1], [1.0]), "pair 0 prefers row 1 to itself"),
+             (([0, 1], [1, 2], [1.0, 1.0]), "pair 1 joins rows 1 and 2 of different queries")]
+    for preferences, message in cases:
+        with pytest.raises(ValueError, match=message):
+            QueryData(X, y, qid, preferences=preferences)
+    data = QueryData(X, y, qid, preferences=([0], [1], [2.0]))
+    assert data.n_mixed_queries == 1
+    assert data.fingerprint != QueryData(X, y, qid, preferences=([1], [0], [2.0])).fingerprint
