@@ -6,8 +6,9 @@ vali query is shown to simulated users (position-based, eta 1); the click
 logs and LETOR files holding the shown documents (with their docids and
 labels) are written to a scratch directory. Both commands read those
 feature files; the one on clicks also reads the logs, estimates the
-examination and trains on the logs' session lists (many more rows than
-the shown documents), and ignores the files' labels. Both
+examination and trains on the training log's clicks as preferences
+between the shown documents (validating on the vali log's session lists),
+and ignores the files' labels. Both
 run as subprocesses, each timed ``--repeats`` times (the fastest kept), in
 the same run: the ratio is what counts.
 

@@ -341,6 +341,15 @@ def test_session_lists_give_the_inverse_propensity_weighted_pair_loss_of_the_ses
     loss, grad = Objective(pair_weight="unit").loss_and_gradient(lists, w)
     assert loss == pytest.approx(expected, rel=1e-9)
     np.testing.assert_allclose(grad, gradient, rtol=1e-9, atol=1e-9)
+    # the same pairs summed per pair of documents: each query's shown documents once
+    documents, *preferences = click_preferences(list_rows, y, names, weight)
+    np.testing.assert_array_equal(documents, np.unique(list_rows))
+    preferred = QueryData(data.X[documents], np.zeros(len(documents), dtype=int),
+                          data.qid[documents], preferences=preferences)
+    assert preferred.n_queries == len(np.unique(data.qid[documents])) < lists.n_queries
+    loss, grad = Objective(pair_weight="unit").loss_and_gradient(preferred, w)
+    assert loss == pytest.approx(expected, rel=1e-9)
+    np.testing.assert_allclose(grad, gradient, rtol=1e-9, atol=1e-9)
 
 
 def test_a_position_based_sessions_log_trains_on_its_preferences_and_validates_on_its_lists(
