@@ -20,6 +20,10 @@ NDCG@10 (LETOR's) of
   sessions, early stopped on the vali log's clicks;
 * ``xgboost``: ``lambdarank_unbiased=True`` on the sessions, likewise.
 
+``--logs hu2019 dcm pbm-1-noisy`` draws logs from other simulators (Hu et
+al.'s position-based model under a LightGBM production ranker, the
+dependent click model) and with more click noise (``OTHER_LOGS``).
+
     python scripts/click_study.py [--datasets ...] [--seeds 3] [--out results] [--name clicks]
 """
 
@@ -34,6 +38,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _bench import SHARED_DATA, command_line, write_report  # noqa: E402
+from _click_models import lambdamart_ranker, other_clicks  # noqa: E402
 from _datasets import FIXED_TEST, dataset_folds  # noqa: E402
 from sklearn.utils import Bunch  # noqa: E402
 
@@ -56,10 +61,18 @@ def production_ranker(train, seed, n_queries=3):
 
 
 def make_logs(fold, config, seed):
-    ranker = production_ranker(fold["train"], seed)
+    ranker = (lambdamart_ranker if config.get("ranker") == "lambdamart"
+              else production_ranker)(fold["train"], seed)
+    max_grade = int(fold["train"][1].max())
     logs = {}
     for offset, split in enumerate(("train", "vali")):
         X, y, qid = fold[split][:3]
+        if config["model"] in OTHER_MODELS:
+            logs[split] = other_clicks(y, qid, ranker(X), model=config["model"],
+                                       n_sessions=config["sessions"],
+                                       eta=config.get("eta", 1.0), max_grade=max_grade,
+                                       random_state=seed * 7 + offset)
+            continue
         logs[split] = simulate_clicks(y, qid, ranker(X), n_sessions=config["sessions"],
                                       click_model=config["model"], eta=config.get("eta", 1.0),
                                       noise=config.get("noise", 0.1),
@@ -215,11 +228,22 @@ LOGS = {
     "pbm-1-many": {"model": "position", "eta": 1.0, "sessions": 200},
 }
 
+#: logs of other simulators, rankers and noise than LOGS' (``scripts/_click_models.py``),
+#: chosen by name with ``--logs``: Hu et al.'s position-based model under a LightGBM
+#: production ranker, the dependent click model, and three times the click noise
+OTHER_MODELS = ("hu2019", "dcm")
+OTHER_LOGS = {
+    "hu2019": {"model": "hu2019", "eta": 1.0, "sessions": 100, "ranker": "lambdamart"},
+    "dcm": {"model": "dcm", "sessions": 100},
+    "pbm-1-noisy": {"model": "position", "eta": 1.0, "sessions": 100, "noise": 0.3},
+}
+
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", nargs="+", default=["ohsumed"])
-    parser.add_argument("--logs", nargs="+", default=list(LOGS))
+    parser.add_argument("--logs", nargs="+", default=list(LOGS),
+                        choices=[*LOGS, *OTHER_LOGS])
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--folds", type=int, default=1, help="folds per dataset and seed")
     parser.add_argument("--out", default=None)
@@ -240,7 +264,8 @@ def main(argv=None):
                                            else part[0], dtype=np.float64), *part[1:3])
                         for split, part in fold.items()}
                 for name in args.logs:
-                    runs, curve, seconds = run_log(fold, LOGS[name], seed, not args.no_peers,
+                    runs, curve, seconds = run_log(fold, {**LOGS, **OTHER_LOGS}[name], seed,
+                                                   not args.no_peers,
                                                    dataset in ADDITIVE)
                     report["runs"].append({"dataset": dataset, "seed": seed, "fold": index + 1,
                                            "log": name, "methods": runs, "curve": curve,
