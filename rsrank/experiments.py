@@ -446,10 +446,12 @@ def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, seed=No
     evaluated_on = "test" if data.test is not None else "vali"
     evaluation = data.test if evaluated_on == "test" else data.vali
     scores = model.predict(evaluation)
+    # a vali of click lists (weighted queries) is reported as it was judged
     per_query = metrics.letor_per_query(evaluation.y, scores[evaluation.order],
-                                        evaluation.groups, convention=convention)
-    report = {name: metrics.nanmean(values) for name, values in per_query.items()
-              if name != "qid"}
+                                        evaluation.groups, convention=convention,
+                                        short_list=evaluation.short_list)
+    report = {name: metrics.nanmean(values, evaluation.query_weights)
+              for name, values in per_query.items() if name != "qid"}
     return FoldResult(data.fold, selection.params, selection.vali_score, report,
                       n_features_used(model), model, scores, selection.tried, selection.seconds,
                       evaluated_on, seed, per_query)

@@ -613,10 +613,13 @@ class LetorReport:
 
 
 def letor_per_query(y_true, y_score, qid, *, max_k=10, convention=DEFAULT_CONVENTION,
-                    docids=None):
+                    docids=None, short_list=None):
     """Each query's NDCG@1..max_k, P@1..max_k and AP, the values behind
     :func:`letor_report` (its numbers are their means over queries) and the
     unit of a paired significance test (:mod:`rsrank.stats`).
+    ``short_list`` overrides the convention's NDCG rule for a query shorter
+    than k (``"truncate"``: scored on what it holds, and its precision
+    padded).
 
     Returns
     -------
@@ -626,13 +629,13 @@ def letor_per_query(y_true, y_score, qid, *, max_k=10, convention=DEFAULT_CONVEN
         ``"qid"`` (NaN for a query that a convention with ``empty="skip"``
         leaves out).
     """
-    s = _settings(convention)
+    s = _settings(convention, short_list=short_list)
     ranking = _rank(y_true, y_score, qid, s["ties"], docids)
     out = {"qid": ranking.qids}
     ks = range(1, max_k + 1)
     for k in ks:
         out[f"NDCG@{k}"] = _ndcg_from_ranking(ranking, k, s)
-    short = precision_short_list(convention)
+    short = "zero" if s["short_list"] == "zero" else "pad"
     for k in ks:
         out[f"P@{k}"] = _precision_from_ranking(ranking, k, 1, s["ties"], short)
     ap_ties = "stable" if s["ties"] == "average" else s["ties"]

@@ -13,7 +13,8 @@ from rsrank.cli import main
 from rsrank.clicks import (ClickLog, click_preferences, grade_clicks, impression_log,
                            load_click_fold, session_lists)
 from rsrank.datasets import load_letor
-from rsrank.experiments import fit_and_select
+from rsrank.metrics import letor_per_query
+from rsrank.experiments import fit_and_select, run_letor_folds
 from rsrank.objective import Objective
 from rsrank.propensity import (ClickClasses, click_grades, estimate_examination,
                                known_examination)
@@ -388,6 +389,21 @@ def test_a_weighted_vali_scores_short_lists_on_what_they_hold():
     assert selection.vali_score == pytest.approx(1.0)
     unweighted = fit_and_select(RSRank(max_iter=3), [{}], train, QueryData(X, y, lists))
     assert unweighted.vali_score == 0.0  # LETOR's rule for queries shorter than 10
+
+
+def test_a_click_run_without_test_reports_its_vali_lists_as_it_judged_them(click_fold):
+    # lists shorter than 10 would score 0 by LETOR's rule: the report weighs
+    # and scores them as the selection did
+    fold, logs = click_fold
+    data = load_click_fold(fold / "train.txt.gz", logs / "train.clicks.csv",
+                           fold / "vali.txt.gz", logs / "vali.clicks.csv")
+    result = run_letor_folds([data], RSRank(max_iter=5, random_state=0), [{}]).folds[0]
+    assert result.evaluated_on == "vali"
+    assert result.test["NDCG@10"] == pytest.approx(result.vali_score)
+    X, y, lists = data.vali
+    assert np.mean(np.bincount(np.unique(lists, return_inverse=True)[1]) < 10) > 0.3
+    by_letor = letor_per_query(y, result.model.predict(X), lists)["NDCG@10"]
+    assert np.nanmean(by_letor) < 0.8 * result.test["NDCG@10"]
 
 
 def test_fit_with_sessions_trains_on_the_sessions_preferences_and_validates_on_lists():
