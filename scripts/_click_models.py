@@ -1,6 +1,8 @@
-"""Click logs from simulators that RSRank's own (:func:`rsrank.synthetic.simulate_clicks`)
-is not, for ``click_study.py``: a method tuned on one simulator must hold
-under others.
+"""The click logs of the studies of learning from clicks (``click_study.py``,
+``click_forms.py``): the logs by name (``LOGS``, drawn by
+:func:`rsrank.synthetic.simulate_clicks`, and ``OTHER_LOGS``), the
+production rankers that show them, and simulators that RSRank's own is
+not: a method tuned on one simulator must hold under others.
 
 * ``"hu2019"``: the position-based model of Hu et al. (Unbiased
   LambdaMART, WWW 2019), which XGBoost's click simulation also follows:
@@ -24,6 +26,8 @@ relative to the top, None for the DCM).
 
 import numpy as np
 from sklearn.utils import Bunch
+
+from rsrank.synthetic import simulate_clicks
 
 #: Hu et al.'s examination of positions 1 to 10 and click chance of grades 0 to 4
 HU2019_EXAMINATION = np.array([0.68, 0.61, 0.48, 0.34, 0.28, 0.20, 0.11, 0.10, 0.08, 0.06])
@@ -86,9 +90,60 @@ def lambdamart_ranker(train, seed, share=0.1):
     queries = np.unique(qid)
     chosen = np.isin(qid, rng.choice(queries, max(3, int(share * len(queries))), replace=False))
     order = np.argsort(qid[chosen], kind="stable")
-    Xc, yc, qc = np.asarray(X[chosen], dtype=np.float64)[order], y[chosen][order], qid[chosen][order]
+    Xc = np.asarray(X[chosen], dtype=np.float64)[order]
+    yc, qc = y[chosen][order], qid[chosen][order]
     _, sizes = np.unique(qc, return_counts=True)
     model = lightgbm.LGBMRanker(n_estimators=100, random_state=seed, verbose=-1,
                                 min_child_samples=5)
     model.fit(Xc, yc, group=sizes)
     return lambda Z: model.predict(np.asarray(Z, dtype=np.float64))
+
+
+def production_ranker(train, seed, n_queries=3):
+    """Least squares on the labels of ``n_queries`` random training queries."""
+    X, y, qid = train[:3]
+    rng = np.random.default_rng(seed)
+    chosen = np.isin(qid, rng.choice(np.unique(qid), n_queries, replace=False))
+    A = np.c_[np.nan_to_num(np.asarray(X[chosen], dtype=np.float64)), np.ones(chosen.sum())]
+    w = np.linalg.lstsq(A, y[chosen].astype(np.float64), rcond=None)[0]
+    return lambda Z: np.nan_to_num(np.asarray(Z, dtype=np.float64)) @ w[:-1]
+
+
+def make_logs(fold, config, seed):
+    ranker = (lambdamart_ranker if config.get("ranker") == "lambdamart"
+              else production_ranker)(fold["train"], seed)
+    max_grade = int(fold["train"][1].max())
+    logs = {}
+    for offset, split in enumerate(("train", "vali")):
+        X, y, qid = fold[split][:3]
+        if config["model"] in OTHER_MODELS:
+            logs[split] = other_clicks(y, qid, ranker(X), model=config["model"],
+                                       n_sessions=config["sessions"],
+                                       eta=config.get("eta", 1.0), max_grade=max_grade,
+                                       random_state=seed * 7 + offset)
+            continue
+        logs[split] = simulate_clicks(y, qid, ranker(X), n_sessions=config["sessions"],
+                                      click_model=config["model"], eta=config.get("eta", 1.0),
+                                      noise=config.get("noise", 0.1),
+                                      random_state=seed * 7 + offset)
+    return logs
+
+
+LOGS = {
+    "pbm-0.5": {"model": "position", "eta": 0.5, "sessions": 100},
+    "pbm-1": {"model": "position", "eta": 1.0, "sessions": 100},
+    "pbm-2": {"model": "position", "eta": 2.0, "sessions": 100},
+    "cascade": {"model": "cascade", "sessions": 100},
+    "pbm-1-few": {"model": "position", "eta": 1.0, "sessions": 10},
+    "pbm-1-many": {"model": "position", "eta": 1.0, "sessions": 200},
+}
+
+#: logs of other simulators, rankers and noise than LOGS' (the simulators above),
+#: chosen by name with ``--logs``: Hu et al.'s position-based model under a LightGBM
+#: production ranker, the dependent click model, and three times the click noise
+OTHER_MODELS = ("hu2019", "dcm")
+OTHER_LOGS = {
+    "hu2019": {"model": "hu2019", "eta": 1.0, "sessions": 100, "ranker": "lambdamart"},
+    "dcm": {"model": "dcm", "sessions": 100},
+    "pbm-1-noisy": {"model": "position", "eta": 1.0, "sessions": 100, "noise": 0.3},
+}

@@ -1,7 +1,7 @@
 """What training on a sessions log's preferences costs against training on
 its session lists, and what the pair weighting of the path does there.
 
-For each position-based log of ``click_study.py`` (``LOGS``, one seed) on
+For each position-based log of ``_click_models.LOGS`` (one seed) on
 each dataset's first ``--folds`` folds, ``rsrank train``'s recipe trains
 on the training log read three ways, each validated on the vali log's
 session lists with the training log's curve:
@@ -14,7 +14,8 @@ session lists with the training log's curve:
 
 Test NDCG@10 on the expert labels, paired over test queries.
 
-    python scripts/click_forms.py [--datasets bundled ohsumed many-grades] [--folds 2] [--out results]
+    python scripts/click_forms.py [--datasets bundled ohsumed many-grades] [--folds 2]
+        [--out results]
 """
 
 import argparse
@@ -26,8 +27,8 @@ from sklearn.utils import Bunch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import click_study  # noqa: E402
 from _bench import SHARED_DATA, command_line, write_report  # noqa: E402
+from _click_models import LOGS, make_logs  # noqa: E402
 from _datasets import dataset_folds  # noqa: E402
 from rsrank.clicks import ClickLog, grade_clicks  # noqa: E402
 from rsrank.experiments import run_letor_folds  # noqa: E402
@@ -36,7 +37,7 @@ from rsrank.recipe import DEFAULT_WITHIN, train_recipe  # noqa: E402
 from rsrank.stats import paired_t_test  # noqa: E402
 
 FORMS = ("lists", "preferences", "preferences-unit")
-POSITION_LOGS = [name for name, config in click_study.LOGS.items()
+POSITION_LOGS = [name for name, config in LOGS.items()
                  if config["model"] == "position"]
 
 
@@ -110,7 +111,7 @@ def main(argv=None):
                                        else part[0], dtype=np.float64), *part[1:3])
                     for split, part in fold.items()}
             for name in POSITION_LOGS:
-                found = read_logs(fold, click_study.make_logs(fold, click_study.LOGS[name], 0))
+                found = read_logs(fold, make_logs(fold, LOGS[name], 0))
                 run = {"dataset": dataset, "fold": index + 1, "log": name}
                 run.update({form: run_form(form, fold, found) for form in FORMS})
                 report["runs"].append(run)

@@ -38,7 +38,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _bench import SHARED_DATA, command_line, write_report  # noqa: E402
-from _click_models import lambdamart_ranker, other_clicks  # noqa: E402
+from _click_models import LOGS, OTHER_LOGS, make_logs  # noqa: E402
 from _datasets import FIXED_TEST, dataset_folds  # noqa: E402
 from sklearn.utils import Bunch  # noqa: E402
 
@@ -47,37 +47,6 @@ from rsrank.experiments import run_letor_folds  # noqa: E402
 from rsrank.metrics import ndcg_per_query  # noqa: E402
 from rsrank.recipe import DEFAULT_WITHIN, train_recipe, vali_folds  # noqa: E402
 from rsrank.stats import paired_t_test  # noqa: E402
-from rsrank.synthetic import simulate_clicks  # noqa: E402
-
-
-def production_ranker(train, seed, n_queries=3):
-    """Least squares on the labels of ``n_queries`` random training queries."""
-    X, y, qid = train[:3]
-    rng = np.random.default_rng(seed)
-    chosen = np.isin(qid, rng.choice(np.unique(qid), n_queries, replace=False))
-    A = np.c_[np.nan_to_num(np.asarray(X[chosen], dtype=np.float64)), np.ones(chosen.sum())]
-    w = np.linalg.lstsq(A, y[chosen].astype(np.float64), rcond=None)[0]
-    return lambda Z: np.nan_to_num(np.asarray(Z, dtype=np.float64)) @ w[:-1]
-
-
-def make_logs(fold, config, seed):
-    ranker = (lambdamart_ranker if config.get("ranker") == "lambdamart"
-              else production_ranker)(fold["train"], seed)
-    max_grade = int(fold["train"][1].max())
-    logs = {}
-    for offset, split in enumerate(("train", "vali")):
-        X, y, qid = fold[split][:3]
-        if config["model"] in OTHER_MODELS:
-            logs[split] = other_clicks(y, qid, ranker(X), model=config["model"],
-                                       n_sessions=config["sessions"],
-                                       eta=config.get("eta", 1.0), max_grade=max_grade,
-                                       random_state=seed * 7 + offset)
-            continue
-        logs[split] = simulate_clicks(y, qid, ranker(X), n_sessions=config["sessions"],
-                                      click_model=config["model"], eta=config.get("eta", 1.0),
-                                      noise=config.get("noise", 0.1),
-                                      random_state=seed * 7 + offset)
-    return logs
 
 
 def sessions_as_queries(split, sim):
@@ -218,26 +187,6 @@ def run_log(fold, config, seed, peers=True, additive=False):
 
 #: sets whose truth is not linear: the kind a user picks there is additive
 ADDITIVE = {"nonlinear"}
-
-LOGS = {
-    "pbm-0.5": {"model": "position", "eta": 0.5, "sessions": 100},
-    "pbm-1": {"model": "position", "eta": 1.0, "sessions": 100},
-    "pbm-2": {"model": "position", "eta": 2.0, "sessions": 100},
-    "cascade": {"model": "cascade", "sessions": 100},
-    "pbm-1-few": {"model": "position", "eta": 1.0, "sessions": 10},
-    "pbm-1-many": {"model": "position", "eta": 1.0, "sessions": 200},
-}
-
-#: logs of other simulators, rankers and noise than LOGS' (``scripts/_click_models.py``),
-#: chosen by name with ``--logs``: Hu et al.'s position-based model under a LightGBM
-#: production ranker, the dependent click model, and three times the click noise
-OTHER_MODELS = ("hu2019", "dcm")
-OTHER_LOGS = {
-    "hu2019": {"model": "hu2019", "eta": 1.0, "sessions": 100, "ranker": "lambdamart"},
-    "dcm": {"model": "dcm", "sessions": 100},
-    "pbm-1-noisy": {"model": "position", "eta": 1.0, "sessions": 100, "noise": 0.3},
-}
-
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
