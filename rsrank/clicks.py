@@ -41,6 +41,7 @@ from .propensity import (CascadeClicks, cascade_examination, click_grades,
 from .querydata import QueryData
 
 __all__ = ["ClickLog", "SessionClicks", "read_click_log", "feature_rows", "grade_clicks",
+           "check_log_arguments", "click_preferences",
            "GradedClicks", "session_lists", "MAX_CLICK_WEIGHT",
            "load_click_fold", "load_click_folds", "has_click_logs", "CLICK_FILES",
            "impression_log", "document_keys", "graded_eval_set",
@@ -551,8 +552,10 @@ def load_click_fold(train, train_clicks, vali=None, vali_clicks=None, test=None,
         source = f"{fraction:g} of the training log's queries (seed {random_state})"
     else:
         source = f"{logs['vali']} on {paths['vali']}"
-    *train, train_options = graded["train"].training(*features["train"][0:3:2])
-    *vali, vali_weight = graded["vali"].queries(*features["vali"][0:3:2])
+    X, _, qid, _ = features["train"]
+    *train, train_options = graded["train"].training(X, qid)
+    X, _, qid, _ = features["vali"]
+    *vali, vali_weight = graded["vali"].queries(X, qid)
     test_part = parts.get("test")
     return Bunch(train=tuple(train), vali=tuple(vali),
                  query_options={"train": train_options,
@@ -596,6 +599,19 @@ def _optional_split(root, fold, split):
         return None
 
 
+def check_log_arguments(position, impressions, propensity, session):
+    """Refuse the arguments of a click log that do not go together:
+    ``impressions``, ``propensity`` or ``session`` without ``position``,
+    and ``session`` with ``impressions``."""
+    if position is None and not (impressions is None and propensity is None
+                                 and session is None):
+        raise ValueError("impressions, propensity and session describe a click log: give "
+                         "position too (the position of each row, 1 the top)")
+    if session is not None and impressions is not None:
+        raise ValueError("a row of a session is one impression: give session or impressions, "
+                         "not both")
+
+
 def impression_log(X, clicks, qid, position, impressions=None, session=None):
     """The :class:`ClickLog` of one row per impression (LightGBM's layout:
     ``X`` the shown document's features, ``clicks`` 0 or 1, ``qid``,
@@ -607,9 +623,7 @@ def impression_log(X, clicks, qid, position, impressions=None, session=None):
     clicks = np.asarray(clicks)
     qid, position = np.asarray(qid), np.asarray(position)
     n = X.shape[0]
-    if session is not None and impressions is not None:
-        raise ValueError("a row of a session is one impression: give session or impressions, "
-                         "not both")
+    check_log_arguments(position, impressions, None, session)
     impressions = np.ones(n, dtype=np.int64) if impressions is None else np.asarray(impressions)
     for name, values in (("clicks", clicks), ("qid", qid), ("position", position),
                          ("impressions", impressions)):

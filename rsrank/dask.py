@@ -43,7 +43,8 @@ import inspect
 import numpy as np
 
 from ._files import not_a_file
-from .clicks import ClickLog, document_keys, grade_clicks, graded_eval_set
+from .clicks import (ClickLog, check_log_arguments, document_keys, grade_clicks,
+                     graded_eval_set)
 from .binning import SortedColumns, StepEncoding, bin_counts, merged_thresholds, value_summary
 from .datasets import load_letor
 from . import fitting
@@ -246,8 +247,8 @@ class DaskRSRank(RSRank):
             partition's clicks per document and position (or, with
             ``session``, name its documents), the log is gathered here and
             read (:func:`rsrank.clicks.grade_clicks`), and its graded
-            documents or session lists trained on in partitions of whole
-            queries.
+            documents, or its documents with the preferences of its session
+            lists, trained on in partitions of whole queries.
         """
         if qid is None:
             raise ValueError("DaskRSRank.fit needs qid=... (a dask array of query ids, chunked "
@@ -259,13 +260,11 @@ class DaskRSRank(RSRank):
         if not (X.chunks[0] == y.chunks[0] == qid.chunks[0]):
             raise ValueError("X, y and qid must have the same row chunks")
         client = self._client()
+        check_log_arguments(position, impressions, propensity, session)
         options = None
         if position is not None:
             X, y, qid, options, eval_set = self._graded_log(
                 client, X, y, qid, position, impressions, propensity, session, eval_set)
-        elif impressions is not None or propensity is not None or session is not None:
-            raise ValueError("impressions, propensity and session describe a click log: give "
-                             "position too (the position of each row, 1 the top)")
         check_query_partitions(qid)
         blocks = X.to_delayed().ravel()
         parts = zip(blocks, y.to_delayed().ravel(), qid.to_delayed().ravel(),
@@ -285,9 +284,6 @@ class DaskRSRank(RSRank):
         columns.append(da.ones_like(columns[0]) if impressions is None else
                        da.asarray(impressions))
         if session is not None:
-            if impressions is not None:
-                raise ValueError("a row of a session is one impression: give session or "
-                                 "impressions, not both")
             columns.append(da.asarray(session))
         if any(column.chunks[0] != X.chunks[0] for column in columns):
             raise ValueError("position, impressions and session must have the row chunks of X")

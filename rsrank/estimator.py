@@ -14,7 +14,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from . import feature_keys, fitting, persistence
-from .clicks import grade_clicks, graded_eval_set, impression_log
+from .clicks import check_log_arguments, grade_clicks, graded_eval_set, impression_log
 from .fitting import AUTO_RATES, CURVATURE_STEP, Fitted, Stream, scale_advice
 from .kinds import DEFAULT_INTERACTION_BINS, DEFAULT_MAX_BINS, check_rows, takes_missing
 from .metrics import mean_ndcg
@@ -163,13 +163,11 @@ class RSRank(BaseEstimator):
         -------
         self
         """
+        check_log_arguments(position, impressions, propensity, session)
         options = {}
         if position is not None:
             X, y, qid, options, eval_set = self._graded_clicks(X, y, qid, position, impressions,
                                                                propensity, session, eval_set)
-        elif impressions is not None or propensity is not None or session is not None:
-            raise ValueError("impressions, propensity and session describe a click log: give "
-                             "position too (the position of each row, 1 the top)")
         if not isinstance(X, QueryData):
             check_search_fit(qid)
         _warn_without_qid("fit", X, qid)

@@ -111,3 +111,16 @@ def warm_kernels(tmp_path_factory):
         with open(locks / f"warm-kernels-{index}.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             RSRank(max_iter=1, **params).fit(data, y, qid=qid)
+
+
+def weights_and_view(X, y, qid, rng, additive):
+    """Random weights and the view of the rows a model of them reads: the
+    rows as they are, or (``additive``) the bin steps of a small additive
+    fit, with random weights of its length."""
+    w = rng.normal(size=X.shape[1])
+    if not additive:
+        return w, "none"
+    from rsrank import RSRank
+
+    model = RSRank(additive=True, max_bins=4, max_iter=2).fit(X, y, qid=qid).model_
+    return rng.normal(size=len(model.coef)), model.view

@@ -4,6 +4,7 @@ pairs the labels order (what click logs train on)."""
 import numpy as np
 import pytest
 
+from conftest import weights_and_view
 from rsrank import QueryData, RSRank
 from rsrank.metrics import gain_values
 from rsrank.objective import Objective
@@ -39,14 +40,10 @@ def test_the_label_pairs_as_preferences_give_the_label_objective(pair_weight, ad
     X = rng.normal(size=(len(qid), 3))
     y = rng.integers(0, 4, len(qid))
     y[qid == 7] = 0  # a query without a pair
-    w = rng.normal(size=3)
+    w, view = weights_and_view(X, y, qid, rng, additive)
     labelled = QueryData(X, y, qid)
     preferred = QueryData(X, y, qid, preferences=label_preferences(y, qid, pair_weight))
     objective = Objective(pair_weight=pair_weight)
-    view = "none"
-    if additive:
-        model = RSRank(additive=True, max_bins=4, max_iter=2).fit(X, y, qid=qid).model_
-        view, w = model.view, rng.normal(size=len(model.coef))
     loss, grad = objective.loss_and_gradient(preferred, w, view=view)
     expected_loss, expected_grad = objective.loss_and_gradient(labelled, w, view=view)
     np.testing.assert_allclose(loss, expected_loss, rtol=1e-10)

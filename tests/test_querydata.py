@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rsrank
+from conftest import weights_and_view
 from rsrank import QueryData, RSRank
 from rsrank import metrics as M
 from rsrank._queries import QueryGroups
@@ -208,14 +209,10 @@ def test_a_query_weighted_k_counts_as_k_copies_of_it(pair_weight, additive, seed
     qid = np.repeat([1, 2, 3, 4], [5, 9, 1, 12])
     X = rng.normal(size=(len(qid), 3))
     y = rng.integers(0, 4, len(qid))
-    w = rng.normal(size=3)
+    w, view = weights_and_view(X, y, qid, rng, additive)
     weighted = QueryData(X, y, qid, query_weight=np.repeat(counts, [5, 9, 1, 12]).astype(float))
     copied = QueryData(*_copies(X, y, qid, counts))
     objective = Objective(pair_weight=pair_weight)
-    view = "none"
-    if additive:
-        model = RSRank(additive=True, max_bins=4, max_iter=2).fit(X, y, qid=qid).model_
-        view, w = model.view, rng.normal(size=len(model.coef))
     loss, grad = objective.loss_and_gradient(weighted, w, view=view)
     expected_loss, expected_grad = objective.loss_and_gradient(copied, w, view=view)
     np.testing.assert_allclose(loss, expected_loss, rtol=1e-10, atol=1e-12)
