@@ -262,10 +262,13 @@ def _fit_fold_seeds(estimator, grid, data, select, convention, within, features,
             results.append(_fit_one_fold(
                 estimator if seed is None else clone(estimator).set_params(random_state=seed),
                 grid, splits, select, convention, within, seed, path, vali_cv))
-    # the evaluated rows' queries in file order, as grouped once for the whole fold
+    # the evaluated rows' queries in file order, as grouped once for the whole fold; a
+    # vali of click lists (weighted queries) is not its file's rows: no runs or qrels
     evaluated = splits.test if results[0].evaluated_on == "test" else splits.vali
-    groups = QueryGroups(evaluated.order, evaluated.offsets, evaluated.qids)
-    rows = _evaluated_rows(data, results[0].evaluated_on) + (groups,)
+    rows = None
+    if evaluated.query_weights is None:
+        groups = QueryGroups(evaluated.order, evaluated.offsets, evaluated.qids)
+        rows = _evaluated_rows(data, results[0].evaluated_on) + (groups,)
     for result in results:
         result.evaluated_rows = rows
     return results

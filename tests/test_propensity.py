@@ -404,6 +404,15 @@ def test_a_click_run_without_test_reports_its_vali_lists_as_it_judged_them(click
     assert np.mean(np.bincount(np.unique(lists, return_inverse=True)[1]) < 10) > 0.3
     by_letor = letor_per_query(y, result.model.predict(X), lists)["NDCG@10"]
     assert np.nanmean(by_letor) < 0.8 * result.test["NDCG@10"]
+    # the command line too: its vali file's rows (and docids) are not the lists'
+    out = logs / "no_test"
+    assert main(["train", "--train", str(fold / "train.txt.gz"), "--clicks",
+                 str(logs / "train.clicks.csv"), "--vali", str(fold / "vali.txt.gz"),
+                 "--vali-clicks", str(logs / "vali.clicks.csv"), "--out", str(out),
+                 "--quiet"]) == 0
+    reported = json.loads((out / "results.json").read_text())["folds"][0]
+    assert reported["evaluated_on"] == "vali"
+    assert not (out / "trec").exists()
 
 
 def test_fit_with_sessions_trains_on_the_sessions_preferences_and_validates_on_lists():
