@@ -27,6 +27,8 @@ relative to the top, None for the DCM).
 import numpy as np
 from sklearn.utils import Bunch
 
+from _datasets import FIXED_TEST
+
 from rsrank.synthetic import simulate_clicks
 
 #: Hu et al.'s examination of positions 1 to 10 and click chance of grades 0 to 4
@@ -147,3 +149,22 @@ OTHER_LOGS = {
     "dcm": {"model": "dcm", "sessions": 100},
     "pbm-1-noisy": {"model": "position", "eta": 1.0, "sessions": 100, "noise": 0.3},
 }
+
+
+def pooled(runs, method):
+    """Per-query test values of a method over a group's runs: folds side by
+    side, and for a set whose test queries are the same for every seed
+    (:data:`FIXED_TEST`) each query's mean over the seeds."""
+    by_fold = {}
+    for run in runs:
+        entry = run["methods"].get(method)
+        if entry is None:
+            return None
+        by_fold.setdefault(run["fold"], []).append(np.asarray(entry["test"], dtype=float))
+    parts = []
+    for values in by_fold.values():
+        if runs[0]["dataset"] in FIXED_TEST:
+            parts.append(np.mean(values, axis=0))
+        else:
+            parts.extend(values)
+    return np.nan_to_num(np.concatenate(parts))

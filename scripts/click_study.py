@@ -38,8 +38,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _bench import SHARED_DATA, command_line, write_report  # noqa: E402
-from _click_models import LOGS, OTHER_LOGS, make_logs  # noqa: E402
-from _datasets import FIXED_TEST, dataset_folds  # noqa: E402
+from _click_models import LOGS, OTHER_LOGS, make_logs, pooled  # noqa: E402
+from _datasets import dataset_folds  # noqa: E402
 from sklearn.utils import Bunch  # noqa: E402
 
 from rsrank.clicks import ClickLog, grade_clicks  # noqa: E402
@@ -226,25 +226,6 @@ def main(argv=None):
                     if args.out:  # after every log: a run cut short keeps what it did
                         write_report(args.out, args.name, report, summarize(report["runs"]))
     print(summarize(report["runs"]))
-
-
-def pooled(runs, method):
-    """Per-query test values of a method over a group's runs: folds side by
-    side, and for a set whose test queries are the same for every seed
-    (:data:`FIXED_TEST`) each query's mean over the seeds."""
-    by_fold = {}
-    for run in runs:
-        entry = run["methods"].get(method)
-        if entry is None:
-            return None
-        by_fold.setdefault(run["fold"], []).append(np.asarray(entry["test"], dtype=float))
-    parts = []
-    for values in by_fold.values():
-        if runs[0]["dataset"] in FIXED_TEST:
-            parts.append(np.mean(values, axis=0))
-        else:
-            parts.extend(values)
-    return np.nan_to_num(np.concatenate(parts))
 
 
 def compare(a, b):
