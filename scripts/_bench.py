@@ -31,6 +31,10 @@ INTERNALS = {
     ("_threads", "threads"): "bench_threads measures the rule",
     ("_fetch", "REGISTRY"): "fault_probe serves a registry of its own",
     ("_fetch", "shutil"): "fault_probe fakes a full disk",
+    ("_kernels", "dense_scores"): "bench_epoch times the epoch's passes over X",
+    ("_kernels", "dense_add_gradient"): "bench_epoch times the epoch's passes over X",
+    ("_kernels", "query_lambdas_from"): "bench_epoch times the epoch's lambdas",
+    ("_kernels", "all_query_levels"): "bench_epoch times the epoch's lambdas",
 }
 
 
