@@ -33,7 +33,7 @@ from .feature_keys import feature_costs
 from ._queries import QueryGroups
 from .querydata import QueryData
 from .model import query_scores
-from .path import l1_grid, path_rows, reporting_fits, walk
+from .path import RATIOS, carried_weights, l1_grid, path_rows, reporting_fits, walk
 from .reports import (experiment_markdown, per_query_from_results, read_results,
                       save_experiment, write_experiment)
 from .selection import check_within, choose_fit, kind_choices, sparsest_index, sparsest_within
@@ -128,6 +128,7 @@ class LetorExperiment:
     convention: str
     within: object = 0.0  # a fraction, or "1se"
     vali_cv: object = None  # folds of the training queries judged on beside vali
+    path_rows: object = None  # training rows above which a path walks a sample
 
     def metric_names(self):
         return list(self.folds[0].test)
@@ -192,6 +193,7 @@ class LetorExperiment:
             "select": self.select,
             "within": self.within,
             "vali_cv": self.vali_cv,
+            "path_rows": self.path_rows,
             "convention": self.convention,
             "seeds": self.seeds(),
             "folds": [
@@ -234,7 +236,7 @@ def _json_per_query(values):
 
 
 def _fit_fold_seeds(estimator, grid, data, select, convention, within, features, seeds,
-                    path=False, vali_cv=None, on_fit=None):
+                    path=False, vali_cv=None, on_fit=None, path_rows=None):
     """:func:`_fit_one_fold` once per seed, on the fold's splits built once
     as :class:`~rsrank.querydata.QueryData` (validated and grouped once, and
     reused by every grid point and seed)."""
@@ -261,7 +263,7 @@ def _fit_fold_seeds(estimator, grid, data, select, convention, within, features,
         with report:
             results.append(_fit_one_fold(
                 estimator if seed is None else clone(estimator).set_params(random_state=seed),
-                grid, splits, select, convention, within, seed, path, vali_cv))
+                grid, splits, select, convention, within, seed, path, vali_cv, path_rows))
     # the evaluated rows' queries in file order, as grouped once for the whole fold; a
     # vali of click lists (weighted queries) is not its file's rows: no runs or qrels
     evaluated = splits.test if results[0].evaluated_on == "test" else splits.vali
@@ -365,7 +367,8 @@ def score_fits(points, validation, select, convention):
 
 
 def fit_and_select(estimator, grid, train, validation, *, select="ndcg@10",
-                   convention="letor", within=0.0, path=False, chunks=None, cv=None):
+                   convention="letor", within=0.0, path=False, chunks=None, cv=None,
+                   path_rows=None):
     """``rsrank train``'s work on one fold, short of the test: every point
     of ``grid`` (a list of parameter dicts) fitted on ``train`` (a
     :class:`~rsrank.querydata.QueryData`; ``chunks`` instead streams it),
@@ -377,12 +380,22 @@ def fit_and_select(estimator, grid, train, validation, *, select="ndcg@10",
     ``cv`` (an int or a splitter of queries, :func:`held_out_values`): each
     fit is also scored on the queries that folds of ``train`` held out, and
     the selection sees those values beside vali's (more queries to judge
-    on, where vali has few); ``validation`` None: on those alone."""
+    on, where vali has few); ``validation`` None: on those alone.
+
+    ``path_rows`` (with ``path``, ``validation`` and no ``cv``): a
+    training set of more rows walks the path on a seeded sample of its
+    queries of about that many rows (:func:`path_sample`), and the chosen
+    point is fitted again on all of them, starting from the sample's
+    weights (:func:`refit_on_all`): the path's work stops growing with the
+    data."""
     if validation is None and cv is None:
         raise ValueError("fit_and_select judges on validation queries, on folds of the "
                          "training queries (cv), or both: give one")
     start = time.perf_counter()
-    points = walk(estimator, grid, train, validation=validation, chunks=chunks, warm=path)
+    sampled = (path and path_rows and chunks is None and cv is None and validation is not None
+               and train.n_rows > path_rows)
+    walked = path_sample(train, path_rows, estimator.random_state) if sampled else train
+    points = walk(estimator, grid, walked, validation=validation, chunks=chunks, warm=path)
     if validation is None:
         tried, fits = _describe_fits(points)
         per_query = [np.zeros(0)] * len(tried)
@@ -396,7 +409,45 @@ def fit_and_select(estimator, grid, train, validation, *, select="ndcg@10",
         for entry, values in zip(tried, per_query):
             entry["vali_score"] = metrics.nanmean(values)
     chosen = choose_fit([{**t, "per_query": v} for t, v in zip(tried, per_query)], within)
+    if sampled:
+        tried, per_query, fits, chosen = refit_on_all(estimator, train, validation, select,
+                                                      convention, tried, per_query, fits, chosen)
     return Selection(tried, per_query, fits, chosen, time.perf_counter() - start)
+
+
+def path_sample(train, rows, seed):
+    """The queries of ``train`` that a path walks when it holds more than
+    ``rows`` rows: a seeded random order of its queries, cut where the rows
+    first reach ``rows``, kept in their own order."""
+    order = np.random.default_rng(seed).permutation(train.n_queries)
+    taken = int(np.searchsorted(np.cumsum(train.sizes[order]), rows)) + 1
+    return train.subset(np.sort(order[:taken]))
+
+
+def refit_on_all(estimator, train, validation, select, convention, tried, per_query, fits,
+                 chosen):
+    """The choice of a path walked on a sample, fitted again on all of
+    ``train``: the chosen point's parameters (its strength as the same
+    fraction of the whole data's edge), starting from the sample's
+    penalized weights (:func:`~rsrank.path.carried_weights`), scored on
+    ``validation``. Returns ``(tried,
+    per_query, fits, chosen)`` with the refit last and chosen, marked
+    ``"refit": "all training queries"``."""
+    params = dict(tried[chosen]["params"])
+    relax = params.pop("relax", None)
+    for ratio_name, name in RATIOS:
+        if ratio_name in params:
+            params.pop(name, None)
+    sample_fit = fits[chosen].fitted
+    start = carried_weights(estimator, params, (sample_fit.penalized or sample_fit).model, train)
+    point = walk(estimator, [params], train, validation=validation, warm=True,
+                 coef_init=start)[0]
+    new_tried, new_values, new_fits = score_fits([point], validation, select, convention)
+    index = [i for i, entry in enumerate(new_tried)
+             if entry["params"].get("relax") == relax][0]
+    entry = {**new_tried[index], "refit": "all training queries"}
+    return ([*tried, entry], [*per_query, new_values[index]], [*fits, new_fits[index]],
+            len(tried))
 
 
 def _describe_fits(points):
@@ -441,10 +492,10 @@ def held_out_values(estimator, grid, train, cv, select, convention, *, warm=True
 
 
 def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, seed=None,
-                  path=False, vali_cv=None):
+                  path=False, vali_cv=None, path_rows=None):
     selection = fit_and_select(estimator, grid, data.train, data.vali, select=select,
                                convention=convention, within=within, path=path,
-                               chunks=data.train_chunks, cv=vali_cv)
+                               chunks=data.train_chunks, cv=vali_cv, path_rows=path_rows)
     model = selection.model
     evaluated_on = "test" if data.test is not None else "vali"
     evaluation = data.test if evaluated_on == "test" else data.vali
@@ -464,7 +515,7 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
                     convention="letor", n_jobs=1, progress=False, on_fit=None, n_features=None,
                     stream_queries=None, within=0.0, feature_names=None, cache=None,
                     seeds=None, dtype=np.float64, dense=False, path=False,
-                    backend="processes", vali_cv=None):
+                    backend="processes", vali_cv=None, path_rows=None):
     """LETOR's protocol: per fold, train every grid point on train (keeping the
     best validation epoch), select on vali, evaluate the selection on test.
 
@@ -543,6 +594,10 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
         the training queries hold out, beside vali's (each fold's path
         fitted on the rest; see :func:`fit_and_select`): more queries to
         select on where vali has few. Needs the training data in memory.
+    path_rows : int, optional
+        With ``path``, a fold whose training data holds more rows walks its
+        path on a sample of its queries of about this many rows and fits
+        the chosen point again on all of them (see :func:`fit_and_select`).
     backend : {"processes", "joblib"}
         ``"processes"``: ``n_jobs`` worker processes of this package (a
         Ctrl-C stops them quietly, no helper process);
@@ -581,7 +636,7 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
                          "them in memory: not with stream_queries")
     in_process = worker_count(n_jobs) == 0 if backend == "processes" else n_jobs in (None, 1)
     tasks = ((estimator, grid, data, select, convention, within, feature_names, seeds, path,
-              vali_cv, on_fit if in_process else None) for data in fold_data)
+              vali_cv, on_fit if in_process else None, path_rows) for data in fold_data)
     if backend == "joblib":
         runner = Parallel(n_jobs=n_jobs, return_as="generator")(
             delayed(_fit_fold_seeds)(*task) for task in tasks)
@@ -599,7 +654,7 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
                 progress(result)
     order = {seed: i for i, seed in enumerate(seeds)}
     return LetorExperiment(sorted(results, key=lambda r: (r.fold, order[r.seed])), select,
-                           convention, within, vali_cv)
+                           convention, within, vali_cv, path_rows)
 
 
 def _seed_list(seeds):

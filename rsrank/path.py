@@ -31,9 +31,10 @@ from sklearn.base import clone
 from . import fitting
 from .estimator import face_on, fit_of
 from .metrics import DEFAULT_CONVENTION, mean_ndcg
-from .model import query_scores
+from .model import LinearModel, query_scores
 
-__all__ = ["l1_grid", "STRENGTHS", "RATIOS", "PathFit", "PathPoint", "walk", "path_rows",
+__all__ = ["l1_grid", "STRENGTHS", "RATIOS", "PathFit", "PathPoint", "walk", "carried_weights",
+           "path_rows",
            "path_markdown", "reporting_fits"]
 
 #: the penalty strengths of a path point, and their fractions of the edge
@@ -216,7 +217,7 @@ class _Walk:
                 dense if without else None)
 
 
-def walk(estimator, points, train, *, validation=None, chunks=None, warm=True):
+def walk(estimator, points, train, *, validation=None, chunks=None, warm=True, coef_init=None):
     """Fit ``estimator`` at each of ``points`` (dicts of parameters, in the
     order given; a path lists its strengths from strong to weak) on
     ``train`` (a :class:`~rsrank.querydata.QueryData`), each point starting
@@ -224,13 +225,15 @@ def walk(estimator, points, train, *, validation=None, chunks=None, warm=True):
     of the other parameters (``warm``). ``validation`` is passed to the fits
     that keep their best epoch or stop early. ``chunks`` (with ``train``
     None) streams the training data (:meth:`RSRank.fit_chunks`, no warm
-    starts). Returns a :class:`PathPoint` per point.
+    starts). With ``warm``, ``coef_init`` is the weights the first point of
+    each setting starts from (default: zero). Returns a :class:`PathPoint` per point.
 
     The fits run on the fit pipeline (:mod:`rsrank.fitting`) from one
     :class:`~rsrank.fitting.Setup` per setting, as values; an estimator is
     made only for a fit that is asked for its own (:attr:`PathFit.face`)."""
     path = _Walk(estimator, train, chunks, validation)
-    last, refits, out = {}, {}, []
+    last = {} if coef_init is None else {_setting(point): coef_init for point in points}
+    refits, out = {}, []
     for point in points:
         setting = _setting(point)
         settled, dense = path.rate(point)
@@ -268,6 +271,23 @@ def walk(estimator, points, train, *, validation=None, chunks=None, warm=True):
         if _ON_FIT.get() is not None:
             _ON_FIT.get()(settled)
     return out
+
+
+def carried_weights(estimator, point, model, train):
+    """The weights of ``model`` (fitted on a sample of ``train`` at grid
+    ``point``) for a fit of the point on all of ``train`` to start from:
+    a linear model's weights read features scaled by the data they were
+    fitted on, so each is carried over to the whole data's scaling; None
+    for a kind whose weights read the bins of its data (that fit starts
+    from zero)."""
+    if not isinstance(model, LinearModel):
+        return None
+    plan = fitting.setup({**estimator.get_params(deep=False),
+                          **{k: v for k, v in point.items() if k not in STRENGTHS}})
+    whole = fitting.start(plan, train)
+    if model.scale is None or whole.scale is None:
+        return model.coef.copy()
+    return model.coef * whole.scale / model.scale
 
 
 def ndcg_on(model, data, k=10, convention=DEFAULT_CONVENTION):

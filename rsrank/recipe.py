@@ -20,7 +20,7 @@ from .kinds import ADDITIVE, DEFAULT_INTERACTION_BINS, DEFAULT_MAX_BINS, LINEAR
 
 __all__ = ["train_recipe", "DEFAULT_L1_RATIO", "DEFAULT_WITHIN", "PATH_WEIGHT_TOL",
            "SPARSE_WITHIN", "SPARSE_L1_RATIO", "SPARSE_VALI_CV", "vali_folds",
-           "PATH_PAIR_WEIGHTS", "PATH_EPOCHS", "PATH_EPOCHS_ADDITIVE", "DEFAULTS",
+           "PATH_PAIR_WEIGHTS", "PATH_EPOCHS", "PATH_MOMENTUM", "PATH_ROWS", "PATH_EPOCHS_ADDITIVE", "DEFAULTS",
            "fold_threads", "path_estimator"]
 
 #: The default grid of ``rsrank train``: L1 strengths as fractions of each
@@ -58,6 +58,12 @@ PATH_EPOCHS_ADDITIVE = ADDITIVE.path_epochs
 #: loses on OHSUMED, 1e-4 keeps every dataset where all 300 epochs put it)
 PATH_WEIGHT_TOL = 1e-4
 PATH_PAIR_WEIGHTS = ["unit", "delta_ndcg"]
+#: ... and every kind's path steps with Nesterov's momentum (linear too)
+PATH_MOMENTUM = True
+#: A training set of more rows walks the path on a seeded sample of its
+#: queries of about this many rows, and the chosen point is fitted again on
+#: all of them (:func:`rsrank.experiments.fit_and_select`)
+PATH_ROWS = 50_000
 
 #: RSRank's parameters as it is made without any
 DEFAULTS = RSRank().get_params()
@@ -124,7 +130,7 @@ def train_recipe(*, learning_rate=("curvature",), additive=False, max_bins=None,
     if patience is not None:
         params.update(early_stopping=True, n_iter_no_change=patience, tol=0.0)
     if curvature:
-        params.update(restore_best=False, weight_tol=PATH_WEIGHT_TOL)
+        params.update(restore_best=False, weight_tol=PATH_WEIGHT_TOL, momentum=PATH_MOMENTUM)
     if weight_tol is not None:
         params["weight_tol"] = weight_tol or None
     if feature_costs is not None:

@@ -38,6 +38,13 @@ def experiment_markdown(experiment, title="RSRank on LETOR folds", command=None)
                      f"{experiment.within:.0%} of the best")
     lines += [f"Selection on vali: {rule_text}. Metrics with the {experiment.convention!r} "
               "convention (see rsrank.metrics).", ""]
+    sampled = [f.fold for f in experiment.folds if f.grid and f.grid[-1].get("refit")]
+    if sampled:
+        folds = sorted(set(sampled))
+        lines += [f"Fold{'s' if len(folds) > 1 else ''} {', '.join(map(str, folds))}: the path "
+                  f"walked a seeded sample of about {experiment.path_rows:,} of the training "
+                  "rows (`--path-rows`), and the chosen point was fitted again on all of them; "
+                  "its row is that refit.", ""]
     if any(f.evaluated_on == "vali" for f in experiment.folds):
         lines += ["**No test split: the table reports the validation data used for "
                   "selection.**", ""]

@@ -292,9 +292,14 @@ class Solver:
         """``epoch`` (one full-batch step of ``state``) with Nesterov's
         momentum when ``momentum`` is on and the steps are full batches of
         plain iterates (no ``batch_size``, no ``average``); else ``epoch``."""
-        if self.momentum and self.batch_size is None and not self.average:
+        if self.takes_momentum:
             return _accelerated(epoch, state)
         return epoch
+
+    @property
+    def takes_momentum(self):
+        """Whether :meth:`accelerated` adds momentum to this solver's epochs."""
+        return self.momentum and self.batch_size is None and not self.average
 
     def step(self, state, grad):
         """One step from ``grad``, the batch's mean gradient with respect to
@@ -348,7 +353,8 @@ class Solver:
             state, validation=monitoring.on(validation, view, scale, self.n_jobs),
             train_ndcg=monitoring.on(train if monitoring.train else None, view, scale,
                                      self.n_jobs),
-            watch=DivergenceWatch(reference, advice), check=finite_check(advice))
+            watch=DivergenceWatch(reference, advice), check=finite_check(advice),
+            settle_after=SETTLE_AFTER if self.takes_momentum else 1)
 
     def fit_blocks(self, blocks, state, rng, *, view="none", scale=None, validation=None,
                    monitoring=Monitoring(), advice=lambda: ""):
@@ -383,7 +389,7 @@ class Solver:
         return fit, seen["queries"]
 
     def run(self, epoch, state, *, train_ndcg=None, validation=None, watch=None,
-            check=None):
+            check=None, settle_after=1):
         """The epoch loop: ``epoch()`` steps ``state`` once over the training
         queries and returns the mean loss; ``train_ndcg(w)`` and
         ``validation(w)`` give NDCG of a model (None: not recorded);
@@ -396,9 +402,9 @@ class Solver:
         the best validation NDCG is kept (``restore_best``) and training
         stops when it has not improved by ``tol`` for ``n_iter_no_change``
         epochs (``early_stopping``). With ``weight_tol``, training stops
-        after the first epoch in which no weight of the model moved by more
-        than ``weight_tol`` times its largest weight (at once when the model
-        stays all-zero)."""
+        after the first epoch from epoch ``settle_after`` on in which no
+        weight of the model moved by more than ``weight_tol`` times its
+        largest weight (at once when the model stays all-zero)."""
         history = {"loss": [], "train_ndcg": [], "val_ndcg": [], "n_nonzero": [],
                    "seconds": []}
         w = state.w
@@ -435,13 +441,22 @@ class Solver:
                     break
             _set_postfix(bar, status)
             if previous is not None:
-                if _settled(previous, model, self.weight_tol):
+                if n_epoch >= settle_after and _settled(previous, model, self.weight_tol):
                     break
                 previous[:] = model
         state.n_averaged = n_epoch if self.average else 0
         if validation is not None and self.restore_best:
             model = best_w
         return Fit(model, n_epoch, best_epoch, history)
+
+
+#: With momentum, the first epoch whose move may end a fit by ``weight_tol``.
+#: The first steps are plain while the momentum builds up (by the 20th the
+#: push is about 0.86 of the last move), and a fit that starts from the
+#: previous point of a path moves little at first because its step is
+#: small, not because it has settled: tested from its first epoch, such a
+#: fit stopped there at the weak strengths.
+SETTLE_AFTER = 20
 
 
 def _accelerated(epoch, state):

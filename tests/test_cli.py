@@ -57,10 +57,11 @@ def test_train_writes_results_that_match_the_api(tmp_path, capsys, bundled_root)
     assert "| mean ± std |" in printed and "NDCG@10" in printed
     results = json.loads((out / "results.json").read_text())
     assert results["command"] == "rsrank " + " ".join(argv)
-    # the default recipe: paths at the curvature step, last epochs, both pair weights
+    # the default recipe: paths at the curvature step with momentum, each point until its
+    # weights settle, last epochs, both pair weights
     api = run_letor_folds(bundled_root, RSRank(max_iter=40, random_state=0,
                                                eval_convention="letor", restore_best=False,
-                                               n_jobs=1),
+                                               n_jobs=1, momentum=True, weight_tol=1e-4),
                           {"l1": [0.0, 0.3], "pair_weight": ["unit", "delta_ndcg"],
                            "learning_rate": ["curvature"]},
                           folds=[1, 2], within=0.02, dtype=np.float32, dense="auto", path=True)
@@ -85,7 +86,8 @@ def test_dtype_float64_trains_on_the_values_as_written(tmp_path, capsys, bundled
         assert main(argv + ["--dtype", dtype, "--out", str(tmp_path / dtype)]) == 0
         runs[dtype] = json.loads((tmp_path / dtype / "results.json").read_text())["folds"][0]
     api = run_letor_folds(bundled_root, RSRank(max_iter=40, random_state=0,
-                                               eval_convention="letor", restore_best=False),
+                                               eval_convention="letor", restore_best=False,
+                                               momentum=True, weight_tol=1e-4),
                           {"l1_ratio": DEFAULT_L1_RATIO, "pair_weight": ["unit", "delta_ndcg"],
                            "learning_rate": ["curvature"]},
                           folds=[3], within=0.01, path=True).folds[0]
@@ -429,3 +431,26 @@ def test_each_command_defines_itself_with_its_tables_help():
     choices = next(a for a in parser._actions if a.dest == "command")
     helps = {action.dest: action.help for action in choices._choices_actions}
     assert helps == COMMANDS
+
+
+def test_path_rows_walks_the_path_on_a_sample_and_says_so(tmp_path, bundled_root):
+    from rsrank.recipe import PATH_ROWS
+
+    out = tmp_path / "run"
+    assert main(["train", str(bundled_root), "--folds", "1", "--max-iter", "5", "--quiet",
+                 "--path-rows", "1000", "--out", str(out)]) == 0
+    document = json.loads((out / "results.json").read_text())
+    fold = document["folds"][0]
+    assert document["path_rows"] == 1000
+    assert fold["grid"][-1]["refit"] == "all training queries"
+    assert fold["params"] == fold["grid"][-1]["params"]
+    assert "walked a seeded sample of about 1,000 of the training rows" in (
+        out / "results.md").read_text()
+    for case, (flags, recorded) in enumerate((([], PATH_ROWS), (["--path-rows", "0"], None),
+                                              (["--learning-rate", "0.1"], None))):
+        again = tmp_path / f"case{case}"
+        assert main(["train", str(bundled_root), "--folds", "1", "--max-iter", "2", "--quiet",
+                     *flags, "--out", str(again)]) == 0
+        document = json.loads((again / "results.json").read_text())
+        assert document["path_rows"] == recorded  # with a fixed step: no path, no sample
+        assert "refit" not in document["folds"][0]["grid"][-1]

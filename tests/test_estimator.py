@@ -243,6 +243,23 @@ def test_weight_tol_stops_at_the_first_settled_epoch_without_changing_the_iterat
         RSRank(weight_tol=-1.0).fit(X, y, qid=qid)
 
 
+def test_with_momentum_settledness_counts_from_the_settle_epoch():
+    from rsrank.solver import SETTLE_AFTER
+
+    X, y, qid = toy_queries(n_queries=20)
+    params = dict(learning_rate="curvature", l1=0.01, max_iter=100, random_state=0,
+                  eval_train=False)
+    stronger = RSRank(**{**params, "l1": 0.05}).fit(X, y, qid=qid).coef_
+    # from the previous point of a path every first move is small: any tolerance is met
+    for momentum, epochs in ((False, 1), (True, SETTLE_AFTER)):
+        fitted = RSRank(momentum=momentum, weight_tol=10.0, **params).fit(
+            X, y, qid=qid, coef_init=stronger)
+        assert fitted.n_iter_ == epochs
+    # a fit that settles later stops where its weights settle, as without momentum
+    late = RSRank(momentum=True, weight_tol=1e-6, **params).fit(X, y, qid=qid)
+    assert SETTLE_AFTER < late.n_iter_ <= 100
+
+
 def test_partial_fit_over_query_blocks_equals_one_epoch():
     X, y, qid = toy_queries()
     # without scaling: partial_fit fixes a scaling on its first block, fit on all rows

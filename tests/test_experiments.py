@@ -331,3 +331,46 @@ def test_a_selection_hands_out_an_estimator_per_fit_only_when_asked(bundled_root
         i == selection.chosen for i in range(2)]
     assert selection.models[selection.chosen] is chosen
     assert [m.l1 for m in selection.models] == [0.0, 1.0]
+
+
+def test_a_path_on_more_rows_than_path_rows_walks_a_sample_and_refits_its_choice(bundled_root):
+    from rsrank import QueryData
+    from rsrank.experiments import fit_and_select, path_sample
+    from rsrank.path import carried_weights
+
+    fold = load_letor_fold(bundled_root, 1)
+    train, vali = QueryData(*fold.train), QueryData(*fold.vali)
+    sample = path_sample(train, 2000, seed=3)
+    # whole queries, the fewest of a seeded order that reach the rows, in their own order
+    assert sample.n_rows >= 2000 > sample.n_rows - sample.sizes.max()
+    assert np.array_equal(sample.qids, np.sort(sample.qids))
+    assert np.isin(sample.qids, train.qids).all()
+    assert np.array_equal(path_sample(train, 2000, seed=3).qids, sample.qids)
+    base = RSRank(max_iter=30, learning_rate="curvature", random_state=3)
+    grid = [{"l1_ratio": r, "pair_weight": "unit"} for r in (0.3, 0.1, 0.0)]
+    sampled = fit_and_select(base, grid, train, vali, path=True, within=0.01, path_rows=2000)
+    walked = fit_and_select(base, grid, sample, vali, path=True, within=0.01)
+    # the path's points are the sample's; the refit of the choice comes last, and is chosen
+    assert sampled.tried[:3] == walked.tried
+    assert sampled.chosen == 3 and sampled.tried[3]["refit"] == "all training queries"
+    params = walked.tried[walked.chosen]["params"]
+    refit = sampled.tried[3]["params"]
+    assert refit["l1_ratio"] == params["l1_ratio"]
+    # its strength is the same share of the whole data's edge, and it starts from the sample
+    unit = clone(base).set_params(pair_weight="unit")
+    assert refit["l1"] == pytest.approx(params["l1_ratio"] * unit.l1_max(train))
+    # from the sample's weights, each carried to the whole data's scaling: the same scores
+    sample_model = walked.fits[walked.chosen].model
+    start = carried_weights(base, params, sample_model, train)
+    whole_scale = clone(unit).set_params(max_iter=1).fit(train).model_.scale
+    assert not np.allclose(whole_scale, sample_model.scale)
+    np.testing.assert_allclose(start / whole_scale, sample_model.coef / sample_model.scale)
+    again = clone(unit).set_params(l1=refit["l1"]).fit(train, eval_set=vali, coef_init=start)
+    np.testing.assert_allclose(sampled.model.coef_, again.coef_)
+    assert sampled.tried[3]["vali_score"] == pytest.approx(M.mean_ndcg(
+        vali.y, sampled.model.predict(vali)[vali.order], vali.groups, 10, convention="letor"))
+    # a training set within path_rows walks its path on all of it
+    whole = fit_and_select(base, grid, train, vali, path=True, within=0.01,
+                           path_rows=train.n_rows)
+    assert whole.tried == fit_and_select(base, grid, train, vali, path=True,
+                                         within=0.01).tried

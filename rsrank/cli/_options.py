@@ -23,7 +23,7 @@ from ..penalty import L1_METHODS
 from ..plotting import check_picture_path
 from ..preprocessing import NORMALIZERS
 from ..selection import check_within
-from ..recipe import DEFAULTS, PATH_EPOCHS, PATH_EPOCHS_ADDITIVE, PATH_WEIGHT_TOL
+from ..recipe import DEFAULTS, PATH_EPOCHS, PATH_EPOCHS_ADDITIVE, PATH_ROWS, PATH_WEIGHT_TOL
 
 
 class UsageError(ValueError):
@@ -109,6 +109,13 @@ def pair_weights(text):
 
 def curvature_recipe(args):
     return getattr(args, "learning_rate", None) == ["curvature"]
+
+
+def path_rows(args):
+    """The training rows above which the path walks a sample
+    (``--path-rows``; None: never)."""
+    rows = getattr(args, "path_rows", None)
+    return (PATH_ROWS if rows is None else rows or None) if curvature_recipe(args) else None
 
 
 def jobs(text):
@@ -348,8 +355,13 @@ def add_training_options(parser, grid):
         parser.add_argument(
             "--weight-tol", type=non_negative_float, default=None,
             help="stop a fit after the first epoch in which no weight moved by more than this "
-            "times the largest weight (default "
+            "times the largest weight (with momentum, from its 20th epoch on; default "
             f"{PATH_WEIGHT_TOL:g} with --learning-rate curvature, else off; 0: every epoch)")
+        parser.add_argument(
+            "--path-rows", type=non_negative_int, default=None,
+            help="with --learning-rate curvature, a training set of more rows walks the path "
+            "on a seeded sample of its queries of about this many rows, and the chosen point "
+            f"is fitted again on all of them (default {PATH_ROWS:,}; 0: the path on all rows)")
     parser.add_argument("--batch-size", type=number_list(int) if grid else positive(int),
                         default=None, help="queries per step (default: all, one step per "
                         "epoch; 1 is the paper's online update)")

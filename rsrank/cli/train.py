@@ -18,7 +18,8 @@ from ._commands import COMMANDS
 from ._clicks import click_data, print_examination
 from ._options import (UsageError, add_data_options, add_training_options, command_line,
                        curvature_recipe, first_run, jobs, loading, metric, non_negative_int,
-                       number_list, on_terminal, pair_weights, positive, training_data, within)
+                       number_list, on_terminal, pair_weights, path_rows, positive,
+                       training_data, within)
 
 
 def add_parser(commands):
@@ -239,6 +240,7 @@ def _train(args):
                        stream_queries=None if isinstance(data, list) else args.stream,
                        within=args.within, feature_names=features, cache=args.cache,
                        seeds=seeds, path=curvature_recipe(args), vali_cv=vali_cv,
+                       path_rows=path_rows(args),
                        progress=None if args.quiet else progress.fold,
                        on_fit=progress.fit if bar else None)
         try:
