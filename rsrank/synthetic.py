@@ -127,15 +127,23 @@ MSLR_LABEL_SHARES = (0.514, 0.325, 0.134, 0.019, 0.008)
 
 
 def make_mslr_like(n_documents=3_771_125, n_queries=31_531, n_features=136, n_informative=20,
-                   max_docs_per_query=1251, noise=1.0, dtype=np.float32, random_state=0):
+                   max_docs_per_query=1251, noise=1.0, dtype=np.float32, random_state=0,
+                   teacher="linear"):
     """Data at the shape of MSLR-WEB30K, generated in memory.
 
     ``n_queries`` queries with a long-tailed (log-normal, median about 100)
     number of documents summing to ``n_documents``, at most
     ``max_docs_per_query``; Gaussian features of ``dtype`` (float32 keeps
     the full shape at about 2 GB); labels 0-4 in MSLR-WEB30K's proportions
-    from a sparse linear score plus noise. Queries are contiguous and in qid
+    from a sparse score plus noise. Queries are contiguous and in qid
     order.
+
+    ``teacher``: ``"linear"``, the score is ``X @ coef``; ``"nonlinear"``,
+    each informative feature enters through a shape of its own (in turn a
+    square, an absolute value, a step at 0.5 and a saturating ``tanh(2x)``,
+    each times its ``coef``) and the first pairs of them through products,
+    which no linear ranker can follow (the same data otherwise, ``coef``
+    the shapes' factors).
 
     Returns
     -------
@@ -156,11 +164,35 @@ def make_mslr_like(n_documents=3_771_125, n_queries=31_531, n_features=136, n_in
     coef = np.zeros(n_features)
     support = rng.choice(n_features, size=n_informative, replace=False)
     coef[support] = rng.normal(size=n_informative)
-    latent = X @ coef.astype(X.dtype) + noise * rng.standard_normal(n_documents, dtype=np.float32)
+    if teacher == "linear":
+        signal = X @ coef.astype(X.dtype)
+    elif teacher == "nonlinear":
+        signal = _shaped_score(X, support, coef)
+    else:
+        raise ValueError(f"teacher must be 'linear' or 'nonlinear', got {teacher!r}")
+    latent = signal + noise * rng.standard_normal(n_documents, dtype=np.float32)
     cuts = np.quantile(latent, np.cumsum(MSLR_LABEL_SHARES[::-1])[:-1])
     y = (len(MSLR_LABEL_SHARES) - 1 - np.searchsorted(cuts, latent)).astype(np.int64)
     qid = np.repeat(np.arange(1, n_queries + 1, dtype=np.int64), sizes)
     return Bunch(X=X, y=y, qid=qid, coef=coef)
+
+
+#: the shapes of :func:`make_mslr_like`'s non-linear teacher, in turn
+_SHAPES = (np.square, np.abs, lambda v: (v > 0.5).astype(v.dtype), lambda v: np.tanh(2 * v))
+
+
+def _shaped_score(X, support, coef):
+    """The non-linear teacher of :func:`make_mslr_like`: each informative
+    feature through its shape, centred, and the products of its first
+    pairs, in float32."""
+    score = np.zeros(X.shape[0], dtype=np.float32)
+    for k, j in enumerate(support):
+        column = X[:, j]
+        shaped = _SHAPES[k % len(_SHAPES)](column).astype(np.float32)
+        score += np.float32(coef[j]) * (shaped - shaped.mean())
+    for a, b in zip(support[0:8:2], support[1:8:2]):
+        score += np.float32(abs(coef[a]) + abs(coef[b])) * X[:, a] * X[:, b]
+    return score
 
 
 RAW_FEATURE_NAMES = ("bm25_title", "bm25_body", "pagerank", "doc_length", "clicks")

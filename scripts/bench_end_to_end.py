@@ -2,10 +2,13 @@
 ``rsrank train`` against LightGBM and XGBoost reading the same rows with
 their own loaders.
 
-    python scripts/bench_end_to_end.py [--scale 1.0] [--rounds 300] [--data DIR] [--out results]
+    python scripts/bench_end_to_end.py [--scale 1.0] [--rounds 300] [--data DIR]
+        [--teacher linear] [--systems ...] [--out results]
 
 One fold of ``make_mslr_like`` data (136 float32 features, labels 0-4,
-long-tailed query sizes) at MSLR-WEB30K's size, times ``--scale``: train
+long-tailed query sizes; ``--teacher nonlinear``: labels from shapes and
+products of the features, which favour trees) at MSLR-WEB30K's size, times
+``--scale``: train
 2.27 M rows, vali and test 0.75 M each, split by query. The rows are written
 once as LETOR text (``qid:`` on every line, 6 significant digits) and, for
 LightGBM, as the same lines without ``qid:`` plus ``.query`` files (its
@@ -15,9 +18,14 @@ Each system runs in a fresh process, which reports its peak resident memory
 (VmHWM); the wall time is the process's, from its start to the test
 predictions written to disk:
 
-- RSRank: ``rsrank train --train --vali --test`` with its defaults (the grid
-  ``--l1 0,0.3,1,3``, 100 full-batch epochs each, the best vali epoch of the
-  sparsest model within 1% of the best vali NDCG@10).
+- RSRank: ``rsrank train --train --vali --test`` with its defaults: the
+  regularization path (ten L1 strengths as fractions of the edge, both pair
+  weightings, each point stepping with momentum until its weights settle,
+  at most 300 epochs) walked on a seeded sample of about 50,000 training
+  rows (``--path-rows``), the sparsest point within 1% of the best vali
+  NDCG@10 chosen and fitted again on all the training rows.
+  ``rsrank-full``: the same with ``--path-rows 0``, the path on all rows.
+  ``rsrank-patience``: the defaults with ``--patience 20``.
 - LightGBM ``lambdarank`` and XGBoost ``rank:ndcg`` (``hist``), 2 threads,
   learning rate 0.1, other parameters at their defaults, up to ``--rounds``
   rounds with early stopping after 20 rounds without a better vali
@@ -26,7 +34,8 @@ predictions written to disk:
 The test NDCG@10 of every system is computed here from its predictions with
 ``rsrank.metrics`` (standard convention: exp2 gain, log2 discount, a query
 without a relevant document scores 0). Writes ``end_to_end.md`` and
-``end_to_end.json`` into ``--out``.
+``end_to_end.json`` into ``--out`` (``end_to_end_nonlinear.*`` for the
+non-linear teacher).
 """
 
 import argparse
@@ -44,7 +53,10 @@ import numpy as np
 from _bench import command_line, write_report
 
 REPO = Path(__file__).resolve().parents[1]
-SYSTEMS = ["rsrank", "rsrank-patience", "lightgbm", "xgboost"]
+SYSTEMS = ["rsrank", "rsrank-full", "rsrank-patience", "lightgbm", "xgboost"]
+#: the flags of each RSRank system beside the files
+RSRANK_FLAGS = {"rsrank": [], "rsrank-full": ["--path-rows", "0"],
+                "rsrank-patience": ["--patience", "20"]}
 #: MSLR-WEB30K Fold1: rows of train, vali and test, and its queries per row
 ROWS = {"train": 2_270_296, "vali": 747_218, "test": 753_611}
 QUERIES_PER_ROW = 31_531 / 3_771_125
@@ -69,18 +81,19 @@ def _write_split(job):
     return name
 
 
-def write_data(directory, scale):
+def write_data(directory, scale, teacher="linear"):
     """The three splits, their labels and qids (``truth.npz``), reused when
-    ``directory`` already holds them for this scale."""
+    ``directory`` already holds them for this scale and teacher."""
     stamp = directory / "stamp.json"
-    if stamp.exists() and json.loads(stamp.read_text()) == {"scale": scale}:
+    made = {"scale": scale} if teacher == "linear" else {"scale": scale, "teacher": teacher}
+    if stamp.exists() and json.loads(stamp.read_text()) == made:
         return
     from rsrank.synthetic import make_mslr_like
 
     rows = {name: max(1, round(n * scale)) for name, n in ROWS.items()}
     total = sum(rows.values())
     data = make_mslr_like(n_documents=total, n_queries=max(3, round(total * QUERIES_PER_ROW)),
-                          random_state=0)
+                          random_state=0, teacher=teacher)
     # whole queries to each split, in qid order, until it has its rows
     order = np.argsort(data.qid, kind="stable")
     X, y, qid = data.X[order], data.y[order], data.qid[order]
@@ -99,7 +112,7 @@ def write_data(directory, scale):
     np.savez(directory / "truth.npz",
              **{f"{name}_{part}": array for name, (a, b) in bounds.items()
                 for part, array in (("y", y[a:b]), ("qid", qid[a:b]))})
-    stamp.write_text(json.dumps({"scale": scale}))
+    stamp.write_text(json.dumps(made))
 
 
 def child(system, directory, rounds, scratch):
@@ -112,17 +125,19 @@ def child(system, directory, rounds, scratch):
         from rsrank.cli import main
 
         out = scratch / f"{system}-out"
-        stopping = ["--patience", "20"] if system == "rsrank-patience" else []
         code = main(["train", "--train", str(directory / "train.txt"),
                      "--vali", str(directory / "vali.txt"), "--test",
-                     str(directory / "test.txt"), "--out", str(out), "--quiet", *stopping])
+                     str(directory / "test.txt"), "--out", str(out), "--quiet",
+                     *RSRANK_FLAGS[system]])
         if code:
             raise SystemExit(f"rsrank train exited with {code}")
         result = json.loads((out / "results.json").read_text())
         scores = np.loadtxt(out / "predictions" / "Fold1.test.txt")
         fold = result["folds"][0]
         extra = {"selected_l1": fold["params"].get("l1"), "fit_s": fold.get("fit_seconds"),
-                 "n_nonzero": fold.get("n_nonzero"), "best_round": fold.get("best_iteration")}
+                 "n_nonzero": fold.get("n_nonzero"), "best_round": fold.get("best_iteration"),
+                 "selected": fold["params"], "points": len(fold["grid"]),
+                 "refit": bool(fold["grid"][-1].get("refit"))}
     elif system == "lightgbm":
         import lightgbm
 
@@ -167,6 +182,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=300)
     parser.add_argument("--data", help="directory for the text files (kept and reused)")
     parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument("--teacher", choices=["linear", "nonlinear"], default="linear")
     parser.add_argument("--out", default=str(REPO / "results"))
     parser.add_argument("--append", action="store_true",
                         help="keep the other systems' rows of --out/end_to_end.json (same data)")
@@ -174,13 +190,14 @@ def main():
     args = parser.parse_args()
     if args.child:
         return child(args.child[0], args.child[1], int(args.child[2]), args.child[3])
+    name = "end_to_end" if args.teacher == "linear" else "end_to_end_nonlinear"
     from rsrank.metrics import mean_ndcg
 
     keep = tempfile.TemporaryDirectory() if args.data is None else None
     directory = Path(args.data or keep.name)
     directory.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    write_data(directory, args.scale)
+    write_data(directory, args.scale, args.teacher)
     print(f"data ready in {time.perf_counter() - started:.0f} s", flush=True)
     truth = np.load(directory / "truth.npz")
     shape = {name: {"rows": int(len(truth[f"{name}_y"])),
@@ -207,7 +224,7 @@ def main():
     commands = {r["system"]: command_line()
                 for r in results}
     if args.append:
-        previous = json.loads((Path(args.out) / "end_to_end.json").read_text())
+        previous = json.loads((Path(args.out) / f"{name}.json").read_text())
         if previous["shape"] != shape:
             raise SystemExit("--append: the data differ from the recorded run's")
         commands = {**previous.get("commands", {r["system"]: previous["command"]
@@ -225,20 +242,24 @@ def main():
               "machine": f"{platform.machine()}, {numba.config.NUMBA_NUM_THREADS} cores",
               "versions": {"rsrank": __version__, "lightgbm": lightgbm.__version__,
                            "xgboost": xgboost.__version__},
-              "scale": args.scale, "rounds": args.rounds, "shape": shape, "results": results,
+              "scale": args.scale, "teacher": args.teacher, "rounds": args.rounds,
+              "shape": shape, "results": results,
               "commands": commands}
     by = {r["system"]: r for r in results}
     base = by.get("lightgbm", results[0])
     names = {"rsrank": "RSRank `rsrank train` (defaults)",
+             "rsrank-full": "RSRank `rsrank train --path-rows 0` (the path on all rows)",
              "rsrank-patience": "RSRank `rsrank train --patience 20`",
              "lightgbm": "LightGBM lambdarank", "xgboost": "XGBoost rank:ndcg (hist)"}
     command_text = "; ".join(
         f"`{c.strip()}` ({', '.join(s for s, cc in commands.items() if cc == c)})"
         for c in dict.fromkeys(commands.values()))
-    lines = ["# Time to a tested model at MSLR-WEB30K shape", "",
+    lines = ["# Time to a tested model at MSLR-WEB30K shape"
+             + ("" if args.teacher == "linear" else ", non-linear teacher"), "",
              f"Commands: {command_text}", "",
              f"{report['machine']}; rsrank {__version__}, LightGBM {lightgbm.__version__}, "
-             f"XGBoost {xgboost.__version__}. Data: `make_mslr_like` written as LETOR text "
+             f"XGBoost {xgboost.__version__}. Data: `make_mslr_like(teacher="
+             f"{args.teacher!r})` written as LETOR text "
              "(136 features, 6 significant digits); "
              + ", ".join(f"{name} {s['rows']:,} rows / {s['queries']:,} queries / "
                          f"{s['text_bytes'] / 1e9:.2f} GB" for name, s in shape.items())
@@ -254,17 +275,23 @@ def main():
         lines.append(f"| {names[r['system']]} | {r['wall_s']:.0f} | "
                      f"{r['wall_s'] / base['wall_s']:.2f}x | {load} | {train} | {best} | "
                      f"{r['test_ndcg10']:.4f} | {r['peak_rss_bytes'] / 2**30:.1f} GiB |")
-    for system in ("rsrank", "rsrank-patience"):
+    for system in RSRANK_FLAGS:
         if system in by:
             r = by[system]
-            lines += ["", f"{names[system]} kept {r['n_nonzero']} of 136 features (L1 "
-                      f"{r['selected_l1']:g}, chosen on vali; its grid has 4 points); its fits "
-                      f"took {r['fit_s']:.0f} s of the wall time."]
+            chosen = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                               for k, v in r.get("selected", {}).items())
+            walked = ("the path on a sample, the choice refit on all rows" if r.get("refit")
+                      else "the path on all rows")
+            lines += ["", f"{names[system]} kept {r['n_nonzero']} of 136 features ({chosen}; "
+                      f"{r.get('points', '?')} fits, {walked}); its fits took "
+                      f"{r['fit_s']:.0f} s of the wall time."]
     lines += ["", "The data come from a linear teacher, which favours a linear model: compare "
-              "the times, not the NDCG, across systems."]
+              "the times, not the NDCG, across systems." if args.teacher == "linear" else
+              "The data come from a non-linear teacher (shapes and products of features), "
+              "which favours trees: the NDCG shows what a linear model gives up there."]
     text = "\n".join(lines) + "\n"
     out = Path(args.out)
-    write_report(out, "end_to_end", report, text)
+    write_report(out, name, report, text)
     print(text)
 
 

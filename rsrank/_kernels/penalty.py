@@ -39,14 +39,14 @@ def dense_column_moments(X):
     low = np.full(width, np.inf)
     high = np.full(width, -np.inf)
     for r in range(n):
+        # selects, not branches, so the loop over a row's columns vectorises;
+        # a NaN compares false, and leaves the smallest and largest alone
         for j in range(width):
             v = np.float64(X[r, j])
             total[j] += v
             squares[j] += v * v
-            if v < low[j]:
-                low[j] = v
-            if v > high[j]:
-                high[j] = v
+            low[j] = v if v < low[j] else low[j]
+            high[j] = v if v > high[j] else high[j]
     return total, squares, low, high
 
 
