@@ -38,6 +38,8 @@ INTERNALS = {
     ("_kernels", "pair_loop_lambdas"): "bench_crossover times the two lambda kernels",
     ("_kernels", "ranked_lambdas"): "bench_crossover times the two lambda kernels",
     ("_kernels", "label_levels"): "bench_crossover times the two lambda kernels",
+    ("_kernels", "PREFIX_MIN_SIZE"): "bench_crossover reads the rule against its times",
+    ("_kernels", "PREFIX_COST_PER_LEVEL"): "bench_crossover reads the rule against its times",
 }
 
 

@@ -10,7 +10,7 @@ Gaussian scores, each query ranked once beforehand, as an epoch finds it
 from the last), for the whole list and for ``ndcg_k=10``, with swap and
 unit weights; the table gives nanoseconds per document of each, the
 median of ``--rounds``, the two taking turns. The rule of
-``rsrank._kernels.ranking`` (``PREFIX_MIN_TOP``, ``PREFIX_COST_PER_LEVEL``)
+``rsrank._kernels.ranking`` (``PREFIX_MIN_SIZE``, ``PREFIX_COST_PER_LEVEL``)
 is read against it: the last column says which kernel the rule picks.
 
 Writes ``crossover.md`` and ``crossover.json`` into ``--out``.
@@ -81,7 +81,7 @@ def measure(size, documents, rounds, rng, compiled):
     all_levels(labels, offsets, levels, n_levels)
     lam = np.zeros(len(labels))
     rows = []
-    for cutoff in (size, min(10, size)):
+    for cutoff in (size, 10) if size > 10 else (size,):
         for unit in (False, True):
             if unit and cutoff < size:
                 continue  # unit weights have no cut-off
@@ -101,11 +101,9 @@ def measure(size, documents, rounds, rng, compiled):
 
 
 def rule_picks(size, cutoff, unit, levels):
-    from rsrank._kernels import PREFIX_COST_PER_LEVEL, PREFIX_MIN_TOP
-
     top = size if unit else min(size, cutoff)
-    return ("prefix" if top > PREFIX_MIN_TOP and top > PREFIX_COST_PER_LEVEL * levels
-            + np.log2(size) else "pair loop")
+    return ("prefix" if size > internal("_kernels", "PREFIX_MIN_SIZE")
+            and top > internal("_kernels", "PREFIX_COST_PER_LEVEL") * levels else "pair loop")
 
 
 def main(argv=None):

@@ -33,7 +33,7 @@ from .pairs import (pair_histograms, step_curvature)
 from .penalty import (clip_signs, cumulative_penalty, dense_column_moments, group_shrink,
                       isotonic, monotone_pairs, monotone_table, stored_column_moments, truncate)
 from .ranking import (HINGE, LOGISTIC, MODIFIED_HUBER, PAIR_LOSSES, PREFIX_COST_PER_LEVEL,
-                      PREFIX_MIN_TOP, all_query_levels, float_bits, label_levels,
+                      PREFIX_MIN_SIZE, all_query_levels, float_bits, label_levels,
                       pair_loop_lambdas, pair_loss, pair_loss_and_derivative, pair_loss_derivative,
                       preference_lambdas, prefix_sums_apply, query_lambdas, query_lambdas_from,
                       query_levels, ranked_lambdas, ranked_order, ranked_order_from,
@@ -49,7 +49,7 @@ forget_stale_builds(epoch_serial)
 __all__ = [
     "pair_histograms", "step_curvature",
     "GRADIENT_ONLY", "HINGE", "LOGISTIC", "MODIFIED_HUBER", "PAIR_LOSSES",
-    "PREFIX_COST_PER_LEVEL", "PREFIX_MIN_TOP", "Pairs", "Rows", "Steps", "Work",
+    "PREFIX_COST_PER_LEVEL", "PREFIX_MIN_SIZE", "Pairs", "Rows", "Steps", "Work",
     "all_query_levels", "cached", "coded_add_histogram", "coded_epoch_parallel",
     "coded_epoch_serial", "coded_scores", "coded_scores_all", "compiled_before",
     "csr_add_gradient", "csr_epoch_parallel", "csr_epoch_serial", "csr_scores",

@@ -10,12 +10,15 @@ from numba.extending import intrinsic
 MODIFIED_HUBER, HINGE, LOGISTIC = 0, 1, 2
 
 
-#: Below this many ranked places a query keeps the pair loop.
-PREFIX_MIN_TOP = 32
+#: A query of at most this many documents keeps the pair loop.
+PREFIX_MIN_SIZE = 10
 
 
-#: Pair-loop partners per label level that one prefix-sum pass costs.
-PREFIX_COST_PER_LEVEL = 12
+#: Pair-loop partners per label level that one prefix-sum pass costs
+#: (``scripts/bench_crossover.py``, ``results/crossover.md``: at MSLR-WEB30K's
+#: labels the prefix sums cost 60-80 ns a document from 12 documents on, the
+#: pair loop about 60 plus 3 per partner).
+PREFIX_COST_PER_LEVEL = 2
 
 
 PAIR_LOSSES = {"modified_huber": MODIFIED_HUBER, "hinge": HINGE, "logistic": LOGISTIC}
@@ -532,12 +535,13 @@ def query_lambdas_from(scores, gains, labels, discount, cutoff, inv_ideal, loss,
         return 0.0
     # both algorithms write every lam[r]
     top = n if unit_weights else min(n, cutoff)
-    if top > PREFIX_MIN_TOP and loss != LOGISTIC:
+    if n > PREFIX_MIN_SIZE and loss != LOGISTIC:
         if n_levels < 0:
             levels = np.empty(n, dtype=np.int64)
             n_levels = query_levels(gains, labels, discount, loss, levels)
-        # the pair loop costs about top * n, the prefix sums n log n + n L
-        if n_levels > 0 and top > PREFIX_COST_PER_LEVEL * n_levels + np.log2(n):
+        # per document, the pair loop costs about its top partners, the prefix
+        # sums a pass per label level (and a ranking that the last one speeds)
+        if n_levels > 0 and top > PREFIX_COST_PER_LEVEL * n_levels:
             order = (ranked_order_from(scores, hint) if hint.shape[0] == n
                      else ranked_order(scores))
             return ranked_lambdas(order, scores, gains, levels, n_levels, discount, cutoff,
