@@ -417,8 +417,10 @@ def fit_and_select(estimator, grid, train, validation, *, select="ndcg@10",
 
 def path_sample(train, rows, seed):
     """The queries of ``train`` that a path walks when it holds more than
-    ``rows`` rows: a seeded random order of its queries, cut where the rows
-    first reach ``rows``, kept in their own order."""
+    ``rows`` rows: a seeded random order of its queries (``seed`` an int,
+    else 0: the same sample every run), cut where the rows first reach
+    ``rows``, kept in their own order."""
+    seed = int(seed) if isinstance(seed, (int, np.integer)) else 0
     order = np.random.default_rng(seed).permutation(train.n_queries)
     taken = int(np.searchsorted(np.cumsum(train.sizes[order]), rows)) + 1
     return train.subset(np.sort(order[:taken]))

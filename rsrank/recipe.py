@@ -4,9 +4,11 @@ behind them.
 
 By default every fold walks a regularization path scaled to its data
 (strengths as fractions of the edge, :mod:`rsrank.path`) with the step of
-the loss's curvature, each point kept at its settled last epoch, for both
-pair weightings; the selection keeps the sparsest point within 1% of the
-best vali score (``results/paths.md``). The kind of model
+the loss's curvature and Nesterov's momentum, each point kept at its
+settled last epoch, for both pair weightings; the selection keeps the
+sparsest point within 1% of the best vali score (``results/paths.md``). A
+training set of more than :data:`PATH_ROWS` rows walks the path on a
+sample of its queries and fits the chosen point again on all of them. The kind of model
 (:mod:`rsrank.kinds`) says which penalty the path walks, how many epochs a
 point may take and whether the points are refit on the features they keep.
 """
@@ -48,8 +50,7 @@ SPARSE_VALI_CV = 3
 #: warm-started from the stronger point, kept at its last epoch (the
 #: penalized optimum), for both pair weightings; the selection sees all of
 #: them (``results/paths.md``). The epochs: the kind's ``path_epochs``
-#: (300 for every kind: the additive kinds' steps, whose Hessian trace
-#: overstates the curvature more, take Nesterov's momentum, with which 300
+#: (300 for every kind; with momentum, which every kind's path takes, 300
 #: epochs reach what 1000 plain ones did not; ``results/interactions.md``).
 PATH_EPOCHS = LINEAR.path_epochs
 PATH_EPOCHS_ADDITIVE = ADDITIVE.path_epochs
@@ -58,7 +59,9 @@ PATH_EPOCHS_ADDITIVE = ADDITIVE.path_epochs
 #: loses on OHSUMED, 1e-4 keeps every dataset where all 300 epochs put it)
 PATH_WEIGHT_TOL = 1e-4
 PATH_PAIR_WEIGHTS = ["unit", "delta_ndcg"]
-#: ... and every kind's path steps with Nesterov's momentum (linear too)
+#: ... and every kind's path steps with Nesterov's momentum: a linear
+#: point settles in tens of epochs where plain steps at the curvature-safe
+#: size were still moving after 300 (``results/recipe_speed.md``)
 PATH_MOMENTUM = True
 #: A training set of more rows walks the path on a seeded sample of its
 #: queries of about this many rows, and the chosen point is fitted again on

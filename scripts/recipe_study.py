@@ -359,6 +359,7 @@ def summarize(runs, baseline="xgboost"):
         reference = _by_query(name, entry, entry["methods"].get(baseline, {}).get("values", []))
         for method, slot in entry["methods"].items():
             values = _by_query(name, entry, slot["values"])
+            slot["per_query"] = values.tolist()  # for paired tests against other runs
             slot["mean"] = float(values.mean())
             slot["n_queries"] = len(values)
             if len(reference) == len(values) and method != baseline:

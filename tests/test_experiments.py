@@ -346,6 +346,8 @@ def test_a_path_on_more_rows_than_path_rows_walks_a_sample_and_refits_its_choice
     assert np.array_equal(sample.qids, np.sort(sample.qids))
     assert np.isin(sample.qids, train.qids).all()
     assert np.array_equal(path_sample(train, 2000, seed=3).qids, sample.qids)
+    assert np.array_equal(path_sample(train, 2000, None).qids,  # no seed: the same every run
+                          path_sample(train, 2000, 0).qids)
     base = RSRank(max_iter=30, learning_rate="curvature", random_state=3)
     grid = [{"l1_ratio": r, "pair_weight": "unit"} for r in (0.3, 0.1, 0.0)]
     sampled = fit_and_select(base, grid, train, vali, path=True, within=0.01, path_rows=2000)
