@@ -25,7 +25,8 @@ predictions written to disk:
   rows (``--path-rows``), the sparsest point within 1% of the best vali
   NDCG@10 chosen and fitted again on all the training rows.
   ``rsrank-full``: the same with ``--path-rows 0``, the path on all rows.
-  ``rsrank-patience``: the defaults with ``--patience 20``.
+  ``rsrank-patience``: the defaults with ``--patience 20``;
+  ``rsrank-additive``: with ``--additive`` (a step function per feature).
 - LightGBM ``lambdarank`` and XGBoost ``rank:ndcg`` (``hist``), 2 threads,
   learning rate 0.1, other parameters at their defaults, up to ``--rounds``
   rounds with early stopping after 20 rounds without a better vali
@@ -53,10 +54,10 @@ import numpy as np
 from _bench import command_line, write_report
 
 REPO = Path(__file__).resolve().parents[1]
-SYSTEMS = ["rsrank", "rsrank-full", "rsrank-patience", "lightgbm", "xgboost"]
+SYSTEMS = ["rsrank", "rsrank-full", "rsrank-patience", "rsrank-additive", "lightgbm", "xgboost"]
 #: the flags of each RSRank system beside the files
 RSRANK_FLAGS = {"rsrank": [], "rsrank-full": ["--path-rows", "0"],
-                "rsrank-patience": ["--patience", "20"]}
+                "rsrank-patience": ["--patience", "20"], "rsrank-additive": ["--additive"]}
 #: MSLR-WEB30K Fold1: rows of train, vali and test, and its queries per row
 ROWS = {"train": 2_270_296, "vali": 747_218, "test": 753_611}
 QUERIES_PER_ROW = 31_531 / 3_771_125
@@ -250,6 +251,7 @@ def main():
     names = {"rsrank": "RSRank `rsrank train` (defaults)",
              "rsrank-full": "RSRank `rsrank train --path-rows 0` (the path on all rows)",
              "rsrank-patience": "RSRank `rsrank train --patience 20`",
+             "rsrank-additive": "RSRank `rsrank train --additive`",
              "lightgbm": "LightGBM lambdarank", "xgboost": "XGBoost rank:ndcg (hist)"}
     command_text = "; ".join(
         f"`{c.strip()}` ({', '.join(s for s, cc in commands.items() if cc == c)})"
