@@ -361,7 +361,8 @@ def add_training_options(parser, grid):
             "--path-rows", type=non_negative_int, default=None,
             help="with --learning-rate curvature, a training set of more rows walks the path "
             "on a seeded sample of its queries of about this many rows, and the chosen point "
-            f"is fitted again on all of them (default {PATH_ROWS:,}; 0: the path on all rows)")
+            f"is fitted again on all of them (default {PATH_ROWS:,}; 0: the path on all rows; "
+            "not with --vali-cv or --stream, whose paths use every training query)")
     parser.add_argument("--batch-size", type=number_list(int) if grid else positive(int),
                         default=None, help="queries per step (default: all, one step per "
                         "epoch; 1 is the paper's online update)")
