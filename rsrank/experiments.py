@@ -33,7 +33,7 @@ from .feature_keys import feature_costs
 from ._queries import QueryGroups
 from .querydata import QueryData
 from .model import query_scores
-from .path import RATIOS, carried_weights, l1_grid, path_rows, reporting_fits, walk
+from .path import l1_grid, path_rows, path_sample, refit_point, reporting_fits, walk
 from .reports import (experiment_markdown, per_query_from_results, read_results,
                       save_experiment, write_experiment)
 from .selection import check_within, choose_fit, kind_choices, sparsest_index, sparsest_within
@@ -384,9 +384,9 @@ def fit_and_select(estimator, grid, train, validation, *, select="ndcg@10",
 
     ``path_rows`` (with ``path``, ``validation`` and no ``cv``): a
     training set of more rows walks the path on a seeded sample of its
-    queries of about that many rows (:func:`path_sample`), and the chosen
-    point is fitted again on all of them, starting from the sample's
-    weights (:func:`refit_on_all`): the path's work stops growing with the
+    queries of about that many rows (:func:`~rsrank.path.path_sample`), and
+    the chosen point is fitted again on all of them, starting from the
+    sample's weights (:func:`refit_on_all`): the path's work stops growing with the
     data."""
     if validation is None and cv is None:
         raise ValueError("fit_and_select judges on validation queries, on folds of the "
@@ -415,35 +415,14 @@ def fit_and_select(estimator, grid, train, validation, *, select="ndcg@10",
     return Selection(tried, per_query, fits, chosen, time.perf_counter() - start)
 
 
-def path_sample(train, rows, seed):
-    """The queries of ``train`` that a path walks when it holds more than
-    ``rows`` rows: a seeded random order of its queries (``seed`` an int,
-    else 0: the same sample every run), cut where the rows first reach
-    ``rows``, kept in their own order."""
-    seed = int(seed) if isinstance(seed, (int, np.integer)) else 0
-    order = np.random.default_rng(seed).permutation(train.n_queries)
-    taken = int(np.searchsorted(np.cumsum(train.sizes[order]), rows)) + 1
-    return train.subset(np.sort(order[:taken]))
-
-
 def refit_on_all(estimator, train, validation, select, convention, tried, per_query, fits,
                  chosen):
     """The choice of a path walked on a sample, fitted again on all of
-    ``train``: the chosen point's parameters (its strength as the same
-    fraction of the whole data's edge), starting from the sample's
-    penalized weights (:func:`~rsrank.path.carried_weights`), scored on
-    ``validation``. Returns ``(tried,
-    per_query, fits, chosen)`` with the refit last and chosen, marked
-    ``"refit": "all training queries"``."""
-    params = dict(tried[chosen]["params"])
-    relax = params.pop("relax", None)
-    for ratio_name, name in RATIOS:
-        if ratio_name in params:
-            params.pop(name, None)
-    sample_fit = fits[chosen].fitted
-    start = carried_weights(estimator, params, (sample_fit.penalized or sample_fit).model, train)
-    point = walk(estimator, [params], train, validation=validation, warm=True,
-                 coef_init=start)[0]
+    ``train`` (:func:`~rsrank.path.refit_point`) and scored on
+    ``validation``. Returns ``(tried, per_query, fits, chosen)`` with the
+    refit last and chosen, marked ``"refit": "all training queries"``."""
+    relax = tried[chosen]["params"].get("relax")
+    point = refit_point(estimator, tried[chosen]["params"], fits[chosen], train, validation)
     new_tried, new_values, new_fits = score_fits([point], validation, select, convention)
     index = [i for i, entry in enumerate(new_tried)
              if entry["params"].get("relax") == relax][0]

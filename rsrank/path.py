@@ -34,7 +34,7 @@ from .metrics import DEFAULT_CONVENTION, mean_ndcg
 from .model import LinearModel, query_scores
 
 __all__ = ["l1_grid", "STRENGTHS", "RATIOS", "PathFit", "PathPoint", "walk", "carried_weights",
-           "path_rows",
+           "path_sample", "refit_point", "path_rows",
            "path_markdown", "reporting_fits"]
 
 #: the penalty strengths of a path point, and their fractions of the edge
@@ -271,6 +271,31 @@ def walk(estimator, points, train, *, validation=None, chunks=None, warm=True, c
         if _ON_FIT.get() is not None:
             _ON_FIT.get()(settled)
     return out
+
+
+def path_sample(train, rows, seed):
+    """The queries of ``train`` that a path walks when it holds more than
+    ``rows`` rows: a seeded random order of its queries (``seed`` an int,
+    else 0: the same sample every run), cut where the rows first reach
+    ``rows``, kept in their own order."""
+    seed = int(seed) if isinstance(seed, (int, np.integer)) else 0
+    order = np.random.default_rng(seed).permutation(train.n_queries)
+    taken = int(np.searchsorted(np.cumsum(train.sizes[order]), rows)) + 1
+    return train.subset(np.sort(order[:taken]))
+
+
+def refit_point(estimator, params, fit, train, validation):
+    """The :class:`PathPoint` of ``params`` (a point as a path on a sample
+    of ``train`` reported it, ``fit`` its :class:`PathFit`) fitted on all of
+    ``train``: its strength as the same fraction of the whole data's edge,
+    starting from the sample's penalized weights (:func:`carried_weights`)."""
+    params = {k: v for k, v in params.items() if k != "relax"}
+    for ratio_name, name in RATIOS:
+        if ratio_name in params:
+            params.pop(name, None)
+    model = (fit.fitted.penalized or fit.fitted).model
+    return walk(estimator, [params], train, validation=validation, warm=True,
+                coef_init=carried_weights(estimator, params, model, train))[0]
 
 
 def carried_weights(estimator, point, model, train):

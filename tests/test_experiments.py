@@ -337,8 +337,8 @@ def test_a_selection_hands_out_an_estimator_per_fit_only_when_asked(bundled_root
 
 def test_a_path_on_more_rows_than_path_rows_walks_a_sample_and_refits_its_choice(bundled_root):
     from rsrank import QueryData
-    from rsrank.experiments import fit_and_select, path_sample
-    from rsrank.path import carried_weights
+    from rsrank.experiments import fit_and_select
+    from rsrank.path import carried_weights, path_sample
 
     fold = load_letor_fold(bundled_root, 1)
     train, vali = QueryData(*fold.train), QueryData(*fold.vali)
