@@ -329,15 +329,16 @@ def line_aligned_starts(buf, n_blocks):
     """Block boundaries at line starts, about equal in bytes."""
     size = len(buf)
     starts = [0]
-    window = 1 << 20
     for b in range(1, n_blocks):
         cut = max(b * size // n_blocks, starts[-1])
+        window = 1 << 12  # a few lines; doubled while a line is longer
         while cut < size:
             newline = np.flatnonzero(buf[cut:min(size, cut + window)] == 10)
             if len(newline):
                 starts.append(cut + int(newline[0]) + 1)
                 break
             cut += window
+            window = min(2 * window, 1 << 20)
     starts.append(size)
     return np.unique(np.asarray(starts, dtype=np.int64))
 

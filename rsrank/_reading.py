@@ -515,6 +515,9 @@ def read_docids(path):
     characters would give a run documents the data does not have)."""
     if is_csv(path):
         return csv_docids(path)
+    rows = _rows_without_comments(path)
+    if rows is not None:
+        return np.asarray([f"row{row}" for row in range(1, rows + 1)], dtype=object)
     docids = []
     with reading(path), (gzip.open(path, "rb") if Path(path).suffix == ".gz"
                           else open(path, "rb")) as handle:
@@ -529,6 +532,39 @@ def read_docids(path):
                                        "UTF-8") from None
             docids.append(parse_docid(text, len(docids) + 1))
     return np.asarray(docids, dtype=object)
+
+
+#: bytes that ``bytes.strip`` removes: a line that starts with one may be blank
+_BLANK_BYTES = np.frombuffer(b" \t\n\r\x0b\x0c", dtype=np.uint8)
+_SCAN_BYTES = 1 << 26
+
+
+def _rows_without_comments(path):
+    """The number of lines of a plain file without a ``#`` anywhere whose
+    every line starts with a byte that is not white space (each one a data
+    row, whose docid is ``row<N>``); None for any other file, which
+    :func:`read_docids` reads line by line."""
+    if Path(path).suffix == ".gz" or Path(path).stat().st_size == 0:
+        return None
+    with reading(path), open(path, "rb") as handle, \
+            mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapping:
+        if mapping.find(b"#") != -1:
+            return None
+        size, rows, line_start = len(mapping), 0, True
+        for lo in range(0, size, _SCAN_BYTES):
+            chunk = np.frombuffer(mapping, dtype=np.uint8, count=min(_SCAN_BYTES, size - lo),
+                                  offset=lo)
+            ends = np.flatnonzero(chunk == 10)
+            starts = ends[ends + 1 < len(chunk)] + 1
+            if line_start:
+                starts = np.r_[0, starts]
+            blank = np.isin(chunk[starts], _BLANK_BYTES).any()
+            line_start = len(ends) > 0 and ends[-1] == len(chunk) - 1
+            rows += len(starts)
+            del chunk  # the mapping closes only without views of it
+            if blank:
+                return None
+    return rows
 
 
 def load_letor(path, n_features=None, *, query_file=None, return_docids=False,

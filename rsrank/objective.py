@@ -272,12 +272,12 @@ class Objective:
                                             values, labels.discount[:hi - lo],
                                             factors[q], self.unit_weights, total)
                     continue
+                total = np.zeros(width) if total is None else total
                 z = _query_rows(rows, lo, hi, width)
-                if factor is not None:
-                    z = z * factor
-                part = _query_curvature(z, labels.gains[lo:hi], labels.discount[:hi - lo],
-                                        factors[q], self.unit_weights)
-                total = part if total is None else total + part
+                values, level = np.unique(labels.gains[lo:hi], return_inverse=True)
+                _kernels.row_curvature(z if factor is None else z * factor, level, values,
+                                       labels.discount[:hi - lo], factors[q],
+                                       self.unit_weights, total)
             if total is None:
                 return np.zeros(len(factor) if factor is not None else width)
             if len(rows.bins) and factor is not None:  # the columns' scales, squared
@@ -399,46 +399,3 @@ def _preference_step_curvature(codes, bins, better, worse, weight, out):
     summed = np.cumsum(runs)
     steps = np.concatenate([np.arange(s, s + w) for s, w in zip(start, widths)]).astype(np.int64)
     out += summed[steps]
-
-
-def _query_curvature(z, gains, discount, factor, unit_weights):
-    """``sum_{i<j} W_ij (z_i - z_j)^2`` of one query, per column of ``z``
-    (rows in rank order; place p has discount ``discount[p]``,
-    non-increasing), ``factor`` the query's (:meth:`Objective.query_factors`).
-
-    Unit weights: every pair of different gains weighs ``factor``, so the sum is
-    that over all pairs less that within each gain level, and over a set
-    of m rows ``sum_pairs (z_i - z_j)^2 = m sum z^2 - (sum z)^2``. Swap
-    weights ``factor |g_i - g_j| (d_i - d_j)`` (i above j): for each place, the
-    partners below it on every other level enter by running sums of 1,
-    ``z^2``, d, ``d z^2``, z and ``d z`` from the bottom of the list."""
-    squares = z * z
-    values, level = np.unique(gains, return_inverse=True)
-    if unit_weights:
-        def spread(mask):
-            m = int(mask.sum())
-            s = z[mask].sum(axis=0)
-            return m * squares[mask].sum(axis=0) - s * s
-        return factor * (spread(np.ones(len(gains), dtype=bool)) - sum(
-            spread(level == v) for v in range(len(values))))
-    n, L = len(gains), len(values)
-    onehot = np.zeros((n, L))
-    onehot[np.arange(n), level] = 1.0
-    d = discount[:, None, None]
-    # sums over the places strictly below each place, per level
-    def below(x):
-        cumulative = np.cumsum(x[::-1], axis=0)[::-1]
-        return cumulative - x
-    by_level = onehot[:, :, None]
-    count = below(onehot)[:, :, None]
-    square_sum = below(by_level * squares[:, None, :])
-    d_sum = below(onehot * discount[:, None])[:, :, None]
-    dsquare_sum = below(by_level * (d * squares[:, None, :]))
-    z_sum = below(by_level * z[:, None, :])
-    dz_sum = below(by_level * (d * z[:, None, :]))
-    weight = np.abs(values[level][:, None] - values[None, :])[:, :, None]  # 0 on own level
-    # sum_m w_im sum_{j below i on m} (d_i - d_j)(z_i^2 + z_j^2 - 2 z_i z_j), per column
-    zi, si = z[:, None, :], squares[:, None, :]
-    terms = (d * si * count + d * square_sum - si * d_sum - dsquare_sum
-             - 2 * d * zi * z_sum + 2 * zi * dz_sum)
-    return factor * (weight * terms).sum(axis=(0, 1))

@@ -11,7 +11,7 @@ import numpy as np
 
 from ._files import ResultsDirectory, atomic_write_text, read_bounded_text
 from .stats import average_over_seeds
-from .writers import run_problem, write_qrels, write_run, write_scores
+from .writers import qrels_text, run_problem, run_text, write_scores
 
 __all__ = ["REPORT_COLUMNS", "experiment_markdown", "write_experiment", "save_experiment",
            "read_results", "per_query_from_results"]
@@ -137,32 +137,27 @@ def _write_trec(experiment, directory):
     trec = directory / "trec"
     trec.mkdir()
     split = folds[0].evaluated_on
-    first = {}
+    first, runs = {}, {}
     for fold in folds:
         qid, labels, docids, groups = fold.evaluated_rows
-        with _text(trec / f"{fold.name}.{split}.run") as handle:
-            write_run(handle, qid, docids, fold.test_scores, groups=groups)
+        runs[id(fold)] = run_text(qid, docids, fold.test_scores, groups=groups)
+        _text(trec / f"{fold.name}.{split}.run", runs[id(fold)])
         if first.setdefault(fold.fold, fold) is fold:
-            with _text(trec / f"Fold{fold.fold}.{split}.qrels") as handle:
-                write_qrels(handle, qid, docids, labels)
+            _text(trec / f"Fold{fold.fold}.{split}.qrels", qrels_text(qid, docids, labels))
     queries = [np.unique(f.evaluated_rows[0]) for f in first.values()]
     if len(np.unique(np.concatenate(queries))) != sum(len(q) for q in queries):
         return  # the folds share queries: no whole collection
     several = len(experiment.seeds()) > 1
     for seed in experiment.seeds():
-        part = [f for f in folds if f.seed == seed]
         name = f"{split}.seed{seed}.run" if several else f"{split}.run"
-        with _text(trec / name) as handle:
-            for fold in part:
-                qid, _, docids, groups = fold.evaluated_rows
-                write_run(handle, qid, docids, fold.test_scores, groups=groups)
-    with _text(trec / f"{split}.qrels") as handle:
-        for fold in first.values():
-            write_qrels(handle, *(fold.evaluated_rows[i] for i in (0, 2, 1)))
+        _text(trec / name, "".join(runs[id(f)] for f in folds if f.seed == seed))
+    _text(trec / f"{split}.qrels", "".join(
+        qrels_text(*(fold.evaluated_rows[i] for i in (0, 2, 1))) for fold in first.values()))
 
 
-def _text(path):
-    return open(path, "w", encoding="utf-8", newline="\n")
+def _text(path, text):
+    with open(path, "w", encoding="utf-8", newline="\n") as handle:
+        handle.write(text)
 
 
 def save_experiment(experiment, out_dir, *, command=None, overwrite=False, extra=None,

@@ -7,6 +7,7 @@ time stamp or name inside, so the same rows give the same bytes.
 
 import gzip
 import io
+import re
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,7 @@ from ._files import atomic_write_bytes, atomic_write_text
 from ._queries import group_queries
 
 __all__ = ["run_problem", "letor_lines", "write_letor", "write_lines", "write_scores",
-           "write_run", "write_qrels"]
+           "write_run", "run_text", "write_qrels", "qrels_text"]
 
 
 def letor_lines(X, y, qid, *, docids=None, decimals=None):
@@ -79,9 +80,14 @@ def run_problem(qid, docids, tag="rsrank"):
     the two)."""
     if not tag or any(c.isspace() for c in tag):
         return None, f"run tag {tag!r} is empty or holds a space; give one word"
+    docs = [str(d) for d in docids]
+    queries = qid.tolist() if isinstance(qid, np.ndarray) else list(qid)
+    # one pass in C over all rows; the row loop below only names the first problem
+    if all(docs) and not _SPACE.search("\0".join(docs)) \
+            and len(set(zip(queries, docs))) == len(docs):
+        return None
     seen = {}
-    for row, (q, d) in enumerate(zip(qid, docids)):
-        d = str(d)
+    for row, (q, d) in enumerate(zip(queries, docs)):
         if not d or any(c.isspace() for c in d):
             return row, f"docid {d!r} is empty or holds a space"
         first = seen.setdefault((q, d), row)
@@ -91,12 +97,22 @@ def run_problem(qid, docids, tag="rsrank"):
     return None
 
 
+#: white space as ``str.isspace`` sees it (``re``'s ``\s`` on str patterns)
+_SPACE = re.compile(r"\s")
+
+
 def write_qrels(handle, qid, docids, labels):
     """Write TREC qrels to an open text ``handle``: ``qid 0 docid label``
     per row, in the rows' order (trec_eval's judgments; the docids as
     :func:`write_run` writes them, so the two match)."""
-    for q, d, label in zip(qid, docids, np.asarray(labels)):
-        handle.write(f"{q} 0 {d} {int(label)}\n")
+    handle.write(qrels_text(qid, docids, labels))
+
+
+def qrels_text(qid, docids, labels):
+    """The lines of :func:`write_qrels` as one string."""
+    labels = np.asarray(labels).astype(np.int64).tolist()
+    return "".join(f"{q} 0 {d} {label}\n" for q, d, label in
+                   zip(_items(qid), _items(docids), labels))
 
 
 def write_run(handle, qid, docids, scores, *, tag="rsrank", form="trec", groups=None):
@@ -123,10 +139,25 @@ def write_run(handle, qid, docids, scores, *, tag="rsrank", form="trec", groups=
         for q, d, v in zip(qid, docids, scores):
             handle.write(f"{q}\t{d}\t{v:.10g}\n")
         return
+    handle.write(run_text(qid, docids, scores, tag=tag, groups=groups))
+
+
+def run_text(qid, docids, scores, *, tag="rsrank", groups=None):
+    """The lines of :func:`write_run`'s TREC form as one string (the rows
+    unchecked: call :func:`run_problem` first)."""
+    scores = np.asarray(scores, dtype=np.float64)
     groups = group_queries(qid if groups is None else groups, n_rows=len(scores))
-    for q in range(groups.n_queries):
-        rows = groups.order[groups.offsets[q]:groups.offsets[q + 1]]
-        rows = rows[np.argsort(-scores[rows], kind="stable")]
-        query = groups.qids[q]
-        for rank, row in enumerate(rows, start=1):
-            handle.write(f"{query} Q0 {docids[row]} {rank} {scores[row]:.10g} {tag}\n")
+    query = groups.row_query()
+    # by query, then decreasing score; lexsort is stable, so ties stay in file order
+    place = np.lexsort((-scores[groups.order], query))
+    rows = groups.order[place]
+    ranks = (np.arange(len(rows)) - groups.offsets[query] + 1).tolist()
+    qids = np.asarray(groups.qids, dtype=object)[query].tolist()
+    names = np.asarray(_items(docids), dtype=object)[rows].tolist()
+    return "".join(f"{q} Q0 {d} {rank} {value:.10g} {tag}\n" for q, d, rank, value in
+                   zip(qids, names, ranks, scores[rows].tolist()))
+
+
+def _items(values):
+    """A sequence as a list of Python objects (NumPy scalars print as these)."""
+    return values.tolist() if isinstance(values, np.ndarray) else list(values)

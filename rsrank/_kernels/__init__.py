@@ -29,7 +29,7 @@ from .epoch import (GRADIENT_ONLY, Pairs, Rows, Steps, Work, coded_epoch_paralle
                     epoch_kernels, epoch_parallel, epoch_serial, objective, period_steps,
                     scaled_weights, step_size, take_step)
 from .metrics import (ideal_dcg, ndcg_at_parallel, ndcg_at_serial)
-from .pairs import (pair_histograms, step_curvature)
+from .pairs import (pair_histograms, row_curvature, step_curvature)
 from .penalty import (clip_signs, cumulative_penalty, dense_column_moments, group_shrink,
                       isotonic, monotone_pairs, monotone_table, stored_column_moments, truncate)
 from .ranking import (HINGE, LOGISTIC, MODIFIED_HUBER, PAIR_LOSSES, PREFIX_COST_PER_LEVEL,
@@ -47,7 +47,7 @@ from .scores import (coded_add_histogram, coded_scores, coded_scores_all, csr_ad
 forget_stale_builds(epoch_serial)
 
 __all__ = [
-    "pair_histograms", "step_curvature",
+    "pair_histograms", "row_curvature", "step_curvature",
     "GRADIENT_ONLY", "HINGE", "LOGISTIC", "MODIFIED_HUBER", "PAIR_LOSSES",
     "PREFIX_COST_PER_LEVEL", "PREFIX_MIN_SIZE", "Pairs", "Rows", "Steps", "Work",
     "all_query_levels", "cached", "coded_add_histogram", "coded_epoch_parallel",
