@@ -536,34 +536,33 @@ def read_docids(path):
 
 #: bytes that ``bytes.strip`` removes: a line that starts with one may be blank
 _BLANK_BYTES = np.frombuffer(b" \t\n\r\x0b\x0c", dtype=np.uint8)
-_SCAN_BYTES = 1 << 26
+_SCAN_BYTES = 1 << 23
 
 
 def _rows_without_comments(path):
     """The number of lines of a plain file without a ``#`` anywhere whose
     every line starts with a byte that is not white space (each one a data
     row, whose docid is ``row<N>``); None for any other file, which
-    :func:`read_docids` reads line by line."""
+    :func:`read_docids` reads line by line. The file is read in chunks
+    into one buffer (a mapping would count the whole file in the process's
+    memory)."""
     if Path(path).suffix == ".gz" or Path(path).stat().st_size == 0:
         return None
-    with reading(path), open(path, "rb") as handle, \
-            mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapping:
-        if mapping.find(b"#") != -1:
-            return None
-        size, rows, line_start = len(mapping), 0, True
-        for lo in range(0, size, _SCAN_BYTES):
-            chunk = np.frombuffer(mapping, dtype=np.uint8, count=min(_SCAN_BYTES, size - lo),
-                                  offset=lo)
+    buffer = np.empty(min(_SCAN_BYTES, Path(path).stat().st_size), dtype=np.uint8)
+    rows, line_start = 0, True
+    with reading(path), open(path, "rb") as handle:
+        while (size := handle.readinto(buffer)) > 0:
+            chunk = buffer[:size]
+            if np.any(chunk == ord("#")):
+                return None
             ends = np.flatnonzero(chunk == 10)
-            starts = ends[ends + 1 < len(chunk)] + 1
+            starts = ends[ends + 1 < size] + 1
             if line_start:
                 starts = np.r_[0, starts]
-            blank = np.isin(chunk[starts], _BLANK_BYTES).any()
-            line_start = len(ends) > 0 and ends[-1] == len(chunk) - 1
-            rows += len(starts)
-            del chunk  # the mapping closes only without views of it
-            if blank:
+            if np.isin(chunk[starts], _BLANK_BYTES).any():
                 return None
+            line_start = len(ends) > 0 and ends[-1] == size - 1
+            rows += len(starts)
     return rows
 
 
