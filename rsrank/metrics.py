@@ -43,6 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import _kernels
 from ._queries import group_queries
 
 __all__ = [
@@ -214,8 +215,9 @@ def _rank(y_true, y_score, qid, ties, docids=None):
         codes = np.unique(np.char.encode(docids, "utf-8"), return_inverse=True)[1]
         keys = (-codes.reshape(-1)[groups.order], -scores, query)
     else:
-        keys = (-scores, query)
-    perm = np.lexsort(keys)  # stable: equal keys keep their input order
+        keys = None
+    # stable: equal keys keep their input order
+    perm = _kernels.grouped_order(scores, groups.offsets) if keys is None else np.lexsort(keys)
     labels, scores = labels[perm], scores[perm]
     ranks = np.arange(len(labels), dtype=np.int64) - groups.offsets[query] + 1
     return _Ranking(labels, scores, query, ranks, groups.sizes, groups.qids)
@@ -259,7 +261,7 @@ def _per_query_sum(values, ranking, kq):
 
 def _ideal_ranking(ranking):
     """The same queries with documents sorted by decreasing label."""
-    perm = np.lexsort((-ranking.labels, ranking.query))
+    perm = _kernels.grouped_order(ranking.labels, np.r_[0, np.cumsum(ranking.sizes)])
     return _Ranking(ranking.labels[perm], -ranking.labels[perm], ranking.query,
                     ranking.ranks, ranking.sizes, ranking.qids)
 

@@ -28,7 +28,7 @@ from .epoch import (GRADIENT_ONLY, Pairs, Rows, Steps, Work, coded_epoch_paralle
                     coded_epoch_serial, compiled_before, csr_epoch_parallel, csr_epoch_serial,
                     epoch_kernels, epoch_parallel, epoch_serial, objective, period_steps,
                     scaled_weights, step_size, take_step)
-from .metrics import (ideal_dcg, ndcg_at_parallel, ndcg_at_serial)
+from .metrics import (grouped_order, ideal_dcg, ndcg_at_parallel, ndcg_at_serial)
 from .pairs import (pair_histograms, row_curvature, step_curvature)
 from .penalty import (clip_signs, cumulative_penalty, dense_column_moments, group_shrink,
                       isotonic, monotone_pairs, monotone_table, stored_column_moments, truncate)
@@ -55,7 +55,7 @@ __all__ = [
     "csr_add_gradient", "csr_epoch_parallel", "csr_epoch_serial", "csr_scores",
     "clip_signs", "isotonic", "monotone_pairs", "monotone_table", "cumulative_penalty", "dense_add_gradient", "dense_column_moments", "dense_scores",
     "epoch_kernels", "epoch_parallel", "epoch_serial", "float_bits", "group_shrink",
-    "ideal_dcg", "label_levels", "linear_scores_parallel", "linear_scores_serial",
+    "grouped_order", "ideal_dcg", "label_levels", "linear_scores_parallel", "linear_scores_serial",
     "ndcg_at_parallel", "ndcg_at_serial", "objective", "pair_loop_lambdas", "pair_loss",
     "pair_loss_and_derivative", "pair_loss_derivative", "period_steps", "preference_lambdas",
     "prefix_sums_apply",

@@ -89,3 +89,18 @@ def _ndcg_at(scores, gains, offsets, discount, k, ideal, empty, short_zero, out)
 
 
 ndcg_at_serial, ndcg_at_parallel = twins(_ndcg_at)
+
+
+@njit(cache=True)
+def grouped_order(values, offsets):
+    """Each query's rows (``offsets``) by decreasing ``values``, ties in row
+    order: indices into ``values``, query after query (what
+    ``np.lexsort((-values, query))`` gives, one :func:`ranked_order` per
+    query instead of a sort of all rows)."""
+    out = np.empty(values.shape[0], dtype=np.int64)
+    for q in range(offsets.shape[0] - 1):
+        lo, hi = offsets[q], offsets[q + 1]
+        order = ranked_order(values[lo:hi])
+        for k in range(hi - lo):
+            out[lo + k] = lo + order[k]
+    return out
