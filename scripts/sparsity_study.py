@@ -90,7 +90,7 @@ def main(argv=None):
                 a = np.array([values[k] for k in values])
                 b = np.array([old.get((str(k[0]), str(k[1])), np.nan) for k in values])
                 both = np.isfinite(a) & np.isfinite(b)
-                test = paired_t_test(a[both], b[both])  # this run less the earlier one
+                test = paired_t_test(b[both], a[both])  # this run less the earlier one
                 then = (f" | {earlier['features']:.1f}, {earlier['test_ndcg10']:.4f}: "
                         f"{test.difference:+.4f} (p = {test.pvalue:.2g})")
             report["runs"].append({"variant": name, "within": float(within), "features": features,
