@@ -267,7 +267,8 @@ def write_report(out, name, report, markdown, *, compact=False):
 
 def train_folds(data, flags):
     """``rsrank train DATA --quiet FLAGS`` in this process, its results
-    written aside and read back: ``results.json``'s ``folds``."""
+    written aside and read back: ``results.json``'s ``folds`` (``data``
+    None: no positional data, the files given in ``flags``)."""
     import contextlib
     import io
     import tempfile
@@ -276,8 +277,8 @@ def train_folds(data, flags):
 
     with tempfile.TemporaryDirectory() as out:
         with contextlib.redirect_stdout(io.StringIO()):
-            rsrank_main(["train", str(data), "--quiet", "--out", str(Path(out) / "run"),
-                         *flags])
+            rsrank_main(["train", *([] if data is None else [str(data)]), "--quiet", "--out",
+                         str(Path(out) / "run"), *flags])
         return json.loads((Path(out) / "run" / "results.json").read_text())["folds"]
 
 
