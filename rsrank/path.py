@@ -288,7 +288,8 @@ def refit_point(estimator, params, fit, train, validation):
     """The :class:`PathPoint` of ``params`` (a point as a path on a sample
     of ``train`` reported it, ``fit`` its :class:`PathFit`) fitted on all of
     ``train``: its strength as the same fraction of the whole data's edge,
-    starting from the sample's penalized weights (:func:`carried_weights`)."""
+    starting from the sample's penalized weights where they lead to the
+    same fit (:func:`carried_weights`), else from zero."""
     params = {k: v for k, v in params.items() if k != "relax"}
     for ratio_name, name in RATIOS:
         if ratio_name in params:
@@ -300,15 +301,23 @@ def refit_point(estimator, params, fit, train, validation):
 
 def carried_weights(estimator, point, model, train):
     """The weights of ``model`` (fitted on a sample of ``train`` at grid
-    ``point``) for a fit of the point on all of ``train`` to start from:
-    a linear model's weights read features scaled by the data they were
-    fitted on, so each is carried over to the whole data's scaling; None
-    for a kind whose weights read the bins of its data (that fit starts
-    from zero)."""
-    if not isinstance(model, LinearModel):
-        return None
+    ``point``) for a fit of the point on all of ``train`` to start from, or
+    None where that fit starts from zero.
+
+    A linear model's weights read features scaled by the data they were
+    fitted on, so each is carried over to the whole data's scaling. Only
+    with the unit pair weight, though: its loss is convex in the weights,
+    so any start ends at the one penalized optimum, and the sample's weights
+    are close to it. Swap weights follow the ranking, so that loss is not
+    convex and a fit ends where its start leads: from the sample's weights
+    it settled where the sample's model ranked, significantly below the
+    path on all rows on three of eight generated sets; from zero, as a
+    path's first point starts, on none (``results/path_rows.md``). A kind
+    whose weights read the bins of its data starts from zero too."""
     plan = fitting.setup({**estimator.get_params(deep=False),
                           **{k: v for k, v in point.items() if k not in STRENGTHS}})
+    if not isinstance(model, LinearModel) or plan.params["pair_weight"] != "unit":
+        return None
     whole = fitting.start(plan, train)
     if model.scale is None or whole.scale is None:
         return model.coef.copy()

@@ -373,6 +373,17 @@ def test_a_path_on_more_rows_than_path_rows_walks_a_sample_and_refits_its_choice
     np.testing.assert_allclose(sampled.model.coef_, again.coef_)
     assert sampled.tried[3]["vali_score"] == pytest.approx(M.mean_ndcg(
         vali.y, sampled.model.predict(vali)[vali.order], vali.groups, 10, convention="letor"))
+    # with swap weights (a loss that is not convex) the refit starts from zero
+    swap = [{**point, "pair_weight": "delta_ndcg"} for point in grid]
+    sampled = fit_and_select(base, swap, train, vali, path=True, within=0.01, path_rows=2000)
+    walked = fit_and_select(base, swap, sample, vali, path=True, within=0.01)
+    params = walked.tried[walked.chosen]["params"]
+    assert carried_weights(base, params, walked.fits[walked.chosen].model, train) is None
+    refit = sampled.tried[3]["params"]
+    again = clone(base).set_params(pair_weight="delta_ndcg", l1=refit["l1"]).fit(
+        train, eval_set=vali)
+    assert np.count_nonzero(again.coef_) > 0
+    np.testing.assert_allclose(sampled.model.coef_, again.coef_)
     # a training set within path_rows walks its path on all of it
     whole = fit_and_select(base, grid, train, vali, path=True, within=0.01,
                            path_rows=train.n_rows)
