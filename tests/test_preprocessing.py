@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 import scipy.sparse as sp
 import sklearn
 from sklearn.model_selection import GridSearchCV, GroupKFold
@@ -221,3 +222,24 @@ def test_a_scaling_that_overflows_names_the_feature(values, methods, tmp_path, c
                  "--max-iter", "2", "--quiet"]) == 2
     (line,) = capsys.readouterr().err.splitlines()
     assert "feature 3 has values from" in line and "divide it by a constant" in line
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 11), st.integers(1, 5), st.integers(0, 2 ** 32 - 1),
+       st.sampled_from([np.float32, np.float64]))
+def test_dense_column_moments_equal_numpy_whatever_the_rows_and_nans(rows, width, seed, dtype):
+    """Any number of rows (the four-row blocks and the rest), with NaNs
+    anywhere: sums as NumPy's (NaN where a NaN is), the smallest and largest
+    of the other values (infinite where there are none)."""
+    from rsrank.preprocessing import column_moments
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(scale=10, size=(rows, width)).astype(dtype)
+    X[rng.uniform(size=X.shape) < 0.2] = np.nan
+    _, total, squares, low, high = column_moments(X)
+    reference = X.astype(np.float64)
+    np.testing.assert_allclose(total, reference.sum(0), rtol=1e-12)
+    np.testing.assert_allclose(squares, (reference ** 2).sum(0), rtol=1e-12)
+    finite = ~np.isnan(reference)
+    np.testing.assert_array_equal(low, np.where(finite, reference, np.inf).min(0))
+    np.testing.assert_array_equal(high, np.where(finite, reference, -np.inf).max(0))
