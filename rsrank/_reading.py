@@ -1,6 +1,6 @@
 """LETOR text in: lines, the compiled parser and the line reader, errors
-that name the file, the line and the problem, query and docid files, and
-the binary cache of parsed files.
+that name the file, the line and the problem, query files, and the binary
+cache of parsed files (docids: :mod:`rsrank._docids`).
 
 The happy path is RSRank's compiled parser (:mod:`rsrank._parser`), which
 accepts only well-formed lines. Anything else goes to the line reader:
@@ -30,7 +30,8 @@ from ._kernels import cached
 from ._threads import threads
 from ._queries import qid_from_group_sizes
 from ._text import LetorFormatError, open_text, reading
-from ._csv import csv_data_lines, csv_docids, is_csv, parse_csv
+from ._csv import csv_data_lines, is_csv, parse_csv
+from ._docids import read_docids
 
 
 class NonContiguousQueryWarning(UserWarning):
@@ -492,78 +493,6 @@ def read_query_sizes(path):
     if not sizes:
         raise LetorFormatError(path, None, "query-size file is empty")
     return np.asarray(sizes, dtype=np.int64)
-
-
-_DOCID = re.compile(r"docid\s*[=:]\s*(\S+)")
-
-
-def parse_docid(comment, row):
-    """The document id in a row's comment: the value of ``docid = X`` (LETOR,
-    MSLR) or ``docid:X``, else the comment's first word, else ``"row<row>"``
-    (1-based data row of the file) when the row has no comment."""
-    match = _DOCID.search(comment)
-    if match:
-        return match.group(1)
-    words = comment.split()
-    return words[0] if words else f"row{row}"
-
-
-def read_docids(path):
-    """The document id of every data row (see :func:`parse_docid`).
-    Comments are decoded as UTF-8 strictly: a docid that is not valid
-    UTF-8 is a :class:`LetorFormatError` with its line (replacement
-    characters would give a run documents the data does not have)."""
-    if is_csv(path):
-        return csv_docids(path)
-    rows = _rows_without_comments(path)
-    if rows is not None:
-        return np.asarray([f"row{row}" for row in range(1, rows + 1)], dtype=object)
-    docids = []
-    with reading(path), (gzip.open(path, "rb") if Path(path).suffix == ".gz"
-                          else open(path, "rb")) as handle:
-        for number, raw in enumerate(handle, start=1):
-            body, sep, comment = raw.partition(b"#")
-            if not body.strip():
-                continue
-            try:
-                text = comment.decode("utf-8")
-            except UnicodeDecodeError:
-                raise LetorFormatError(path, number, "the comment (docid) is not valid "
-                                       "UTF-8") from None
-            docids.append(parse_docid(text, len(docids) + 1))
-    return np.asarray(docids, dtype=object)
-
-
-#: bytes that ``bytes.strip`` removes: a line that starts with one may be blank
-_BLANK_BYTES = np.frombuffer(b" \t\n\r\x0b\x0c", dtype=np.uint8)
-_SCAN_BYTES = 1 << 23
-
-
-def _rows_without_comments(path):
-    """The number of lines of a plain file without a ``#`` anywhere whose
-    every line starts with a byte that is not white space (each one a data
-    row, whose docid is ``row<N>``); None for any other file, which
-    :func:`read_docids` reads line by line. The file is read in chunks
-    into one buffer (a mapping would count the whole file in the process's
-    memory)."""
-    if Path(path).suffix == ".gz" or Path(path).stat().st_size == 0:
-        return None
-    buffer = np.empty(min(_SCAN_BYTES, Path(path).stat().st_size), dtype=np.uint8)
-    rows, line_start = 0, True
-    with reading(path), open(path, "rb") as handle:
-        while (size := handle.readinto(buffer)) > 0:
-            chunk = buffer[:size]
-            if np.any(chunk == ord("#")):
-                return None
-            ends = np.flatnonzero(chunk == 10)
-            starts = ends[ends + 1 < size] + 1
-            if line_start:
-                starts = np.r_[0, starts]
-            if np.isin(chunk[starts], _BLANK_BYTES).any():
-                return None
-            line_start = len(ends) > 0 and ends[-1] == size - 1
-            rows += len(starts)
-    return rows
 
 
 def load_letor(path, n_features=None, *, query_file=None, return_docids=False,

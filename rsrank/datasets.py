@@ -17,9 +17,10 @@ from ._cache import CacheWarning
 from ._csv import align_columns, column_order, csv_feature_names, is_csv
 from ._fetch import dataset_bytes, default_data_home, fetch_letor, registry
 from ._queries import group_queries
+from ._docids import parse_docid, read_docids
 from ._reading import (LetorFormatError, NonContiguousQueryWarning, check_exp2_labels,
-                       data_line_numbers, dense_if_complete, load_letor, parse_docid,
-                       query_file_for, read_docids, read_lines, read_query_sizes, with_columns)
+                       data_line_numbers, dense_if_complete, load_letor, query_file_for,
+                       read_lines, read_query_sizes, with_columns)
 from ._streaming import iter_letor_chunks
 
 __all__ = [

@@ -265,16 +265,15 @@ class Objective:
                     part = weight @ (z[better] - z[worse]) ** 2
                     total = part if total is None else total + part
                     continue
+                values, level = np.unique(labels.gains[lo:hi], return_inverse=True)
                 if len(rows.bins):  # 0/1 step columns, summed without building them
                     total = np.zeros(int(rows.bins[-1])) if total is None else total
-                    values, level = np.unique(labels.gains[lo:hi], return_inverse=True)
                     _kernels.step_curvature(_query_codes(rows, lo, hi), rows.bins, level,
                                             values, labels.discount[:hi - lo],
                                             factors[q], self.unit_weights, total)
                     continue
                 total = np.zeros(width) if total is None else total
                 z = _query_rows(rows, lo, hi, width)
-                values, level = np.unique(labels.gains[lo:hi], return_inverse=True)
                 _kernels.row_curvature(z if factor is None else z * factor, level, values,
                                        labels.discount[:hi - lo], factors[q],
                                        self.unit_weights, total)

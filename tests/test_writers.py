@@ -9,7 +9,7 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 
-from rsrank import _reading, load_letor
+from rsrank import _docids, load_letor
 from rsrank.datasets import read_docids
 from rsrank.runs import read_scores
 from rsrank.writers import (letor_lines, run_problem, write_letor, write_lines, write_qrels,
@@ -101,12 +101,12 @@ def test_docids_of_plain_files_equal_the_line_by_line_reading(tmp_path_factory, 
             words = comment.decode().split()
             expected.append(comment.decode().split("=")[-1].strip() if "docid" in
                             comment.decode() else (words[0] if words else f"row{len(expected) + 1}"))
-    previous = _reading._SCAN_BYTES
-    _reading._SCAN_BYTES = scan or previous
+    previous = _docids._SCAN_BYTES
+    _docids._SCAN_BYTES = scan or previous
     try:
         assert list(read_docids(path)) == expected
     finally:
-        _reading._SCAN_BYTES = previous
+        _docids._SCAN_BYTES = previous
 
 
 def _brute_run(qid, docids, scores, tag="rsrank"):
