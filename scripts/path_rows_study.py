@@ -4,12 +4,16 @@ as the path on all of them: ``rsrank train`` with ``--path-rows N`` against
 
     python scripts/path_rows_study.py [--rows 50000,25000,15000] [--train-rows 200000]
         [--sets linear,nonlinear,noisy,dense-truth] [--seeds 2] [--data DIR] [--out results]
+        [--name path_rows]
 
 Each set is ``make_mslr_like`` (136 float32 features, labels 0-4, long-tailed
 query sizes) with one change: ``linear`` its defaults, ``nonlinear`` the
 teacher that favours trees, ``noisy`` three times the label noise,
-``dense-truth`` 60 informative features instead of 20. A seed is a fresh
-draw of the set. Its queries go whole to train (about ``--train-rows``
+``dense-truth`` 60 informative features instead of 20. Sets from the
+generators of the defaults' study (``scripts/_datasets.py``), with as many
+queries as the rows need: ``long-noisy`` and ``heavy-redundant``
+(``make_set``) and ``raw`` (``make_raw_features``, five raw engine
+features). A seed is a fresh draw of the set. Its queries go whole to train (about ``--train-rows``
 rows), vali and test (a third of that each, as in MSLR-WEB30K's folds),
 written once as LETOR text into ``--data`` (kept and reused; a temporary
 directory by default).
@@ -20,8 +24,8 @@ runs in this process once per ``--path-rows`` value and once with
 Reported: the chosen point and its features, test NDCG@10 (LETOR
 convention, mean over the test queries), the fits' seconds (the fold's
 ``fit_seconds``) and a paired t-test over the test queries against the
-reference. Selection never sees test data. Writes ``path_rows.md`` and
-``path_rows.json`` into ``--out``.
+reference. Selection never sees test data. Writes ``NAME.md`` and
+``NAME.json`` into ``--out``.
 """
 
 import argparse
@@ -31,9 +35,13 @@ from pathlib import Path
 import numpy as np
 
 from _bench import command_line, fold_per_query, train_folds, write_letor_text, write_report
+from _datasets import GENERATED, make_set
 
 SETS = {"linear": {}, "nonlinear": {"teacher": "nonlinear"}, "noisy": {"noise": 3.0},
         "dense-truth": {"n_informative": 60}}
+#: sets of the defaults' study's generators, and their documents per query
+OTHER = {"long-noisy": GENERATED["long-noisy"]["docs"],
+         "heavy-redundant": (20, 120), "raw": (20, 60)}
 #: MSLR-WEB30K's queries per row
 QUERIES_PER_ROW = 31_531 / 3_771_125
 
@@ -41,17 +49,30 @@ QUERIES_PER_ROW = 31_531 / 3_771_125
 def write_set(directory, name, seed, train_rows):
     """The set's three splits as LETOR text under ``directory/name-seed``
     (written once)."""
-    from rsrank.synthetic import make_mslr_like
+    from rsrank.synthetic import make_mslr_like, make_raw_features
 
     where = Path(directory) / f"{name}-{seed}"
     if (where / "done").is_file():
         return where
     where.mkdir(parents=True, exist_ok=True)
     total = int(train_rows * 5 / 3)
-    data = make_mslr_like(n_documents=total, n_queries=max(3, round(total * QUERIES_PER_ROW)),
-                          random_state=seed, **SETS[name])
-    order = np.argsort(data.qid, kind="stable")
-    X, y, qid = data.X[order], data.y[order], data.qid[order]
+    if name in OTHER:
+        low, high = OTHER[name]
+        # make_set draws query sizes log-uniform, make_raw_features uniform
+        mean = (low + high) / 2 if name == "raw" else (high - low) / np.log(high / low)
+        n_queries = int(np.ceil(total / mean))
+        if name == "raw":
+            data = make_raw_features(n_queries=n_queries, docs_per_query=(low, high),
+                                     random_state=seed)
+            X, y, qid = data.X, data.y, data.qid
+        else:
+            X, y, qid = make_set(1000 + seed, **{**GENERATED[name], "n_queries": n_queries})
+    else:
+        data = make_mslr_like(n_documents=total, n_queries=max(3, round(total * QUERIES_PER_ROW)),
+                              random_state=seed, **SETS[name])
+        X, y, qid = data.X, data.y, data.qid
+    order = np.argsort(qid, kind="stable")
+    X, y, qid = X[order], y[order], qid[order]
     starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
     start = 0
     for split, rows in (("train", train_rows), ("vali", train_rows // 3), ("test", None)):
@@ -79,6 +100,7 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--data", default=None)
     parser.add_argument("--out", default="results")
+    parser.add_argument("--name", default="path_rows")
     args = parser.parse_args(argv)
     from rsrank.stats import paired_t_test
 
@@ -132,7 +154,8 @@ def main(argv=None):
         f"MSLR-WEB30K's shape (about {args.train_rows:,} training rows, vali and test a third "
         "of that each; `linear`: `make_mslr_like`'s defaults, `nonlinear`: the teacher that "
         "favours trees, `noisy`: three times the label noise, `dense-truth`: 60 informative "
-        "features); a seed is a fresh draw of the set. Each `--path-rows` value against "
+        "features; from the defaults' study's generators, `long-noisy` and `heavy-redundant` "
+        "(`make_set`) and `raw` (`make_raw_features`)); a seed is a fresh draw of the set. Each `--path-rows` value against "
         "`--path-rows 0` (the path on every training query): the chosen point, features kept, "
         "test NDCG@10 (LETOR convention), the paired t-test over the test queries (the sample's "
         "path less the full one) and the fits' seconds. Selection never sees test data.", "",
@@ -140,7 +163,7 @@ def main(argv=None):
         "| the same point | fit time / full path |", "|---|---|---|---|---|---|", *summary, "",
         "| set | seed | --path-rows | chosen | features | test NDCG@10 | against all rows | "
         "fit s |", "|---|---|---|---|---|---|---|---|", *rows])
-    write_report(args.out, "path_rows", report, markdown)
+    write_report(args.out, args.name, report, markdown)
     print(markdown)
     if scratch is not None:
         scratch.cleanup()
