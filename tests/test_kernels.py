@@ -211,6 +211,24 @@ def test_ranked_order_is_numpys_stable_argsort_of_minus_scores(values):
     np.testing.assert_array_equal(K.ranked_order(strided), np.argsort(-scores, kind="stable"))
 
 
+def test_dense_scores_and_gradient_of_any_row_range_and_layout():
+    # the scores prefetch rows ahead of the four they sum, up to the range's end
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(41, 7)).astype(np.float32)
+    w, lam = rng.normal(size=7), rng.normal(size=41)
+    for view in (X, np.asfortranarray(X), X[::2], X[:, ::2]):
+        expected = view.astype(np.float64) @ w[:view.shape[1]]
+        for lo, hi in ((0, view.shape[0]), (3, 4), (5, 17), (view.shape[0] - 6, view.shape[0])):
+            out = np.full(view.shape[0], np.nan)
+            K.dense_scores(view, lo, hi, w[:view.shape[1]], out)
+            np.testing.assert_allclose(out[lo:hi], expected[lo:hi], rtol=1e-12)
+            assert np.isnan(out[:lo]).all() and np.isnan(out[hi:]).all()
+            grad = np.zeros(view.shape[1])
+            K.dense_add_gradient(view, lo, hi, lam, 0.5, grad)
+            np.testing.assert_allclose(grad, 0.5 * view[lo:hi].T.astype(np.float64) @ lam[lo:hi],
+                                       rtol=1e-12, atol=1e-12)
+
+
 def test_ranked_order_on_long_random_queries():
     rng = np.random.default_rng(11)
     for n in (9, 16, 17, 100, 1000, 4097):

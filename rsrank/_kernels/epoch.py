@@ -9,8 +9,9 @@ from numba import prange
 from .build import cached, twins, variant
 from .penalty import clip_signs, cumulative_penalty, group_shrink, monotone_pairs, truncate
 from .ranking import preference_lambdas, query_lambdas_from
-from .scores import (coded_add_histogram, coded_scores, csr_add_gradient, csr_scores,
-                     dense_add_gradient, dense_scores, step_table, suffix_sums, uniform_stride)
+from .scores import (PREFETCH_ROWS, coded_add_histogram, coded_scores, csr_add_gradient,
+                     csr_scores, dense_add_gradient, dense_scores, prefetch_rows, step_table,
+                     suffix_sums, uniform_stride)
 
 
 # -- one epoch -----------------------------------------------------------------
@@ -174,6 +175,7 @@ def _epoch(rows, pairs, steps, scale, query_order, batch_size, w, l1_state, step
     Returns ``(summed query loss, new step count)``.
     """
     n_batch_queries = query_order.shape[0]
+    n_queries = rows.offsets.shape[0] - 1
     total = 0.0
     losses = np.zeros(n_batch_queries)
     scores, lam, partial = work.scores, work.lam, work.partial
@@ -198,6 +200,11 @@ def _epoch(rows, pairs, steps, scale, query_order, batch_size, w, l1_state, step
                     coded_scores(rows, lo, hi, work.table, scores, stride)
                 elif _DENSE:
                     dense_scores(rows.dense, lo, hi, ws, scores)
+                    if t + used < stop:
+                        # the next query's first rows arrive during the lambdas
+                        after = rows.offsets[query_order[t + used]]
+                        prefetch_rows(rows.dense, after,
+                                      min(after + PREFETCH_ROWS, rows.offsets[n_queries]))
                 else:
                     csr_scores(rows.data, rows.indices, rows.indptr, lo, hi, ws, scores)
                 losses[t] = pair_lambdas(pairs, q, lo, hi, scores, lam, work.rankings)
