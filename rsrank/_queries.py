@@ -83,8 +83,12 @@ def group_queries(qid, n_rows=None):
         raise ValueError(f"qid at row {missing[0]} is {qid[missing[0]]} ({len(missing)} "
                          f"row{'s' if len(missing) > 1 else ''} without one): every row needs "
                          "a query id")
-    order = np.argsort(qid, kind="stable").astype(np.int64, copy=False)
-    sorted_qid = qid[order]
+    if qid.dtype.kind in "iuf" and not np.any(qid[1:] < qid[:-1]):
+        # already in query order (as files are): the stable sort would keep it
+        order, sorted_qid = np.arange(len(qid), dtype=np.int64), qid
+    else:
+        order = np.argsort(qid, kind="stable").astype(np.int64, copy=False)
+        sorted_qid = qid[order]
     if len(qid):
         starts = np.flatnonzero(np.r_[True, sorted_qid[1:] != sorted_qid[:-1]])
     else:

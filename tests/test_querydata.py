@@ -240,3 +240,21 @@ def test_query_weights_weigh_the_validation_mean_and_survive_subsets():
         QueryData(X, y, qid, query_weight=np.arange(15.0))
     with pytest.raises(ValueError, match="finite values >= 0"):
         QueryData(X, y, qid, query_weight=-weights)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.integers(-3, 3), st.sampled_from([0.0, -0.0, 1.5, 2.0])),
+                max_size=30), st.booleans())
+def test_grouping_equals_a_stable_sort_in_query_order_or_not(values, in_order):
+    # rows already in query order skip the sort, which would keep them as they are
+    from rsrank._queries import group_queries
+
+    qid = np.array(sorted(values) if in_order else values, dtype=np.float64)
+    groups = group_queries(qid)
+    order = np.argsort(qid, kind="stable")
+    np.testing.assert_array_equal(groups.order, order)
+    starts = [i for i in range(len(qid)) if i == 0 or qid[order][i] != qid[order][i - 1]]
+    np.testing.assert_array_equal(groups.offsets, starts + [len(qid)])
+    np.testing.assert_array_equal(groups.qids, qid[order][starts])
+    ints = group_queries(qid.astype(np.int64))
+    np.testing.assert_array_equal(ints.order, np.argsort(qid.astype(np.int64), kind="stable"))

@@ -9,9 +9,9 @@ from numba import prange
 from .build import cached, twins, variant
 from .penalty import clip_signs, cumulative_penalty, group_shrink, monotone_pairs, truncate
 from .ranking import preference_lambdas, query_lambdas_from
-from .scores import (PREFETCH_ROWS, coded_add_histogram, coded_scores, csr_add_gradient,
-                     csr_scores, dense_add_gradient, dense_scores, prefetch_rows, step_table,
-                     suffix_sums, uniform_stride)
+from .memory import PREFETCH_ROWS, prefetch_rows
+from .scores import (coded_add_histogram, coded_scores, csr_add_gradient, csr_scores,
+                     dense_add_gradient, dense_scores, step_table, suffix_sums, uniform_stride)
 
 
 # -- one epoch -----------------------------------------------------------------

@@ -4,6 +4,8 @@ truncation, the cumulative penalty and the group shrinkage."""
 import numpy as np
 from numba import njit
 
+from .memory import PREFETCH_ROWS, prefetch_rows
+
 
 @njit(cache=True)
 def stored_column_moments(data, indices, width):
@@ -39,6 +41,7 @@ def dense_column_moments(X):
     low = np.full(width, np.inf)
     high = np.full(width, -np.inf)
     for r in range(n):
+        prefetch_rows(X, r + PREFETCH_ROWS, min(r + PREFETCH_ROWS + 1, n))
         # selects, not branches, so the loop over a row's columns vectorises;
         # a NaN compares false, and leaves the smallest and largest alone
         for j in range(width):

@@ -2,13 +2,11 @@
 model."""
 
 import numpy as np
-from llvmlite import ir
 from numba import njit
 from numba import prange
-from numba import types as nbtypes
-from numba.extending import intrinsic
 
 from .build import twins
+from .memory import PREFETCH_ROWS, prefetch_rows
 
 
 # -- scores and gradients ------------------------------------------------------
@@ -18,47 +16,6 @@ from .build import twins
 # allows fused multiply-adds. Neither assumes the absence of NaN or inf, so a
 # diverging model still shows up in the finiteness check after each epoch.
 _ARITHMETIC = {"reassoc", "contract"}
-
-
-@intrinsic
-def prefetch(typingctx, array, offset):
-    """Ask the CPU to bring the cache line at byte ``offset`` of ``array``'s
-    data into cache (LLVM's ``llvm.prefetch``, a read kept in every cache
-    level). Only a hint: it never faults, whatever the address."""
-    if not isinstance(array, nbtypes.Array) or not isinstance(offset, nbtypes.Integer):
-        return None
-
-    def codegen(context, builder, signature, args):
-        data = context.make_array(signature.args[0])(context, builder, args[0]).data
-        byte = ir.IntType(8).as_pointer()
-        address = builder.gep(builder.bitcast(data, byte), [args[1]])
-        int32 = ir.IntType(32)
-        function = builder.module.declare_intrinsic(
-            "llvm.prefetch", [byte], ir.FunctionType(ir.VoidType(), [byte, int32, int32, int32]))
-        # read (0), keep in all levels (3), a data cache (1)
-        builder.call(function, [address, int32(0), int32(3), int32(1)])
-        return context.get_dummy_value()
-
-    return nbtypes.void(array, offset), codegen
-
-
-#: rows ahead of the row being summed that :func:`dense_scores` prefetches:
-#: a row of 136 float32 is 8.5 cache lines, and the hardware prefetcher
-#: alone leaves a pass over X at about 1.5x a BLAS matrix-vector product
-PREFETCH_ROWS = 8
-
-
-@njit(cache=True, inline="always")
-def prefetch_rows(X, start, stop):
-    """:func:`prefetch` rows ``start:stop`` of the 2-D ``X``, a cache line at
-    a time."""
-    if start >= stop:
-        return
-    row, column = X.strides[0], X.strides[1]
-    first = start * row
-    end = (stop - 1) * row + X.shape[1] * column
-    for offset in range(first, end, 64):
-        prefetch(X, offset)
 
 
 @njit(cache=True, fastmath=_ARITHMETIC)
