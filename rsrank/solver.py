@@ -340,6 +340,7 @@ class Solver:
                 train, state, rng, view=view, scale=scale, validation=validation,
                 monitoring=monitoring, advice=advice)
         work, kernels = self.new_work(train, view), {}
+        self.objective.pairs(train)  # per-row gains and levels: setup, not the first epoch
         if self.batch_size is None and not state.w.any():
             reference = lambda losses: losses[0]  # noqa: E731
         else:
