@@ -632,13 +632,13 @@ def preference_lambdas(scores, better, worse, weight, discount, cutoff, factor, 
                  else ranked_order(scores))
         place = np.empty(n, dtype=np.int64)
         for p in range(n):
-            place[order[p]] = p
+            place[_u(order[p])] = p
     total = 0.0
     for k in range(better.shape[0]):
-        a, b = better[k], worse[k]
+        a, b = _u(better[k]), _u(worse[k])
         w = factor * weight[k]
         if not unit_weights:
-            pa, pb = place[a], place[b]
+            pa, pb = _u(place[a]), _u(place[b])
             w *= abs((discount[pa] if pa < cutoff else 0.0)
                      - (discount[pb] if pb < cutoff else 0.0))
         if w == 0.0:
