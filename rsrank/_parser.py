@@ -37,6 +37,7 @@ from ._kernels import twins
 __all__ = ["parse_buffer", "parse_chunks", "line_aligned_starts"]
 
 OK, BAD = 0, 1
+_u = np.uint64  # an index numba need not test for a negative value
 _OWN_MAPPING_BYTES = 4 << 20
 _POW10 = np.array([10.0 ** k for k in range(23)])
 _MANTISSA_LIMIT = 2 ** 53
@@ -69,8 +70,8 @@ def _parse_value(buf, i, end, pow10):
     the token with ``float()``), ``ok`` False when the bytes are no number.
     """
     negative = False
-    if i < end and (buf[i] == 45 or buf[i] == 43):  # '-' '+'
-        negative = buf[i] == 45
+    if i < end and (buf[_u(i)] == 45 or buf[_u(i)] == 43):  # '-' '+'
+        negative = buf[_u(i)] == 45
         i += 1
     mantissa = np.uint64(0)
     digits = 0  # significant digits kept in the mantissa
@@ -79,17 +80,17 @@ def _parse_value(buf, i, end, pow10):
     exact = True
     fraction = False
     while i < end:
-        if buf[i] == 46 and not fraction:  # '.'
+        if buf[_u(i)] == 46 and not fraction:  # '.'
             fraction = True
             i += 1
             continue
-        if not _is_digit(buf[i]):
+        if not _is_digit(buf[_u(i)]):
             break
         any_digit = True
         if digits < 19:
-            if mantissa != 0 or buf[i] != 48:
+            if mantissa != 0 or buf[_u(i)] != 48:
                 digits += 1
-            mantissa = mantissa * np.uint64(10) + np.uint64(buf[i] - 48)
+            mantissa = mantissa * np.uint64(10) + np.uint64(buf[_u(i)] - 48)
             if fraction:
                 exponent -= 1
         else:
@@ -97,21 +98,21 @@ def _parse_value(buf, i, end, pow10):
         i += 1
     if not any_digit:
         return 0.0, i, False, False
-    if i < end and (buf[i] == 101 or buf[i] == 69):  # 'e' 'E'
+    if i < end and (buf[_u(i)] == 101 or buf[_u(i)] == 69):  # 'e' 'E'
         i += 1
         exp_negative = False
-        if i < end and (buf[i] == 45 or buf[i] == 43):
-            exp_negative = buf[i] == 45
+        if i < end and (buf[_u(i)] == 45 or buf[_u(i)] == 43):
+            exp_negative = buf[_u(i)] == 45
             i += 1
-        if i >= end or not _is_digit(buf[i]):
+        if i >= end or not _is_digit(buf[_u(i)]):
             return 0.0, i, False, False
         value = 0
-        while i < end and _is_digit(buf[i]):
+        while i < end and _is_digit(buf[_u(i)]):
             if value < 100000:
-                value = value * 10 + (buf[i] - 48)
+                value = value * 10 + (buf[_u(i)] - 48)
             i += 1
         exponent += -value if exp_negative else value
-    if i < end and not _token_end(buf[i]):
+    if i < end and not _token_end(buf[_u(i)]):
         return 0.0, i, False, False
     if mantissa == 0:
         return -0.0 if negative else 0.0, i, exact, True
@@ -129,11 +130,11 @@ def _parse_value(buf, i, end, pow10):
 def _parse_uint(buf, i, end, limit):
     """ASCII digits at ``buf[i]`` as an integer up to ``limit``; returns
     ``(value, next position, ok)``."""
-    if i >= end or not _is_digit(buf[i]):
+    if i >= end or not _is_digit(buf[_u(i)]):
         return 0, i, False
     value = 0
-    while i < end and _is_digit(buf[i]):
-        digit = buf[i] - 48
+    while i < end and _is_digit(buf[_u(i)]):
+        digit = buf[_u(i)] - 48
         if value > (limit - digit) // 10:  # checked before it could overflow
             return 0, i, False
         value = value * 10 + digit
@@ -145,8 +146,8 @@ def _parse_uint(buf, i, end, limit):
 def _skip_line(buf, i, end):
     """Position after the end of the line (a comment), or -1 at a bare CR:
     other readers would take it for a line break."""
-    while i < end and buf[i] != 10:
-        if buf[i] == 13 and (i + 1 >= end or buf[i + 1] != 10):
+    while i < end and buf[_u(i)] != 10:
+        if buf[_u(i)] == 13 and (i + 1 >= end or buf[_u(i + 1)] != 10):
             return -1
         i += 1
     return i + 1
@@ -171,16 +172,16 @@ def _parse_block(buf, lo, hi, fill, pow10, labels, qids, has_qid, row_nnz, indic
     max_index = 0
     while i < hi:
         # leading blanks, blank lines and comment lines
-        while i < hi and _is_space(buf[i]):
+        while i < hi and _is_space(buf[_u(i)]):
             i += 1
         if i >= hi:
             break
-        c = buf[i]
+        c = buf[_u(i)]
         if c == 10:
             i += 1
             continue
         if c == 13:
-            if i + 1 < hi and buf[i + 1] == 10:
+            if i + 1 < hi and buf[_u(i + 1)] == 10:
                 i += 2
                 continue
             return rows, nnz, with_qid, max_index, BAD  # bare CR
@@ -193,11 +194,11 @@ def _parse_block(buf, lo, hi, fill, pow10, labels, qids, has_qid, row_nnz, indic
         label, i, ok = _parse_uint(buf, i, hi, np.int64(_LABEL_MAX))
         if not ok:
             return rows, nnz, with_qid, max_index, BAD
-        if i < hi and buf[i] == 46:
+        if i < hi and buf[_u(i)] == 46:
             i += 1
-            while i < hi and buf[i] == 48:
+            while i < hi and buf[_u(i)] == 48:
                 i += 1
-        if i < hi and not _token_end(buf[i]):
+        if i < hi and not _token_end(buf[_u(i)]):
             return rows, nnz, with_qid, max_index, BAD
         row = row0 + rows
         if row >= row_end:  # more rows than the first pass counted: the text changed
@@ -206,13 +207,13 @@ def _parse_block(buf, lo, hi, fill, pow10, labels, qids, has_qid, row_nnz, indic
             labels[row] = label
         # optional qid
         j = i
-        while j < hi and _is_space(buf[j]):
+        while j < hi and _is_space(buf[_u(j)]):
             j += 1
         row_has_qid = False
-        if j > i and j + 4 <= hi and buf[j] == 113 and buf[j + 1] == 105 and buf[j + 2] == 100 \
-                and buf[j + 3] == 58:  # 'qid:'
+        if j > i and j + 4 <= hi and buf[_u(j)] == 113 and buf[_u(j + 1)] == 105 and buf[_u(j + 2)] == 100 \
+                and buf[_u(j + 3)] == 58:  # 'qid:'
             query, j, ok = _parse_uint(buf, j + 4, hi, np.int64(2 ** 62))
-            if not ok or (j < hi and not _token_end(buf[j])):
+            if not ok or (j < hi and not _token_end(buf[_u(j)])):
                 return rows, nnz, with_qid, max_index, BAD
             row_has_qid = True
             with_qid += 1
@@ -226,25 +227,25 @@ def _parse_block(buf, lo, hi, fill, pow10, labels, qids, has_qid, row_nnz, indic
         count = 0
         while True:
             start = i
-            while i < hi and _is_space(buf[i]):
+            while i < hi and _is_space(buf[_u(i)]):
                 i += 1
-            if i >= hi or buf[i] == 10:
+            if i >= hi or buf[_u(i)] == 10:
                 i += 1
                 break
-            if buf[i] == 13:
-                if i + 1 < hi and buf[i + 1] == 10:
+            if buf[_u(i)] == 13:
+                if i + 1 < hi and buf[_u(i + 1)] == 10:
                     i += 2
                     break
                 return rows, nnz, with_qid, max_index, BAD
             if i == start:
                 return rows, nnz, with_qid, max_index, BAD  # tokens must be separated
-            if buf[i] == 35:  # a comment after whitespace
+            if buf[_u(i)] == 35:  # a comment after whitespace
                 i = _skip_line(buf, i, hi)
                 if i < 0:
                     return rows, nnz, with_qid, max_index, BAD
                 break
             index, i, ok = _parse_uint(buf, i, hi, np.int64(_INDEX_MAX))
-            if not ok or index <= previous or i >= hi or buf[i] != 58:
+            if not ok or index <= previous or i >= hi or buf[_u(i)] != 58:
                 return rows, nnz, with_qid, max_index, BAD
             previous = index
             value, after, exact, ok = _parse_value(buf, i + 1, hi, pow10)
