@@ -64,7 +64,7 @@ def lambda_kernels():
         (_kernels.take_step, (floats, numba.types.Array(numba.float64, 2, "C"), i, floats, steps,
                               floats, i)),
         # this process's share
-        (_kernels.pair_loop_lambdas, (floats, floats, ints, floats, i, f, i, b, floats)),
+        (_kernels.pair_loop_lambdas, (floats, floats, ints, floats, i, f, i, b, floats, ints)),
         (_kernels.query_lambdas_from, (floats, floats, ints, floats, i, f, i, b, floats, ints,
                                        ints, i)),
     ]

@@ -55,7 +55,7 @@ def kernels():
                                 n_levels[q], discount, cutoff, 1.0, 0, unit, lam[lo:hi])
             else:
                 total += pair_loop(scores[lo:hi], gains[lo:hi], labels[lo:hi], discount, cutoff,
-                                   1.0, 0, unit, lam[lo:hi])
+                                   1.0, 0, unit, lam[lo:hi], np.empty(0, dtype=np.int64))
         return total
 
     @njit

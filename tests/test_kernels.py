@@ -278,7 +278,8 @@ def test_prefix_sum_lambdas_equal_the_pair_loop(seed):
         for loss in (K.MODIFIED_HUBER, K.HINGE):
             for unit in (False, True):
                 pairs, sums = np.zeros(n), np.zeros(n)
-                expected = K.pair_loop_lambdas(s, g, y, discount, cutoff, Z, loss, unit, pairs)
+                expected = K.pair_loop_lambdas(s, g, y, discount, cutoff, Z, loss, unit, pairs,
+                                               np.zeros(0, dtype=np.int64))
                 got = K.sorted_query_lambdas(s, g, y, discount, cutoff, Z, loss, unit, sums)
                 scale = max(1.0, np.abs(pairs).max())
                 assert got == pytest.approx(expected, rel=1e-11, abs=1e-11)
@@ -357,6 +358,35 @@ def test_prefix_sums_are_refused_where_they_do_not_apply():
     assert not K.prefix_sums_apply(np.exp2(y) - 1, y, rising, 4, K.MODIFIED_HUBER)
     assert not K.prefix_sums_apply(np.exp2(y) - 1, y, falling, 4, K.LOGISTIC)
     assert not K.prefix_sums_apply(np.array([3.0, 2.0, 1.0, 2.0]), y, falling, 4, K.HINGE)
+
+
+def test_short_queries_rank_from_their_previous_ranking_to_the_same_lambdas():
+    # the pair loop of a short query starts its ranking from the last one,
+    # as the prefix sums do: the same lambdas and loss, bit for bit
+    from rsrank import _kernels as K
+
+    rng = np.random.default_rng(9)
+    for trial in range(300):
+        n = int(rng.integers(1, K.PREFIX_MIN_SIZE + 1))
+        y = rng.integers(0, 4, n)
+        g = np.exp2(y) - 1
+        discount = 1 / np.log2(np.arange(n) + 2)
+        cutoff = n if trial % 3 else int(rng.integers(1, n + 1))
+        unit = bool(trial % 2)
+        hint = np.full(n, -1, dtype=np.int64)
+        levels = np.zeros(n, dtype=np.int64)
+        s = rng.normal(size=n)
+        for _ in range(4):  # epochs: the scores move a little, or tie
+            s = np.round(s + 0.3 * rng.normal(size=n), 1 if trial % 5 == 0 else 8)
+            expected, got = np.zeros(n), np.zeros(n)
+            loss_expected = K.query_lambdas(s, g, y, discount, cutoff, 0.2, K.MODIFIED_HUBER,
+                                            unit, expected)
+            loss_got = K.query_lambdas_from(s, g, y, discount, cutoff, 0.2, K.MODIFIED_HUBER,
+                                            unit, got, hint, levels, -1)
+            assert loss_got == loss_expected
+            np.testing.assert_array_equal(got, expected)
+            if n >= 2 and (unit or cutoff >= n):
+                np.testing.assert_array_equal(hint, np.argsort(-s, kind="stable"))
 
 
 def test_ranking_from_the_previous_ranking_equals_a_fresh_sort():

@@ -556,15 +556,17 @@ def query_lambdas_from(scores, gains, labels, discount, cutoff, inv_ideal, loss,
             return ranked_lambdas(order, scores, gains, levels, n_levels, discount, cutoff,
                                    inv_ideal, loss, unit_weights, lam)
     return pair_loop_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, loss,
-                             unit_weights, lam)
+                             unit_weights, lam, hint)
 
 
 @njit(cache=True)
 def pair_loop_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, loss, unit_weights,
-                      lam):
+                      lam, hint):
     """:func:`query_lambdas` by a loop over the pairs. Pairs with both
     documents at or beyond ``cutoff`` have weight 0 and are skipped, so the
-    work is O(n * cutoff)."""
+    work is O(n * cutoff). A whole ranking starts from ``hint``, the
+    query's previous one, when it has one place per document (see
+    :func:`ranked_order_from`; it is updated)."""
     n = scores.shape[0]
     for r in range(n):
         lam[r] = 0.0
@@ -572,16 +574,23 @@ def pair_loop_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, loss, 
         return 0.0
     top = n if unit_weights else min(n, cutoff)
     # beyond the cut-off every position has discount 0: only the top needs ranking
-    order = ranked_order(scores) if unit_weights else top_order(scores, top)
+    if top < n:
+        order = top_order(scores, top)
+    elif hint.shape[0] == n:
+        order = ranked_order_from(scores, hint)
+    else:
+        order = ranked_order(scores)
     # the query in rank order, so the pair loops read memory sequentially
-    s = np.empty(n)
-    g = np.empty(n)
+    # (scores, gains and the lambdas' sums in one buffer: short queries pay
+    # more for allocations than for their pairs)
+    work = np.zeros(3 * n)
+    s, g, acc = work[:n], work[n:2 * n], work[2 * n:]
     y = np.empty(n, dtype=labels.dtype)
     for p in range(n):
-        s[p] = scores[order[p]]
-        g[p] = gains[order[p]]
-        y[p] = labels[order[p]]
-    acc = np.zeros(n)
+        r = _u(order[p])
+        s[p] = scores[r]
+        g[p] = gains[r]
+        y[p] = labels[r]
     total = 0.0
     for a in range(top):
         s_a, g_a, y_a, d_a = s[a], g[a], y[a], discount[a]
@@ -605,7 +614,7 @@ def pair_loop_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, loss, 
             acc[b] -= step
         acc[a] += acc_a
     for p in range(n):
-        lam[order[p]] = acc[p]
+        lam[_u(order[p])] = acc[p]
     return total
 
 
