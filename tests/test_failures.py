@@ -216,7 +216,10 @@ def test_model_file_of_the_wrong_json_types_is_one_line(tmp_path, capsys, model_
         assert_one_line(code, err, str(path))
 
 
-def test_unreachable_scheduler_is_one_line(capsys, data_dir):
+def test_unreachable_scheduler_is_one_line(capsys, data_dir, monkeypatch):
+    import rsrank.cli.train
+
+    monkeypatch.setattr(rsrank.cli.train, "SCHEDULER_TIMEOUT", "1s")  # the same error, sooner
     code, err = run(["train", "--train", data_dir / "train.txt", "--quiet",
                      "--scheduler", "tcp://127.0.0.1:9"], capsys)
     assert_one_line(code, err)

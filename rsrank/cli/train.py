@@ -264,6 +264,10 @@ def _train(args):
     return 0
 
 
+#: How long ``--scheduler`` waits to reach the scheduler before it gives up.
+SCHEDULER_TIMEOUT = "10s"
+
+
 def _on_cluster(address, root, estimator, grid, options):
     """Run the folds as tasks on a Dask cluster through joblib's dask backend."""
     try:
@@ -271,6 +275,6 @@ def _on_cluster(address, root, estimator, grid, options):
         from joblib import parallel_config
     except ImportError:
         raise UsageError("--scheduler needs the dask extra: pip install 'rsrank[dask]'") from None
-    with Client(address, timeout="10s"), parallel_config(backend="dask"):
+    with Client(address, timeout=SCHEDULER_TIMEOUT), parallel_config(backend="dask"):
         options["n_jobs"] = -1
         return run_letor_folds(root, estimator, grid, backend="joblib", **options)
