@@ -21,7 +21,7 @@ from .metrics import mean_ndcg
 from .model import query_scores
 from .model_selection import check_search_fit
 from .parameters import RSRANK_DOC
-from .preprocessing import column_moments, combine_moments
+from .preprocessing import check_csr, column_moments, combine_moments
 from .querydata import QueryData, check_labels
 from .solver import DivergenceWarning, SolverState
 
@@ -291,7 +291,7 @@ class RSRank(BaseEstimator):
         X = validate_data(self, X, reset=False, accept_sparse="csr",
                           dtype=[np.float64, np.float32], order="C",
                           ensure_all_finite="allow-nan")  # the model takes or refuses NaN
-        return self.model_.score_matrix(X, qid, self.n_jobs)
+        return self.model_.score_matrix(check_csr(X), qid, self.n_jobs)
 
     def score(self, X, y=None, *, qid=None, sample_weight=None):
         """Mean NDCG@``eval_k`` over queries with ``eval_convention``.

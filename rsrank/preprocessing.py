@@ -47,6 +47,21 @@ def _safe_scale(scale, offset):
     return scale
 
 
+def check_csr(X):
+    """``X`` itself, dense or a well-formed sparse matrix; else a
+    ``ValueError`` that says what is wrong. The kernels index with a CSR
+    matrix's column indices and row pointers as they are: a negative or
+    too large one would read or write outside the arrays."""
+    if sp.issparse(X):
+        try:
+            X.check_format(full_check=True)
+        except ValueError as error:
+            raise ValueError(f"X is not a valid sparse matrix ({error}): its column indices must "
+                             f"lie in 0..{X.shape[1] - 1} and its indptr must rise from 0 to its "
+                             "number of stored values") from None
+    return X
+
+
 def column_moments(X):
     """Per-column ``(count, sum, sum of squares, min, max)`` of dense or CSR
     ``X``, counting the implicit zeros of a sparse matrix. Moments of
@@ -56,7 +71,7 @@ def column_moments(X):
 
     n_rows = X.shape[0]
     if sp.issparse(X):
-        X = sp.csr_matrix(X)
+        X = check_csr(sp.csr_matrix(X))
         stored, total, squares, low, high = _kernels.stored_column_moments(
             X.data, X.indices, X.shape[1])
         has_zero = stored < n_rows  # an implicit zero somewhere in the column
@@ -150,7 +165,7 @@ def query_normalize(X, qid, method="minmax"):
     if method not in ("minmax", "zscore"):
         raise ValueError(f"method must be 'minmax' or 'zscore', got {method!r}")
     dtype = np.float32 if X.dtype == np.float32 else np.float64
-    dense = X.toarray() if sp.issparse(X) else np.asarray(X)
+    dense = check_csr(X).toarray() if sp.issparse(X) else np.asarray(X)
     groups = group_queries(qid, n_rows=dense.shape[0])
     out = np.zeros(dense.shape, dtype=dtype)
     if dense.shape[0] == 0:

@@ -258,3 +258,24 @@ def test_grouping_equals_a_stable_sort_in_query_order_or_not(values, in_order):
     np.testing.assert_array_equal(groups.qids, qid[order][starts])
     ints = group_queries(qid.astype(np.int64))
     np.testing.assert_array_equal(ints.order, np.argsort(qid.astype(np.int64), kind="stable"))
+
+
+@pytest.mark.parametrize("indices, indptr, problem", [
+    ([0, -1, 1], [0, 1, 2, 3], "indices must be >= 0"),
+    ([0, 5, 1], [0, 1, 2, 3], "indices must be < 3"),
+    ([0, 1, 1], [0, 2, 1, 3], "indptr must be a non-decreasing sequence")])
+def test_a_malformed_sparse_matrix_is_refused_before_a_kernel_reads_it(indices, indptr, problem):
+    # the kernels index with a CSR matrix's indices as they are: a bad one would
+    # read or write outside the arrays, so every way in checks them first
+    from rsrank.preprocessing import QueryScaler, query_normalize
+
+    bad = sp.csr_matrix((np.array([1.0, 2.0, 3.0]), np.array(indices, dtype=np.int32),
+                         np.array(indptr)), shape=(3, 3))
+    y, qid = np.array([0, 1, 2]), np.zeros(3)
+    model = RSRank(max_iter=2).fit(sp.csr_matrix(np.eye(3)), y, qid=qid)
+    for attempt in (lambda: QueryData(bad, y, qid), lambda: RSRank(max_iter=2).fit(bad, y, qid=qid),
+                    lambda: model.predict(bad), lambda: query_normalize(bad, qid),
+                    lambda: QueryScaler().fit(np.eye(3)).transform(bad, qid=qid)):
+        with pytest.raises(ValueError, match=f"not a valid sparse matrix \\({problem}\\)") as error:
+            attempt()
+        assert "\n" not in str(error.value)
