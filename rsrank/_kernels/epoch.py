@@ -175,7 +175,6 @@ def _epoch(rows, pairs, steps, scale, query_order, batch_size, w, l1_state, step
     Returns ``(summed query loss, new step count)``.
     """
     n_batch_queries = query_order.shape[0]
-    n_queries = rows.offsets.shape[0] - 1
     total = 0.0
     losses = np.zeros(n_batch_queries)
     scores, lam, partial = work.scores, work.lam, work.partial
@@ -202,9 +201,10 @@ def _epoch(rows, pairs, steps, scale, query_order, batch_size, w, l1_state, step
                     dense_scores(rows.dense, lo, hi, ws, scores)
                     if t + used < stop:
                         # the next query's first rows arrive during the lambdas
-                        after = rows.offsets[query_order[t + used]]
-                        prefetch_rows(rows.dense, after,
-                                      min(after + PREFETCH_ROWS, rows.offsets[n_queries]))
+                        after = query_order[t + used]
+                        first = rows.offsets[after]
+                        prefetch_rows(rows.dense, first,
+                                      min(first + PREFETCH_ROWS, rows.offsets[after + 1]))
                 else:
                     csr_scores(rows.data, rows.indices, rows.indptr, lo, hi, ws, scores)
                 losses[t] = pair_lambdas(pairs, q, lo, hi, scores, lam, work.rankings)
