@@ -280,11 +280,18 @@ def _evaluated_rows(data, split):
     """``(qid, label, docid)`` of the evaluated split's rows in file order:
     the docids of the file's ``#docid = ...`` comments
     (:func:`rsrank.datasets.read_docids`), or ``row<n>`` (its n-th data row)
-    for folds given as arrays."""
+    for folds given as arrays. A vali split held out of the training file
+    (``vali_rows``) has that file's docids of its rows."""
     _, y, qid = data[split][:3]
-    path = (data.get("paths") or {}).get(split)
-    docids = (read_docids(path) if path is not None
-              else np.array([f"row{n}" for n in range(1, len(y) + 1)], dtype=object))
+    paths = data.get("paths") or {}
+    rows = data.get("vali_rows") if split == "vali" else None
+    path = paths.get(split) if rows is None else paths.get("train")
+    if path is None:
+        docids = np.array([f"row{n}" for n in range(1, len(y) + 1)], dtype=object)
+    else:
+        docids = read_docids(path)
+        if rows is not None:
+            docids = docids[rows]
     return np.asarray(qid), np.asarray(y), docids
 
 

@@ -58,8 +58,12 @@ def find_splits(directory):
 def split_queries(data, fraction, random_state):
     """Split ``(X, y, qid)`` into two parts by whole queries: a seeded random
     ``fraction`` of the queries (at least one) goes to the second part."""
+    return _split_rows(data, held_out_queries(data[2], fraction, random_state))
+
+
+def _split_rows(data, is_held):
+    """``(X, y, qid)`` of the rows outside and inside the mask ``is_held``."""
     X, y, qid = data[:3]
-    is_held = held_out_queries(qid, fraction, random_state)
     return (X[~is_held], y[~is_held], qid[~is_held]), (X[is_held], y[is_held], qid[is_held])
 
 
@@ -102,15 +106,21 @@ def load_splits(train, vali=None, test=None, *, vali_fraction=None, random_state
     Bunch
         As :func:`rsrank.datasets.load_letor_fold`: ``train``, ``vali``, ``test`` (``None``
         without a test file), ``n_features``, ``fold`` (1), ``paths`` and
-        ``vali_source`` (the vali file, or a description of the split).
+        ``vali_source`` (the vali file, or a description of the split), and
+        ``vali_rows``: without ``vali``, the training file's data rows (from
+        0) that were held out, so that runs name their documents as the
+        file does; else None.
     """
     if vali is not None and vali_fraction is not None:
         raise ValueError("give either a validation file or a validation fraction, not both")
     paths = _existing_files(train, vali, test)
     parts, width = load_files(paths, n_features, dtype=dtype, cache=cache, dense=dense)
+    vali_rows = None
     if vali is None:
         fraction = 0.2 if vali_fraction is None else vali_fraction
-        parts["train"], parts["vali"] = split_queries(parts["train"], fraction, random_state)
+        is_held = held_out_queries(parts["train"][2], fraction, random_state)
+        parts["train"], parts["vali"] = _split_rows(parts["train"], is_held)
+        vali_rows = np.flatnonzero(is_held)
         source = f"{fraction:g} of the training queries (seed {random_state})"
     else:
         source = str(paths["vali"])
@@ -119,7 +129,8 @@ def load_splits(train, vali=None, test=None, *, vali_fraction=None, random_state
             _check_disjoint_queries(parts["train"][2], parts[split][2], paths["train"],
                                     paths[split] or "the held-out queries")
     return Bunch(train=parts["train"], vali=parts["vali"], test=parts.get("test"),
-                 n_features=width, fold=1, paths=paths, vali_source=source)
+                 n_features=width, fold=1, paths=paths, vali_source=source,
+                 vali_rows=vali_rows)
 
 
 def streamed_splits(train, vali, test=None, *, queries_per_chunk=1000, n_features=None,

@@ -82,6 +82,33 @@ def test_single_file_with_a_seeded_validation_fraction(raw_files, capsys):
     assert capsys.readouterr().out == first  # the same seed holds out the same queries
 
 
+@pytest.mark.parametrize("comments", [True, False])
+def test_a_held_out_validation_run_names_the_training_files_documents(
+        raw_files, comments, tmp_path):
+    # the vali split held out of the training file is evaluated (no test): its
+    # run and qrels name each document as the training file does, the docid of
+    # its comment or row<n> by its row in that file, not by its row in the split
+    data = make_raw_features(150, random_state=0)
+    train = raw_files["train"]
+    if not comments:
+        train = tmp_path / "plain.txt"
+        writers.write_letor(train, data.X, data.y, data.qid)
+    out = tmp_path / "run"
+    assert main(["train", str(train), "--vali-fraction", "0.25", "--l1", "0", "--max-iter", "5",
+                 "--quiet", "--out", str(out)]) == 0
+    file_docids = [f"D{row}" if comments else f"row{row + 1}" for row in range(len(data.y))]
+    where = {docid: (str(q), int(label))
+             for docid, q, label in zip(file_docids, data.qid, data.y)}
+    qrels = (out / "trec" / "Fold1.vali.qrels").read_text().splitlines()
+    run = (out / "trec" / "Fold1.vali.run").read_text().splitlines()
+    judged = {line.split()[2]: (line.split()[0], int(line.split()[3])) for line in qrels}
+    assert judged and all(where[docid] == seen for docid, seen in judged.items())
+    held = {q for q, _ in judged.values()}
+    assert len(judged) == sum(str(q) in held for q in data.qid)  # every row of those queries
+    assert {(line.split()[0], line.split()[2]) for line in run} == {
+        (q, docid) for docid, (q, _) in judged.items()}
+
+
 @pytest.mark.slow
 def test_lightgbm_layout_directory(lightgbm_example, tmp_path, capsys):
     assert main(["info", str(lightgbm_example)]) == 0
