@@ -176,7 +176,7 @@ def _epoch(rows, pairs, steps, scale, query_order, batch_size, w, l1_state, step
     """
     n_batch_queries = query_order.shape[0]
     total = 0.0
-    losses = np.zeros(n_batch_queries)
+    losses = np.empty(n_batch_queries)  # each batch writes its own queries' before reading
     scores, lam, partial = work.scores, work.lam, work.partial
     stride = uniform_stride(rows.slots) if _CODED else 0
     for start in range(0, n_batch_queries, batch_size):
@@ -191,7 +191,8 @@ def _epoch(rows, pairs, steps, scale, query_order, batch_size, w, l1_state, step
             # of X are read from memory once and are still in cache for the
             # gradient
             grad = partial[c]
-            grad[:] = 0.0
+            for j in range(grad.shape[0]):  # a loop, not grad[:] = 0: no nested parfor
+                grad[j] = 0.0
             for t in range(start + c, stop, used):
                 q = query_order[t]
                 lo, hi = rows.offsets[q], rows.offsets[q + 1]

@@ -191,14 +191,10 @@ def _isotonic_lines(table, direction, along_rows):
     first axis) or each row of ``table``, in place."""
     if along_rows:
         for k in range(table.shape[1]):
-            line = table[:, k].copy()
-            isotonic(line, direction)
-            table[:, k] = line
+            isotonic(table[:, k], direction)
     else:
         for i in range(table.shape[0]):
-            line = table[i, :].copy()
-            isotonic(line, direction)
-            table[i, :] = line
+            isotonic(table[i, :], direction)
 
 
 @njit(cache=True)
@@ -207,23 +203,35 @@ def monotone_table(table, direction_a, direction_b, rounds=100):
     monotone along each feature with a direction (1, -1; 0: none), in
     place: the Euclidean projection for one direction, Dykstra's
     alternating projections for two, then exact by a running maximum or
-    minimum along each."""
+    minimum along each.
+
+    Element loops, not array expressions: those would compile numba's
+    broadcasting and its error messages into every epoch kernel that
+    links this one (seconds of each first compilation)."""
+    n_a, n_b = table.shape
     if direction_a != 0 and direction_b != 0:
-        p = np.zeros_like(table)
-        q = np.zeros_like(table)
+        p = np.zeros((n_a, n_b))
+        q = np.zeros((n_a, n_b))
+        y = np.empty((n_a, n_b))
+        z = np.empty((n_a, n_b))
         for _ in range(rounds):
-            y = table + p
+            for i in range(n_a):
+                for k in range(n_b):
+                    y[i, k] = table[i, k] + p[i, k]
             _isotonic_lines(y, direction_a, True)
-            p = table + p - y
-            z = y + q
+            for i in range(n_a):
+                for k in range(n_b):
+                    p[i, k] = table[i, k] + p[i, k] - y[i, k]
+                    z[i, k] = y[i, k] + q[i, k]
             _isotonic_lines(z, direction_b, False)
-            q = y + q - z
-            table[:, :] = z
+            for i in range(n_a):
+                for k in range(n_b):
+                    q[i, k] = y[i, k] + q[i, k] - z[i, k]
+                    table[i, k] = z[i, k]
     elif direction_a != 0:
         _isotonic_lines(table, direction_a, True)
     elif direction_b != 0:
         _isotonic_lines(table, direction_b, False)
-    n_a, n_b = table.shape
     if direction_a != 0:
         for i in range(1, n_a):
             for k in range(n_b):
@@ -253,21 +261,15 @@ def monotone_pairs(w, blocks):
             total += w[offset + c - 1]
             table[c // n_b, c % n_b] = total
         valued_a, valued_b = blocks[r, 5], blocks[r, 6]
-        valued = table[:valued_a, :valued_b].copy()
-        monotone_table(valued, blocks[r, 3], blocks[r, 4])
-        table[:valued_a, :valued_b] = valued
+        monotone_table(table[:valued_a, :valued_b], blocks[r, 3], blocks[r, 4])
         # a missing value's row (column) scores the other feature's values:
         # monotone along it too; the missing value's own place is free
         if valued_a < n_a and blocks[r, 4] != 0:
             for i in range(valued_a, n_a):
-                line = table[i, :valued_b].copy()
-                isotonic(line, blocks[r, 4])
-                table[i, :valued_b] = line
+                isotonic(table[i, :valued_b], blocks[r, 4])
         if valued_b < n_b and blocks[r, 3] != 0:
             for k in range(valued_b, n_b):
-                line = table[:valued_a, k].copy()
-                isotonic(line, blocks[r, 3])
-                table[:valued_a, k] = line
+                isotonic(table[:valued_a, k], blocks[r, 3])
         # down to multiples of a power of two 2^-50 of the largest value:
         # exact differences and running sums, the same order (floor is monotone)
         base = table[0, 0]
