@@ -266,6 +266,19 @@ def pair_loss_and_derivative(v, loss):
 
 
 @njit(cache=True)
+def label_range(labels):
+    """The smallest and largest of one or more labels, by a loop (``min()``
+    and ``max()`` would compile numba's generic reductions, about a second
+    of a first run)."""
+    low = high = labels[0]
+    for r in range(1, labels.shape[0]):
+        v = labels[r]
+        low = v if v < low else low
+        high = v if v > high else high
+    return low, high
+
+
+@njit(cache=True)
 def label_levels(labels, levels):
     """Number the distinct labels of one query 0, 1, ... in increasing order
     into ``levels`` (one per row) and return how many there are. Labels are
@@ -273,7 +286,7 @@ def label_levels(labels, levels):
     n = labels.shape[0]
     if n == 0:
         return 0
-    low, high = labels.min(), labels.max()
+    low, high = label_range(labels)
     slot = np.zeros(high - low + 1, dtype=np.int64)
     for r in range(n):
         slot[labels[r] - low] = 1
@@ -487,8 +500,8 @@ def prefix_sums_apply(gains, labels, discount, n, loss):
         if discount[p] > discount[p - 1]:
             return False
     # the smallest and largest gain of each label, then in label order
-    low = labels.min()
-    size = labels.max() - low + 1
+    low, high = label_range(labels)
+    size = high - low + 1
     smallest = np.full(size, np.inf)
     largest = np.full(size, -np.inf)
     for r in range(n):
