@@ -125,7 +125,14 @@ def gain_values(labels, gain="exp2"):
         labels 0, 1, 2); ``"linear"`` is the label itself (trec_eval,
         scikit-learn). A callable maps a float array of labels to gains.
     """
-    labels = np.asarray(labels, dtype=np.float64)
+    given = np.asarray(labels)
+    if gain == "exp2" and given.dtype.kind in "iu" and given.size:
+        low, high = int(given.min()), int(given.max())  # high + 1 must not wrap
+        if 0 <= low and high <= MAX_EXP2_LABEL:
+            # integer grades: a table of 2**g - 1 per grade, one lookup a row
+            # (2**g and 2**g - 1 are exact, so the values are those below)
+            return (np.exp2(np.arange(high + 1, dtype=np.float64)) - 1.0)[given]
+    labels = np.asarray(given, dtype=np.float64)
     if callable(gain):
         return np.asarray(gain(labels), dtype=np.float64)
     if gain == "exp2":

@@ -122,6 +122,23 @@ def test_ideal_dcg_matches_metrics():
     np.testing.assert_allclose(got, expected)
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 40), min_size=1, max_size=8), st.integers(1, 30),
+       st.integers(0, 2**32 - 1))
+def test_ideal_dcg_equals_sorted_gains(sizes, n_values, seed):
+    # few distinct gains (counted) or many (sorted), in any order: the DCG of
+    # the gains sorted in decreasing order, at any cut-off
+    rng = np.random.default_rng(seed)
+    offsets = np.r_[0, np.cumsum(sizes)].astype(np.int64)
+    gains = rng.choice(rng.normal(size=n_values) ** 2, offsets[-1])
+    for k in (1, 3, max(sizes) + 1):
+        table, _ = discount_table(max(max(sizes), 1), "log2", k)
+        got = K.ideal_dcg(gains, offsets, table)
+        expected = [np.sort(gains[a:b])[::-1][:k] @ table[:min(b - a, k)]
+                    for a, b in zip(offsets[:-1], offsets[1:])]
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=0)
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.floats(-10, 10, allow_nan=False), min_size=1, max_size=20),
        st.floats(0, 5), st.one_of(st.just(np.inf), st.floats(0, 10)))

@@ -420,3 +420,23 @@ def test_one_convention_in_every_score(bundled_root, tmp_path, capsys):
                  "--resamples", "10", "--metrics", "NDCG@10"]) == 0
     tests = json.loads(capsys.readouterr().out)["tests"]
     assert tests[0]["mean_a"] == pytest.approx(reported, abs=1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(-3, M.MAX_EXP2_LABEL), min_size=1, max_size=40),
+       st.sampled_from([np.int8, np.int16, np.int64, np.uint8, np.uint64]))
+def test_exp2_gains_of_integer_grades_are_those_of_the_formula(labels, dtype):
+    # integer grades take a table of 2**g - 1; any grade must give the very
+    # float of 2**g - 1 (negative grades, which the table leaves to the
+    # formula, included), and too large a grade still raises
+    labels = np.array(labels)
+    if dtype in (np.uint8, np.uint64):
+        labels = np.abs(labels)
+    labels = labels[labels <= np.iinfo(dtype).max].astype(dtype)
+    if not len(labels):
+        return
+    gains = M.gain_values(labels)
+    assert gains.dtype == np.float64
+    np.testing.assert_array_equal(gains, np.exp2(labels.astype(np.float64)) - 1.0)
+    with pytest.raises(ValueError, match="too large"):
+        M.gain_values(np.array([0, M.MAX_EXP2_LABEL + 1], dtype=np.int64))

@@ -35,13 +35,17 @@ def ideal_dcg(gains, offsets, discount):
         distinct = 0
         for i in range(lo, hi):
             g = gains[i]
-            d = 0
-            while d < distinct and values[d] != g:
-                d += 1
-            if d == distinct:
+            # a search of fixed length with selects, not an early exit: the
+            # gains of a query come in no order, and a branch per value
+            # would be mispredicted about once a document
+            d = -1
+            for t in range(distinct):
+                d = t if values[t] == g else d
+            if d < 0:
                 if distinct == _FEW_GAINS:
                     distinct = -1
                     break
+                d = distinct
                 values[d] = g
                 counts[d] = 0
                 distinct += 1
