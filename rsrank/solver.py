@@ -167,15 +167,23 @@ class DivergenceWatch:
 
     def __init__(self, reference, advice):
         self.reference, self.advice, self.warned = reference, advice, False
+        self.lowest, self.seen = None, 0
 
     def __call__(self, losses):
+        # min(losses) kept up to date as they arrive (taken anew every epoch,
+        # it made a long fit's watch quadratic in its epochs), with min()'s
+        # own comparisons: the first loss, then any one below
+        for value in losses[self.seen:]:
+            if self.lowest is None or value < self.lowest:
+                self.lowest = value
+        self.seen = len(losses)
         if self.warned or len(losses) < 2:
             return
         if callable(self.reference):
             self.reference = self.reference(losses)
         last = losses[-4:]
         rising = len(last) == 4 and all(b > a for a, b in zip(last, last[1:]))
-        lowest = min(losses)
+        lowest = self.lowest
         if self.reference and losses[-1] > DIVERGED * self.reference:
             cause = (f"the training loss is {losses[-1]:.4g} after {len(losses)} epochs, "
                      f"{losses[-1] / self.reference:.0f} times that of the all-zero model")
@@ -267,6 +275,14 @@ class Solver:
         :func:`~rsrank.objective.workspace` kept across the epochs of a fit
         (it holds each query's last ranking); ``kernels``: a dict keeping
         the epoch kernel's build across them (:func:`rsrank._compile.choose`)."""
+        return self.epochs(data, state, view=view, scale=scale, work=work,
+                           kernels=kernels)(query_order)
+
+    def epochs(self, data, state, *, view="none", scale=None, work=None, kernels=None):
+        """:meth:`epoch` as a function of ``query_order`` alone, its checks
+        and arguments made once: a fit's epochs on the same data and state
+        (on a small query set the per-epoch work in Python cost a quarter
+        of the epoch)."""
         n = threads(self.n_jobs)
         if work is None:
             work = workspace(data, n, view)
@@ -275,18 +291,21 @@ class Solver:
         if not workspace_fits(work, rows, len(state.w)):
             raise ValueError("the workspace was made for other rows: make it with new_work(data, "
                              "view) of the same view")
-        batch = data.n_queries if self.batch_size is None else self.batch_size
+        batch = max(data.n_queries if self.batch_size is None else self.batch_size, 1)
         scale = np.zeros(0) if scale is None else np.ascontiguousarray(scale, dtype=np.float64)
-        args = (rows, self.objective.pairs(data), self.steps, scale,
-                np.ascontiguousarray(query_order, dtype=np.int64), max(batch, 1), state.w,
-                state.l1_state, int(state.t), work)
+        fixed = (rows, self.objective.pairs(data), self.steps, scale)
         kernels = {} if kernels is None else kernels
-        if "epoch" not in kernels:
-            settle()
-            kernels["epoch"] = choose(*_kernels.epoch_kernels(args[0]), n, args)
-        with numba_threads(n):
-            total, state.t = kernels["epoch"](*args)
-        return total / max(len(query_order), 1)
+
+        def run(query_order):
+            args = fixed + (np.ascontiguousarray(query_order, dtype=np.int64), batch, state.w,
+                            state.l1_state, int(state.t), work)
+            if "epoch" not in kernels:
+                settle()
+                kernels["epoch"] = choose(*_kernels.epoch_kernels(rows), n, args)
+            with numba_threads(n):
+                total, state.t = kernels["epoch"](*args)
+            return total / max(len(query_order), 1)
+        return run
 
     def accelerated(self, epoch, state):
         """``epoch`` (one full-batch step of ``state``) with Nesterov's
@@ -346,16 +365,19 @@ class Solver:
         else:
             reference = lambda losses: self.objective.zero_model_loss(train)  # noqa: E731
 
+        step = self.epochs(train, state, view=view, scale=scale, work=work, kernels=kernels)
+        ordered = None if self.shuffle else self.query_order(train.n_queries, rng)
+
         def epoch():
-            return self.epoch(train, state, self.query_order(train.n_queries, rng),
-                              view=view, scale=scale, work=work, kernels=kernels)
-        return self.run(
-            self.accelerated(epoch, state),
-            state, validation=monitoring.on(validation, view, scale, self.n_jobs),
-            train_ndcg=monitoring.on(train if monitoring.train else None, view, scale,
-                                     self.n_jobs),
-            watch=DivergenceWatch(reference, advice), check=finite_check(advice),
-            settle_after=SETTLE_AFTER if self.takes_momentum else 1)
+            return step(self.query_order(train.n_queries, rng) if ordered is None else ordered)
+        with numba_threads(threads(self.n_jobs)):  # held for every epoch and evaluation
+            return self.run(
+                self.accelerated(epoch, state),
+                state, validation=monitoring.on(validation, view, scale, self.n_jobs),
+                train_ndcg=monitoring.on(train if monitoring.train else None, view, scale,
+                                         self.n_jobs),
+                watch=DivergenceWatch(reference, advice), check=finite_check(advice),
+                settle_after=SETTLE_AFTER if self.takes_momentum else 1)
 
     def fit_blocks(self, blocks, state, rng, *, view="none", scale=None, validation=None,
                    monitoring=Monitoring(), advice=lambda: ""):
@@ -427,13 +449,13 @@ class Solver:
             history["n_nonzero"].append(int(np.count_nonzero(model)))
             train_value = train_ndcg(model) if train_ndcg is not None else float("nan")
             history["train_ndcg"].append(train_value)
-            status = {"loss": f"{loss:.4g}"}
+            status = {"loss": loss}
             if not np.isnan(train_value):
-                status[f"ndcg@{getattr(train_ndcg, 'k', '')}"] = f"{train_value:.4f}"
+                status[f"ndcg@{getattr(train_ndcg, 'k', '')}"] = train_value
             if validation is not None:
                 value = validation(model)
                 history["val_ndcg"].append(value)
-                status[f"val@{getattr(validation, 'k', '')}"] = f"{value:.4f}"
+                status[f"val@{getattr(validation, 'k', '')}"] = value
                 stale = 0 if value > best_score + self.tol else stale + 1
                 if value > best_score:
                     best_score, best_w, best_epoch = value, model.copy(), n_epoch
@@ -502,5 +524,7 @@ def _progress(iterable, verbose):
 
 
 def _set_postfix(bar, status):
+    """The progress bar's figures (formatted only when there is a bar)."""
     if hasattr(bar, "set_postfix"):
-        bar.set_postfix(status)
+        bar.set_postfix({name: f"{value:.4g}" if name == "loss" else f"{value:.4f}"
+                         for name, value in status.items()})

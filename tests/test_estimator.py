@@ -612,3 +612,29 @@ def test_a_stream_takes_the_curvature_step_of_all_its_blocks(bundled_root, rule)
     assert stream.learning_rate_ == pytest.approx(memory.learning_rate_, rel=1e-10)
     assert stream.learning_rate_ != 1e-2
     np.testing.assert_allclose(stream.coef_, memory.coef_, rtol=1e-8, atol=1e-12)
+
+
+def test_the_divergence_watch_keeps_min_of_the_losses_as_they_arrive():
+    # the watch keeps the lowest loss up to date instead of taking min() of
+    # every loss each epoch: the same value as min() at each epoch, NaN and
+    # infinite losses included, however many arrive between two looks
+    from hypothesis import given, settings, strategies as st
+
+    from rsrank.solver import DivergenceWatch
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(st.floats(allow_nan=True, allow_infinity=True), min_size=1, max_size=30),
+           st.lists(st.integers(1, 3), min_size=30, max_size=30))
+    def check(losses, gaps):
+        watch = DivergenceWatch(lambda seen: 1e300, lambda: "")
+        seen, at = [], 0
+        for gap in gaps:
+            if at >= len(losses):
+                break
+            seen.extend(losses[at:at + gap])
+            at += gap
+            watch(seen)
+            expected = min(seen)
+            assert watch.lowest == expected or (watch.lowest != watch.lowest
+                                                and expected != expected)
+    check()

@@ -107,3 +107,26 @@ def test_the_pair_kernels_compiled_aside_are_those_a_fit_calls(tmp_path):
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}, check=True)
     assert out.stdout.strip() == "[]"  # none that the fit did not call with those types
+
+
+def test_thread_count_blocks_nest_and_restore():
+    # a block inside one that holds the same count leaves numba alone; any
+    # other count is set for the block and the outer one's comes back after
+    from rsrank._threads import numba_threads
+
+    every = numba.config.NUMBA_NUM_THREADS
+    start = numba.get_num_threads()
+    with numba_threads(1):
+        assert numba.get_num_threads() == 1
+        with numba_threads(1):
+            assert numba.get_num_threads() == 1
+        with numba_threads(every):
+            assert numba.get_num_threads() == every
+            with numba_threads(1):
+                assert numba.get_num_threads() == 1
+            assert numba.get_num_threads() == every
+        assert numba.get_num_threads() == 1
+    assert numba.get_num_threads() == start
+    with numba_threads(start):
+        assert numba.get_num_threads() == start
+    assert numba.get_num_threads() == start
