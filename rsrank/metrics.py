@@ -130,7 +130,7 @@ def gain_values(labels, gain="exp2"):
         low, high = int(given.min()), int(given.max())  # high + 1 must not wrap
         if 0 <= low and high <= MAX_EXP2_LABEL:
             # integer grades: a table of 2**g - 1 per grade, one lookup a row
-            # (2**g and 2**g - 1 are exact, so the values are those below)
+            # (each entry is the very exp2(g) - 1.0 the formula below computes)
             return (np.exp2(np.arange(high + 1, dtype=np.float64)) - 1.0)[given]
     labels = np.asarray(given, dtype=np.float64)
     if callable(gain):
