@@ -9,7 +9,7 @@ directory and read back by :mod:`rsrank.reports`
 (:func:`save_experiment`, :func:`read_results`,
 :func:`per_query_from_results`; re-exported here), which ``rsrank
 compare`` and :mod:`rsrank.stats` use for paired tests over queries.
-:func:`regularization_path` trains along increasing L1 strengths.
+:func:`regularization_path` (from :mod:`rsrank.path`) trains along the L1 strengths.
 """
 
 import contextlib
@@ -28,12 +28,12 @@ from . import metrics
 from ._workers import in_processes, worker_count
 from .datasets import (check_exp2_labels, csv_feature_names, find_folds, is_csv,
                        iter_letor_folds, read_docids, streamed_fold)
-from .estimator import RSRank
 from .feature_keys import feature_costs
 from ._queries import QueryGroups
 from .querydata import QueryData
 from .model import query_scores
-from .path import l1_grid, path_rows, path_sample, refit_point, reporting_fits, walk
+from .path import (l1_grid, path_sample, refit_point, regularization_path, reporting_fits,
+                   walk)
 from .reports import (experiment_markdown, per_query_from_results, read_results,
                       save_experiment, write_experiment)
 from .selection import check_within, choose_fit, kind_choices, sparsest_index, sparsest_within
@@ -656,52 +656,3 @@ def _seed_list(seeds):
     if not listed or len(set(listed)) != len(listed):
         raise ValueError(f"seeds must be distinct and at least one, got {listed}")
     return listed
-
-
-# -- regularization path ------------------------------------------------------------
-
-
-def regularization_path(X, y, qid, l1_values, *, estimator=None, eval_set=None, test_set=None,
-                        k=10, convention=metrics.DEFAULT_CONVENTION, warm_start=True,
-                        strength="l1"):
-    """Train along decreasing L1 strengths, each fit starting from the last
-    (:func:`rsrank.path.walk`: glmnet's order, from the sparsest model to
-    the densest, so a strong penalty never starts from dense weights).
-
-    Parameters
-    ----------
-    X, y, qid : training data.
-    l1_values : sequence of float
-        Values of g, visited in decreasing order.
-    estimator : RSRank, optional
-        Base parameters (default ``RSRank()``); ``learning_rate="auto"`` is
-        settled once for the path, by the fit without a penalty.
-    eval_set, test_set : tuple (X, y, qid), optional
-        Validation data (also passed to ``fit``, so each point keeps its best
-        validation epoch) and test data to evaluate.
-    k, convention : NDCG cut-off and convention of the reported scores.
-    warm_start : bool
-        Start each fit from the previous point's weights.
-    strength : {"l1", "l1_group"}
-        The parameter ``l1_values`` set (``"l1_group"``: whole features in
-        or out, as an additive model's path runs).
-
-    Returns
-    -------
-    list of Bunch
-        Per g, in increasing order of g: ``l1`` (the value of ``strength``),
-        ``n_nonzero`` (features in use), ``cost`` (their total
-        ``feature_costs``), ``coef``,
-        ``train_ndcg`` and, when given, ``val_ndcg`` and ``test_ndcg``.
-        With ``relax``, each point is its refit on the features it kept.
-    """
-    base = RSRank() if estimator is None else estimator
-    train = QueryData(X, y, qid)
-    splits = {name: None if part is None else QueryData(*part[:3])
-              for name, part in (("val_ndcg", eval_set), ("test_ndcg", test_set))}
-    points = walk(base, [{strength: float(g)} for g in sorted(l1_values, reverse=True)], train,
-                  validation=splits["val_ndcg"], warm=warm_start)
-    given = {"train_ndcg": train, **{key: data for key, data in splits.items()
-                                      if data is not None}}
-    return [Bunch(**{key: value for key, value in row.items() if key != "pairs"})
-            for row in path_rows(points, strength, given, k=k, convention=convention)]

@@ -27,15 +27,17 @@ from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import clone
+from sklearn.utils import Bunch
 
 from . import fitting
-from .estimator import face_on, fit_of
+from .estimator import RSRank, face_on, fit_of
 from .metrics import DEFAULT_CONVENTION, mean_ndcg
 from .model import LinearModel, query_scores
+from .querydata import QueryData
 
 __all__ = ["l1_grid", "STRENGTHS", "RATIOS", "PathFit", "PathPoint", "walk", "carried_weights",
            "path_sample", "refit_point", "path_rows",
-           "path_markdown", "reporting_fits"]
+           "path_markdown", "reporting_fits", "regularization_path"]
 
 #: the penalty strengths of a path point, and their fractions of the edge
 STRENGTHS = ("l1", "l1_ratio", "l1_group", "l1_group_ratio")
@@ -382,3 +384,49 @@ def path_markdown(points, strength, *, title, command, convention, train, valida
         lines.append(f"| {row['l1']:.4g} | {row['n_nonzero']} |{pairs}{cost} "
                      f"{row['train_ndcg']:.4f} | {row['val_ndcg']:.4f} | {tested} |")
     return "\n".join(lines) + "\n", rows
+
+
+def regularization_path(X, y, qid, l1_values, *, estimator=None, eval_set=None, test_set=None,
+                        k=10, convention=DEFAULT_CONVENTION, warm_start=True,
+                        strength="l1"):
+    """Train along decreasing L1 strengths, each fit starting from the last
+    (:func:`rsrank.path.walk`: glmnet's order, from the sparsest model to
+    the densest, so a strong penalty never starts from dense weights).
+
+    Parameters
+    ----------
+    X, y, qid : training data.
+    l1_values : sequence of float
+        Values of g, visited in decreasing order.
+    estimator : RSRank, optional
+        Base parameters (default ``RSRank()``); ``learning_rate="auto"`` is
+        settled once for the path, by the fit without a penalty.
+    eval_set, test_set : tuple (X, y, qid), optional
+        Validation data (also passed to ``fit``, so each point keeps its best
+        validation epoch) and test data to evaluate.
+    k, convention : NDCG cut-off and convention of the reported scores.
+    warm_start : bool
+        Start each fit from the previous point's weights.
+    strength : {"l1", "l1_group"}
+        The parameter ``l1_values`` set (``"l1_group"``: whole features in
+        or out, as an additive model's path runs).
+
+    Returns
+    -------
+    list of Bunch
+        Per g, in increasing order of g: ``l1`` (the value of ``strength``),
+        ``n_nonzero`` (features in use), ``cost`` (their total
+        ``feature_costs``), ``coef``,
+        ``train_ndcg`` and, when given, ``val_ndcg`` and ``test_ndcg``.
+        With ``relax``, each point is its refit on the features it kept.
+    """
+    base = RSRank() if estimator is None else estimator
+    train = QueryData(X, y, qid)
+    splits = {name: None if part is None else QueryData(*part[:3])
+              for name, part in (("val_ndcg", eval_set), ("test_ndcg", test_set))}
+    points = walk(base, [{strength: float(g)} for g in sorted(l1_values, reverse=True)], train,
+                  validation=splits["val_ndcg"], warm=warm_start)
+    given = {"train_ndcg": train, **{key: data for key, data in splits.items()
+                                      if data is not None}}
+    return [Bunch(**{key: value for key, value in row.items() if key != "pairs"})
+            for row in path_rows(points, strength, given, k=k, convention=convention)]
