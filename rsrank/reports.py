@@ -78,7 +78,8 @@ def experiment_markdown(experiment, title="RSRank on LETOR folds", command=None)
                   f"{pooled['letor']:.4f} by LETOR's convention (gain 2^label - 1, ranks 1 and 2 "
                   f"undiscounted) and {pooled['trec_eval']:.4f} by trec_eval's ndcg_cut_10 "
                   "(gain = label, ties by document id): the number trec_eval, pytrec_eval "
-                  "and ranx-style tools compute on trec/test.run."]
+                  f"and ranx-style tools compute on trec/{experiment.folds[0].evaluated_on}"
+                  f"{'.seed<s>' if seeded else ''}.run."]
     kinds = {fold.model.model_.kind: fold.model.model_.kept_words for fold in experiment.folds}
     if len(kinds) == 1:
         lines += ["", f"Kept features ({next(iter(kinds.values()))}):", ""]

@@ -107,6 +107,9 @@ def test_a_held_out_validation_run_names_the_training_files_documents(
     assert len(judged) == sum(str(q) in held for q in data.qid)  # every row of those queries
     assert {(line.split()[0], line.split()[2]) for line in run} == {
         (q, docid) for docid, (q, _) in judged.items()}
+    # the report names the run file the evaluated split was written to
+    report = (out / "results.md").read_text()
+    assert "compute on trec/vali.run." in report and (out / "trec" / "vali.run").is_file()
 
 
 @pytest.mark.slow
