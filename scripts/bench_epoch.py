@@ -85,7 +85,7 @@ def parts(X, y, qid, rounds):
             lo, hi = offsets[q], offsets[q + 1]
             total += query_lambdas_from(scores[lo:hi], gains[lo:hi], labels[lo:hi], discount,
                                         hi - lo, 1.0, 0, False, lam[lo:hi], rankings[lo:hi],
-                                        levels[lo:hi], n_levels[q])
+                                        levels[lo:hi], n_levels[q], (0, 0))
         return total
 
     _, counts = np.unique(qid, return_counts=True)

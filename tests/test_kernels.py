@@ -246,6 +246,29 @@ def test_dense_scores_and_gradient_of_any_row_range_and_layout():
                                        rtol=1e-12, atol=1e-12)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 1 << 40), st.integers(0, 10 ** 6), st.integers(1, 3000))
+def test_prefetch_shares_cover_a_span_once_in_order(start, size, parts):
+    plan = K.prefetch_plan((start, size), parts)
+    lines = [line for part in range(parts) for line in range(*K.share_lines(plan, part))]
+    if size == 0:
+        assert lines == []
+        return
+    assert plan[0] % 64 == 0 and plan[0] <= start < plan[0] + 64
+    # every line the span touches, each once, in order
+    assert lines == list(range((start + size - 1) // 64 - start // 64 + 1))
+
+
+def test_spans_of_rows_and_items():
+    X = np.zeros((9, 5), dtype=np.float32)
+    assert K.rows_span(X, 2, 7) == (X.ctypes.data + 2 * 20, 5 * 20)
+    assert K.rows_span(X, 4, 4) == K.NOTHING_AHEAD
+    assert K.rows_span(np.asfortranarray(X), 2, 7) == K.NOTHING_AHEAD  # rows not contiguous
+    a = np.zeros(10, dtype=np.int32)
+    assert K.items_span(a, 3, 8) == (a.ctypes.data + 12, 20)
+    assert K.items_span(a[::2], 1, 3) == K.NOTHING_AHEAD
+
+
 def test_ranked_order_on_long_random_queries():
     rng = np.random.default_rng(11)
     for n in (9, 16, 17, 100, 1000, 4097):
@@ -296,7 +319,7 @@ def test_prefix_sum_lambdas_equal_the_pair_loop(seed):
             for unit in (False, True):
                 pairs, sums = np.zeros(n), np.zeros(n)
                 expected = K.pair_loop_lambdas(s, g, y, discount, cutoff, Z, loss, unit, pairs,
-                                               np.zeros(0, dtype=np.int64))
+                                               np.zeros(0, dtype=np.int64), K.NOTHING_AHEAD)
                 got = K.sorted_query_lambdas(s, g, y, discount, cutoff, Z, loss, unit, sums)
                 scale = max(1.0, np.abs(pairs).max())
                 assert got == pytest.approx(expected, rel=1e-11, abs=1e-11)
@@ -330,7 +353,7 @@ def test_prefix_sum_lambdas_stay_in_bounds_on_any_scores():
             for unit in (False, True):
                 lam = np.full(n, -1.2345e-300)  # a value no lambda takes here
                 checked(K.ranked_order(s), s, g, levels, n_levels, discount, n, 0.1, loss, unit,
-                        lam)
+                        lam, K.rows_span(g.reshape(-1, 1), 0, n))
                 assert not np.any(lam == -1.2345e-300)  # every document got its lambda
 
 
@@ -359,8 +382,10 @@ def test_levels_kept_from_epoch_to_epoch_give_the_same_lambdas():
         loss_expected = K.query_lambdas(s, g, y, discount, n, 0.05, K.MODIFIED_HUBER, False,
                                         expected)
         hint = np.full(n, -1, dtype=np.int64)
+        # with the span of another array to prefetch as it goes: a hint only
+        ahead = K.rows_span(rng.normal(size=(n + 3, 7)), 1, n + 3)
         loss_got = K.query_lambdas_from(s, g, y, discount, n, 0.05, K.MODIFIED_HUBER, False, got,
-                                        hint, levels, n_levels)
+                                        hint, levels, n_levels, ahead)
         assert loss_got == loss_expected
         np.testing.assert_array_equal(got, expected)
 
@@ -399,7 +424,7 @@ def test_short_queries_rank_from_their_previous_ranking_to_the_same_lambdas():
             loss_expected = K.query_lambdas(s, g, y, discount, cutoff, 0.2, K.MODIFIED_HUBER,
                                             unit, expected)
             loss_got = K.query_lambdas_from(s, g, y, discount, cutoff, 0.2, K.MODIFIED_HUBER,
-                                            unit, got, hint, levels, -1)
+                                            unit, got, hint, levels, -1, K.NOTHING_AHEAD)
             assert loss_got == loss_expected
             np.testing.assert_array_equal(got, expected)
             if n >= 2 and (unit or cutoff >= n):

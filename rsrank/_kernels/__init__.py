@@ -28,6 +28,7 @@ from .epoch import (GRADIENT_ONLY, Pairs, Rows, Steps, Work, coded_epoch_paralle
                     coded_epoch_serial, compiled_before, csr_epoch_parallel, csr_epoch_serial,
                     epoch_kernels, epoch_parallel, epoch_serial, objective, period_steps,
                     scaled_weights, step_size, take_step)
+from .memory import (NOTHING_AHEAD, items_span, prefetch_plan, rows_span, share_lines)
 from .metrics import (grouped_order, ideal_dcg, ndcg_at_parallel, ndcg_at_serial)
 from .pairs import (pair_histograms, row_curvature, step_curvature)
 from .penalty import (clip_signs, cumulative_penalty, dense_column_moments, group_shrink,
@@ -49,18 +50,18 @@ forget_stale_builds(epoch_serial)
 __all__ = [
     "pair_histograms", "row_curvature", "step_curvature",
     "GRADIENT_ONLY", "HINGE", "LOGISTIC", "MODIFIED_HUBER", "PAIR_LOSSES",
-    "PREFIX_COST_PER_LEVEL", "PREFIX_MIN_SIZE", "Pairs", "Rows", "Steps", "Work",
+    "NOTHING_AHEAD", "PREFIX_COST_PER_LEVEL", "PREFIX_MIN_SIZE", "Pairs", "Rows", "Steps", "Work",
     "all_query_levels", "cached", "coded_add_histogram", "coded_epoch_parallel",
     "coded_epoch_serial", "coded_scores", "coded_scores_all", "compiled_before",
     "csr_add_gradient", "csr_epoch_parallel", "csr_epoch_serial", "csr_scores",
     "clip_signs", "isotonic", "monotone_pairs", "monotone_table", "cumulative_penalty", "dense_add_gradient", "dense_column_moments", "dense_scores",
     "epoch_kernels", "epoch_parallel", "epoch_serial", "float_bits", "group_shrink",
-    "grouped_order", "ideal_dcg", "label_levels", "linear_scores_parallel", "linear_scores_serial",
+    "grouped_order", "ideal_dcg", "items_span", "label_levels", "linear_scores_parallel", "linear_scores_serial",
     "ndcg_at_parallel", "ndcg_at_serial", "objective", "pair_loop_lambdas", "pair_loss",
     "pair_loss_and_derivative", "pair_loss_derivative", "period_steps", "preference_lambdas",
-    "prefix_sums_apply",
+    "prefetch_plan", "prefix_sums_apply",
     "query_lambdas", "query_lambdas_from", "query_levels", "ranked_lambdas", "ranked_order",
-    "ranked_order_from", "scaled_weights", "slotted_scores", "sorted_query_lambdas",
+    "ranked_order_from", "rows_span", "scaled_weights", "share_lines", "slotted_scores", "sorted_query_lambdas",
     "step_size", "step_table", "stored_column_moments", "strided_scores", "suffix_sums",
     "swap_weight", "swap_weight_matrix", "table_size", "take_step", "top_order", "truncate",
     "twins", "uniform_stride", "variant",

@@ -9,7 +9,7 @@ from numba import prange
 from .build import cached, twins, variant
 from .penalty import clip_signs, cumulative_penalty, group_shrink, monotone_pairs, truncate
 from .ranking import preference_lambdas, query_lambdas_from
-from .memory import PREFETCH_ROWS, prefetch_rows
+from .memory import NOTHING_AHEAD, items_span, rows_span
 from .scores import (coded_add_histogram, coded_scores, csr_add_gradient, csr_scores,
                      dense_add_gradient, dense_scores, step_table, suffix_sums, uniform_stride)
 
@@ -147,7 +147,7 @@ def period_steps(steps, step):
 
 
 @njit(cache=True)
-def pair_lambdas(pairs, q, lo, hi, scores, lam, rankings):
+def pair_lambdas(pairs, q, lo, hi, scores, lam, rankings, ahead):
     """Query ``q``'s pair loss (rows ``lo:hi``) and its lambdas into
     ``lam``: from its labels (:func:`query_lambdas_from`) or its
     preferences (:func:`preference_lambdas`). ``rankings`` holds each
@@ -157,11 +157,11 @@ def pair_lambdas(pairs, q, lo, hi, scores, lam, rankings):
         return preference_lambdas(scores[lo:hi], pairs.better[a:b], pairs.worse[a:b],
                                   pairs.preference_weights[a:b], pairs.discount, pairs.cutoff,
                                   pairs.inv_ideal[q], pairs.loss, pairs.unit_weights, lam[lo:hi],
-                                  rankings[lo:hi])
+                                  rankings[lo:hi], ahead)
     return query_lambdas_from(scores[lo:hi], pairs.gains[lo:hi], pairs.labels[lo:hi],
                               pairs.discount, pairs.cutoff, pairs.inv_ideal[q], pairs.loss,
                               pairs.unit_weights, lam[lo:hi], rankings[lo:hi],
-                              pairs.levels[lo:hi], pairs.n_levels[q])
+                              pairs.levels[lo:hi], pairs.n_levels[q], ahead)
 
 
 def _epoch(rows, pairs, steps, scale, query_order, batch_size, w, l1_state, step, work):
@@ -200,15 +200,23 @@ def _epoch(rows, pairs, steps, scale, query_order, batch_size, w, l1_state, step
                     coded_scores(rows, lo, hi, work.table, scores, stride)
                 elif _DENSE:
                     dense_scores(rows.dense, lo, hi, ws, scores)
-                    if t + used < stop:
-                        # the next query's first rows arrive during the lambdas
-                        after = query_order[t + used]
-                        first = rows.offsets[after]
-                        prefetch_rows(rows.dense, first,
-                                      min(first + PREFETCH_ROWS, rows.offsets[after + 1]))
                 else:
                     csr_scores(rows.data, rows.indices, rows.indptr, lo, hi, ws, scores)
-                losses[t] = pair_lambdas(pairs, q, lo, hi, scores, lam, work.rankings)
+                # the lambdas bring the next query's rows into cache as they go
+                ahead = NOTHING_AHEAD
+                if t + used < stop:
+                    after = query_order[t + used]
+                    first, last = rows.offsets[after], rows.offsets[after + 1]
+                    if _CODED and rows.indptr.shape[0] > 0:
+                        ahead = items_span(rows.stored_codes, rows.indptr[first],
+                                          rows.indptr[last])
+                    elif _CODED:
+                        ahead = rows_span(rows.dense_codes, first, last)
+                    elif _DENSE:
+                        ahead = rows_span(rows.dense, first, last)
+                    else:
+                        ahead = items_span(rows.data, rows.indptr[first], rows.indptr[last])
+                losses[t] = pair_lambdas(pairs, q, lo, hi, scores, lam, work.rankings, ahead)
                 if _CODED:
                     coded_add_histogram(rows, lo, hi, lam, factor, grad, stride)
                 elif _DENSE:

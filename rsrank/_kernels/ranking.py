@@ -6,6 +6,8 @@ from numba import njit
 from numba import types as nbtypes
 from numba.extending import intrinsic
 
+from .memory import NOTHING_AHEAD, prefetch_part, prefetch_plan
+
 
 MODIFIED_HUBER, HINGE, LOGISTIC = 0, 1, 2
 
@@ -353,11 +355,11 @@ def sorted_query_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, los
     levels = np.empty(scores.shape[0], dtype=np.int64)
     n_levels = label_levels(labels, levels)
     return ranked_lambdas(ranked_order(scores), scores, gains, levels, n_levels, discount,
-                           cutoff, inv_ideal, loss, unit_weights, lam)
+                           cutoff, inv_ideal, loss, unit_weights, lam, NOTHING_AHEAD)
 
 
 @njit(cache=True, inline="always")
-def _level_terms(S, end, P, Be, Bf, sp, dp, sigma, huber, unit_weights):
+def _level_terms(E, P, C, F, sp, dp, sigma, huber, unit_weights):
     """One label level's share of a document's step and loss in
     :func:`ranked_lambdas`, before the pair weight: ``end``, ``P``, ``Be``
     and ``Bf`` are the level's rows of running sums at its end and at the
@@ -366,19 +368,19 @@ def _level_terms(S, end, P, Be, Bf, sp, dp, sigma, huber, unit_weights):
     # above (a) and at least 1 above (f), with u = d_p - d_partner, or
     # u = 1 below and -1 above with unit weights
     if unit_weights:
-        b0, b1, b2 = S[end, 0] - S[P, 0], S[end, 1] - S[P, 1], S[end, 2] - S[P, 2]
-        c0, c1, c2 = S[end, 0] - S[Be, 0], S[end, 1] - S[Be, 1], S[end, 2] - S[Be, 2]
-        a0, a1 = -S[P, 0], -S[P, 1]
-        f0, f1 = -S[Bf, 0], -S[Bf, 1]
+        b0, b1, b2 = E[0] - P[0], E[1] - P[1], E[2] - P[2]
+        c0, c1, c2 = E[0] - C[0], E[1] - C[1], E[2] - C[2]
+        a0, a1 = -P[0], -P[1]
+        f0, f1 = -F[0], -F[1]
     else:
-        b0 = dp * (S[end, 0] - S[P, 0]) - (S[end, 3] - S[P, 3])
-        b1 = dp * (S[end, 1] - S[P, 1]) - (S[end, 4] - S[P, 4])
-        b2 = dp * (S[end, 2] - S[P, 2]) - (S[end, 5] - S[P, 5])
-        c0 = dp * (S[end, 0] - S[Be, 0]) - (S[end, 3] - S[Be, 3])
-        c1 = dp * (S[end, 1] - S[Be, 1]) - (S[end, 4] - S[Be, 4])
-        c2 = dp * (S[end, 2] - S[Be, 2]) - (S[end, 5] - S[Be, 5])
-        a0, a1 = dp * S[P, 0] - S[P, 3], dp * S[P, 1] - S[P, 4]
-        f0, f1 = dp * S[Bf, 0] - S[Bf, 3], dp * S[Bf, 1] - S[Bf, 4]
+        b0 = dp * (E[0] - P[0]) - (E[3] - P[3])
+        b1 = dp * (E[1] - P[1]) - (E[4] - P[4])
+        b2 = dp * (E[2] - P[2]) - (E[5] - P[5])
+        c0 = dp * (E[0] - C[0]) - (E[3] - C[3])
+        c1 = dp * (E[1] - C[1]) - (E[4] - C[4])
+        c2 = dp * (E[2] - C[2]) - (E[5] - C[5])
+        a0, a1 = dp * P[0] - P[3], dp * P[1] - P[4]
+        f0, f1 = dp * F[0] - F[3], dp * F[1] - F[4]
     # the partners above enter with the opposite sign of their step
     if huber:
         step = (2.0 * (sp - sigma) * (b0 - a0) - 2.0 * (b1 - a1)
@@ -393,11 +395,49 @@ def _level_terms(S, end, P, Be, Bf, sp, dp, sigma, huber, unit_weights):
     return step, value
 
 
+@njit(cache=True, inline="always")
+def _side_terms(S, ends, end, weight, own, at_p, at_e, at_f, lo, hi, sp, dp, sigma, huber,
+                unit_weights):
+    """The share of a document's step and loss of its partners on the
+    levels ``lo`` to ``hi - 1``, all on one side of its own (``sigma``), in
+    :func:`ranked_lambdas`: :func:`_level_terms` of their rows of running
+    sums summed with the pair weights ``weight`` (it is linear in them),
+    ``ends[end]`` their weighted sum at the levels' ends."""
+    if lo == hi:
+        return 0.0, 0.0
+    p0 = p1 = p2 = p3 = p4 = p5 = 0.0
+    e0 = e1 = e2 = e3 = e4 = e5 = 0.0
+    f0 = f1 = f3 = f4 = 0.0
+    for q in range(lo, hi):
+        w = weight[own, q]
+        P, Be, Bf = _u(at_p[q]), _u(at_e[q]), _u(at_f[q])
+        p0 += w * S[P, 0]
+        p1 += w * S[P, 1]
+        p2 += w * S[P, 2]
+        p3 += w * S[P, 3]
+        p4 += w * S[P, 4]
+        p5 += w * S[P, 5]
+        e0 += w * S[Be, 0]
+        e1 += w * S[Be, 1]
+        e2 += w * S[Be, 2]
+        e3 += w * S[Be, 3]
+        e4 += w * S[Be, 4]
+        e5 += w * S[Be, 5]
+        f0 += w * S[Bf, 0]
+        f1 += w * S[Bf, 1]
+        f3 += w * S[Bf, 3]
+        f4 += w * S[Bf, 4]
+    E = (ends[end, 0], ends[end, 1], ends[end, 2], ends[end, 3], ends[end, 4], ends[end, 5])
+    return _level_terms(E, (p0, p1, p2, p3, p4, p5), (e0, e1, e2, e3, e4, e5),
+                        (f0, f1, 0.0, f3, f4, 0.0), sp, dp, sigma, huber, unit_weights)
+
+
 @njit(cache=True)
 def ranked_lambdas(order, scores, gains, levels, n_levels, discount, cutoff, inv_ideal, loss,
-                    unit_weights, lam):
+                    unit_weights, lam, ahead):
     """:func:`sorted_query_lambdas` given the ranking ``order`` and each
-    row's label level (:func:`label_levels`).
+    row's label level (:func:`label_levels`), prefetching ``ahead`` (see
+    :func:`query_lambdas_from`).
 
     Indices read from arrays are cast to ``uint64`` (``_u``) before they
     index: numba then leaves out the test for a negative index that it adds
@@ -443,15 +483,34 @@ def ranked_lambdas(order, scores, gains, levels, n_levels, discount, cutoff, inv
         S[k + 1, 4] = S[k, 4] + dp * sp
         S[k + 1, 5] = S[k, 5] + dp * sp * sp
         last[q] = k + 1
+    plan = prefetch_plan(ahead, n)
     s[n] = -np.inf  # stops the pointer e at the end without a bounds test
     for q in range(L):
         at_p[q] = at_e[q] = at_f[q] = first[q]
     huber = loss == MODIFIED_HUBER
+    # _level_terms is linear in the rows of running sums it reads, so the
+    # levels on one side of a document (below its own: sigma = +1, above:
+    # -1) enter as one weighted sum of their rows: V, whose rows are those
+    # at the levels' ends, at p, at e and at f. The ends' sums depend on the
+    # document's level alone: ends[lp] below it, ends[L + lp] above
+    weight = np.empty((L, L))
+    for a in range(L):
+        for q in range(L):
+            weight[a, q] = (inv_ideal if unit_weights
+                            else inv_ideal * abs(level_gain[a] - level_gain[q]))
+    ends = np.zeros((2 * L, 6))
+    for a in range(L):
+        for q in range(L):
+            side = a if q < a else L + a
+            if q != a:
+                for k in range(6):
+                    ends[side, k] += weight[a, q] * S[last[q], k]
     total = 0.0
     one = _u(1)
     e = _u(0)  # first place below p with s_p - s_e >= 1
     f = _u(0)  # first place above p with s_f - s_p < 1
     for p in range(n):
+        prefetch_part(plan, p)
         sp, lp = s[p], _u(level[p])
         dp = 0.0 if unit_weights or p >= cutoff else discount[p]
         if p > 0:
@@ -471,20 +530,13 @@ def ranked_lambdas(order, scores, gains, levels, n_levels, discount, cutoff, inv
         while s[f] - sp >= 1.0:
             at_f[_u(level[f])] += 1
             f += one
-        acc = 0.0
-        # the levels below the document's own (sigma = +1), then those above
-        for q in range(lp):
-            weight = inv_ideal if unit_weights else inv_ideal * (level_gain[lp] - level_gain[q])
-            step, value = _level_terms(S, _u(last[q]), _u(at_p[q]), _u(at_e[q]), _u(at_f[q]), sp,
-                                       dp, 1.0, huber, unit_weights)
-            acc += weight * step
-            total += weight * value
-        for q in range(lp + one, _u(L)):
-            weight = inv_ideal if unit_weights else inv_ideal * (level_gain[q] - level_gain[lp])
-            step, value = _level_terms(S, _u(last[q]), _u(at_p[q]), _u(at_e[q]), _u(at_f[q]), sp,
-                                       dp, -1.0, huber, unit_weights)
-            acc += weight * step
-            total += weight * value
+        step, value = _side_terms(S, ends, lp, weight, lp, at_p, at_e, at_f, _u(0), lp, sp, dp,
+                                  1.0, huber, unit_weights)
+        acc, total = step, total + value
+        step, value = _side_terms(S, ends, _u(L) + lp, weight, lp, at_p, at_e, at_f, lp + one,
+                                  _u(L), sp, dp, -1.0, huber, unit_weights)
+        acc += step
+        total += value
         lam[_u(order[p])] = acc
     return total
 
@@ -525,12 +577,12 @@ def query_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, loss, unit
     """:func:`query_lambdas_from` without a previous ranking or levels (not a
     kernel of its own: one less to compile on the first run)."""
     return query_lambdas_from(scores, gains, labels, discount, cutoff, inv_ideal, loss,
-                              unit_weights, lam, _NO_RANKING, _NO_RANKING, -1)
+                              unit_weights, lam, _NO_RANKING, _NO_RANKING, -1, NOTHING_AHEAD)
 
 
 @njit(cache=True)
 def query_lambdas_from(scores, gains, labels, discount, cutoff, inv_ideal, loss, unit_weights,
-                       lam, hint, levels, n_levels):
+                       lam, hint, levels, n_levels, ahead):
     """Pair loss of one query and its derivative per document.
 
     Every pair with ``labels[i] > labels[j]`` costs
@@ -541,6 +593,11 @@ def query_lambdas_from(scores, gains, labels, discount, cutoff, inv_ideal, loss,
     (O(n * cutoff), :func:`pair_loop_lambdas`) or prefix sums over the whole
     ranking (O(n log n + n L), :func:`sorted_query_lambdas`; modified Huber
     and hinge losses only). Both give the same result to rounding.
+
+    ``ahead`` is a span of memory ``(address, bytes)`` that the caller
+    reads next (the next query's rows), which the loop over the documents
+    prefetches a share at a time (:func:`~rsrank._kernels.memory.prefetch_plan`):
+    it arrives while the lambdas compute. ``NOTHING_AHEAD``: none.
 
     ``levels`` and ``n_levels`` are the query's :func:`query_levels`, which
     do not change from epoch to epoch (``n_levels = -1``: not computed yet;
@@ -567,19 +624,20 @@ def query_lambdas_from(scores, gains, labels, discount, cutoff, inv_ideal, loss,
             order = (ranked_order_from(scores, hint) if hint.shape[0] == n
                      else ranked_order(scores))
             return ranked_lambdas(order, scores, gains, levels, n_levels, discount, cutoff,
-                                   inv_ideal, loss, unit_weights, lam)
+                                   inv_ideal, loss, unit_weights, lam, ahead)
     return pair_loop_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, loss,
-                             unit_weights, lam, hint)
+                             unit_weights, lam, hint, ahead)
 
 
 @njit(cache=True)
 def pair_loop_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, loss, unit_weights,
-                      lam, hint):
+                      lam, hint, ahead):
     """:func:`query_lambdas` by a loop over the pairs. Pairs with both
     documents at or beyond ``cutoff`` have weight 0 and are skipped, so the
     work is O(n * cutoff). A whole ranking starts from ``hint``, the
     query's previous one, when it has one place per document (see
-    :func:`ranked_order_from`; it is updated)."""
+    :func:`ranked_order_from`; it is updated). ``ahead`` as in
+    :func:`query_lambdas_from`."""
     n = scores.shape[0]
     for r in range(n):
         lam[r] = 0.0
@@ -605,7 +663,9 @@ def pair_loop_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, loss, 
         g[p] = gains[r]
         y[p] = labels[r]
     total = 0.0
+    plan = prefetch_plan(ahead, top)
     for a in range(top):
+        prefetch_part(plan, a)
         s_a, g_a, y_a, d_a = s[a], g[a], y[a], discount[a]
         acc_a = 0.0
         for b in range(a + 1, n):
@@ -633,7 +693,7 @@ def pair_loop_lambdas(scores, gains, labels, discount, cutoff, inv_ideal, loss, 
 
 @njit(cache=True)
 def preference_lambdas(scores, better, worse, weight, discount, cutoff, factor, loss,
-                       unit_weights, lam, hint):
+                       unit_weights, lam, hint, ahead):
     """Pair loss of one query given as preferences, and its derivative per
     document: pair ``k`` prefers row ``better[k]`` to row ``worse[k]`` (the
     query's own rows) and costs ``factor * weight[k] * W * pair_loss(s_b -
@@ -641,8 +701,8 @@ def preference_lambdas(scores, better, worse, weight, discount, cutoff, factor, 
     documents' places in the current ranking (the |Delta NDCG| of the swap
     when the preferred document is the only relevant one, up to
     ``factor``). ``hint`` is the query's previous ranking as in
-    :func:`query_lambdas_from` (updated). Returns the query's loss; ``lam``
-    is overwritten."""
+    :func:`query_lambdas_from` (updated), and so is ``ahead``. Returns the
+    query's loss; ``lam`` is overwritten."""
     n = scores.shape[0]
     for r in range(n):
         lam[r] = 0.0
@@ -656,7 +716,9 @@ def preference_lambdas(scores, better, worse, weight, discount, cutoff, factor, 
         for p in range(n):
             place[_u(order[p])] = p
     total = 0.0
+    plan = prefetch_plan(ahead, better.shape[0])
     for k in range(better.shape[0]):
+        prefetch_part(plan, k)
         a, b = _u(better[k]), _u(worse[k])
         w = factor * weight[k]
         if not unit_weights:
