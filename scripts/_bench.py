@@ -35,6 +35,7 @@ INTERNALS = {
     ("_kernels", "dense_add_gradient"): "bench_epoch times the epoch's passes over X",
     ("_kernels", "query_lambdas_from"): "bench_epoch times the epoch's lambdas",
     ("_kernels", "all_query_levels"): "bench_epoch times the epoch's lambdas",
+    ("_kernels", "rows_span"): "bench_epoch prefetches the next query's rows as the epoch does",
     ("_kernels", "pair_loop_lambdas"): "bench_crossover times the two lambda kernels",
     ("_kernels", "ranked_lambdas"): "bench_crossover times the two lambda kernels",
     ("_kernels", "label_levels"): "bench_crossover times the two lambda kernels",

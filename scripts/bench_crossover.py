@@ -52,10 +52,11 @@ def kernels():
             lo, hi = offsets[q], offsets[q + 1]
             if prefix:
                 total += ranked(order[lo:hi], scores[lo:hi], gains[lo:hi], levels[lo:hi],
-                                n_levels[q], discount, cutoff, 1.0, 0, unit, lam[lo:hi])
+                                n_levels[q], discount, cutoff, 1.0, 0, unit, lam[lo:hi], (0, 0))
             else:
                 total += pair_loop(scores[lo:hi], gains[lo:hi], labels[lo:hi], discount, cutoff,
-                                   1.0, 0, unit, lam[lo:hi], np.empty(0, dtype=np.int64))
+                                   1.0, 0, unit, lam[lo:hi], np.empty(0, dtype=np.int64),
+                                   (0, 0))
         return total
 
     @njit

@@ -19,11 +19,14 @@ than within one), with medians of the times and of the rounds' ratios:
    additive one (``additive=True``, its default bins), on one thread and on every
    core, against the roofline: one ``X @ w`` plus one ``X.T @ lambda``
    with NumPy's BLAS (float32, as X) on one thread and on every core.
-2. **Where one thread's linear epoch goes**: the scores and gradient of
+2. **Where one thread's linear epoch goes**, each in a loop of the
+   package's own kernels over the queries: the scores and gradient of
    every query back to back (the epoch's two passes over X, fused per
-   query as the epoch does, with fixed lambdas), and the lambdas of every
-   query (ranking and pair sums) from fixed scores, each in a loop of the
-   package's own kernels.
+   query as the epoch does, with fixed lambdas); the lambdas of every
+   query (ranking and pair sums) from fixed scores; the three per query as
+   the epoch runs them (the lambdas prefetch the next query's rows); and
+   that loop with every query's rows in cache, so that the difference is
+   what reading X from memory adds.
 3. **The setup of a fit given fresh arrays**: the wall time of
    ``RSRank(max_iter=1).fit(X, y, qid=qid)`` on new copies of the arrays
    less its one epoch, over the median epoch, on one thread.
@@ -63,29 +66,42 @@ def settings(data, binned):
 
 
 def parts(X, y, qid, rounds):
-    """Median seconds of the fused scores-and-gradient pass and of the
-    lambdas of every query, one thread."""
+    """Median seconds, one thread, of the epoch's loop over the queries and
+    of its parts, each a loop of the package's own kernels: the scores and
+    gradient alone, the lambdas alone, all three per
+    query as the epoch runs them (the lambdas prefetching the next query's
+    rows), and that loop again with every query's rows in cache (the
+    first rows of X stand in for each query's: what memory adds is the
+    difference). So that every loop ranks and sums the same lambdas, these
+    come from scores that move a little before each round, as between two
+    epochs, and the passes write theirs beside them."""
     from numba import njit
 
     dense_scores = internal("_kernels", "dense_scores")
     dense_add_gradient = internal("_kernels", "dense_add_gradient")
     query_lambdas_from = internal("_kernels", "query_lambdas_from")
     all_query_levels = internal("_kernels", "all_query_levels")
+    rows_span = internal("_kernels", "rows_span")
 
     @njit
-    def passes(X, offsets, w, scores, lam, grad):
-        for q in range(offsets.shape[0] - 1):
-            dense_scores(X, offsets[q], offsets[q + 1], w, scores)
-            dense_add_gradient(X, offsets[q], offsets[q + 1], lam, 1.0, grad)
-
-    @njit
-    def lambdas(scores, gains, labels, discount, offsets, lam, rankings, levels, n_levels):
+    def loop(X, offsets, w, fresh, scores, lam, grad, gains, labels, discount, rankings, levels,
+             n_levels, passes, lambdas, in_cache):
         total = 0.0
-        for q in range(offsets.shape[0] - 1):
+        n_queries = offsets.shape[0] - 1
+        for q in range(n_queries):
             lo, hi = offsets[q], offsets[q + 1]
-            total += query_lambdas_from(scores[lo:hi], gains[lo:hi], labels[lo:hi], discount,
-                                        hi - lo, 1.0, 0, False, lam[lo:hi], rankings[lo:hi],
-                                        levels[lo:hi], n_levels[q], (0, 0))
+            rows = X[:hi - lo] if in_cache else X[lo:hi]
+            if passes:
+                dense_scores(rows, 0, hi - lo, w, fresh[lo:hi])
+            if lambdas:
+                ahead = (0, 0)
+                if passes and not in_cache and q + 1 < n_queries:
+                    ahead = rows_span(X, offsets[q + 1], offsets[q + 2])
+                total += query_lambdas_from(scores[lo:hi], gains[lo:hi], labels[lo:hi],
+                                            discount, hi - lo, 1.0, 0, False, lam[lo:hi],
+                                            rankings[lo:hi], levels[lo:hi], n_levels[q], ahead)
+            if passes:
+                dense_add_gradient(rows, 0, hi - lo, lam[lo:hi], 1.0, grad)
         return total
 
     _, counts = np.unique(qid, return_counts=True)
@@ -93,6 +109,7 @@ def parts(X, y, qid, rounds):
     rng = np.random.default_rng(0)
     w = rng.normal(size=X.shape[1]) * 0.1
     scores = X.astype(np.float64) @ w
+    fresh = np.empty_like(scores)
     lam = rng.normal(size=len(y))
     grad = np.zeros(X.shape[1])
     labels = y.astype(np.int64)
@@ -102,18 +119,20 @@ def parts(X, y, qid, rounds):
     n_levels = np.zeros(len(counts), dtype=np.int64)
     all_query_levels(gains, labels, offsets, discount, 0, levels, n_levels)
     rankings = np.full(len(y), -1, dtype=np.int64)
-    lambdas(scores, gains, labels, discount, offsets, lam, rankings, levels, n_levels)
-    passes(X, offsets, w, scores, lam, grad)
-    times = {"scores and gradient": [], "lambdas": []}
+    kinds = {"scores and gradient": (True, False, False), "lambdas": (False, True, False),
+             "the epoch's loop": (True, True, False),
+             "the epoch's loop, rows in cache": (True, True, True)}
+    times = {name: [] for name in kinds}
+    for name, kind in kinds.items():  # compile
+        loop(X, offsets, w, fresh, scores, lam, grad, gains, labels, discount, rankings, levels,
+             n_levels, *kind)
     for _ in range(rounds):
-        # the scores move a little, as between two epochs
-        scores += rng.normal(size=len(y)) * 1e-3
-        start = time.perf_counter()
-        lambdas(scores, gains, labels, discount, offsets, lam, rankings, levels, n_levels)
-        times["lambdas"].append(time.perf_counter() - start)
-        start = time.perf_counter()
-        passes(X, offsets, w, scores, lam, grad)
-        times["scores and gradient"].append(time.perf_counter() - start)
+        for name, kind in kinds.items():
+            scores += rng.normal(size=len(y)) * 1e-3
+            start = time.perf_counter()
+            loop(X, offsets, w, fresh, scores, lam, grad, gains, labels, discount, rankings,
+                 levels, n_levels, *kind)
+            times[name].append(time.perf_counter() - start)
     return {k: float(np.median(v)) for k, v in times.items()}
 
 
@@ -207,12 +226,17 @@ def summarize(report, times, rounds):
     epoch = median["linear, 1 thread"]
     part = report["parts_s"]
     lines += ["", "Where one thread's linear epoch goes (the package's kernels in a loop over "
-              "the queries):", "",
+              "the queries; the epoch's loop runs scores, lambdas and gradient per query, the "
+              "lambdas prefetching the next query's rows):", "",
               "| part | ms | share of the epoch |", "|---|---|---|"]
     for name, seconds in part.items():
         lines.append(f"| {name} | {seconds * 1e3:.1f} | {seconds / epoch:.2f} |")
-    rest = epoch - sum(part.values())
-    lines.append(f"| the rest (step, loss, calls) | {rest * 1e3:.1f} | {rest / epoch:.2f} |")
+    rest = epoch - part["the epoch's loop"]
+    lines.append(f"| the rest of the epoch (step, loss, calls) | {rest * 1e3:.1f} | "
+                 f"{rest / epoch:.2f} |")
+    memory = part["the epoch's loop"] - part["the epoch's loop, rows in cache"]
+    lines += ["", f"Reading the rows from memory adds {memory * 1e3:.1f} ms to the loop "
+              f"({memory / epoch:.2f} of the epoch)."]
     lines += ["", f"- Setup of a fit given fresh arrays (one thread): "
               f"{median['setup'] * 1e3:.1f} ms, **{report['setup_over_epoch']:.2f}** of an epoch.",
               f"- Short queries (200,000 rows, one thread): "
