@@ -124,3 +124,10 @@ def weights_and_view(X, y, qid, rng, additive):
 
     model = RSRank(additive=True, max_bins=4, max_iter=2).fit(X, y, qid=qid).model_
     return rng.normal(size=len(model.coef)), model.view
+
+
+def pytest_collection_modifyitems(config, items):
+    """The slow tests first (in their order), so that the workers of ``-n
+    auto`` start on them and the short ones fill in around them, instead of
+    one worker finishing a long test alone at the end."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
