@@ -137,6 +137,7 @@ def test_the_curvature_step_is_summed_over_the_partitions(client, bundled_root, 
     np.testing.assert_allclose(model.coef_, local.coef_, rtol=1e-7, atol=1e-10)
 
 
+@pytest.mark.slow  # worker processes, one of them killed
 def test_killed_worker_gives_the_right_model_or_a_clear_error(bundled_root):
     data = load_letor_fold(bundled_root, 1)
     params = dict(learning_rate=0.1, normalize="none", l1=0.3, max_iter=200, batch_size=None, shuffle=False)

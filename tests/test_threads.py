@@ -90,6 +90,7 @@ def test_a_deferred_parallel_build_runs_serially_until_a_child_process_compiled_
     np.testing.assert_allclose(expected, X.astype(np.float64) @ args[4], rtol=1e-12)
 
 
+@pytest.mark.slow  # a fresh process compiles every kernel of a fit
 def test_the_pair_kernels_compiled_aside_are_those_a_fit_calls(tmp_path):
     import subprocess
     import sys
