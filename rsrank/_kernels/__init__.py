@@ -28,7 +28,8 @@ from .epoch import (GRADIENT_ONLY, Pairs, Rows, Steps, Work, coded_epoch_paralle
                     coded_epoch_serial, compiled_before, csr_epoch_parallel, csr_epoch_serial,
                     epoch_kernels, epoch_parallel, epoch_serial, objective, period_steps,
                     scaled_weights, step_size, take_step)
-from .memory import (NOTHING_AHEAD, items_span, prefetch_plan, rows_span, share_lines)
+from .memory import (NOTHING_AHEAD, PREFETCH_SPAN_BYTES, items_span, prefetch_plan, rows_span,
+                     share_lines)
 from .metrics import (grouped_order, ideal_dcg, ndcg_at_parallel, ndcg_at_serial)
 from .pairs import (pair_histograms, row_curvature, step_curvature)
 from .penalty import (clip_signs, cumulative_penalty, dense_column_moments, group_shrink,
@@ -50,7 +51,7 @@ forget_stale_builds(epoch_serial)
 __all__ = [
     "pair_histograms", "row_curvature", "step_curvature",
     "GRADIENT_ONLY", "HINGE", "LOGISTIC", "MODIFIED_HUBER", "PAIR_LOSSES",
-    "NOTHING_AHEAD", "PREFIX_COST_PER_LEVEL", "PREFIX_MIN_SIZE", "Pairs", "Rows", "Steps", "Work",
+    "NOTHING_AHEAD", "PREFETCH_SPAN_BYTES", "PREFIX_COST_PER_LEVEL", "PREFIX_MIN_SIZE", "Pairs", "Rows", "Steps", "Work",
     "all_query_levels", "cached", "coded_add_histogram", "coded_epoch_parallel",
     "coded_epoch_serial", "coded_scores", "coded_scores_all", "compiled_before",
     "csr_add_gradient", "csr_epoch_parallel", "csr_epoch_serial", "csr_scores",

@@ -96,10 +96,18 @@ NOTHING_AHEAD = (0, 0)
 _SHARE_BITS = 24
 
 
+#: A :func:`prefetch_plan` covers this many bytes of a longer span, its
+#: start: prefetched whole, a query of a million rows would push its own
+#: first rows out of cache (1 MB, half of a 2 MB L2 cache per core) before
+#: its scores read them, and the scores prefetch their rows anyway.
+PREFETCH_SPAN_BYTES = 1 << 20
+
+
 @njit(cache=True, inline="always")
 def prefetch_plan(ahead, parts):
     """How :func:`prefetch_part` brings the span ``ahead = (address,
-    bytes)`` into cache in ``parts`` even shares of its cache lines:
+    bytes)`` (its first :data:`PREFETCH_SPAN_BYTES`) into cache in ``parts``
+    even shares of its cache lines:
     ``(first line's address, lines, lines per share)``, the last a fixed-point
     fraction (the division is here, once: a share costs a multiplication).
     A loop of ``parts`` steps that prefetches a share a step has the span in
@@ -107,6 +115,7 @@ def prefetch_plan(ahead, parts):
     start, size = ahead
     if size <= 0 or parts <= 0:
         return 0, 0, 0
+    size = min(size, PREFETCH_SPAN_BYTES)
     first = start - start % 64
     lines = (start + size - first + 63) // 64
     return first, lines, ((lines << _SHARE_BITS) + parts - 1) // parts
