@@ -25,11 +25,15 @@ class QueryGroups:
         Start of each query in ``order``; ``offsets[-1] == n_rows``.
     qids : ndarray, shape (n_queries,)
         The qid value of each query, increasing.
+    in_order : bool
+        ``order`` is known to be ``0, 1, ..., n_rows - 1``: the rows were
+        already grouped (False: not known, and it may still be).
     """
 
     order: np.ndarray
     offsets: np.ndarray
     qids: np.ndarray
+    in_order: bool = False
 
     @property
     def n_queries(self):
@@ -70,9 +74,9 @@ def group_queries(qid, n_rows=None):
             raise ValueError("qid=None needs n_rows")
         order = np.arange(n_rows, dtype=np.int64)
         if n_rows == 0:
-            return QueryGroups(order, np.zeros(1, dtype=np.int64), order)
+            return QueryGroups(order, np.zeros(1, dtype=np.int64), order, True)
         offsets = np.array([0, n_rows], dtype=np.int64)
-        return QueryGroups(order, offsets, np.zeros(1, dtype=np.int64))
+        return QueryGroups(order, offsets, np.zeros(1, dtype=np.int64), True)
     qid = np.asarray(qid)
     if qid.ndim != 1:
         raise ValueError(f"qid must be one-dimensional, got shape {qid.shape}")
@@ -83,7 +87,8 @@ def group_queries(qid, n_rows=None):
         raise ValueError(f"qid at row {missing[0]} is {qid[missing[0]]} ({len(missing)} "
                          f"row{'s' if len(missing) > 1 else ''} without one): every row needs "
                          "a query id")
-    if qid.dtype.kind in "iuf" and not np.any(qid[1:] < qid[:-1]):
+    in_order = qid.dtype.kind in "iuf" and not np.any(qid[1:] < qid[:-1])
+    if in_order:
         # already in query order (as files are): the stable sort would keep it
         order, sorted_qid = np.arange(len(qid), dtype=np.int64), qid
     else:
@@ -94,7 +99,7 @@ def group_queries(qid, n_rows=None):
     else:
         starts = np.zeros(0, dtype=np.int64)
     offsets = np.r_[starts, len(qid)].astype(np.int64)
-    return QueryGroups(order, offsets, sorted_qid[starts])
+    return QueryGroups(order, offsets, sorted_qid[starts], bool(in_order))
 
 
 def _missing_ids(qid):

@@ -328,7 +328,7 @@ class QueryData:
         y = check_labels(y, X.shape[0])
         groups = group_queries(qid, n_rows=X.shape[0])
         order = groups.order
-        if not np.array_equal(order, np.arange(len(order))):
+        if not (groups.in_order or np.array_equal(order, np.arange(len(order)))):
             X, y = X[order], y[order]
         if sp.issparse(X):
             X = sp.csr_matrix(X)

@@ -270,6 +270,34 @@ def test_spans_of_rows_and_items():
     assert K.items_span(a[::2], 1, 3) == K.NOTHING_AHEAD
 
 
+def test_all_query_levels_equal_each_querys_own():
+    # one pass over every query against query_levels query by query: labels
+    # with gaps, gains out of label order, a discount that rises, the
+    # logistic loss (no levels), empty queries
+    rng = np.random.default_rng(21)
+    for trial in range(60):
+        sizes = rng.integers(0, 40, int(rng.integers(1, 12)))
+        offsets = np.r_[0, np.cumsum(sizes)].astype(np.int64)
+        y = rng.choice([0, 1, 3, 4, 9], size=offsets[-1]) + (trial % 3)
+        g = np.exp2(y) - 1.0
+        if trial % 4 == 1 and len(g):
+            g[rng.integers(len(g))] = 1e6  # a gain above the next label's
+        discount = 1 / np.log2(np.arange(max(offsets[-1], 1)) + 2)
+        if trial % 5 == 2:
+            discount[int(rng.integers(1, 30)):] *= 0  # ends at 0: still non-increasing
+        if trial % 5 == 3:
+            discount[min(int(rng.integers(1, 30)), len(discount) - 1)] = 5.0  # rises
+        loss = K.LOGISTIC if trial % 7 == 6 else K.MODIFIED_HUBER
+        levels = np.full(len(y), -7, dtype=np.int64)
+        n_levels = np.full(len(sizes), -7, dtype=np.int64)
+        K.all_query_levels(g, y, offsets, discount, loss, levels, n_levels)
+        for q in range(len(sizes)):
+            lo, hi = offsets[q], offsets[q + 1]
+            own = np.full(hi - lo, -7, dtype=np.int64)
+            assert n_levels[q] == K.query_levels(g[lo:hi], y[lo:hi], discount, loss, own)
+            np.testing.assert_array_equal(levels[lo:hi], own)
+
+
 def test_ranked_order_on_long_random_queries():
     rng = np.random.default_rng(11)
     for n in (9, 16, 17, 100, 1000, 4097):

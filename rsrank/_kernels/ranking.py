@@ -316,10 +316,52 @@ def query_levels(gains, labels, discount, loss, levels):
 @njit(cache=True)
 def all_query_levels(gains, labels, offsets, discount, loss, levels, n_levels):
     """:func:`query_levels` of every query, into ``levels`` (one per row) and
-    ``n_levels`` (one per query)."""
-    for q in range(offsets.shape[0] - 1):
+    ``n_levels`` (one per query): the same numbers in fewer passes, the
+    discount (shared by the queries) checked once and one table reused by
+    every query for its labels' smallest and largest gains and levels."""
+    n_queries = offsets.shape[0] - 1
+    # the discount is non-increasing over its first `steady` places
+    steady = discount.shape[0]
+    for p in range(1, discount.shape[0]):
+        if discount[p] > discount[p - 1]:
+            steady = p
+            break
+    if labels.shape[0] == 0 or loss == LOGISTIC:
+        for q in range(n_queries):
+            n_levels[q] = 0
+        return
+    low, high = label_range(labels)
+    smallest = np.empty(high - low + 1)
+    largest = np.empty(high - low + 1)
+    slot = np.empty(high - low + 1, dtype=np.int64)
+    for q in range(n_queries):
         lo, hi = offsets[q], offsets[q + 1]
-        n_levels[q] = query_levels(gains[lo:hi], labels[lo:hi], discount, loss, levels[lo:hi])
+        n_levels[q] = 0
+        if hi == lo or min(hi - lo, discount.shape[0]) > steady:
+            continue
+        first, last = label_range(labels[lo:hi])
+        for v in range(first - low, last - low + 1):
+            smallest[v], largest[v] = np.inf, -np.inf
+        for r in range(lo, hi):
+            v = labels[r] - low
+            smallest[v] = min(smallest[v], gains[r])
+            largest[v] = max(largest[v], gains[r])
+        # gains non-decreasing in the label; the labels present numbered 0, 1, ...
+        previous, count = -np.inf, 0
+        for v in range(first - low, last - low + 1):
+            slot[v] = count
+            if smallest[v] == np.inf:
+                continue  # no document with this label
+            if smallest[v] < previous:
+                count = 0
+                break
+            previous = largest[v]
+            count += 1
+        if count == 0:
+            continue
+        for r in range(lo, hi):
+            levels[r] = slot[labels[r] - low]
+        n_levels[q] = count
 
 
 @njit(cache=True)
