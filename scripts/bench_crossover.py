@@ -10,7 +10,7 @@ Gaussian scores, each query ranked once beforehand, as an epoch finds it
 from the last), for the whole list and for ``ndcg_k=10``, with swap and
 unit weights; the table gives nanoseconds per document of each, the
 median of ``--rounds``, the two taking turns. The rule of
-``rsrank._kernels.ranking`` (``PREFIX_MIN_SIZE``, ``PREFIX_COST_PER_LEVEL``)
+``rsrank._kernels.lambdas`` (``PREFIX_MIN_SIZE``, ``PREFIX_COST_PER_LEVEL``)
 is read against it: the last column says which kernel the rule picks.
 
 Writes ``crossover.md`` and ``crossover.json`` into ``--out``.

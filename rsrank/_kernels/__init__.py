@@ -34,12 +34,12 @@ from .metrics import (grouped_order, ideal_dcg, ndcg_at_parallel, ndcg_at_serial
 from .pairs import (pair_histograms, row_curvature, step_curvature)
 from .penalty import (clip_signs, cumulative_penalty, dense_column_moments, group_shrink,
                       isotonic, monotone_pairs, monotone_table, stored_column_moments, truncate)
-from .ranking import (HINGE, LOGISTIC, MODIFIED_HUBER, PAIR_LOSSES, PREFIX_COST_PER_LEVEL,
-                      PREFIX_MIN_SIZE, all_query_levels, float_bits, label_levels,
-                      pair_loop_lambdas, pair_loss, pair_loss_and_derivative, pair_loss_derivative,
-                      preference_lambdas, prefix_sums_apply, query_lambdas, query_lambdas_from,
-                      query_levels, ranked_lambdas, ranked_order, ranked_order_from,
-                      sorted_query_lambdas, swap_weight, swap_weight_matrix, top_order)
+from .lambdas import (PREFIX_COST_PER_LEVEL, PREFIX_MIN_SIZE, all_query_levels,
+                      pair_loop_lambdas, preference_lambdas, prefix_sums_apply, query_lambdas,
+                      query_lambdas_from, query_levels, ranked_lambdas, sorted_query_lambdas)
+from .ranking import (HINGE, LOGISTIC, MODIFIED_HUBER, PAIR_LOSSES, float_bits, label_levels,
+                      pair_loss, pair_loss_and_derivative, pair_loss_derivative, ranked_order,
+                      ranked_order_from, swap_weight, swap_weight_matrix, top_order)
 from .scores import (coded_add_histogram, coded_scores, coded_scores_all, csr_add_gradient,
                      csr_scores, dense_add_gradient, dense_scores, linear_scores_parallel,
                      linear_scores_serial, slotted_scores, step_table, strided_scores, suffix_sums,

@@ -8,7 +8,7 @@ from numba import prange
 
 from .build import cached, twins, variant
 from .penalty import clip_signs, cumulative_penalty, group_shrink, monotone_pairs, truncate
-from .ranking import preference_lambdas, query_lambdas_from
+from .lambdas import preference_lambdas, query_lambdas_from
 from .memory import NOTHING_AHEAD, items_span, rows_span
 from .scores import (coded_add_histogram, coded_scores, csr_add_gradient, csr_scores,
                      dense_add_gradient, dense_scores, step_table, suffix_sums, uniform_stride)
