@@ -296,6 +296,19 @@ def test_all_query_levels_equal_each_querys_own():
             own = np.full(hi - lo, -7, dtype=np.int64)
             assert n_levels[q] == K.query_levels(g[lo:hi], y[lo:hi], discount, loss, own)
             np.testing.assert_array_equal(levels[lo:hi], own)
+            # by hand: levels where the loss, the discount over the query's
+            # places and the gains in label order allow the prefix sums
+            labels = np.unique(y[lo:hi])
+            ordered = all(g[lo:hi][y[lo:hi] == a].max() <= g[lo:hi][y[lo:hi] == b].min()
+                          for a, b in zip(labels, labels[1:]))
+            places = discount[:min(hi - lo, len(discount))]
+            applies = (hi > lo and loss != K.LOGISTIC and ordered
+                       and bool(np.all(np.diff(places) <= 0)))
+            assert n_levels[q] == (len(labels) if applies else 0)
+            if applies:
+                np.testing.assert_array_equal(levels[lo:hi], np.searchsorted(labels, y[lo:hi]))
+            else:
+                assert (levels[lo:hi] == -7).all()
 
 
 def test_ranked_order_on_long_random_queries():

@@ -28,11 +28,11 @@ _u = np.uint64
 def query_levels(gains, labels, discount, loss, levels):
     """:func:`label_levels` where :func:`sorted_query_lambdas` gives the
     query's lambdas (see :func:`prefix_sums_apply`); 0, with ``levels``
-    untouched, where it does not."""
-    n = labels.shape[0]
-    if n == 0 or not prefix_sums_apply(gains, labels, discount, n, loss):
-        return 0
-    return label_levels(labels, levels)
+    untouched, where it does not: :func:`all_query_levels` of one query."""
+    n_levels = np.zeros(1, dtype=np.int64)
+    all_query_levels(gains, labels, np.array([0, labels.shape[0]]), discount, loss, levels,
+                     n_levels)
+    return n_levels[0]
 
 
 @njit(cache=True)
@@ -315,31 +315,10 @@ def ranked_lambdas(order, scores, gains, levels, n_levels, discount, cutoff, inv
 
 @njit(cache=True)
 def prefix_sums_apply(gains, labels, discount, n, loss):
-    """Whether :func:`sorted_query_lambdas` gives this query's lambdas: a
-    loss it handles, gains non-decreasing in the label, a non-increasing
-    discount."""
-    if loss == LOGISTIC:
-        return False
-    for p in range(1, min(n, discount.shape[0])):
-        if discount[p] > discount[p - 1]:
-            return False
-    # the smallest and largest gain of each label, then in label order
-    low, high = label_range(labels)
-    size = high - low + 1
-    smallest = np.full(size, np.inf)
-    largest = np.full(size, -np.inf)
-    for r in range(n):
-        v = labels[r] - low
-        smallest[v] = min(smallest[v], gains[r])
-        largest[v] = max(largest[v], gains[r])
-    previous = -np.inf
-    for v in range(size):
-        if smallest[v] == np.inf:
-            continue  # no document with this label
-        if smallest[v] < previous:
-            return False
-        previous = largest[v]
-    return True
+    """Whether :func:`sorted_query_lambdas` gives the lambdas of this query
+    (its first ``n`` rows): a loss it handles, gains non-decreasing in the
+    label, a non-increasing discount (:func:`all_query_levels` decides)."""
+    return query_levels(gains[:n], labels[:n], discount, loss, np.empty(n, dtype=np.int64)) > 0
 
 
 _NO_RANKING = np.empty(0, dtype=np.int64)
