@@ -50,7 +50,7 @@ def check_labels(y, n_rows):
                              "got non-integer values")
     if len(y) and y.min() < 0:
         raise ValueError(f"y must hold non-negative relevance grades; found {y.min()}")
-    return y.astype(np.int64)
+    return np.ascontiguousarray(y, dtype=np.int64)  # as X: no copy when it already is one
 
 
 def check_query_weight(query_weight, offsets, order):
@@ -328,7 +328,8 @@ class QueryData:
         y = check_labels(y, X.shape[0])
         groups = group_queries(qid, n_rows=X.shape[0])
         order = groups.order
-        if not (groups.in_order or np.array_equal(order, np.arange(len(order)))):
+        identity = groups.in_order or np.array_equal(order, np.arange(len(order)))
+        if not identity:
             X, y = X[order], y[order]
         if sp.issparse(X):
             X = sp.csr_matrix(X)
@@ -344,6 +345,8 @@ class QueryData:
         self._build(X, y, order, groups.offsets, groups.qids, feature_names,
                     names_from_columns, weights, preferred)
         self._memo["moments"] = moments  # moments do not depend on the order of the rows
+        if identity:  # the stored rows' own grouping (groups) can share the order
+            self._memo["groups"] = QueryGroups(order, self._offsets, self._qids, True)
 
     def _build(self, X, y, order, offsets, qids, feature_names, names_from_columns,
                query_weights=None, preferences=None):

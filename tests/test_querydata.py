@@ -41,6 +41,11 @@ def test_rows_in_query_order_keep_their_input_order_and_map_back(qids, seed, spa
     np.testing.assert_array_equal(data.in_input_order(np.arange(data.n_rows)[data.order]),
                                   np.arange(data.n_rows)[expected][np.argsort(expected)])
     np.testing.assert_array_equal(data.in_input_order(data.y), y)
+    # the stored rows' own grouping: in their order, at the queries' offsets
+    # (shared with the order back to the input when that is the identity)
+    np.testing.assert_array_equal(data.groups.order, np.arange(data.n_rows))
+    np.testing.assert_array_equal(data.groups.offsets, np.r_[0, np.cumsum(data.sizes)])
+    np.testing.assert_array_equal(data.groups.qids, data.qids)
     # the moments are those of the input
     for got, want in zip(data.moments[1:], column_moments(X)[1:]):
         np.testing.assert_allclose(got, want, rtol=1e-12)
