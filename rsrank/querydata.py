@@ -11,7 +11,7 @@ data prepares it once.
 
 Dense ``X`` stays dense in its own dtype (float32 or float64) and sparse
 ``X`` stays CSR; neither is copied when its rows are already grouped by
-query. The object is immutable: it has no setters, and nothing that trains
+query, nor are such rows' labels when they are already contiguous int64. The object is immutable: it has no setters, and nothing that trains
 on it writes into its arrays.
 """
 
