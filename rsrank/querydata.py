@@ -11,8 +11,9 @@ data prepares it once.
 
 Dense ``X`` stays dense in its own dtype (float32 or float64) and sparse
 ``X`` stays CSR; neither is copied when its rows are already grouped by
-query, nor are such rows' labels when they are already contiguous int64. The object is immutable: it has no setters, and nothing that trains
-on it writes into its arrays.
+query, nor are their labels when already contiguous int64. The object is
+immutable: it has no setters, and nothing that trains on it writes into its
+arrays.
 """
 
 import hashlib
@@ -417,7 +418,7 @@ class QueryData:
         """The :class:`~rsrank._queries.QueryGroups` of the rows as stored
         (in query order), for :mod:`rsrank.metrics`."""
         return self.memo("groups", lambda: QueryGroups(
-            np.arange(self.n_rows, dtype=np.int64), self._offsets, self._qids))
+            np.arange(self.n_rows, dtype=np.int64), self._offsets, self._qids, True))
 
     def __repr__(self):
         kind = "CSR" if sp.issparse(self._X) else "dense"
