@@ -38,6 +38,7 @@ arrays at query boundaries and :func:`check_query_partitions` verifies it.
 ``DaskRSRank.fit_files`` reads LETOR files on the workers themselves.
 """
 
+import functools
 import inspect
 
 import numpy as np
@@ -147,8 +148,12 @@ def _partition_preferences(preferences, order, chunks):
 
 
 def _partition_facts(data):
-    """Rows, queries, column moments and qids of a partition."""
-    return data.n_rows, data.n_queries, data.moments, data.qids
+    """Rows, queries, column sums and qids of a partition."""
+    return data.n_rows, data.n_queries, data.sums, data.qids
+
+
+def _partition_moments(data):
+    return data.moments
 
 
 def _partition_values(data, max_bins):
@@ -202,8 +207,9 @@ class DaskRSRank(RSRank):
 
     Parameters are those of ``RSRank``, with the same defaults, plus
     ``mode`` (``"gradient"`` or ``"mixing"``, see the module docstring). The
-    column moments of a global scaling come from the partitions as they are
-    built, so ``normalize`` costs no extra pass. The training NDCG
+    column sums of the z-score scaling come from the partitions as they are
+    built, so ``normalize`` costs no extra pass (``"minmax"``: one round for
+    the columns' extremes). The training NDCG
     (``eval_train``) takes one more round over the partitions per epoch. The
     cluster is the current ``distributed`` client
     (``distributed.Client(address)`` or a ``LocalCluster``). :meth:`to_local`
@@ -445,18 +451,23 @@ class _Partitions:
 
 class _Cluster:
     """The partitions on the workers as a data source for
-    :meth:`~rsrank.kinds.Kind.start`: their column moments, combined from
-    what the partitions reported as they were built, and a step encoding
-    the same as on all their rows in one place."""
+    :meth:`~rsrank.kinds.Kind.start`: their column sums, combined from what
+    the partitions reported as they were built (their moments in a round of
+    their own, on first use), and a step encoding the same as on all their
+    rows in one place."""
 
     feature_names, names_from_columns, rows_in_memory = None, False, False
 
     def __init__(self, client, parts, facts):
         self.client, self.parts = client, parts
-        self.moments = facts[0][2]
-        for fact in facts[1:]:
-            self.moments = combine_moments(self.moments, fact[2])
-        self.n_features = len(self.moments[1])
+        self.sums = functools.reduce(combine_moments, [fact[2] for fact in facts])
+        self.n_features = len(self.sums[1])
+
+    @functools.cached_property
+    def moments(self):
+        client = self.client
+        return functools.reduce(combine_moments, client.gather(
+            [client.submit(_partition_moments, p) for p in self.parts]))
 
     def step_encoding(self, max_bins):
         client, parts = self.client, self.parts

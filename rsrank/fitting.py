@@ -510,6 +510,10 @@ class Stream:
                                                        first.names_from_columns)
 
     @property
+    def sums(self):
+        return self._moments()[:3]
+
+    @property
     def moments(self):
         return self._moments()
 

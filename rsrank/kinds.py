@@ -41,7 +41,9 @@ MAX_INTERACTION_BINS = 16
 class DataSource(Protocol):
     """What a model kind starts from: the training data's features
     (``n_features``, ``feature_names`` or None, ``names_from_columns``), its
-    column ``moments`` (:func:`rsrank.preprocessing.column_moments`), an
+    column ``sums`` and ``moments`` (:func:`rsrank.preprocessing.column_sums`,
+    :func:`~rsrank.preprocessing.column_moments`: the second only where the
+    smallest and largest values count, for a min-max scaling), an
     additive model's thresholds (``step_encoding(max_bins)``), and with
     pairs their encoding (``pair_encoding(max_bins, pairs, pair_bins)``, the
     pairs and their grids found beforehand). A source that cannot give one
@@ -54,6 +56,9 @@ class DataSource(Protocol):
     rows_in_memory: bool
 
     @property
+    def sums(self): ...
+
+    @property
     def moments(self): ...
 
     def step_encoding(self, max_bins): ...
@@ -63,11 +68,11 @@ class DataSource(Protocol):
 
 def refuse_missing(source, what="X"):
     """``ValueError`` naming the features of ``source`` (a data source with
-    column ``moments``) that hold a missing value (NaN), for a kind whose
+    column ``sums``) that hold a missing value (NaN), for a kind whose
     model needs every value; ``what`` names the data (X, eval_set)."""
-    moments = source.moments
-    width = len(moments[1])
-    missing = np.flatnonzero(np.isnan(moments[1]))  # a NaN makes its column's sum NaN
+    sums = source.sums
+    width = len(sums[1])
+    missing = np.flatnonzero(np.isnan(sums[1]))  # a NaN makes its column's sum NaN
     if len(missing):
         names = feature_names_or_letor(source.feature_names, width)
         shown = ", ".join(str(names[j]) for j in missing[:3]) + (", ..." if len(missing) > 3
@@ -81,12 +86,12 @@ def refuse_missing(source, what="X"):
 
 def _start_linear(params, source, pairs):
     """All-zero weights with the scaling fitted on ``source``'s column
-    moments; with ``missing="zero"`` or ``"mean"`` and missing values in
-    ``source``, what each stands for (the model's ``fill``) and the scaling
-    of the filled values."""
+    sums (its moments for a min-max scaling); with ``missing="zero"`` or
+    ``"mean"`` and missing values in ``source``, what each stands for (the
+    model's ``fill``) and the scaling of the filled values."""
     fill = None
     if params["missing"] != "refuse":
-        counts, sums = source.moments[:2]
+        counts, sums = source.sums[:2]
         if np.isnan(sums).any():
             if not isinstance(source, QueryData):
                 raise ValueError(f"missing={params['missing']!r} fills missing values from the "
@@ -98,11 +103,13 @@ def _start_linear(params, source, pairs):
             fill = np.zeros(len(sums)) if params["missing"] == "zero" else np.divide(
                 sums, counts, out=np.zeros(len(sums)), where=np.asarray(counts) > 0)
     refuse_missing(source)
-    moments = source.moments
-    width = len(moments[1])
+    width = source.n_features
     offset, scale = np.zeros(width), np.ones(width)
-    if params["normalize"] in GLOBAL_NORMALIZERS:
-        offset, scale = scaling_from_moments(moments, params["normalize"])
+    if params["normalize"] == "minmax":
+        offset, scale = scaling_from_moments(source.moments, "minmax")
+    elif params["normalize"] in GLOBAL_NORMALIZERS:
+        offset, scale = scaling_from_moments(source.sums, params["normalize"],
+                                             lambda: source.moments[3:])
     return LinearModel(np.zeros(width), params["normalize"], offset, scale,
                        source.feature_names, source.names_from_columns, fill=fill)
 

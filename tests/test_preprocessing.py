@@ -176,7 +176,7 @@ def test_the_divergence_advice_names_the_cause_that_applies():
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
 def test_column_moments_match_numpy_on_dense_and_csr(dtype):
-    from rsrank.preprocessing import column_moments, combine_moments
+    from rsrank.preprocessing import column_moments, column_sums, combine_moments
 
     rng = np.random.default_rng(4)
     X = (rng.normal(scale=50, size=(300, 6)) * (rng.uniform(size=(300, 6)) < 0.4)).astype(dtype)
@@ -190,9 +190,17 @@ def test_column_moments_match_numpy_on_dense_and_csr(dtype):
         assert got[0] == 300
         for a, b in zip(got[1:], expected[1:]):
             np.testing.assert_allclose(a, b, rtol=1e-12)
-    # blocks of rows combine to the whole
+        sums = column_sums(matrix)  # the first three, in the same order: the same bits
+        assert len(sums) == 3 and sums[0] == 300
+        for a, b in zip(sums[1:], got[1:3]):
+            np.testing.assert_array_equal(a, b)
+    # blocks of rows combine to the whole, the sums as the moments
     halves = combine_moments(column_moments(sp.csr_matrix(X[:120])), column_moments(X[120:]))
     for a, b in zip(halves[1:], expected[1:]):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    halves = combine_moments(column_sums(sp.csr_matrix(X[:120])), column_sums(X[120:]))
+    assert len(halves) == 3 and halves[0] == 300
+    for a, b in zip(halves[1:], expected[1:3]):
         np.testing.assert_allclose(a, b, rtol=1e-12)
 
 
@@ -230,8 +238,9 @@ def test_a_scaling_that_overflows_names_the_feature(values, methods, tmp_path, c
 def test_dense_column_moments_equal_numpy_whatever_the_rows_and_nans(rows, width, seed, dtype):
     """Any number of rows (the four-row blocks and the rest), with NaNs
     anywhere: sums as NumPy's (NaN where a NaN is), the smallest and largest
-    of the other values (infinite where there are none)."""
-    from rsrank.preprocessing import column_moments
+    of the other values (infinite where there are none); the pass without
+    the extremes gives the same sums bit for bit."""
+    from rsrank.preprocessing import column_moments, column_sums
 
     rng = np.random.default_rng(seed)
     X = rng.normal(scale=10, size=(rows, width)).astype(dtype)
@@ -243,3 +252,7 @@ def test_dense_column_moments_equal_numpy_whatever_the_rows_and_nans(rows, width
     finite = ~np.isnan(reference)
     np.testing.assert_array_equal(low, np.where(finite, reference, np.inf).min(0))
     np.testing.assert_array_equal(high, np.where(finite, reference, -np.inf).max(0))
+    count, alone, alone_squares = column_sums(X)
+    assert count == rows
+    np.testing.assert_array_equal(alone, total)
+    np.testing.assert_array_equal(alone_squares, squares)

@@ -46,8 +46,11 @@ def test_rows_in_query_order_keep_their_input_order_and_map_back(qids, seed, spa
     np.testing.assert_array_equal(data.groups.order, np.arange(data.n_rows))
     np.testing.assert_array_equal(data.groups.offsets, np.r_[0, np.cumsum(data.sizes)])
     np.testing.assert_array_equal(data.groups.qids, data.qids)
-    # the moments are those of the input
+    # the sums and the moments are those of the input
     for got, want in zip(data.moments[1:], column_moments(X)[1:]):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert len(data.sums) == 3 and data.sums[0] == len(qid)
+    for got, want in zip(data.sums[1:], column_moments(X)[1:3]):
         np.testing.assert_allclose(got, want, rtol=1e-12)
 
 

@@ -32,8 +32,9 @@ from .memory import (NOTHING_AHEAD, PREFETCH_SPAN_BYTES, items_span, prefetch_pl
                      share_lines)
 from .metrics import (grouped_order, ideal_dcg, ndcg_at_parallel, ndcg_at_serial)
 from .pairs import (pair_histograms, row_curvature, step_curvature)
-from .penalty import (clip_signs, cumulative_penalty, dense_column_moments, group_shrink,
-                      isotonic, monotone_pairs, monotone_table, stored_column_moments, truncate)
+from .penalty import (clip_signs, cumulative_penalty, dense_column_moments, dense_column_sums,
+                      group_shrink, isotonic, monotone_pairs, monotone_table,
+                      stored_column_moments, truncate)
 from .lambdas import (PREFIX_COST_PER_LEVEL, PREFIX_MIN_SIZE, all_query_levels,
                       pair_loop_lambdas, preference_lambdas, prefix_sums_apply, query_lambdas,
                       query_lambdas_from, query_levels, ranked_lambdas, sorted_query_lambdas)
@@ -57,7 +58,7 @@ __all__ = [
     "coded_epoch_serial", "coded_scores", "coded_scores_all", "compiled_before",
     "csr_add_gradient", "csr_epoch_parallel", "csr_epoch_serial", "csr_scores",
     "clip_signs", "isotonic", "monotone_pairs", "monotone_table", "cumulative_penalty",
-    "dense_add_gradient", "dense_column_moments", "dense_scores",
+    "dense_add_gradient", "dense_column_moments", "dense_column_sums", "dense_scores",
     "epoch_kernels", "epoch_parallel", "epoch_serial", "float_bits", "group_shrink",
     "grouped_order", "ideal_dcg", "items_span", "label_levels", "linear_scores_parallel",
     "linear_scores_serial",
