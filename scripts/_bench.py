@@ -36,6 +36,13 @@ INTERNALS = {
     ("_kernels", "query_lambdas_from"): "bench_epoch times the epoch's lambdas",
     ("_kernels", "all_query_levels"): "bench_epoch times the epoch's lambdas",
     ("_kernels", "rows_span"): "bench_epoch prefetches the next query's rows as the epoch does",
+    ("_kernels", "coded_scores"): "bench_epoch times the additive epoch's passes over the codes",
+    ("_kernels", "coded_add_histogram"): "bench_epoch times the additive epoch's passes over "
+                                         "the codes",
+    ("_kernels", "step_table"): "bench_epoch times the additive epoch's passes over the codes",
+    ("_kernels", "uniform_stride"): "bench_epoch times the additive epoch's passes over the "
+                                    "codes",
+    ("objective", "workspace"): "bench_epoch sizes the additive epoch's histograms as a fit does",
     ("_kernels", "pair_loop_lambdas"): "bench_crossover times the two lambda kernels",
     ("_kernels", "ranked_lambdas"): "bench_crossover times the two lambda kernels",
     ("_kernels", "label_levels"): "bench_crossover times the two lambda kernels",

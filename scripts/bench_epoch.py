@@ -34,6 +34,9 @@ than within one), with medians of the times and of the rounds' ratios:
    about twice as long as the others).
 4. **Short queries**: the linear epoch per row on 200,000 rows of 136
    features in queries of 10 and of 100 documents (labels 0-4), one thread.
+5. **The additive epoch's passes over its codes**, one thread: its scores
+   (a table lookup per value) and its gradient (a histogram update per
+   value), alone and per query back to back, against the roofline.
 
 Writes ``epoch.md`` and ``epoch.json`` into ``--out``.
 """
@@ -138,6 +141,52 @@ def parts(X, y, qid, rounds):
     return {k: float(np.median(v)) for k, v in times.items()}
 
 
+def additive_parts(data, rounds):
+    """Median seconds, one thread, of the additive epoch's two passes over
+    its bin codes, each a loop of the package's kernels over the queries
+    (the scores by table lookups, the gradient as histograms, and both per
+    query as the epoch runs them), with fixed steps and lambdas; the
+    lambdas are those of the linear epoch. Their default bins are fitted
+    by a one-epoch fit."""
+    from numba import njit
+
+    from rsrank import RSRank
+
+    coded_scores = internal("_kernels", "coded_scores")
+    coded_add_histogram = internal("_kernels", "coded_add_histogram")
+    step_table = internal("_kernels", "step_table")
+    uniform_stride = internal("_kernels", "uniform_stride")
+    workspace = internal("objective", "workspace")
+
+    @njit
+    def loop(rows, table, scores, lam, grad, stride, score, histogram):
+        for q in range(rows.offsets.shape[0] - 1):
+            lo, hi = rows.offsets[q], rows.offsets[q + 1]
+            if score:
+                coded_scores(rows, lo, hi, table, scores, stride)
+            if histogram:
+                coded_add_histogram(rows, lo, hi, lam, 1.0, grad, stride)
+
+    view = RSRank(max_iter=1, additive=True, n_jobs=1, eval_train=False).fit(data).model_.view
+    rows, work = data.rows(view), workspace(data, 1, view)
+    rng = np.random.default_rng(0)
+    table = step_table(rng.normal(size=int(rows.bins[-1])) * 0.01, rows.bins, rows.slots,
+                       work.table)
+    stride, scores, lam = uniform_stride(rows.slots), np.zeros(data.n_rows), rng.normal(
+        size=data.n_rows)
+    kinds = {"additive scores": (True, False), "additive histograms": (False, True),
+             "additive scores and histograms": (True, True)}
+    times = {name: [] for name in kinds}
+    for kind in kinds.values():  # compile
+        loop(rows, table, scores, lam, work.partial[0], stride, *kind)
+    for _ in range(rounds):
+        for name, kind in kinds.items():
+            start = time.perf_counter()
+            loop(rows, table, scores, lam, work.partial[0], stride, *kind)
+            times[name].append(time.perf_counter() - start)
+    return {k: float(np.median(v)) for k, v in times.items()}
+
+
 def setup_seconds(X, y, qid, repeats):
     """The fastest wall time of a one-epoch fit on fresh copies, less that
     fit's epoch."""
@@ -194,6 +243,7 @@ def main(argv=None):
         return float(np.median(times[a] / times[b]))
 
     breakdown = parts(X, y, qid, args.rounds)
+    coded = additive_parts(binned, args.rounds)
     report = {"command": command_line(argv), "documents": len(y),
               "queries": int(data.n_queries), "threads": numba.config.NUMBA_NUM_THREADS,
               "times_s": {k: v.tolist() for k, v in times.items()},
@@ -202,7 +252,7 @@ def main(argv=None):
                   "linear, all cores": ratio("linear, all cores", "roofline, all cores"),
                   "additive, 1 thread": ratio("additive, 1 thread", "roofline, 1 thread"),
                   "additive, all cores": ratio("additive, all cores", "roofline, all cores")},
-              "parts_s": breakdown,
+              "parts_s": breakdown, "additive_parts_s": coded,
               "setup_over_epoch": ratio("setup", "linear, 1 thread"),
               "setup_fastest_over_epoch": float(times["setup"].min()
                                                 / np.median(times["linear, 1 thread"])),
@@ -241,6 +291,14 @@ def summarize(report, times, rounds):
     memory = part["the epoch's loop"] - part["the epoch's loop, rows in cache"]
     lines += ["", f"Reading the rows from memory adds {memory * 1e3:.1f} ms to the loop "
               f"({memory / epoch:.2f} of the epoch)."]
+    additive, roofline = median["additive, 1 thread"], median["roofline, 1 thread"]
+    lines += ["", "The additive epoch's passes over its bin codes (uint8), one thread, in "
+              "the same kind of loop (its lambdas are the linear epoch's):", "",
+              "| part | ms | share of the additive epoch | / roofline, 1 thread |",
+              "|---|---|---|---|"]
+    for name, seconds in report["additive_parts_s"].items():
+        lines.append(f"| {name} | {seconds * 1e3:.1f} | {seconds / additive:.2f} | "
+                     f"{seconds / roofline:.2f} |")
     fastest = min(report["times_s"]["setup"])
     lines += ["", f"- Setup of a fit given fresh arrays (one thread): "
               f"{median['setup'] * 1e3:.1f} ms, **{report['setup_over_epoch']:.2f}** of an epoch "
