@@ -321,7 +321,7 @@ def workspace(data, threads, view="none"):
     return _kernels.Work(np.zeros(data.n_rows), np.zeros(data.n_rows),
                          np.zeros((max(GRADIENT_ROWS, threads), row_width)),
                          np.full(data.n_rows, -1, dtype=np.int64), np.zeros(width),
-                         np.zeros(table))
+                         np.zeros(table), max(int(threads), 1))
 
 
 def workspace_fits(work, rows, width):

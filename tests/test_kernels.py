@@ -213,6 +213,55 @@ def test_objective_gradient_is_x_transpose_lambda_and_matches_finite_differences
     np.testing.assert_allclose(grad_scaled, grad_copy, rtol=1e-11)
 
 
+@pytest.mark.parametrize("batch_size", [None, 3, 7])
+def test_threads_share_the_gradient_rows_and_change_no_bit(batch_size):
+    """The batch's t-th query goes to gradient row t % rows; however many
+    threads share the 8 rows, each row adds its queries in batch order, so
+    every split gives the serial build's weights bit for bit, and every
+    query is counted once (the loss is the sum of the queries')."""
+    import numba
+
+    from rsrank import QueryData
+    from rsrank.objective import Objective, workspace
+
+    rng = np.random.default_rng(5)
+    sizes = rng.integers(2, 30, 41)
+    qid = np.repeat(np.arange(len(sizes)), sizes)
+    X = rng.normal(size=(len(qid), 5))
+    data = QueryData(X, rng.integers(0, 4, len(qid)), qid)
+    pairs, rows = Objective().pairs(data), data.rows()
+    order = rng.permutation(data.n_queries).astype(np.int64)
+    batch = data.n_queries if batch_size is None else batch_size
+    steps = K.Steps(0.05, 0.0, 0.01, 1, 0.5, False)
+
+    def epoch(kernel, threads):
+        w = rng.normal(size=5) if threads is None else start.copy()
+        loss, _ = kernel(rows, pairs, steps, np.zeros(0), order, batch, w, np.zeros(6), 0,
+                         workspace(data, threads or 1))
+        return loss, w
+
+    start = epoch(K.epoch_serial, None)[1]
+    loss, w = epoch(K.epoch_serial, 1)
+    lam = np.zeros(data.n_rows)
+    if batch_size is None:  # one step: the loss is the queries' at the start
+        scores = X[data.order] @ start
+        factors = Objective().query_factors(data)
+        expected = sum(K.query_lambdas(scores[lo:hi], pairs.gains[lo:hi], pairs.labels[lo:hi],
+                                       pairs.discount, pairs.cutoff, factors[q], pairs.loss,
+                                       False, lam[lo:hi])
+                       for q, (lo, hi) in enumerate(zip(data.offsets[:-1], data.offsets[1:])))
+        assert loss == pytest.approx(expected, rel=1e-12)
+    was = numba.get_num_threads()
+    try:
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+        for threads in (1, 2, 3, 5, 8):  # up to the 8 rows: beyond, a row per thread
+            got_loss, got = epoch(K.epoch_parallel, threads)
+            np.testing.assert_array_equal(got, w)
+            assert got_loss == loss
+    finally:
+        numba.set_num_threads(was)
+
+
 SPECIAL_SCORES = [0.0, -0.0, np.nan, -np.nan, np.inf, -np.inf, 5e-324, -5e-324, 1.0, -1.0,
                   1e308, -1e308, 2.0]
 

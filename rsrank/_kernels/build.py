@@ -25,8 +25,9 @@ def variant(function, suffix, **constants):
     return copy
 
 
-def twins(function):
-    """``(serial, parallel)`` builds of one kernel, both cached on disk.
+def twins(function, **constants):
+    """``(serial, parallel)`` builds of one kernel, both cached on disk; the
+    parallel one with ``constants`` of its own (see :func:`variant`).
 
     numba's cache indexes a kernel by its qualified name, line and argument
     types, not by ``parallel=True``: two builds of one Python function share
@@ -34,7 +35,7 @@ def twins(function):
     parallel build is therefore made from a copy of the function with its
     own name (:func:`variant`)."""
     return (njit(cache=True)(function),
-            njit(cache=True, parallel=True)(variant(function, "_parallel")))
+            njit(cache=True, parallel=True)(variant(function, "_parallel", **constants)))
 
 
 def cached(kernel):

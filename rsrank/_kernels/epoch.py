@@ -41,8 +41,9 @@ from .scores import (coded_add_histogram, coded_scores, csr_add_gradient, csr_sc
 # * ``Work``: per-fit scratch: ``scores`` and ``lam`` (one per row),
 #   ``partial`` (the gradient rows, :data:`rsrank.objective.GRADIENT_ROWS`),
 #   ``rankings`` (each query's last ranking, -1 where none yet),
-#   ``w_scaled`` (one per weight) and ``table`` (an additive model's
-#   contributions per code, :func:`step_table`; empty otherwise).
+#   ``w_scaled`` (one per weight), ``table`` (an additive model's
+#   contributions per code, :func:`step_table`; empty otherwise) and
+#   ``threads``, how many share the gradient rows in the parallel build.
 #
 # A global feature scaling enters as ``scale``, one factor per feature (empty:
 # none): the model scores ``X @ (scale * w)`` and its gradient is
@@ -69,7 +70,8 @@ Steps = namedtuple("Steps", "learning_rate power_t l1 period theta cumulative gr
                              np.zeros((0, 7), np.int64)))
 
 
-Work = namedtuple("Work", "scores lam partial rankings w_scaled table", defaults=(np.zeros(0),))
+Work = namedtuple("Work", "scores lam partial rankings w_scaled table threads",
+                  defaults=(np.zeros(0), 1))
 
 
 @njit(cache=True)
@@ -169,8 +171,13 @@ def _epoch(rows, pairs, steps, scale, query_order, batch_size, w, l1_state, step
 
     Each step averages the gradient over the batch's queries and takes
     :func:`take_step`. ``work.partial`` has one row per gradient
-    accumulator: the queries of a batch are dealt to its rows (shared out
-    among the threads in the parallel build), then the rows are added up.
+    accumulator: the batch's ``t``-th query goes to row ``t % rows`` and
+    each row adds its queries in batch order, then the rows are added up,
+    so any number of threads gives the same sums. The threads share the
+    rows out (each a run of them) and each walks its rows' queries in
+    batch order: on rows stored in that order it reads X front to back,
+    where one row's queries at a time would skip the others' (on 468,598
+    rows in 4,000 queries 8 rows' turns took 12% longer).
 
     Returns ``(summed query loss, new step count)``.
     """
@@ -183,17 +190,24 @@ def _epoch(rows, pairs, steps, scale, query_order, batch_size, w, l1_state, step
         stop = min(start + batch_size, n_batch_queries)
         factor = 1.0 / (stop - start)
         used = min(partial.shape[0], stop - start)
+        groups = max(1, min(work.threads, used)) if _PARALLEL else 1
         ws = scaled_weights(w, scale, work.w_scaled)
         if _CODED:
             step_table(ws, rows.bins, rows.slots, work.table)
-        for c in prange(used):
-            # scores, lambdas and gradient of one query back to back: its rows
-            # of X are read from memory once and are still in cache for the
-            # gradient
-            grad = partial[c]
-            for j in range(grad.shape[0]):  # a loop, not grad[:] = 0: no nested parfor
-                grad[j] = 0.0
-            for t in range(start + c, stop, used):
+        for g in prange(groups):
+            # rows first:last of the accumulators, their queries in batch order:
+            # scores, lambdas and gradient of one query back to back, so its rows
+            # of X are read from memory once and are still in cache for the gradient
+            first, last = g * used // groups, (g + 1) * used // groups
+            for c in range(first, last):
+                grad = partial[c]
+                for j in range(grad.shape[0]):  # a loop, not grad[:] = 0: no nested parfor
+                    grad[j] = 0.0
+            for t in range(start, stop):
+                c = (t - start) % used
+                if c < first or c >= last:
+                    continue
+                grad = partial[c]
                 q = query_order[t]
                 lo, hi = rows.offsets[q], rows.offsets[q + 1]
                 if _CODED:
@@ -202,20 +216,21 @@ def _epoch(rows, pairs, steps, scale, query_order, batch_size, w, l1_state, step
                     dense_scores(rows.dense, lo, hi, ws, scores)
                 else:
                     csr_scores(rows.data, rows.indices, rows.indptr, lo, hi, ws, scores)
-                # the lambdas bring the next query's rows into cache as they go
+                # the lambdas bring this thread's next query's rows into cache as they go
                 ahead = NOTHING_AHEAD
-                if t + used < stop:
-                    after = query_order[t + used]
-                    first, last = rows.offsets[after], rows.offsets[after + 1]
+                following = t + 1 if c + 1 < last else t - c + used + first
+                if following < stop:
+                    after = query_order[following]
+                    begin, end = rows.offsets[after], rows.offsets[after + 1]
                     if _CODED and rows.indptr.shape[0] > 0:
-                        ahead = items_span(rows.stored_codes, rows.indptr[first],
-                                          rows.indptr[last])
+                        ahead = items_span(rows.stored_codes, rows.indptr[begin],
+                                          rows.indptr[end])
                     elif _CODED:
-                        ahead = rows_span(rows.dense_codes, first, last)
+                        ahead = rows_span(rows.dense_codes, begin, end)
                     elif _DENSE:
-                        ahead = rows_span(rows.dense, first, last)
+                        ahead = rows_span(rows.dense, begin, end)
                     else:
-                        ahead = items_span(rows.data, rows.indptr[first], rows.indptr[last])
+                        ahead = items_span(rows.data, rows.indptr[begin], rows.indptr[end])
                 losses[t] = pair_lambdas(pairs, q, lo, hi, scores, lam, work.rankings, ahead)
                 if _CODED:
                     coded_add_histogram(rows, lo, hi, lam, factor, grad, stride)
@@ -225,7 +240,8 @@ def _epoch(rows, pairs, steps, scale, query_order, batch_size, w, l1_state, step
                     csr_add_gradient(rows.data, rows.indices, rows.indptr, lo, hi, lam, factor,
                                      grad)
             if _CODED:
-                suffix_sums(grad, rows.bins, rows.slots)
+                for c in range(first, last):
+                    suffix_sums(partial[c], rows.bins, rows.slots)
         for t in range(start, stop):
             total += losses[t]
         step = take_step(w, partial, used, scale, steps, l1_state, step)
@@ -233,17 +249,20 @@ def _epoch(rows, pairs, steps, scale, query_order, batch_size, w, l1_state, step
 
 
 #: what the epoch's rows are, fixed per variant (:func:`variant`): an additive
-#: model's bin codes (``_CODED``) or a linear model's dense or CSR rows
-_CODED, _DENSE = False, True
+#: model's bin codes (``_CODED``) or a linear model's dense or CSR rows; and
+#: whether its build shares the rows out among threads (``_PARALLEL``)
+_CODED, _DENSE, _PARALLEL = False, True, False
 
 
-epoch_serial, epoch_parallel = twins(_epoch)
+epoch_serial, epoch_parallel = twins(_epoch, _PARALLEL=True)
 
 
-csr_epoch_serial, csr_epoch_parallel = twins(variant(_epoch, "_csr", _DENSE=False))
+csr_epoch_serial, csr_epoch_parallel = twins(variant(_epoch, "_csr", _DENSE=False),
+                                             _PARALLEL=True)
 
 
-coded_epoch_serial, coded_epoch_parallel = twins(variant(_epoch, "_coded", _CODED=True))
+coded_epoch_serial, coded_epoch_parallel = twins(variant(_epoch, "_coded", _CODED=True),
+                                                 _PARALLEL=True)
 
 
 def epoch_kernels(rows):
