@@ -266,7 +266,13 @@ class Solver:
         return workspace(data, threads(self.n_jobs), view)
 
     def query_order(self, n_queries, rng):
-        return rng.permutation(n_queries) if self.shuffle else np.arange(n_queries)
+        """The order of an epoch's queries: a new permutation from ``rng``
+        with ``shuffle`` and batches; as stored for full-batch steps, whose
+        sum over all the queries an order changes only by rounding, and
+        which read X front to back in that order."""
+        if self.shuffle and self.batch_size is not None:
+            return rng.permutation(n_queries)
+        return np.arange(n_queries)
 
     def epoch(self, data, state, query_order, *, view="none", scale=None, work=None,
               kernels=None):

@@ -189,12 +189,17 @@ def test_dense_equals_csr_and_float32_close():
 
 
 def test_same_seed_same_model_and_other_seed_differs():
+    # batches visit the queries in a seeded order; full-batch steps in the stored one
     X, y, qid = toy_queries()
-    a = RSRank(learning_rate=0.05, max_iter=3, random_state=4).fit(X, y, qid=qid)
-    b = RSRank(learning_rate=0.05, max_iter=3, random_state=4).fit(X, y, qid=qid)
-    c = RSRank(learning_rate=0.05, max_iter=3, random_state=5).fit(X, y, qid=qid)
+    a = RSRank(learning_rate=0.05, max_iter=3, random_state=4, batch_size=2).fit(X, y, qid=qid)
+    b = RSRank(learning_rate=0.05, max_iter=3, random_state=4, batch_size=2).fit(X, y, qid=qid)
+    c = RSRank(learning_rate=0.05, max_iter=3, random_state=5, batch_size=2).fit(X, y, qid=qid)
     np.testing.assert_array_equal(a.coef_, b.coef_)
     assert not np.array_equal(a.coef_, c.coef_)
+    full = [RSRank(learning_rate=0.05, max_iter=3, random_state=seed, shuffle=shuffle).fit(
+        X, y, qid=qid).coef_ for seed in (4, 5) for shuffle in (True, False)]
+    for other in full[1:]:
+        np.testing.assert_array_equal(other, full[0])
 
 
 def test_interleaved_rows_give_the_same_model_without_shuffle():
