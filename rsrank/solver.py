@@ -265,14 +265,18 @@ class Solver:
         each query's last ranking from epoch to epoch)."""
         return workspace(data, threads(self.n_jobs), view)
 
+    @property
+    def shuffles(self):
+        """Whether each epoch visits the queries in a new order: with
+        ``shuffle`` and batches. Full-batch steps sum over all the queries,
+        which an order changes only by rounding, and read X front to back
+        in the stored order."""
+        return self.shuffle and self.batch_size is not None
+
     def query_order(self, n_queries, rng):
         """The order of an epoch's queries: a new permutation from ``rng``
-        with ``shuffle`` and batches; as stored for full-batch steps, whose
-        sum over all the queries an order changes only by rounding, and
-        which read X front to back in that order."""
-        if self.shuffle and self.batch_size is not None:
-            return rng.permutation(n_queries)
-        return np.arange(n_queries)
+        when it :attr:`shuffles`, else as stored."""
+        return rng.permutation(n_queries) if self.shuffles else np.arange(n_queries)
 
     def epoch(self, data, state, query_order, *, view="none", scale=None, work=None,
               kernels=None):
@@ -372,7 +376,7 @@ class Solver:
             reference = lambda losses: self.objective.zero_model_loss(train)  # noqa: E731
 
         step = self.epochs(train, state, view=view, scale=scale, work=work, kernels=kernels)
-        ordered = None if self.shuffle else self.query_order(train.n_queries, rng)
+        ordered = None if self.shuffles else self.query_order(train.n_queries, rng)
 
         def epoch():
             return step(self.query_order(train.n_queries, rng) if ordered is None else ordered)
