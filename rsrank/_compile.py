@@ -56,6 +56,7 @@ def lambda_kernels():
 
     floats = numba.types.Array(numba.float64, 1, "C")
     ints = numba.types.Array(numba.int64, 1, "C")
+    labels = numba.types.Array(numba.int64, 1, "C", readonly=True)  # a view (read_only)
     i, f, b = numba.int64, numba.float64, numba.boolean
     ahead = numba.types.UniTuple(i, 2)
     steps = numba.typeof(_kernels.Steps(0.0, 0.0, 0.0, 1, 0.0, False))
@@ -66,9 +67,9 @@ def lambda_kernels():
         (_kernels.take_step, (floats, numba.types.Array(numba.float64, 2, "C"), i, floats, steps,
                               floats, i)),
         # this process's share
-        (_kernels.pair_loop_lambdas, (floats, floats, ints, floats, i, f, i, b, floats, ints,
+        (_kernels.pair_loop_lambdas, (floats, floats, labels, floats, i, f, i, b, floats, ints,
                                       ahead)),
-        (_kernels.query_lambdas_from, (floats, floats, ints, floats, i, f, i, b, floats, ints,
+        (_kernels.query_lambdas_from, (floats, floats, labels, floats, i, f, i, b, floats, ints,
                                        ints, i, ahead)),
     ]
 

@@ -124,7 +124,8 @@ class Objective:
             n_levels = np.zeros(data.n_queries, dtype=np.int64)
             _kernels.all_query_levels(labels.gains, data.y, data.offsets, labels.discount,
                                       self.loss_code, levels, n_levels)
-            pairs = _kernels.Pairs(labels.gains, data.y, self.query_factors(data),
+            pairs = _kernels.Pairs(labels.gains, _kernels.read_only(data.y),
+                                   self.query_factors(data),
                                    labels.discount, labels.cutoff, self.loss_code,
                                    self.unit_weights, levels, n_levels)
             preferred = data.preferences

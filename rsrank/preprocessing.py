@@ -73,7 +73,7 @@ def column_moments(X):
     if sp.issparse(X):
         X = check_csr(sp.csr_matrix(X))
         stored, total, squares, low, high = _kernels.stored_column_moments(
-            X.data, X.indices, X.shape[1])
+            _kernels.read_only(X.data), _kernels.read_only(X.indices), X.shape[1])
         has_zero = stored < n_rows  # an implicit zero somewhere in the column
         low[has_zero] = np.minimum(low[has_zero], 0.0)
         high[has_zero] = np.maximum(high[has_zero], 0.0)
@@ -81,7 +81,7 @@ def column_moments(X):
     X = np.asarray(X)
     if X.dtype.kind not in "fiub":
         X = X.astype(np.float64)
-    return (n_rows,) + _kernels.dense_column_moments(np.ascontiguousarray(X))
+    return (n_rows,) + _kernels.dense_column_moments(_kernels.read_only(np.ascontiguousarray(X)))
 
 
 def column_sums(X):
@@ -97,7 +97,7 @@ def column_sums(X):
     X = np.asarray(X)
     if X.dtype.kind not in "fiub":
         X = X.astype(np.float64)
-    return (X.shape[0],) + _kernels.dense_column_sums(np.ascontiguousarray(X))
+    return (X.shape[0],) + _kernels.dense_column_sums(_kernels.read_only(np.ascontiguousarray(X)))
 
 
 def combine_moments(a, b):

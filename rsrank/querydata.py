@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_array
 
-from ._kernels import Rows
+from ._kernels import Rows, read_only
 from ._queries import QueryGroups, group_queries
 from .binning import PairEncoding, StepEncoding
 from .preprocessing import column_moments, column_sums, query_normalize
@@ -158,13 +158,20 @@ def matrix_rows(X):
     """:class:`Rows` of a checked matrix as it is (one query, offsets
     ``[0, n]``): the CSR triplet with an empty dense array, or empty CSR
     arrays with a C-ordered dense ``X``. No copy of an already CSR or
-    C-contiguous ``X``, and ``X`` is never modified."""
+    C-contiguous ``X``, and ``X`` is never modified.
+
+    The four arrays are read-only views, whether ``X`` is writable or not
+    (a memory map of the cache, a frame's buffer): numba compiles a kernel
+    once per array type, and writability is part of the type, so a fit on
+    cached rows would otherwise compile every epoch kernel a second time."""
     offsets = np.array([0, X.shape[0]], dtype=np.int64)
     if sp.issparse(X):
         X = sp.csr_matrix(X)
-        return Rows(X.data, X.indices, X.indptr, np.zeros((0, 0), X.dtype), offsets)
-    X = np.ascontiguousarray(X)
-    return Rows(np.zeros(0, X.dtype), np.zeros(0, np.int32), np.zeros(0, np.int32), X, offsets)
+        arrays = X.data, X.indices, X.indptr, np.zeros((0, 0), X.dtype)
+    else:
+        X = np.ascontiguousarray(X)
+        arrays = np.zeros(0, X.dtype), np.zeros(0, np.int32), np.zeros(0, np.int32), X
+    return Rows(*map(read_only, arrays), offsets)
 
 
 @dataclass(frozen=True)

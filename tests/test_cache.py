@@ -277,3 +277,33 @@ def test_an_interrupted_write_leaves_nothing(letor_file, monkeypatch):
     monkeypatch.undo()
     assert list((letor_file.parent / ".rsrank-cache").iterdir()) == []
     same(load_letor(letor_file, cache=True), load_letor(letor_file))
+
+
+
+@pytest.mark.parametrize("dense", [False, True])
+def test_a_fit_on_cached_arrays_compiles_no_epoch_of_its_own(letor_file, dense):
+    """The cache's arrays are read-only memory maps and parsed ones are
+    writable; numba types the two apart, but the kernels see both as
+    read-only views, so the fit on cached rows runs the very builds that
+    the fit on parsed rows compiled."""
+    from rsrank import RSRank, _kernels
+
+    def fit(X, y, qid):
+        RSRank(max_iter=2, normalize="none", n_jobs=1).fit(X, y, qid=qid)
+
+    def rows(loaded):
+        X, y, qid = loaded[:3]
+        if dense:  # read-only if the cache's was, as np.load(..., mmap_mode="r") gives it
+            X, writable = X.toarray(), X.data.flags.writeable
+            X.flags.writeable = writable
+        return X, y, qid
+
+    fit(*rows(load_letor(letor_file)))
+    kernels = [_kernels.epoch_serial, _kernels.csr_epoch_serial]
+    builds = [len(kernel.signatures) for kernel in kernels]
+    load_letor(letor_file, cache=True)
+    X, y, qid = rows(load_letor(letor_file, cache=True))
+    assert not X.flags.writeable if dense else not X.data.flags.writeable
+    assert not y.flags.writeable
+    fit(X, y, qid)
+    assert [len(kernel.signatures) for kernel in kernels] == builds

@@ -23,7 +23,7 @@ gradient, and the rows are added up in order after the loop: both builds
 give the same weights bit for bit.
 """
 
-from .build import (cached, forget_stale_builds, twins, variant)
+from .build import (cached, forget_stale_builds, read_only, twins, variant)
 from .epoch import (GRADIENT_ONLY, Pairs, Rows, Steps, Work, coded_epoch_parallel,
                     coded_epoch_serial, compiled_before, csr_epoch_parallel, csr_epoch_serial,
                     epoch_kernels, epoch_parallel, epoch_serial, objective, period_steps,
@@ -66,6 +66,7 @@ __all__ = [
     "pair_loss_and_derivative", "pair_loss_derivative", "period_steps", "preference_lambdas",
     "prefetch_plan", "prefix_sums_apply",
     "query_lambdas", "query_lambdas_from", "query_levels", "ranked_lambdas", "ranked_order",
+    "read_only",
     "ranked_order_from", "rows_span", "scaled_weights", "share_lines", "slotted_scores",
     "sorted_query_lambdas",
     "step_size", "step_table", "stored_column_moments", "strided_scores", "suffix_sums",

@@ -38,6 +38,17 @@ def twins(function, **constants):
             njit(cache=True, parallel=True)(variant(function, "_parallel", **constants)))
 
 
+def read_only(array):
+    """A read-only view of ``array``, without a copy. numba's type of an
+    array includes whether it may be written, and a kernel compiles once
+    per type: inputs the kernels only read, passed as such views whatever
+    their source (memory maps of the cache are read-only, arrays made here
+    are not), compile one build."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
 def cached(kernel):
     """Whether numba's on-disk cache holds ``kernel`` (a dispatcher) as this
     source defines it, or this process compiled it already; True when the
