@@ -122,10 +122,10 @@ class Objective:
             labels = self._labels(data)
             levels = np.zeros(data.n_rows, dtype=np.int64)
             n_levels = np.zeros(data.n_queries, dtype=np.int64)
-            _kernels.all_query_levels(labels.gains, data.y, data.offsets, labels.discount,
+            y = _kernels.read_only(data.y)  # writable labels or not, one build per kernel
+            _kernels.all_query_levels(labels.gains, y, data.offsets, labels.discount,
                                       self.loss_code, levels, n_levels)
-            pairs = _kernels.Pairs(labels.gains, _kernels.read_only(data.y),
-                                   self.query_factors(data),
+            pairs = _kernels.Pairs(labels.gains, y, self.query_factors(data),
                                    labels.discount, labels.cutoff, self.loss_code,
                                    self.unit_weights, levels, n_levels)
             preferred = data.preferences

@@ -299,7 +299,8 @@ def test_a_fit_on_cached_arrays_compiles_no_epoch_of_its_own(letor_file, dense):
         return X, y, qid
 
     fit(*rows(load_letor(letor_file)))
-    kernels = [_kernels.epoch_serial, _kernels.csr_epoch_serial]
+    kernels = [_kernels.epoch_serial, _kernels.csr_epoch_serial, _kernels.all_query_levels,
+               _kernels.dense_column_sums, _kernels.stored_column_moments]
     builds = [len(kernel.signatures) for kernel in kernels]
     load_letor(letor_file, cache=True)
     X, y, qid = rows(load_letor(letor_file, cache=True))
