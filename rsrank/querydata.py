@@ -525,7 +525,7 @@ class QueryData:
         labels and query sizes in query order."""
         def make():
             digest = hashlib.sha256()
-            digest.update(self._y.tobytes())
+            digest.update(np.ascontiguousarray(self._y))  # its bytes, without a copy
             digest.update(self.sizes.astype(np.int64).tobytes())
             if self._query_weights is not None:
                 digest.update(self._query_weights.tobytes())

@@ -2,11 +2,11 @@
 
     python scripts/bench_cli_start.py [--out results] [--repeats 7] [--before COMMIT]
 
-Runs ``rsrank --version``, ``rsrank --help`` and ``rsrank train --help`` in
-fresh interpreters (``python -m rsrank``, as the installed script runs
-it) and records for each the fastest wall time of ``--repeats``, the
-``rsrank`` modules it imported and whether scikit-learn, SciPy or numba
-were among its imports. The peers in the same run: a bare interpreter
+Runs ``rsrank --version``, ``rsrank --help``, ``rsrank fetch --list`` and
+``rsrank train --help`` in fresh interpreters (``python -m rsrank``, as the
+installed script runs it) and records for each the fastest wall time of
+``--repeats``, the ``rsrank`` modules it imported and whether
+scikit-learn, SciPy or numba were among its imports. The peers in the same run: a bare interpreter
 (``python -c pass``) and one that imports NumPy, SciPy, scikit-learn and
 numba (what every command needs to compute). ``--before COMMIT`` also
 times that commit's package, checked out into a temporary directory, the
@@ -28,7 +28,7 @@ from _bench import command_line, write_report
 REPO = Path(__file__).resolve().parent.parent
 HEAVY = ("sklearn", "scipy", "numba")
 COMMANDS = {"rsrank --version": ["--version"], "rsrank --help": ["--help"],
-            "rsrank train --help": ["train", "--help"]}
+            "rsrank fetch --list": ["fetch", "--list"], "rsrank train --help": ["train", "--help"]}
 #: runs the command, then reports what it imported on stderr's last line
 PROBE = ("import sys, json\n"
          "sys.argv = ['rsrank'] + sys.argv[1:]\n"

@@ -404,8 +404,11 @@ def test_path_and_compare_draw_their_pictures_and_one_fold_prints_no_spread(
                  str(tmp_path / "a" / "results.json")]) == 2
 
 
-@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["--debug", "--help"], ["nosuch"]])
-def test_the_version_and_the_help_import_no_numerical_library(argv):
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["--debug", "--help"], ["nosuch"],
+                                  ["fetch", "--list"], ["fetch", "--help"]])
+def test_the_version_the_help_and_fetch_import_no_numerical_library(argv):
+    """Nor does ``rsrank fetch``, which downloads and checks files: the first
+    command of a new user, and of scripts that fetch before each run."""
     import subprocess
     import sys
 
@@ -421,6 +424,8 @@ def test_the_version_and_the_help_import_no_numerical_library(argv):
             assert name in done.stdout
     if argv == ["nosuch"]:
         assert "invalid choice: 'nosuch'" in done.stderr
+    if argv == ["fetch", "--list"]:
+        assert "OHSUMED" in done.stdout
 
 
 def test_each_command_defines_itself_with_its_tables_help():

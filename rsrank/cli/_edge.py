@@ -11,9 +11,20 @@ import warnings
 from concurrent.futures import BrokenExecutor
 
 from .._files import remove_empty
+from .._text import LetorFormatError
 from .._workers import WorkerStartError
-from ..datasets import LetorFormatError
-from ._options import MADE_DIRECTORIES
+
+# this module imports no numerical library: a command that needs none (``fetch``)
+# starts in a tenth of a second
+
+
+class UsageError(ValueError):
+    """A mistake in the command line itself."""
+
+
+#: Directories created for this command's output files (``--out a/b/f``):
+#: those still empty when it ends are removed
+MADE_DIRECTORIES = []
 
 
 class Terminated(KeyboardInterrupt):

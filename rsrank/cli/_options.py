@@ -24,10 +24,7 @@ from ..plotting import check_picture_path
 from ..preprocessing import NORMALIZERS
 from ..selection import check_within
 from ..recipe import DEFAULTS, PATH_EPOCHS, PATH_EPOCHS_ADDITIVE, PATH_ROWS, PATH_WEIGHT_TOL
-
-
-class UsageError(ValueError):
-    """A mistake in the command line itself."""
+from ._edge import MADE_DIRECTORIES, UsageError
 
 
 def within(text):
@@ -228,11 +225,6 @@ def loading(args):
     """How ``rsrank train`` keeps the splits: a file whose every line holds
     every feature as one dense array, in ``--dtype``."""
     return {"dtype": np.dtype(args.dtype).type, "dense": "auto"}
-
-
-#: Directories created for this command's output files (``--out a/b/f``):
-#: those still empty when it ends are removed
-MADE_DIRECTORIES = []
 
 
 def check_file_output(out, inputs, flag="--out"):

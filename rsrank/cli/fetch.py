@@ -2,9 +2,9 @@
 
 import sys
 
-from ..datasets import dataset_bytes, default_data_home, fetch_letor, registry
+from .._fetch import dataset_bytes, default_data_home, fetch_letor, registry
 from ._commands import COMMANDS
-from ._options import UsageError
+from ._edge import UsageError
 
 
 def add_parser(commands):
