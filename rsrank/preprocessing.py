@@ -78,10 +78,7 @@ def column_moments(X):
         low[has_zero] = np.minimum(low[has_zero], 0.0)
         high[has_zero] = np.maximum(high[has_zero], 0.0)
         return n_rows, total, squares, low, high
-    X = np.asarray(X)
-    if X.dtype.kind not in "fiub":
-        X = X.astype(np.float64)
-    return (n_rows,) + _kernels.dense_column_moments(_kernels.read_only(np.ascontiguousarray(X)))
+    return (n_rows,) + _kernels.dense_column_moments(_dense_rows(X))
 
 
 def column_sums(X):
@@ -94,10 +91,19 @@ def column_sums(X):
 
     if sp.issparse(X):
         return column_moments(X)[:3]
+    rows = _dense_rows(X)
+    return (rows.shape[0],) + _kernels.dense_column_sums(rows)
+
+
+def _dense_rows(X):
+    """Dense ``X`` as the column kernels take it: numbers (anything else as
+    float64), C-ordered, a read-only view (one build per dtype)."""
+    from . import _kernels
+
     X = np.asarray(X)
     if X.dtype.kind not in "fiub":
         X = X.astype(np.float64)
-    return (X.shape[0],) + _kernels.dense_column_sums(_kernels.read_only(np.ascontiguousarray(X)))
+    return _kernels.read_only(np.ascontiguousarray(X))
 
 
 def combine_moments(a, b):
