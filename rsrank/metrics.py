@@ -44,7 +44,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _kernels
-from ._pages import row_array
 from ._queries import group_queries
 
 __all__ = [
@@ -132,10 +131,7 @@ def gain_values(labels, gain="exp2"):
         if 0 <= low and high <= MAX_EXP2_LABEL:
             # integer grades: a table of 2**g - 1 per grade, one lookup a row
             # (each entry is the very exp2(g) - 1.0 the formula below computes)
-            table = np.exp2(np.arange(high + 1, dtype=np.float64)) - 1.0
-            # (mode "clip" writes straight into ``out``, the labels being in range)
-            out = row_array(given.size, np.float64).reshape(given.shape)
-            return np.take(table, given, out=out, mode="clip")
+            return (np.exp2(np.arange(high + 1, dtype=np.float64)) - 1.0)[given]
     labels = np.asarray(given, dtype=np.float64)
     if callable(gain):
         return np.asarray(gain(labels), dtype=np.float64)

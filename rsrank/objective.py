@@ -18,7 +18,6 @@ import numpy as np
 
 from . import _kernels
 from ._compile import settle
-from ._pages import row_array
 from .binning import BinCodes
 from .metrics import discount_values, gain_values
 from .querydata import as_view
@@ -121,7 +120,7 @@ class Objective:
         per data and objective)."""
         def make():
             labels = self._labels(data)
-            levels = row_array(data.n_rows, np.int64, 0)
+            levels = np.zeros(data.n_rows, dtype=np.int64)
             n_levels = np.zeros(data.n_queries, dtype=np.int64)
             y = _kernels.read_only(data.y)  # writable labels or not, one build per kernel
             _kernels.all_query_levels(labels.gains, y, data.offsets, labels.discount,
@@ -320,10 +319,9 @@ def workspace(data, threads, view="none"):
     one per step, and the table of their sums."""
     width = n_weights(data, view)
     row_width, table = _work_widths(data.rows(view), width)
-    n = data.n_rows
-    return _kernels.Work(row_array(n, np.float64, 0.0), row_array(n, np.float64, 0.0),
+    return _kernels.Work(np.zeros(data.n_rows), np.zeros(data.n_rows),
                          np.zeros((max(GRADIENT_ROWS, threads), row_width)),
-                         row_array(n, np.int64, -1), np.zeros(width),
+                         np.full(data.n_rows, -1, dtype=np.int64), np.zeros(width),
                          np.zeros(table), max(int(threads), 1))
 
 
