@@ -90,6 +90,33 @@ def test_the_curvature_of_steps_is_that_of_their_0_1_columns(seed, pair_weight, 
         assert diagonal == pytest.approx(expected, rel=1e-10, abs=1e-14)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_step_curvature_equals_the_pair_sum_on_long_queries_of_many_steps(seed):
+    # the kernel alone, swap weights, against the pairs of 0/1 columns
+    # [code > b]: 80 rows on five levels, features of 1 to 40 steps, codes
+    # past a feature's last step (all its columns 1), a discount cut at 10
+    from rsrank._kernels import step_curvature
+
+    rng = np.random.default_rng(seed)
+    n, widths = 80, np.array([1, 2, 7, 40, 13])
+    bins = np.r_[0, np.cumsum(widths)].astype(np.int64)
+    codes = np.stack([rng.integers(0, w + 3, n) for w in widths], axis=1).astype(np.uint8)
+    level = rng.integers(0, 5, n)
+    gains = np.array([0.0, 1.0, 3.0, 7.0, 15.0])
+    discount = np.zeros(n)
+    discount[:10] = 1.0 / np.log2(np.arange(2, 12))
+    out = np.zeros(bins[-1])
+    step_curvature(codes, bins, level, gains, discount, 0.25, False, out)
+    expected = np.zeros(bins[-1])
+    columns = np.concatenate([(codes[:, [j]] > np.arange(w)) for j, w in enumerate(widths)],
+                             axis=1).astype(float)
+    for i in range(n):
+        for j in range(i + 1, n):
+            weight = 0.25 * abs(gains[level[i]] - gains[level[j]]) * (discount[i] - discount[j])
+            expected += weight * (columns[i] - columns[j]) ** 2
+    assert out == pytest.approx(expected, rel=1e-12, abs=1e-12)
+
+
 def test_the_curvature_step_is_two_over_the_trace_of_the_scaled_features():
     rng = np.random.default_rng(0)
     qid = np.repeat(np.arange(30), 10)
