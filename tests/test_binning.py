@@ -5,7 +5,7 @@ engines count, for dense and CSR rows alike."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from rsrank.binning import (MAX_BINS, SortedColumns, bin_codes, bin_counts, fit_thresholds,
@@ -60,6 +60,47 @@ def test_codes_equal_brute_force_dense_and_csr(seed, max_bins, density, levels):
     assert [c.tolist() for c in fit_thresholds(sparse, max_bins)] == \
         [c.tolist() for c in thresholds]
     np.testing.assert_array_equal(bin_codes(sparse, thresholds).toarray(), expected)
+
+
+def searchsorted_codes(X, thresholds):
+    """Each column through NumPy's searchsorted (rsrank.binning._code, the
+    codes' definition), a sparse X's absent values as 0."""
+    from rsrank.binning import _code
+
+    X = X.toarray() if sp.issparse(X) else np.asarray(X)
+    return np.stack([_code(X[:, j], cuts) for j, cuts in enumerate(thresholds)], axis=1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_cuts=st.sampled_from([0, 1, 5, 32, 33, 200]),
+       dtype=st.sampled_from([np.float64, np.float32, np.int64, np.bool_, np.float16]),
+       missing=st.booleans(), layout=st.sampled_from(["C", "F", "csr"]))
+def test_the_code_kernels_equal_searchsorted_column_by_column(seed, n_cuts, dtype, missing,
+                                                              layout):
+    # the kernels against NumPy: values at the thresholds, within float32's
+    # rounding of them, NaN, +-inf, float64 beyond float32's range, counts
+    # that take the loop (up to 32 thresholds) and the binary search
+    assume(not (layout == "csr" and dtype is np.float16))  # scipy.sparse has no float16
+    rng = np.random.default_rng(seed)
+    cuts = np.unique(rng.normal(size=n_cuts).astype(np.float32) * 10)
+    thresholds = [cuts, np.zeros(0, np.float32), cuts[: len(cuts) // 2]]
+    if missing:
+        thresholds = [np.r_[t, np.float32(np.inf)] for t in thresholds]
+    pool = np.r_[cuts, np.nextafter(cuts, np.float32(np.inf)), cuts.astype(np.float64) + 1e-9,
+                 [np.nan, np.inf, -np.inf, 1e300, -1e300, 0.0, -0.0], rng.normal(size=20) * 10]
+    X = rng.choice(pool, size=(50, 3))
+    if dtype is np.bool_:
+        X = X > 0
+    elif dtype is np.int64:
+        X = np.clip(np.nan_to_num(X), -2.0**40, 2.0**40).astype(np.int64)
+    else:
+        with np.errstate(over="ignore"):
+            X = X.astype(dtype)
+    if layout == "F":
+        X = np.asfortranarray(X)
+    expected = searchsorted_codes(X, thresholds)
+    given = sp.csr_matrix(X) if layout == "csr" else X
+    np.testing.assert_array_equal(bin_codes(given, thresholds).toarray(), expected)
 
 
 @pytest.mark.parametrize("max_bins", [1, 257, 2.5, True, None])

@@ -41,16 +41,17 @@ from .lambdas import (PREFIX_COST_PER_LEVEL, PREFIX_MIN_SIZE, all_query_levels,
 from .ranking import (HINGE, LOGISTIC, MODIFIED_HUBER, PAIR_LOSSES, float_bits, label_levels,
                       pair_loss, pair_loss_and_derivative, pair_loss_derivative, ranked_order,
                       ranked_order_from, swap_weight, swap_weight_matrix, top_order)
-from .scores import (coded_add_histogram, coded_scores, coded_scores_all, csr_add_gradient,
-                     csr_scores, dense_add_gradient, dense_scores, linear_scores_parallel,
-                     linear_scores_serial, slotted_scores, step_table, strided_scores, suffix_sums,
-                     table_size, uniform_stride)
+from .scores import (CODE_BLOCK, coded_add_histogram, coded_scores, coded_scores_all, csr_add_gradient,
+                     csr_scores, dense_add_gradient, dense_codes, dense_scores,
+                     linear_scores_parallel,
+                     linear_scores_serial, slotted_scores, step_table, stored_codes,
+                     strided_scores, suffix_sums, table_size, uniform_stride)
 
 # before any kernel is loaded from numba's cache: builds of older sources go
 forget_stale_builds(epoch_serial)
 
 __all__ = [
-    "pair_histograms", "row_curvature", "step_curvature",
+    "pair_histograms", "row_curvature", "step_curvature", "CODE_BLOCK",
     "GRADIENT_ONLY", "HINGE", "LOGISTIC", "MODIFIED_HUBER", "PAIR_LOSSES",
     "NOTHING_AHEAD", "PREFETCH_SPAN_BYTES", "PREFIX_COST_PER_LEVEL", "PREFIX_MIN_SIZE", "Pairs",
     "Rows", "Steps", "Work",
@@ -58,7 +59,8 @@ __all__ = [
     "coded_epoch_serial", "coded_scores", "coded_scores_all", "compiled_before",
     "csr_add_gradient", "csr_epoch_parallel", "csr_epoch_serial", "csr_scores",
     "clip_signs", "isotonic", "monotone_pairs", "monotone_table", "cumulative_penalty",
-    "dense_add_gradient", "dense_column_moments", "dense_column_sums", "dense_scores",
+    "dense_add_gradient", "dense_codes", "dense_column_moments", "dense_column_sums",
+    "dense_scores",
     "epoch_kernels", "epoch_parallel", "epoch_serial", "float_bits", "group_shrink",
     "grouped_order", "ideal_dcg", "items_span", "label_levels", "linear_scores_parallel",
     "linear_scores_serial",
@@ -69,7 +71,8 @@ __all__ = [
     "read_only",
     "ranked_order_from", "rows_span", "scaled_weights", "share_lines", "slotted_scores",
     "sorted_query_lambdas",
-    "step_size", "step_table", "stored_column_moments", "strided_scores", "suffix_sums",
+    "step_size", "step_table", "stored_codes", "stored_column_moments", "strided_scores",
+    "suffix_sums",
     "swap_weight", "swap_weight_matrix", "table_size", "take_step", "top_order", "truncate",
     "twins", "uniform_stride", "variant",
 ]
