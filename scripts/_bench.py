@@ -48,6 +48,7 @@ INTERNALS = {
     ("_kernels", "label_levels"): "bench_crossover times the two lambda kernels",
     ("_kernels", "PREFIX_MIN_SIZE"): "bench_crossover reads the rule against its times",
     ("_kernels", "PREFIX_COST_PER_LEVEL"): "bench_crossover reads the rule against its times",
+    ("binning", "_code"): "bench_codes times the codes' definition, a column at a time",
 }
 
 
