@@ -314,8 +314,8 @@ linear_scores_serial, linear_scores_parallel = twins(_linear_scores)
 # ``starts[j]:starts[j + 1]`` of ``cuts`` (one row of :data:`CODE_BLOCK` per
 # block, the last padded with +inf, which is below no value), and a value
 # counts them a row at a time: a loop of fixed length over a row, without a
-# branch, which vectorises (over a flat array's indices, which numba checks
-# for being negative, it did not).
+# branch, which vectorises (over a flat array's signed indices, which numba
+# checks for being negative, the codes took 1.2 times as long).
 
 #: Thresholds counted at a time (:func:`dense_codes`)
 CODE_BLOCK = 32
