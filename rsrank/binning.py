@@ -270,8 +270,9 @@ def bin_codes(X, thresholds):
     # each feature's thresholds in rows of CODE_BLOCK, the last row padded with +inf
     starts = np.r_[0, np.cumsum(-(-sizes // CODE_BLOCK))].astype(np.int64)
     cuts = np.full((starts[-1], CODE_BLOCK), np.inf, dtype=np.float32)
+    flat = cuts.reshape(-1)  # a view: the rows one after another
     for j, c in enumerate(thresholds):
-        cuts.reshape(-1)[starts[j] * CODE_BLOCK:starts[j] * CODE_BLOCK + len(c)] = c
+        flat[starts[j] * CODE_BLOCK:starts[j] * CODE_BLOCK + len(c)] = c
     missing = np.array([has_missing_bin(c) for c in thresholds], dtype=np.bool_)
     if sp.issparse(X):
         X = sp.csr_matrix(X)

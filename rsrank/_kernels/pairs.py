@@ -39,10 +39,10 @@ def step_curvature(codes, bins, level, level_gains, discount, inv_ideal, unit, o
     branch on the codes (a loop over the columns and rows takes O(n k L),
     with a branch per row that random codes mispredict)."""
     n, n_levels = codes.shape[0], level_gains.shape[0]
-    sizes = np.zeros(n_levels)
-    for i in range(n):
-        sizes[level[i]] += 1.0
     if unit:
+        sizes = np.zeros(n_levels)
+        for i in range(n):
+            sizes[level[i]] += 1.0
         for j in range(codes.shape[1]):
             start, width = bins[j], bins[j + 1] - bins[j]
             hist = np.zeros((width + 1, n_levels))
