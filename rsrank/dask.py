@@ -46,6 +46,7 @@ import numpy as np
 from ._files import not_a_file
 from .clicks import (ClickLog, check_log_arguments, document_keys, grade_clicks,
                      graded_eval_set)
+from .clicks.log import SESSION_COLUMNS, Ids, checked_log, checked_rows
 from .binning import SortedColumns, StepEncoding, bin_counts, merged_thresholds, value_summary
 from .datasets import load_letor
 from . import fitting
@@ -111,21 +112,28 @@ def _prepare_file(path, n_features):
     return QueryData(*load_letor(path, n_features=n_features))
 
 
-def _partition_log(X, clicks, qid, position, impressions, session=None):
+def _partition_log(X, clicks, qid, position, impressions, session=None, first_row=0):
     """A partition's clicks and impressions per (query, document key,
     position), or with ``session`` its rows (session, query, document key,
-    position, click); and per document key its features, query and first
+    position, click), each value checked as a log file's are (a bad one
+    named by its row in the whole log, the partition's starting at
+    ``first_row``); and per document key its features, query and first
     row."""
-    X, qid = np.asarray(X), np.asarray(qid)
-    keys = document_keys(X, qid)
+    X = np.asarray(X)
+    n = X.shape[0]
+    form, columns = checked_rows(n, clicks, qid, position, impressions, session,
+                                 first_row=first_row)
+    everything = np.arange(n)
+    keys = document_keys(X, columns["qid"].take(everything))
+    columns["docid"] = Ids.of(keys)
     if session is None:
-        log = ClickLog.from_counts(qid, keys, position, impressions, clicks)
+        log = checked_log(form, columns, repeats=impressions is None)
         counts = (log.qid, log.docid, log.position, log.impressions, log.clicks)
     else:
-        counts = (np.asarray(session), qid.astype(str), keys, np.asarray(position),
-                  np.asarray(clicks))
+        counts = (columns["session"].take(everything), columns["qid"].take(everything), keys,
+                  columns["position"], columns["click"])
     _, first = np.unique(keys, return_index=True)
-    return counts, keys[first], X[first], qid[first], first
+    return counts, keys[first], X[first], np.asarray(qid)[first], first
 
 
 def _partition_preferences(preferences, order, chunks):
@@ -286,22 +294,25 @@ class DaskRSRank(RSRank):
         of whole queries (about as many partitions as the log's) and each
         partition's :class:`QueryData` options (None for graded documents)."""
         da = _dask_array()
-        columns = [da.asarray(position)]
-        columns.append(da.ones_like(columns[0]) if impressions is None else
-                       da.asarray(impressions))
-        if session is not None:
-            columns.append(da.asarray(session))
-        if any(column.chunks[0] != X.chunks[0] for column in columns):
+        columns = [None if values is None else da.asarray(values)
+                   for values in (position, impressions, session)]
+        if any(column.chunks[0] != X.chunks[0] for column in columns if column is not None):
             raise ValueError("position, impressions and session must have the row chunks of X")
-        blocks = zip(*(array.to_delayed().ravel() for array in (X, clicks, qid, *columns)))
-        parts = client.gather([client.compute(_delayed(_partition_log)(*block))
-                               for block in blocks])
+        offsets = np.cumsum([0, *X.chunks[0][:-1]])
+        blocks = zip(*(array.to_delayed().ravel() if array is not None else [None] * len(offsets)
+                       for array in (X, clicks, qid, *columns)))
+        parts = client.gather([
+            client.compute(_delayed(_partition_log)(*block, first_row=int(offset)))
+            for block, offset in zip(blocks, offsets)])
         gathered = [np.concatenate([part[0][i] for part in parts]) for i in range(5)]
-        log = (ClickLog.from_counts(*gathered) if session is None
-               else ClickLog.from_sessions(*gathered))
+        if session is None:
+            log = ClickLog.from_counts(*gathered)
+        else:  # the sessions checked together: a session may span partitions
+            log = checked_log(SESSION_COLUMNS, {
+                "session": Ids.of(gathered[0]), "qid": Ids.of(gathered[1]),
+                "docid": Ids.of(gathered[2]), "position": gathered[3], "click": gathered[4]})
         # a document is named by its first row in the whole log, as RSRank.fit
         # names it: the same documents in the same order within each query
-        offsets = np.cumsum([0, *X.chunks[0][:-1]])
         keys, first = np.unique(np.concatenate([part[1] for part in parts]), return_index=True)
         first_row = np.concatenate([part[4] + offset for part, offset in zip(parts, offsets)])
         first_row = first_row[first]

@@ -126,10 +126,10 @@ def test_an_aggregated_log_reads_in_any_column_order(tmp_path):
     ("", "the file is empty"),
     ("session,qid,docid,click\n1,q,a,0\n", "lacks position"),
     ("session,qid,docid,position,click\n1,q,a,top,0\n", "line 2: position 'top' is not"),
-    ("session,qid,docid,position,click\n1,q,a,1,0\n1,q,b,2,2\n", "line 3: click 2 must be 0 or 1"),
-    ("session,qid,docid,position,click\n1,q,a,0,1\n", "line 2: position 0 must be at least 1"),
+    ("session,qid,docid,position,click\n1,q,a,1,0\n1,q,b,2,2\n", "line 3: click 2 is not 0 or 1"),
+    ("session,qid,docid,position,click\n1,q,a,0,1\n", "line 2: position 0 is not a whole number from 1"),
     ("session,qid,docid,position,click\n1,q,a,1\n", "line 2: 4 fields where the header has 5"),
-    ("session,qid,docid,position,click\n1,,a,1,0\n", "line 2: the qid is empty"),
+    ("session,qid,docid,position,click\n1,,a,1,0\n", "line 2: the query id is empty"),
     ("qid,docid,position,impressions,clicks\nq,a,1,2,1\nq,b,2,2,3\n",
      "line 3: more clicks than impressions"),
 ])

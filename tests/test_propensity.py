@@ -103,12 +103,16 @@ def test_rows_of_impressions_give_the_log_of_their_counts():
     assert len(log.qid) == len(by_sessions.qid)
     np.testing.assert_array_equal(np.sort(sim.docid[rows]), np.sort(by_sessions.docid.astype(
         np.int64)))
-    with pytest.raises(ValueError, match="position must be at least 1"):
+    with pytest.raises(ValueError, match="row 0 of the click log: position 0 is not a whole "
+                                         "number from 1"):
         impression_log(X, sim.click, sim.qid, sim.position - 1)
     with pytest.raises(ValueError, match="qid must have one entry per row"):
         impression_log(X, sim.click, sim.qid[1:], sim.position)
-    with pytest.raises(ValueError, match="more clicks than impressions"):
+    with pytest.raises(ValueError, match="click 2 is not 0 or 1"):
         impression_log(X, sim.click * 2, sim.qid, sim.position)
+    with pytest.raises(ValueError, match="more clicks than impressions"):
+        impression_log(X, sim.click * 2, sim.qid, sim.position, impressions=np.ones_like(
+            sim.click))
 
 
 def test_fit_on_clicks_equals_fit_on_their_counts():

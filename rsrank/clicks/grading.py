@@ -1,0 +1,232 @@
+"""Click logs read without the position's bias: :func:`grade_clicks` reads
+a log (:mod:`rsrank.propensity`) as a position-based sessions log's
+session lists (each click above what its session left unclicked,
+weighted by the inverse of its position's examination,
+:func:`session_lists`), or a cascade's log or counts as the shown
+documents graded by their clicks; :func:`feature_rows` joins a log's
+documents to their features.
+"""
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..propensity import (CascadeClicks, cascade_examination, click_grades,
+                          estimate_examination)
+from ..querydata import QueryData
+from .log import impression_log
+
+__all__ = ["feature_rows", "grade_clicks", "click_preferences", "GradedClicks",
+           "session_lists", "MAX_CLICK_WEIGHT", "CASCADE_REPEATS", "reads_to_first_click",
+           "graded_eval_set"]
+
+
+def feature_rows(log, qid, docids):
+    """The row of the features (their ``qid`` and ``docids``, one per row)
+    of every entry of ``log``, joined on the query and the document (a
+    document's features may differ between queries). A (query, document)
+    the log names but the features lack, or one the features hold twice,
+    is one line that says what to give."""
+    keys = [f"{q}\x00{d}" for q, d in zip(np.asarray(qid).astype(str),
+                                          np.asarray(docids).astype(str))]
+    where = {}
+    for row, key in enumerate(keys):
+        if where.setdefault(key, row) != row:
+            q, d = key.split("\x00")
+            raise ValueError(f"the features hold document {d!r} of query {q!r} twice (rows "
+                             f"{where[key] + 1} and {row + 1}): a click log is joined on query "
+                             "and document, so each needs one row")
+    wanted = [f"{q}\x00{d}" for q, d in zip(log.qid, log.docid)]
+    rows = np.array([where.get(key, -1) for key in wanted], dtype=np.int64)
+    lacking = np.flatnonzero(rows < 0)
+    if len(lacking):
+        q, d = str(log.qid[lacking[0]]), str(log.docid[lacking[0]])
+        raise ValueError(f"the click log names {len(np.unique(np.asarray(wanted)[lacking]))} "
+                         f"shown documents the features lack, for example document {d!r} of "
+                         f"query {q!r}: give each a feature row (# docid = D after its LETOR "
+                         "line, or a docid column in CSV)")
+    return rows
+
+
+
+@dataclass(frozen=True)
+class GradedClicks:
+    """The documents a click log showed, graded by their clicks with the
+    position's bias taken out (:mod:`rsrank.propensity`): ``rows`` index
+    the features given, ``y`` are the grades, ``relevance`` the estimated
+    click chance when examined (per document, in the order of their rows),
+    ``examination`` the curve found in this log (None when graded by
+    another log's) and ``model`` the classes of click chance that graded
+    them.
+
+    A sessions log of a position-based model is not graded but read as its
+    sessions' clicks (:func:`session_lists`): then ``rows`` repeat, ``lists``
+    names each row's list (one per click, the clicked document above those
+    its session left unclicked) and ``list_weight`` weighs it."""
+
+    rows: np.ndarray
+    y: np.ndarray
+    relevance: np.ndarray
+    examination: object
+    model: object
+    lists: object = None
+    list_weight: object = None
+
+    def queries(self, X, qid):
+        """``(X, y, qid, query_weight)`` to validate on, from the features
+        ``X`` and queries ``qid`` the rows index: the graded documents of
+        each query (``query_weight`` None), or the session lists, each a
+        query of its own."""
+        if self.lists is None:
+            return X[self.rows], self.y, np.asarray(qid)[self.rows], None
+        return X[self.rows], self.y, self.lists, self.list_weight
+
+    def training(self, X, qid):
+        """``(X, y, qid, options)`` to train on, ``options`` those of
+        :class:`~rsrank.querydata.QueryData`: the graded documents of each
+        query (no options), or the documents of the session lists with
+        their pairs as ``preferences`` (:func:`click_preferences`), ``y``
+        1 on a document clicked in some session."""
+        rows, y, preferences = self.preferred()
+        options = {} if preferences is None else {"preferences": preferences}
+        return X[rows], y, np.asarray(qid)[rows], options
+
+    def preferred(self):
+        """``(rows, y, preferences)`` of :meth:`training`: the rows to train
+        on, their labels, and the preferences (``better, worse, weight``,
+        indices into those rows) or None."""
+        if self.lists is None:
+            return self.rows, self.y, None
+        rows, *preferences = click_preferences(self.rows, self.y, self.lists, self.list_weight)
+        y = np.zeros(len(rows), dtype=np.int64)
+        y[preferences[0]] = 1
+        return rows, y, tuple(preferences)
+
+    def take(self, keep):
+        """These clicks with only the rows ``keep`` (a boolean per row,
+        whole lists: the same on every row of a list)."""
+        keep = np.asarray(keep, dtype=bool)
+        if self.lists is None:
+            return replace(self, rows=self.rows[keep], y=self.y[keep])
+        _, lists = np.unique(self.lists[keep], return_inverse=True)
+        return replace(self, rows=self.rows[keep], y=self.y[keep], lists=lists.ravel(),
+                       list_weight=self.list_weight[keep])
+
+
+def click_preferences(rows, y, lists, weight):
+    """The pairs of session lists (:func:`session_lists`'s ``rows, y,
+    lists, weight``, the lists numbered from 0 in order) summed over the
+    lists: ``(documents, better, worse, weight)``, the distinct rows and per
+    pair of them (indices into ``documents``) the summed weight of the lists
+    that put ``better`` above ``worse``. With the unit pair weight the
+    summed loss is the lists' (a pair's loss is the same in every list that
+    holds it), from one query per set of documents instead of a list per
+    click and session; with swap weights, the two documents' places are
+    those among all the documents of their query instead of in each
+    list."""
+    documents, index = np.unique(rows, return_inverse=True)
+    index = index.ravel()
+    top = np.asarray(y) == 1
+    better = index[top][np.asarray(lists)[~top]]
+    key = better * len(documents) + index[~top]
+    pairs, where = np.unique(key, return_inverse=True)
+    summed = np.bincount(where.ravel(), weights=np.asarray(weight, dtype=np.float64)[~top],
+                         minlength=len(pairs))
+    return documents, pairs // len(documents), pairs % len(documents), summed
+
+
+#: the share of clicked sessions with two or more clicks at or below which
+#: a log is read as a cascade's (users leave after their first click)
+CASCADE_REPEATS = 0.01
+
+
+def reads_to_first_click(log):
+    """Whether a sessions log looks like the cascade model's: users click at
+    most once (at most :data:`CASCADE_REPEATS` of the sessions with a click
+    have more), so a document below a click was never read."""
+    return (log.reached is not None and log.clicked_sessions >= 20
+            and log.repeat_sessions <= CASCADE_REPEATS * log.clicked_sessions)
+
+
+#: the largest weight of a click in :func:`session_lists`: the examination
+#: of its position is taken as at least 1 / this (of the top's)
+MAX_CLICK_WEIGHT = 100.0
+
+
+def session_lists(log, rows, curve, max_weight=MAX_CLICK_WEIGHT):
+    """The clicks of a sessions ``log`` as weighted lists to train on: per
+    click, the clicked document (grade 1) above the documents its session
+    showed and left unclicked (grade 0), weighing the sessions that gave it
+    over the examination of the clicked position (``curve``, 1 at the top;
+    inverse propensity weighting of pairwise clicks, Joachims et al., WSDM
+    2017). A list whose session clicked everything has no pair and is left
+    out. Returns ``(rows, y, lists, weight)``: per row of the lists, the
+    feature row (from ``rows``, one per log entry), the grade, the list's
+    number and its weight."""
+    clicks = log.session_clicks
+    sizes = np.diff(clicks.offsets)
+    kept = np.flatnonzero(sizes > 0)
+    k = np.minimum(log.position[clicks.entry[kept]], len(curve)) - 1
+    seen = np.nan_to_num(np.asarray(curve, dtype=np.float64)[k], nan=0.0)
+    weight = clicks.count[kept] / np.maximum(seen, 1.0 / max_weight)
+    lengths = sizes[kept] + 1
+    starts = (np.cumsum(lengths) - lengths).astype(np.int64)
+    entries = np.empty(int(lengths.sum()), dtype=np.int64)
+    top = np.zeros(len(entries), dtype=bool)
+    top[starts] = True
+    entries[starts] = clicks.entry[kept]
+    entries[~top] = clicks.unclicked[np.repeat(sizes > 0, sizes)]
+    lists = np.repeat(np.arange(len(kept), dtype=np.int64), lengths)
+    return (np.asarray(rows, dtype=np.int64)[entries], top.astype(np.int64), lists,
+            np.repeat(weight, lengths))
+
+
+def grade_clicks(log, rows, *, model=None, propensity=None):
+    """Grade the documents of ``log`` (a :class:`ClickLog` whose entry ``i``
+    shows the document of feature row ``rows[i]``, as :func:`feature_rows`
+    finds them).
+
+    The classes of click chance (with the examination curve) are ``model``
+    (the training log's :class:`rsrank.propensity.ClickClasses`, when
+    grading the validation log), else fitted to this log with the curve
+    ``propensity`` gives per position, else with the curve estimated too.
+
+    A sessions log that is not a cascade's is read as its session lists
+    (:func:`session_lists`, with that curve) instead of graded.
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    docs, document = np.unique(rows, return_inverse=True)
+    document = document.ravel()
+    entries = (document, log.position, log.impressions, log.clicks)
+    if model is None and propensity is None and reads_to_first_click(log):
+        examination, model = cascade_examination(*entries, log.reached)
+    elif model is None:
+        examination, model = estimate_examination(*entries, curve=propensity)
+    else:
+        examination = None  # the model's
+    relevance = model.relevance(*entries, reached=log.reached)
+    if log.session_clicks is not None and not isinstance(model, CascadeClicks):
+        list_rows, y, names, weight = session_lists(log, rows, model.theta)
+        if not len(list_rows):
+            raise ValueError("no pair to learn from: every session that clicked clicked every "
+                             "document it showed, so no click prefers one document to another; "
+                             "a click log needs sessions that left a shown document unclicked")
+        return GradedClicks(list_rows, y, relevance, examination, model, names, weight)
+    return GradedClicks(docs, click_grades(relevance, model.gamma.min(), model.gamma.max()),
+                        relevance, examination, model)
+
+
+def graded_eval_set(eval_set, model):
+    """A validation click log ``(X_val, clicks_val, qid_val, position_val[,
+    session_val])`` read with the training log's ``model``: ``(X, y, qid)``
+    of its graded documents, or a weighted
+    :class:`~rsrank.querydata.QueryData` of its session lists."""
+    if not isinstance(eval_set, (tuple, list)) or len(eval_set) not in (4, 5):
+        raise ValueError("with position, eval_set is a click log too: (X_val, clicks_val, "
+                         "qid_val, position_val[, session_val])")
+    X, clicks, qid, position, *session = eval_set
+    if not hasattr(X, "tocsr"):
+        X = np.asarray(X)
+    log, rows = impression_log(X, clicks, qid, position, session=(session or [None])[0])
+    X, y, queries, weight = grade_clicks(log, rows, model=model).queries(X, qid)
+    return (X, y, queries) if weight is None else QueryData(X, y, queries, query_weight=weight)

@@ -1,0 +1,182 @@
+"""rsrank.clicks.log: a click log, file or arrays, is a trust boundary.
+Every malformed form is one line naming the file (or the row), the line
+and the fix; nothing is read past a bound; the memory a log takes grows
+with its rows, not with one value."""
+
+import csv
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from rsrank.clicks import grade_clicks, read_click_log
+from rsrank.clicks.log import (MAX_ID, MAX_IMPRESSIONS, MAX_LINE, MAX_POSITION, ClickLog, Ids,
+                               impression_log)
+from rsrank.synthetic import simulate_clicks
+
+HEAD = "session,qid,docid,position,click\n"
+AGG = "qid,docid,position,impressions,clicks\n"
+TWO = "s1,q,a,1,1\ns1,q,b,2,0\n"  # a good session
+
+
+@pytest.mark.parametrize("text, words", [
+    (HEAD + TWO + TWO, "line 4: repeats line 2 (session 's1', document 'a', position 1)"),
+    (HEAD + TWO + "s1,q,c,1,0\n", "line 4: session 's1' shows document 'a' at position 1 at "
+                                  "line 2 and document 'c' here"),
+    (HEAD + "s1,q,a,1,1\ns1,q,b,1,0\n", "line 3: session 's1' shows document 'a' at position 1"),
+    (HEAD + TWO + "s1,q,a,3,0\n", "line 4: session 's1' shows document 'a' at position 1 at "
+                                  "line 2 and again at position 3"),
+    (HEAD + TWO + "s1,r,c,3,0\n", "line 4: session 's1' is of query 'q' at line 2 and of query "
+                                  "'r' here"),
+    (HEAD + TWO + "s\x001,q,a,1,0\n", "line 4: the session id 's\\x001' holds the control "
+                                      "character '\\x00'"),
+    (HEAD + TWO + "NaN,q,a,1,0\n", "line 4: the session id is 'NaN', a missing value"),
+    (HEAD + TWO + "s2,null,a,1,0\n", "line 4: the query id is 'null', a missing value"),
+    (HEAD + TWO + "s2,q,,1,0\n", "line 4: the document id is empty"),
+    (HEAD + TWO + f"s2,q,{'d' * (MAX_ID + 1)},1,0\n", f"line 4: the document id is "
+                                                       f"{MAX_ID + 1:,} characters long"),
+    (HEAD + TWO + f"s2,q,{'d' * (MAX_LINE + 1)},1,0\n", "line 4: longer than 131,072 characters"),
+    (HEAD + TWO + "s2,q,a,inf,0\n", "line 4: position 'inf' is not a whole number from 1"),
+    (HEAD + TWO + "s2,q,a,1e3,0\n", "line 4: position '1e3' is not a whole number from 1"),
+    (HEAD + TWO + "s2,q,a,1_000,0\n", "line 4: position '1_000' is not a whole number"),
+    (HEAD + TWO + "s2,q,a,\u0663,0\n", "line 4: position '\u0663' is not a whole number"),
+    (HEAD + TWO + f"s2,q,a,{MAX_POSITION + 1},0\n", f"line 4: position {MAX_POSITION + 1} is not"),
+    (HEAD + TWO + f"s2,q,a,{10 ** 30},0\n", "line 4: position '1000000000000000000000000000000' "
+                                            "is not"),
+    (HEAD + TWO + "s2,q,a,1,\n", "line 4: the click is empty: give 0 or 1"),
+    (HEAD + TWO + "s2,q,a,1,-1\n", "line 4: click '-1' is not 0 or 1"),
+    (AGG + "q,a,1,10,2\nq,a,1,5,1\n", "line 3: repeats line 2: query 'q', document 'a' at "
+                                      "position 1"),
+    (AGG + f"q,a,1,{2 ** 62},2\n", "line 2: impressions '4611686018427387904' is not a whole "
+                                   "number from 1 to 2,147,483,647"),
+    (AGG + f"q,a,1,{MAX_IMPRESSIONS + 1},2\n", f"line 2: impressions {MAX_IMPRESSIONS + 1} is "
+                                               "not"),
+    (AGG + "q,a,1,0,0\n", "line 2: impressions 0 is not a whole number from 1"),
+    (AGG + "q,a,1,3,4\n", "line 2: more clicks than impressions"),
+])
+def test_a_malformed_log_is_one_line_naming_its_file_and_line(tmp_path, text, words):
+    path = tmp_path / "log.csv"
+    path.write_text(text, newline="")
+    with pytest.raises(ValueError) as caught:
+        read_click_log(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}, ") and words in message and "\n" not in message
+
+
+def test_the_line_is_named_past_the_first_batch_of_rows(tmp_path):
+    rows = [f"s{k},q{k % 7},d{k % 5},{k % 5 + 1},{k % 2}" for k in range(70_000)]
+    rows[69_990] = "s69990,q1,d0,0,1"
+    path = tmp_path / "long.csv"
+    path.write_text(HEAD + "\n".join(rows) + "\n")
+    with pytest.raises(ValueError, match=r"long.csv, line 69992: position 0 is not"):
+        read_click_log(path)
+    rows[69_990] = "s69990,q1,d0,1,1"
+    rows[69_991] = "s69990,q1,d1,1,1"  # a second document at the session's position 1
+    path.write_text(HEAD + "\n".join(rows) + "\n")
+    with pytest.raises(ValueError, match=r"line 69993: session 's69990' shows document 'd0' at "
+                                         r"position 1 at line 69992"):
+        read_click_log(path)
+
+
+def test_a_long_id_is_stored_once_not_once_a_row(tmp_path):
+    """One 2,000-character document id in a log of 20,000 rows: padded to
+    every row as fixed-width text, the ids alone would take 160 MB."""
+    long_id = "u" * 2_000
+    rows = [f"s{k // 10},q{k // 10},{long_id if k == 5 else f'd{k}'},{k % 10 + 1},{k % 3 == 0:d}"
+            for k in range(20_000)]
+    path = tmp_path / "log.csv"
+    path.write_text(HEAD + "\n".join(rows) + "\n")
+    tracemalloc.start()
+    try:
+        log = read_click_log(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert log.docid.dtype == object and long_id in set(log.docid)
+    assert peak < 40e6, f"reading took {peak / 1e6:.0f} MB"
+
+
+def test_arrays_are_checked_as_files_are_and_named_by_their_row():
+    X = np.arange(40.0).reshape(20, 2)
+    qid = np.repeat([1, 2], 10)
+    position = np.tile(np.arange(1.0, 11.0), 2)
+    clicks = np.tile([1, 0], 10)
+    for bad in (np.inf, -np.inf, np.nan, 1e30, 2.5, 0, MAX_POSITION + 1):
+        given = position.copy()
+        given[3] = bad
+        with pytest.raises(ValueError, match=r"^row 3 of the click log: position .* is not a "
+                                             r"whole number from 1"):
+            impression_log(X, clicks, qid, given)
+    with pytest.raises(ValueError, match=r"row 4 of the click log: the query id is 'nan'"):
+        impression_log(X, clicks, np.where(np.arange(20) == 4, np.nan, qid), position)
+    with pytest.raises(ValueError, match=r"row 7 of the click log: the session id is 'None'"):
+        impression_log(X, clicks, qid, position,
+                       session=np.array([f"s{q}" if k != 7 else None
+                                         for k, q in enumerate(qid)], dtype=object))
+    session = np.repeat(["a", "b"], 10)
+    session[15] = "a"
+    with pytest.raises(ValueError, match=r"row 15 of the click log: session 'a' is of query '1' "
+                                         r"at row 0 and of query '2' here"):
+        impression_log(X, clicks, qid, position, session=session)
+    with pytest.raises(ValueError, match=r"row 1 of the click log: repeats row 0"):
+        impression_log(X[[0, 0]], [1, 0], [1, 1], [1, 1], impressions=[3, 2])
+    with pytest.raises(ValueError, match="click 2 is not 0 or 1"):
+        impression_log(X, clicks * 2, qid, position)
+    # rows of one impression each may repeat a document at a position: counted
+    log, _ = impression_log(X[[0, 0, 1]], [1, 0, 0], [1, 1, 1], [1, 1, 2])
+    assert log.impressions.tolist() == [2, 1] and log.clicks.tolist() == [1, 0]
+
+
+def test_a_fit_refuses_a_position_that_is_not_finite_before_any_kernel_runs():
+    from rsrank import RSRank
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 5))
+    qid = np.repeat(np.arange(20), 10)
+    position = np.tile(np.arange(1.0, 11.0), 20)
+    position[3] = np.inf
+    with pytest.raises(ValueError, match="row 3 of the click log: position inf is not"):
+        RSRank(max_iter=3).fit(X, (rng.random(200) < 0.3).astype(int), qid=qid,
+                               position=position)
+
+
+def test_sessions_that_click_everything_train_and_a_log_of_only_them_is_refused():
+    y = np.tile(np.arange(10) % 4, 30)
+    qid = np.repeat(np.arange(30), 10)
+    scores = -np.arange(300.0)
+    sim = simulate_clicks(y, qid, scores, n_sessions=20, random_state=0)
+    click = sim.click.copy()
+    everything = sim.session < 100  # these sessions click every document they show
+    click[everything] = 1
+    log = ClickLog.from_sessions(sim.session, sim.qid, sim.docid, sim.position, click)
+    graded = grade_clicks(log, log.docid.astype(np.int64))
+    assert len(graded.rows) and graded.y.max() == 1
+    log = ClickLog.from_sessions(sim.session, sim.qid, sim.docid, sim.position,
+                                 np.ones_like(click))
+    with pytest.raises(ValueError, match="no pair to learn from: every session that clicked"):
+        grade_clicks(log, log.docid.astype(np.int64))
+
+
+def test_a_file_and_its_arrays_read_as_one_log(tmp_path):
+    y = np.tile(np.arange(15) % 4, 6)
+    qid = np.repeat(np.arange(6), 15)
+    sim = simulate_clicks(y, qid, np.random.default_rng(1).normal(size=90), n_sessions=7,
+                          random_state=2)
+    path = tmp_path / "log.csv"
+    with open(path, "w", newline="") as out:
+        rows = csv.writer(out)
+        rows.writerow(["click", "position", "docid", "qid", "session"])  # any column order
+        rows.writerows(zip(sim.click, sim.position, sim.docid, sim.qid, sim.session))
+    read = read_click_log(path)
+    made = ClickLog.from_sessions(sim.session, sim.qid, sim.docid, sim.position, sim.click)
+    for field in ("qid", "docid", "position", "impressions", "clicks", "reached"):
+        np.testing.assert_array_equal(np.asarray(getattr(read, field)).astype(str),
+                                      np.asarray(getattr(made, field)).astype(str))
+    assert (read.sessions, read.clicked_sessions) == (made.sessions, made.clicked_sessions)
+
+
+def test_ids_keep_text_and_numbers_apart_from_their_width():
+    ids = Ids.of(np.array(["b", "a" * 3000, "b"]))
+    assert ids.names.dtype == object and ids.codes.tolist() == [1, 0, 1]
+    mixed = Ids.of(np.array([1, "x", None], dtype=object))
+    assert sorted(mixed.names) == ["1", "None", "x"]
