@@ -14,9 +14,10 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from . import feature_keys, fitting, persistence
-from .clicks import check_log_arguments, grade_clicks, graded_eval_set, impression_log
+from .clicks import check_log_arguments, click_training, graded_eval_set
 from .fitting import AUTO_RATES, CURVATURE_STEP, Fitted, Stream, scale_advice
-from .kinds import DEFAULT_INTERACTION_BINS, DEFAULT_MAX_BINS, check_rows, takes_missing
+from .kinds import (DEFAULT_INTERACTION_BINS, DEFAULT_MAX_BINS, check_rows, refuse_missing,
+                    takes_missing)
 from .metrics import mean_ndcg
 from .model import query_scores
 from .model_selection import check_search_fit
@@ -165,6 +166,7 @@ class RSRank(BaseEstimator):
         """
         check_log_arguments(position, impressions, propensity, session)
         options = {}
+        vars(self).pop("click_model_", None)
         if position is not None:
             X, y, qid, options, eval_set = self._graded_clicks(X, y, qid, position, impressions,
                                                                propensity, session, eval_set)
@@ -177,10 +179,12 @@ class RSRank(BaseEstimator):
                                        coef_init=coef_init))
 
     def _graded_clicks(self, X, clicks, qid, position, impressions, propensity, session,
-                       eval_set):
+                       eval_set, model=None):
         """A click log's queries to train on: ``(X, y, qid, options,
         eval_set)``, ``options`` those of their :class:`QueryData` (see
-        :meth:`fit`)."""
+        :meth:`fit`); its documents read with ``model``'s classes of click
+        chance when given (a former fit's), else with their own. X is held
+        to the rules of a fit on labels, every row of it."""
         if isinstance(X, QueryData):
             raise ValueError("a click log is rows of X with their clicks and positions, not a "
                              "QueryData")
@@ -188,12 +192,16 @@ class RSRank(BaseEstimator):
             raise ValueError("a click log needs qid: the query of each row")
         X = check_array(X, accept_sparse="csr", dtype=(np.float64, np.float32),
                         ensure_all_finite="allow-nan")
-        log, rows = impression_log(X, clicks, qid, position, impressions, session)
-        graded = grade_clicks(log, rows, propensity=propensity)
-        self.examination_ = graded.examination
+        if not takes_missing(self.get_params(deep=False)):
+            refuse_missing(QueryData(X, np.zeros(X.shape[0], dtype=np.int64), qid), "X")
+        X, y, qid, options, graded = click_training(X, clicks, qid, position, impressions,
+                                                    session, model=model,
+                                                    propensity=propensity)
+        self.examination_ = graded.examination if model is None else self.examination_
+        self.click_model_ = graded.model
         if eval_set is not None:
             eval_set = graded_eval_set(eval_set, graded.model)
-        return (*graded.training(X, qid), eval_set)
+        return X, y, qid, options, eval_set
 
     def refit_kept(self, X, y=None, *, qid=None, eval_set=None):
         """A new estimator fitted from this fit's weights on the features it
@@ -231,16 +239,35 @@ class RSRank(BaseEstimator):
             lambda: _stream_moments(chunks, first.n_features), self.validation_data(eval_set),
             warm=warm, coef_init=coef_init))
 
-    def partial_fit(self, X, y=None, *, qid=None):
+    def partial_fit(self, X, y=None, *, qid=None, position=None, impressions=None,
+                    session=None):
         """One pass over the given queries, continuing from the current weights
         and step count (for data that arrives in blocks of whole queries).
         Without a fit, the first block fixes what a fit would take from the
         training data: the scaling, an additive model's thresholds and
         pairs, and with ``learning_rate="curvature"`` or ``"auto"`` the
-        step size; after a fit, the blocks go on with the fit's."""
+        step size; after a fit, the blocks go on with the fit's.
+
+        With ``position`` (and ``impressions`` or ``session``, as :meth:`fit`
+        takes them) a block is a click log, read with the examination and
+        classes of click chance of the fit on clicks it continues (or,
+        first, of its own). A model fitted on clicks continues on clicks
+        only, and one fitted on labels on labels only."""
         plan, first = self.setup(), not hasattr(self, "model_")
+        clicked = getattr(self, "click_model_", None)
+        options = {}
+        if position is not None or clicked is not None:
+            if position is None:
+                raise ValueError("this model was fitted on a click log: give partial_fit the "
+                                 "block's position= (and session= or impressions=) too, so that "
+                                 "its clicks are read as the fit's were, not as grades")
+            if clicked is None and not first:
+                raise ValueError("this model was fitted on labels: partial_fit continues it "
+                                 "on labels; fit a click log with fit(..., position=...)")
+            X, y, qid, options, _ = self._graded_clicks(X, y, qid, position, impressions,
+                                                        None, session, None, model=clicked)
         _warn_without_qid("partial_fit", X, qid)
-        data = self._data(X, y, qid, reset=first)
+        data = self._data(X, y, qid, reset=first, **options)
         if not hasattr(self, "_partial_rng"):
             self._partial_rng = check_random_state(self.random_state)
         return adopt(self, fitting.partial_fit(plan, data, None if first else fit_of(self),

@@ -180,3 +180,79 @@ def test_ids_keep_text_and_numbers_apart_from_their_width():
     assert ids.names.dtype == object and ids.codes.tolist() == [1, 0, 1]
     mixed = Ids.of(np.array([1, "x", None], dtype=object))
     assert sorted(mixed.names) == ["1", "None", "x"]
+
+
+def test_a_fold_root_is_refused_as_the_same_files_by_name_are(tmp_path):
+    from rsrank.clicks import load_click_folds
+
+    fold = tmp_path / "Fold1"
+    fold.mkdir()
+    letor = "".join(f"0 qid:{q} 1:{d / 10} 2:{(d * 7) % 5} # docid = d{d}\n"
+                    for q in (1, 2) for d in range(5))
+    (fold / "train.txt").write_text(letor)
+    (fold / "train.clicks.csv").write_text(
+        HEAD + "".join(f"s{q}{k},{q},d{d},{d + 1},{int(d == k)}\n"
+                       for q in (1, 2) for k in range(3) for d in range(5)))
+    (fold / "vali.txt").write_text(letor)
+    with pytest.raises(FileNotFoundError, match=r"Fold1/vali.txt: no vali.clicks.csv beside it: "
+                                                r"add the click log of its queries, or remove"):
+        load_click_folds(tmp_path)
+    (fold / "vali.txt").rename(fold / "elsewhere.txt")
+    (fold / "vali.clicks.csv").write_text((fold / "train.clicks.csv").read_text())
+    with pytest.raises(FileNotFoundError, match=r"vali.clicks.csv: no vali features beside it"):
+        load_click_folds(tmp_path)
+    (fold / "vali.clicks.csv").unlink()
+    loaded, = load_click_folds(tmp_path)  # validated on a share of the training queries
+    assert "of the training log's queries" in loaded.vali_source
+
+
+def _impressions(seed=0):
+    """A log of one row per impression: 30 queries of 10 documents shown
+    in 20 sessions each, and the features of each row's document."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 4, size=300)
+    qid = np.repeat(np.arange(30), 10)
+    features = rng.normal(size=(300, 4)) + y[:, None] * [1.0, 0.5, 0.0, 0.0]
+    sim = simulate_clicks(y, qid, features[:, 2], n_sessions=20, random_state=seed)
+    return features[sim.docid], sim
+
+
+def test_a_fit_on_clicks_holds_every_row_of_x_to_the_rules_of_a_fit_on_labels():
+    from rsrank import RSRank
+
+    X, sim = _impressions()
+    quiet = ~np.isin(sim.session, sim.session[sim.click > 0])  # sessions without a click
+    X = X.copy()
+    X[np.flatnonzero(quiet)[0], 1] = np.nan  # in no session list: a fit read it, unchecked
+    for session in (None, sim.session):  # graded documents, and session lists
+        with pytest.raises(ValueError, match=r"X has missing values \(NaN\) in 1 feature\(s\) "
+                                             r"\(f2\)"):
+            RSRank(max_iter=3).fit(X, sim.click, qid=sim.qid, position=sim.position,
+                                   session=session)
+    RSRank(max_iter=3, missing="zero").fit(X, sim.click, qid=sim.qid, position=sim.position)
+
+
+def test_partial_fit_continues_a_fit_on_clicks_on_clicks_or_refuses():
+    from rsrank import RSRank
+
+    X, sim = _impressions(1)
+    head, tail = sim.qid < 20, sim.qid >= 20
+    model = RSRank(max_iter=5, random_state=0).fit(
+        X[head], sim.click[head], qid=sim.qid[head], position=sim.position[head],
+        session=sim.session[head])
+    curve = model.examination_.curve.copy()
+    with pytest.raises(ValueError, match="fitted on a click log: give partial_fit the block's "
+                                         "position="):
+        model.partial_fit(X[tail], sim.click[tail], qid=sim.qid[tail])
+    coef = model.coef_.copy()
+    model.partial_fit(X[tail], sim.click[tail], qid=sim.qid[tail], position=sim.position[tail],
+                      session=sim.session[tail])
+    assert not np.array_equal(model.coef_, coef)
+    np.testing.assert_array_equal(model.examination_.curve, curve)  # the fit's reading
+    labels = RSRank(max_iter=5).fit(X, np.minimum(sim.click + 1, 2), qid=sim.qid)
+    with pytest.raises(ValueError, match="fitted on labels: partial_fit continues it on labels"):
+        labels.partial_fit(X[tail], sim.click[tail], qid=sim.qid[tail],
+                           position=sim.position[tail])
+    # a fit on labels after one on clicks continues on labels
+    model.fit(X, np.minimum(sim.click + 1, 2), qid=sim.qid)
+    model.partial_fit(X[tail], sim.click[tail], qid=sim.qid[tail])

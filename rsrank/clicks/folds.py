@@ -97,8 +97,10 @@ def has_click_logs(root):
 
 def load_click_folds(root, folds=None, **options):
     """:func:`load_click_fold` of every ``root/Fold<k>`` (or those of
-    ``folds``), each with ``train.clicks.csv`` (and ``vali.clicks.csv``
-    when it has a vali file) beside its features."""
+    ``folds``), each with ``train.clicks.csv`` beside its features, and
+    ``vali.clicks.csv`` beside its vali file when it has one: a vali file
+    without its log (or a log without its file) is refused, as the same
+    files given by name are."""
     out = []
     for k in folds or find_folds(root):
         directory = Path(root) / f"Fold{k}"
@@ -107,7 +109,14 @@ def load_click_folds(root, folds=None, **options):
             raise FileNotFoundError(f"{directory}: no {CLICK_FILES['train']} (the click log of "
                                     "its training queries)")
         vali_clicks = directory / CLICK_FILES["vali"]
-        vali = split_file(root, k, "vali") if vali_clicks.is_file() else None
+        vali = _optional_split(root, k, "vali")
+        if (vali is None) == vali_clicks.is_file():
+            raise FileNotFoundError(
+                f"{vali}: no {CLICK_FILES['vali']} beside it: add the click log of its queries, "
+                "or remove it to validate on a share of the training log's queries"
+                if vali is not None else
+                f"{vali_clicks}: no vali features beside it (vali.txt, vali.csv or either "
+                ".gz): add the features of the documents it shows, or remove it")
         test = _optional_split(root, k, "test")
         out.append(load_click_fold(split_file(root, k, "train"), train_clicks, vali,
                                    vali_clicks if vali is not None else None, test, fold=k,

@@ -462,49 +462,56 @@ def _lines(handle, path):
 def read_click_log(path):
     """The :class:`ClickLog` of a CSV click log in either form (see the
     module's docstring), its header telling which; every value checked."""
-    lines = []
+    lines = []  # per batch, its rows' line numbers
 
     def where(row):
-        return f"line {lines[row]}"
+        return f"line {np.concatenate(lines)[row]}"
 
     with open_text(path) as handle, reading(path):
         reader = csv.reader(_lines(handle, path))
         try:
-            header = next(reader, None)
-            if header is None:
-                raise LetorFormatError(path, None, "the file is empty: a click log starts with "
-                                       "a header, " + ",".join(SESSION_COLUMNS) + " or "
-                                       + ",".join(AGGREGATED_COLUMNS))
-            names = [name.strip().lstrip("\ufeff").lower() for name in header]
-            form = next((columns for columns in (SESSION_COLUMNS, AGGREGATED_COLUMNS)
-                         if set(columns) <= set(names)), None)
-            if form is None:
-                lacking = min((sorted(set(columns) - set(names))
-                               for columns in (SESSION_COLUMNS, AGGREGATED_COLUMNS)), key=len)
-                raise LetorFormatError(path, 1, f"the header lacks {', '.join(lacking)}: a "
-                                       "click log has the columns "
-                                       + ",".join(SESSION_COLUMNS) + " (one row per document "
-                                       "shown in a session) or " + ",".join(AGGREGATED_COLUMNS))
-            where_column = {column: names.index(column) for column in form}
-            columns, batch = _Columns(form, where), []
+            form, where_column, width = _header(path, next(reader, None))
+            columns, batch, numbers = _Columns(form, where), [], []
             for row in reader:
-                if len(row) < len(names):
+                if len(row) < width:
                     if not row or not "".join(row).strip():
                         continue
                     raise LetorFormatError(path, reader.line_num, f"{len(row)} fields where "
-                                           f"the header has {len(names)}")
+                                           f"the header has {width}")
                 batch.append(row)
-                lines.append(reader.line_num)
+                numbers.append(reader.line_num)
                 if len(batch) == _BATCH:
+                    lines.append(np.array(numbers, dtype=np.int64))
                     columns.add(_batch_texts(batch, where_column))
-                    batch = []
+                    batch, numbers = [], []
             if batch:
+                lines.append(np.array(numbers, dtype=np.int64))
                 columns.add(_batch_texts(batch, where_column))
             return columns.log()
         except LogError as error:
-            raise LetorFormatError(path, lines[error.row], error.problem) from None
+            raise LetorFormatError(path, int(np.concatenate(lines)[error.row]),
+                                   error.problem) from None
         except csv.Error as error:
             raise LetorFormatError(path, reader.line_num, f"not CSV: {error}") from None
+
+
+def _header(path, header):
+    """``(form, column of each of its names, width)`` of a log's header."""
+    if header is None:
+        raise LetorFormatError(path, None, "the file is empty: a click log starts with a "
+                               "header, " + ",".join(SESSION_COLUMNS) + " or "
+                               + ",".join(AGGREGATED_COLUMNS))
+    names = [name.strip().lstrip("\ufeff").lower() for name in header]
+    form = next((columns for columns in (SESSION_COLUMNS, AGGREGATED_COLUMNS)
+                 if set(columns) <= set(names)), None)
+    if form is None:
+        lacking = min((sorted(set(columns) - set(names))
+                       for columns in (SESSION_COLUMNS, AGGREGATED_COLUMNS)), key=len)
+        raise LetorFormatError(path, 1, f"the header lacks {', '.join(lacking)}: a click log "
+                               "has the columns " + ",".join(SESSION_COLUMNS) + " (one row "
+                               "per document shown in a session) or "
+                               + ",".join(AGGREGATED_COLUMNS))
+    return form, {column: names.index(column) for column in form}, len(names)
 
 
 def _batch_texts(batch, where_column):
