@@ -6,12 +6,16 @@ measured.
 """
 
 import json
+from numbers import Integral, Real
 from pathlib import Path
 
 import numpy as np
 from sklearn.utils import Bunch, check_random_state
+from sklearn.utils.validation import check_scalar
 
 from ._files import atomic_write_text
+from .clicks.log import MAX_POSITION
+from .querydata import check_labels
 from .writers import letor_lines, write_lines
 
 __all__ = ["make_letor_like", "make_mslr_like", "make_raw_features", "make_nonlinear",
@@ -436,6 +440,52 @@ def click_chance(y, max_grade, noise=0.1):
     return noise + (1.0 - noise) * (2.0 ** y - 1.0) / max(2.0 ** max_grade - 1.0, 1.0)
 
 
+def _simulation(y, qid, scores, docids, n_sessions, click_model, eta, top_k, noise,
+                max_grade):
+    """:func:`simulate_clicks`' arguments checked, as scikit-learn checks an
+    estimator's: ``(y, qid, scores, docids, sessions per query, max_grade)``."""
+    if click_model not in CLICK_MODELS:
+        raise ValueError(f"click_model must be one of {CLICK_MODELS}, got {click_model!r}")
+    y = check_labels(y, len(y) if np.ndim(y) == 1 else -1)
+    qid = np.asarray(qid)
+    scores = np.asarray(scores, dtype=np.float64)
+    if not (qid.shape == scores.shape == y.shape):
+        raise ValueError(f"y, qid and scores have {len(y)}, {len(qid)} and {len(scores)} rows")
+    if not np.all(np.isfinite(scores)):
+        raise ValueError("scores must be finite: the production ranker orders by them")
+    docids = np.arange(len(y)) if docids is None else np.asarray(docids)
+    if docids.shape != y.shape:
+        raise ValueError(f"docids must be one per row ({len(y)}), got shape {docids.shape}")
+    check_scalar(eta, "eta", Real, min_val=0.0)
+    check_scalar(noise, "noise", Real, min_val=0.0, max_val=1.0)
+    check_scalar(top_k, "top_k", Integral, min_val=1, max_val=MAX_POSITION)
+    for name, value in (("eta", eta), ("noise", noise)):
+        if not np.isfinite(value):
+            raise ValueError(f"{name} must be finite, got {value}")
+    top = int(y.max()) if len(y) else 0
+    if max_grade is None:
+        max_grade = top
+    check_scalar(max_grade, "max_grade", Integral, min_val=max(top, 0))
+    queries = np.unique(qid)
+    sessions = np.asarray(n_sessions)
+    if sessions.ndim > 1 or (sessions.ndim == 1 and len(sessions) != len(queries)):
+        raise ValueError(f"n_sessions must be one number or one per query ({len(queries)}), "
+                         f"got shape {sessions.shape}")
+    if sessions.dtype.kind not in "iu" or np.any(sessions < 0):
+        raise ValueError("n_sessions must hold whole numbers of sessions, at least 0")
+    sessions = np.broadcast_to(sessions.astype(np.int64), queries.shape)
+    rows = float(sessions.sum()) * min(top_k, len(y))
+    if rows > MAX_SIMULATED_ROWS:
+        raise ValueError(f"the log would have up to {rows:.3g} rows, more than "
+                         f"{MAX_SIMULATED_ROWS:.0e}: ask for fewer sessions or a smaller top_k")
+    return y, qid, scores, docids, sessions, int(max_grade)
+
+
+#: the most rows :func:`simulate_clicks` draws (sessions times the documents
+#: each shows)
+MAX_SIMULATED_ROWS = 10**9
+
+
 def simulate_clicks(y, qid, scores, *, n_sessions=50, click_model="position", eta=1.0,
                     top_k=10, noise=0.1, max_grade=None, docids=None, random_state=None):
     """A click log of a production ranker's result lists on labeled queries.
@@ -473,17 +523,10 @@ def simulate_clicks(y, qid, scores, *, n_sessions=50, click_model="position", et
         ``examination``, the true chance of examining each position (the
         position-based model's; None for the cascade).
     """
-    if click_model not in CLICK_MODELS:
-        raise ValueError(f"click_model must be one of {CLICK_MODELS}, got {click_model!r}")
-    y, qid = np.asarray(y), np.asarray(qid)
-    scores = np.asarray(scores, dtype=np.float64)
-    if not (len(y) == len(qid) == len(scores)):
-        raise ValueError(f"y, qid and scores have {len(y)}, {len(qid)} and {len(scores)} rows")
-    docids = np.arange(len(y)) if docids is None else np.asarray(docids)
-    max_grade = int(y.max()) if max_grade is None else max_grade
+    y, qid, scores, docids, sessions, max_grade = _simulation(
+        y, qid, scores, docids, n_sessions, click_model, eta, top_k, noise, max_grade)
     rng = check_random_state(random_state)
     queries = np.unique(qid)
-    sessions = np.broadcast_to(np.asarray(n_sessions, dtype=np.int64), queries.shape)
     seen = examination_curve(top_k, eta)
     out = {name: [] for name in ("session", "qid", "docid", "position", "click")}
     first = 0

@@ -78,6 +78,27 @@ def test_bad_simulations_are_refused():
         simulate_clicks(y, qid, scores, click_model="dbn")
     with pytest.raises(ValueError, match="45, 45 and 3 rows"):
         simulate_clicks(y, qid, scores[:3])
+    # every argument, as scikit-learn checks an estimator's
+    for options, words in [({"noise": np.nan}, "noise must be finite"),
+                           ({"noise": 1.5}, "noise == 1.5, must be <= 1.0"),
+                           ({"eta": -1}, "eta == -1, must be >= 0.0"),
+                           ({"eta": np.inf}, "eta must be finite"),
+                           ({"top_k": 10**9}, "top_k == 1000000000, must be <= 10000"),
+                           ({"top_k": 0}, "top_k == 0, must be >= 1"),
+                           ({"docids": np.arange(3)}, r"docids must be one per row \(45\)"),
+                           ({"max_grade": 2}, "max_grade == 2, must be >= 3"),
+                           ({"n_sessions": -1}, "n_sessions must hold whole numbers"),
+                           ({"n_sessions": 2.5}, "n_sessions must hold whole numbers"),
+                           ({"n_sessions": [1, 2]}, r"one per query \(3\), got shape \(2,\)"),
+                           ({"n_sessions": 10**9}, "more than 1e\\+09: ask for fewer sessions")]:
+        with pytest.raises(ValueError, match=words):
+            simulate_clicks(y, qid, scores, **options)
+    with pytest.raises(TypeError, match="top_k must be an instance of int"):
+        simulate_clicks(y, qid, scores, top_k=2.0)
+    with pytest.raises(ValueError, match="scores must be finite"):
+        simulate_clicks(y, qid, np.where(scores > 1, np.nan, scores))
+    with pytest.raises(ValueError, match="y must hold non-negative relevance grades"):
+        simulate_clicks(-y, qid, scores)
 
 
 # -- reading click logs ------------------------------------------------------------------------
