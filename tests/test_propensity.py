@@ -442,3 +442,49 @@ def test_fit_with_sessions_trains_on_the_sessions_preferences_and_validates_on_l
     with pytest.raises(ValueError, match="session or impressions"):
         RSRank().fit(X, click, qid=qid, position=sim.position, session=sim.session,
                      impressions=np.ones(len(click)))
+
+
+def test_plain_clicks_are_the_sessions_as_queries_with_their_clicks_as_labels():
+    from rsrank.clicks import ClickLog, plain_clicks
+
+    data, sim = click_log(n_queries=20, n_sessions=15)
+    log = ClickLog.from_sessions(sim.session, sim.qid, sim.docid, sim.position, sim.click)
+    plain = plain_clicks(log, log.docid.astype(np.int64))
+    X, y, qid, options = plain.training(data.X, data.qid)
+    assert options == {} and plain.plain
+    # by brute force: every session with a click and a document left unclicked, as shown
+    expected_X, expected_y, expected_q = [], [], []
+    for number, session in enumerate(np.unique(sim.session)):
+        mine = np.flatnonzero(sim.session == session)
+        if 0 < sim.click[mine].sum() < len(mine):
+            expected_X.append(data.X[sim.docid[mine]])
+            expected_y.append(sim.click[mine])
+            expected_q.append(np.full(len(mine), session))
+    np.testing.assert_array_equal(X, np.concatenate(expected_X))
+    np.testing.assert_array_equal(y, np.concatenate(expected_y))
+    _, expected = np.unique(np.concatenate(expected_q), return_inverse=True)
+    np.testing.assert_array_equal(qid, expected.ravel())
+    # validated on as queries of their own, without weights
+    assert plain.queries(data.X, data.qid)[3] is None
+    # an aggregated log's documents graded by their click rate over every position
+    counts = ClickLog.from_counts(log.qid, log.docid, log.position, log.impressions, log.clicks)
+    graded = plain_clicks(counts, counts.docid.astype(np.int64))
+    rows = graded.rows
+    rate = np.array([sim.click[sim.docid == row].mean() for row in rows])
+    np.testing.assert_allclose(graded.relevance, rate)
+    assert graded.y[np.argmax(rate)] == graded.y.max() and graded.y[np.argmin(rate)] == 0
+
+
+def test_debias_off_trains_on_plain_clicks_from_the_command_line(click_fold, capsys):
+    fold, logs = click_fold
+    train = ["train", "--train", str(fold / "train.txt.gz"), "--clicks",
+             str(logs / "train.clicks.csv"), "--vali", str(fold / "vali.txt.gz"),
+             "--vali-clicks", str(logs / "vali.clicks.csv"), "--test",
+             str(fold / "test.txt.gz"), "--quiet"]
+    assert main([*train, "--debias", "off"]) == 0
+    printed = capsys.readouterr().out
+    assert "| 1 | " in printed and "examination by position" not in printed
+    assert main([*train, "--debias", "off", "--propensity", "1,0.5"]) == 2
+    assert "--debias off leaves in: give one or the other" in capsys.readouterr().err
+    assert main(["train", "--train", str(fold / "train.txt.gz"), "--debias", "off"]) == 2
+    assert "--debias off needs --clicks" in capsys.readouterr().err

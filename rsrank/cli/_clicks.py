@@ -19,15 +19,20 @@ def click_data(args):
                        and find_folds(root) and has_click_logs(root))
     if args.clicks is None and not folds_with_logs:
         for flag, value in (("--vali-clicks", args.vali_clicks),
-                            ("--propensity", args.propensity)):
+                            ("--propensity", args.propensity),
+                            ("--debias off", None if args.debias == "on" else args.debias)):
             if value is not None:
                 raise UsageError(f"{flag} needs --clicks (the training queries' click log)")
         return None
     if args.stream is not None:
         raise UsageError("--stream reads labelled files in blocks; a click log is graded in "
                          "memory: leave --stream out")
+    if args.debias == "off" and args.propensity is not None:
+        raise UsageError("--propensity takes the position's bias out of the clicks, which "
+                         "--debias off leaves in: give one or the other")
     options = dict(**loading(args), n_features=args.n_features, propensity=args.propensity,
-                   vali_fraction=args.vali_fraction, random_state=args.seed)
+                   vali_fraction=args.vali_fraction, random_state=args.seed,
+                   debias=args.debias == "on")
     if folds_with_logs:
         data = load_click_folds(root, args.folds, **options)
         name = data_name(args.path, root)
@@ -44,7 +49,8 @@ def click_data(args):
                                **options)
         data, name = [fold], str(train)
         inputs = [p for p in (*fold.paths.values(), *fold.clicks.values()) if p is not None]
-    examinations = {f"Fold{fold.fold}": fold.examination.to_dict() for fold in data}
+    examinations = {f"Fold{fold.fold}": fold.examination.to_dict() for fold in data
+                    if fold.examination is not None}
     return data, name, inputs, examinations
 
 

@@ -40,6 +40,10 @@ def add_parser(commands):
                         metavar="P1,P2,...", help="the chance of examining each position, "
                         "from the top (for example from a randomised experiment), instead "
                         "of estimating it from the training log")
+    clicks.add_argument("--debias", choices=("on", "off"), default="on",
+                        help="on (default): take the position's bias out of the clicks; off: "
+                        "plain click training, each session a query and its clicks the "
+                        "labels (the baseline to compare with)")
     train.add_argument("--feature-names", help="file of feature names: one per line, or "
                        "'index name' lines (RankLib, Elasticsearch LTR feature lists)")
     train.add_argument("--folds", type=number_list(int), default=None,

@@ -11,7 +11,7 @@ from sklearn.utils import Bunch
 from .._text import LetorFormatError
 from ..datasets import find_folds, load_files, split_file
 from ..layouts import held_out_queries
-from .grading import feature_rows, grade_clicks
+from .grading import feature_rows, grade_clicks, plain_clicks
 from .log import read_click_log
 
 __all__ = ["CLICK_FILES", "load_click_fold", "load_click_folds", "has_click_logs"]
@@ -23,14 +23,17 @@ CLICK_FILES = {"train": "train.clicks.csv", "vali": "vali.clicks.csv"}
 
 def load_click_fold(train, train_clicks, vali=None, vali_clicks=None, test=None, *,
                     propensity=None, vali_fraction=None, random_state=0, n_features=None,
-                    fold=1, **options):
+                    fold=1, debias=True, **options):
     """One fold that trains on clicks: the documents each log showed, graded
     by :func:`grade_clicks` (the examination estimated from the training
     log, or ``propensity`` per position), with the features of ``train``
     and ``vali`` joined on query and document id; ``test`` keeps its
     labels. Without ``vali``, a seeded ``vali_fraction`` (default 0.2) of
     the graded training queries validates. ``options`` go to
-    :func:`rsrank.load_letor`.
+    :func:`rsrank.load_letor`. ``debias=False`` reads both logs as they
+    are (:func:`plain_clicks`: each session a query, its clicks the
+    labels), the baseline debiasing must beat; ``examination`` is then
+    None.
 
     Returns a Bunch as :func:`rsrank.layouts.load_splits` gives, with
     ``examination`` (an :class:`rsrank.propensity.Examination`),
@@ -46,6 +49,9 @@ def load_click_fold(train, train_clicks, vali=None, vali_clicks=None, test=None,
                          "data needs both its features and its click log")
     if vali is not None and vali_fraction is not None:
         raise ValueError("give either a validation file or a validation fraction, not both")
+    if not debias and propensity is not None:
+        raise ValueError("propensities take the position's bias out of the clicks, which "
+                         "plain click training (debias off) leaves in: give one or the other")
     paths = {"train": Path(train), "vali": None if vali is None else Path(vali),
              "test": None if test is None else Path(test)}
     logs = {"train": Path(train_clicks), "vali": None if vali_clicks is None else
@@ -59,7 +65,8 @@ def load_click_fold(train, train_clicks, vali=None, vali_clicks=None, test=None,
         log = read_click_log(logs[split])
         try:
             rows = feature_rows(log, qid, docids)
-            found = grade_clicks(log, rows, model=model, propensity=propensity)
+            found = (grade_clicks(log, rows, model=model, propensity=propensity) if debias
+                     else plain_clicks(log, rows))
         except ValueError as error:
             raise LetorFormatError(logs[split], None, f"{error} (features: "
                                    f"{paths[split]})") from None

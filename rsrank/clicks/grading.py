@@ -18,7 +18,7 @@ from .log import impression_log
 
 __all__ = ["feature_rows", "grade_clicks", "click_preferences", "GradedClicks",
            "session_lists", "MAX_CLICK_WEIGHT", "CASCADE_REPEATS", "reads_to_first_click",
-           "graded_eval_set", "click_training"]
+           "graded_eval_set", "click_training", "plain_clicks"]
 
 
 def feature_rows(log, qid, docids):
@@ -71,6 +71,9 @@ class GradedClicks:
     model: object
     lists: object = None
     list_weight: object = None
+    #: the lists are sessions trained on as queries, their clicks the labels
+    #: (:func:`plain_clicks`), not session lists summed into preferences
+    plain: bool = False
 
     def queries(self, X, qid):
         """``(X, y, qid, query_weight)`` to validate on, from the features
@@ -79,7 +82,7 @@ class GradedClicks:
         query of its own."""
         if self.lists is None:
             return X[self.rows], self.y, np.asarray(qid)[self.rows], None
-        return X[self.rows], self.y, self.lists, self.list_weight
+        return X[self.rows], self.y, self.lists, None if self.plain else self.list_weight
 
     def training(self, X, qid):
         """``(X, y, qid, options)`` to train on, ``options`` those of
@@ -87,6 +90,8 @@ class GradedClicks:
         query (no options), or the documents of the session lists with
         their pairs as ``preferences`` (:func:`click_preferences`), ``y``
         1 on a document clicked in some session."""
+        if self.plain:
+            return X[self.rows], self.y, self.lists, {}
         rows, y, preferences = self.preferred()
         options = {} if preferences is None else {"preferences": preferences}
         return X[rows], y, np.asarray(qid)[rows], options
@@ -214,6 +219,39 @@ def grade_clicks(log, rows, *, model=None, propensity=None):
         return GradedClicks(list_rows, y, relevance, examination, model, names, weight)
     return GradedClicks(docs, click_grades(relevance, model.gamma.min(), model.gamma.max()),
                         relevance, examination, model)
+
+
+def plain_clicks(log, rows):
+    """The clicks of ``log`` as they are, without the position's bias
+    taken out (plain click training, the baseline debiasing must beat):
+    a sessions log's sessions as queries, each shown document labelled by
+    its click (sessions without a click, or clicking everything, hold no
+    pair and are left out); an aggregated log's documents graded by their
+    click rate over every position (:func:`~rsrank.propensity.click_grades`).
+    Returns a :class:`GradedClicks` with ``lists`` naming each row's session
+    (``rows`` index the features as ``rows`` of the log's entries do)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    shown = log.session_rows
+    if shown is None:
+        docs, document = np.unique(rows, return_inverse=True)
+        document = document.ravel()
+        clicks = np.bincount(document, weights=log.clicks, minlength=len(docs))
+        impressions = np.bincount(document, weights=log.impressions, minlength=len(docs))
+        rate = clicks / impressions
+        return GradedClicks(docs, click_grades(rate, rate.min(), rate.max()), rate, None, None)
+    per_session = np.bincount(shown.session, weights=shown.click)
+    size = np.bincount(shown.session)
+    kept = (per_session > 0) & (per_session < size)
+    keep = np.flatnonzero(kept[shown.session])
+    _, sessions = np.unique(shown.session[keep], return_inverse=True)
+    sessions = sessions.ravel()
+    order = np.argsort(sessions, kind="stable")
+    keep, sessions = keep[order], sessions[order]
+    if not len(keep):
+        raise ValueError("no pair to learn from: no session both clicked a document and left "
+                         "one unclicked")
+    return GradedClicks(rows[shown.entry[keep]], shown.click[keep].astype(np.int64), None, None,
+                        None, sessions, np.ones(len(keep)), plain=True)
 
 
 def click_training(X, clicks, qid, position, impressions=None, session=None, *, model=None,

@@ -36,7 +36,7 @@ import numpy as np
 
 from .._text import LetorFormatError, open_text, reading
 
-__all__ = ["ClickLog", "SessionClicks", "Ids", "LogError", "read_click_log", "impression_log",
+__all__ = ["ClickLog", "SessionClicks", "SessionRows", "Ids", "LogError", "read_click_log", "impression_log",
            "check_log_arguments", "check_log", "checked_rows", "checked_log", "document_keys", "SESSION_COLUMNS",
            "AGGREGATED_COLUMNS", "MAX_POSITION", "MAX_IMPRESSIONS", "MAX_ID", "MAX_LINE"]
 
@@ -276,6 +276,9 @@ class ClickLog:
     #: the clicks of the sessions, each with the documents its session showed
     #: unclicked (a :class:`SessionClicks`; sessions form)
     session_clicks: object = None
+    #: the rows of the sessions as shown: per row its session's code, its
+    #: entry and its click (a :class:`SessionRows`; sessions form)
+    session_rows: object = None
 
     def __post_init__(self):
         n = len(self.qid)
@@ -303,7 +306,8 @@ class ClickLog:
         return cls(log.qid, log.docid, log.position, log.impressions, log.clicks, count,
                    log.reached, int(np.count_nonzero(per_session)),
                    int(np.count_nonzero(per_session > 1)),
-                   SessionClicks.of(session, entry, position, click, len(log.qid)))
+                   SessionClicks.of(session, entry, position, click, len(log.qid)),
+                   SessionRows(session, entry, click))
 
     @classmethod
     def from_counts(cls, qid, docid, position, impressions, clicks, reached=None):
@@ -378,6 +382,17 @@ class SessionClicks:
         offsets = np.r_[0, np.cumsum(sizes)].astype(np.int64)
         take = np.repeat(start - offsets[:-1], sizes) + np.arange(offsets[-1])
         return cls(entry[clicked[first]], count, offsets, entry[left][take])
+
+
+@dataclass(frozen=True)
+class SessionRows:
+    """The rows of a sessions log as they were shown: row ``i`` is log
+    entry ``entry[i]`` in session ``session[i]`` (codes 0 to S - 1), with
+    its ``click``."""
+
+    session: np.ndarray
+    entry: np.ndarray
+    click: np.ndarray
 
 
 class _Columns:
