@@ -7,8 +7,13 @@ click as :func:`rsrank.synthetic.simulate_clicks` draws (position-based
 with eta, or cascade). Test keeps its expert labels. Per log, test
 NDCG@10 (LETOR's) of
 
-* ``naive``: ``rsrank train`` with each session a query, the click its label;
-* ``debiased``: ``rsrank train --clicks``'s path (the examination estimated
+* ``naive``: ``rsrank train --clicks --debias off``: each session a query,
+  its clicks the labels (:func:`rsrank.clicks.plain_clicks`);
+* ``auto``: ``rsrank train --clicks``'s default (``--debias auto``): of
+  ``naive`` and ``debiased``, the plain model unless the debiased one beats
+  it on the vali log's estimate by more than its standard error
+  (:func:`rsrank.clicks.choice.debias_choice`);
+* ``debiased``: ``rsrank train --clicks --debias on``'s path (the examination estimated
   from the training log; a position-based log trains on its session lists,
   each click over what its session left unclicked, weighted by the inverse
   of its position's examination; a cascade log on its documents graded by
@@ -42,16 +47,27 @@ from _click_models import LOGS, OTHER_LOGS, make_logs, pooled  # noqa: E402
 from _datasets import dataset_folds  # noqa: E402
 from sklearn.utils import Bunch  # noqa: E402
 
-from rsrank.clicks import ClickLog, grade_clicks  # noqa: E402
+from rsrank.clicks import ClickLog, grade_clicks, plain_clicks  # noqa: E402
+from rsrank.clicks.choice import debias_choice  # noqa: E402
+from rsrank.querydata import QueryData  # noqa: E402
 from rsrank.experiments import run_letor_folds  # noqa: E402
 from rsrank.metrics import ndcg_per_query  # noqa: E402
 from rsrank.recipe import DEFAULT_WITHIN, train_recipe, vali_folds  # noqa: E402
 from rsrank.stats import paired_t_test  # noqa: E402
 
 
-def sessions_as_queries(split, sim):
-    X = split[0][sim.docid]
-    return X, sim.click.astype(np.int64), sim.session
+def plain_splits(fold, logs):
+    """``rsrank train --debias off``'s train and vali: each session a query,
+    its clicks the labels (sessions alike one query, weighted), and their
+    query options."""
+    splits, options = {}, {}
+    for split in ("train", "vali"):
+        sim = logs[split]
+        log = ClickLog.from_sessions(sim.session, sim.qid, sim.docid, sim.position, sim.click)
+        X, _, qid = fold[split][:3]
+        *splits[split], weight = plain_clicks(log, log.docid.astype(np.int64)).queries(X, qid)
+        options[split] = {"query_weight": weight}
+    return splits, options
 
 
 def debiased_splits(fold, logs):
@@ -76,7 +92,8 @@ def debiased_splits(fold, logs):
 
 def rsrank_test(train, vali, test, seed, additive=False, query_options=None,
                 vali_shown=None):
-    """``rsrank train``'s recipe: per-query test NDCG@10 and the features kept;
+    """``rsrank train``'s recipe: per-query test NDCG@10 and the features kept
+    (and the selected model, second);
     with ``vali_shown`` (vali's shown documents with their expert labels),
     also the selected model's vali score (the clicks' estimate it was
     chosen on) and its NDCG@10 on those documents by their labels."""
@@ -93,7 +110,7 @@ def rsrank_test(train, vali, test, seed, additive=False, query_options=None,
         out["vali_by_clicks"] = float(fold.vali_score)
         out["vali_by_labels"] = float(np.nanmean(ndcg_per_query(
             labels, fold.model.predict(Xv), qv, 10, convention="letor")))
-    return out
+    return out, fold.model
 
 
 def session_rows(split, sim):
@@ -161,19 +178,23 @@ def run_log(fold, config, seed, peers=True, additive=False):
     fit = lambda *splits, **extra: rsrank_test(*splits, fold["test"], seed,  # noqa: E731
                                                 additive=additive, **extra)
     t = time.perf_counter()
-    out["naive"] = fit(*[sessions_as_queries(fold[s], logs[s]) for s in ("train", "vali")])
+    plain, plain_options = plain_splits(fold, logs)
+    out["naive"], naive_model = fit(plain["train"], plain["vali"], query_options=plain_options)
     seconds["naive"] = time.perf_counter() - t
     t = time.perf_counter()
     graded, options, vali_shown, examination = debiased_splits(fold, logs)
-    out["debiased"] = fit(graded["train"], graded["vali"], query_options=options,
-                          vali_shown=vali_shown)
+    out["debiased"], debiased_model = fit(graded["train"], graded["vali"],
+                                          query_options=options, vali_shown=vali_shown)
     seconds["debiased"] = time.perf_counter() - t
+    choice = debias_choice(debiased_model, naive_model,
+                           QueryData(*graded["vali"], **options["vali"]))
+    out["auto"] = {**out["debiased" if choice.debiased else "naive"], "choice": choice.to_dict()}
     t = time.perf_counter()
     out["skyline-shown"] = fit(shown(fold["train"], logs["train"]),
-                               shown(fold["vali"], logs["vali"]))
+                               shown(fold["vali"], logs["vali"]))[0]
     seconds["skyline-shown"] = time.perf_counter() - t
     if "skyline" not in fold:  # the same for every log of the fold
-        fold["skyline"] = fit(fold["train"], fold["vali"])
+        fold["skyline"] = fit(fold["train"], fold["vali"])[0]
     out["skyline"] = fold["skyline"]
     if peers:
         for name, peer in (("lightgbm", lightgbm_test), ("xgboost", xgboost_test)):
@@ -248,58 +269,75 @@ def summarize(runs):
     groups = {}
     for run in runs:
         groups.setdefault((run["dataset"], run["log"]), []).append(run)
-    closures, below, peer_rows, judges = [], [], [], []
-    header = ("| data | log | queries | naive | debiased | shown labels | all labels | LightGBM "
-              "| XGBoost | debiased - naive (p) | gap closed | curve error 1-5 | features "
-              "(debiased / shown labels) | time (debiased / shown labels) |")
+    closures, below, peer_rows, judges = {"debiased": [], "auto": []}, {"debiased": [],
+                                                                        "auto": []}, [], []
+    kept = []
+    header = ("| data | log | queries | naive | auto | debiased | shown labels | all labels | "
+              "LightGBM | XGBoost | auto - naive (p) | debiased - naive (p) | gap closed "
+              "(auto / debiased) | debiased kept | curve error 1-5 | features (auto / shown "
+              "labels) | time (debiased / shown labels) |")
     lines = [header, "|---" * (header.count("|") - 1) + "|"]
     for (dataset, log), group in groups.items():
         values = {m: pooled(group, m) for m in METHODS}
         means = {m: (None if v is None else float(v.mean())) for m, v in values.items()}
-        diff, p, mark = compare(values["naive"], values["debiased"])
-        if mark == "-":
-            below.append(f"{dataset} {log}")
+        if values["auto"] is None:  # a run from before --debias auto
+            values["auto"], means["auto"] = values["debiased"], means["debiased"]
+        cells, closed = {}, {}
         best = max(means["skyline"], means["skyline-shown"])
-        closed = None
-        if best > means["naive"]:
-            closed = (means["debiased"] - means["naive"]) / (best - means["naive"])
-            closures.append(closed)
-        peers = []
+        for method in ("auto", "debiased"):
+            diff, p, mark = compare(values["naive"], values[method])
+            cells[method] = f"{diff:+.4f} ({p:.3f}){mark}"
+            if mark == "-":
+                below[method].append(f"{dataset} {log}")
+            if best > means["naive"] + 0.005:
+                closed[method] = (means[method] - means["naive"]) / (best - means["naive"])
+                closures[method].append(closed[method])
         for peer in ("lightgbm", "xgboost"):
             if values[peer] is not None:
-                d, pp, m = compare(values[peer], values["debiased"])
-                peers.append(m)
+                d, pp, _ = compare(values[peer], values["auto"])
                 peer_rows.append((dataset, log, peer, d, pp))
-        features = (np.mean([r["methods"]["debiased"]["n_nonzero"] for r in group]),
+        choices = [r["methods"]["auto"]["choice"]["kept"] == "debiased" for r in group
+                   if "auto" in r["methods"]]
+        kept.extend(choices)
+        features = (np.mean([r["methods"].get("auto", r["methods"]["debiased"])["n_nonzero"]
+                             for r in group]),
                     np.mean([r["methods"]["skyline-shown"]["n_nonzero"] for r in group]))
         time = np.mean([r["seconds"]["debiased"] / r["seconds"]["skyline-shown"] for r in group])
         error = curve_error(group)
         judges.extend((r["methods"]["debiased"]["vali_by_clicks"],
                        r["methods"]["debiased"]["vali_by_labels"]) for r in group)
         cell = lambda m: "" if means[m] is None else f"{means[m]:.4f}"  # noqa: E731
+        gap = " / ".join("" if m not in closed else f"{closed[m]:.2f}"
+                         for m in ("auto", "debiased"))
         lines.append(
-            f"| {dataset} | {log} | {len(values['naive'])} | {cell('naive')} | {cell('debiased')} | "
-            f"{cell('skyline-shown')} | {cell('skyline')} | {cell('lightgbm')} | {cell('xgboost')} | "
-            f"{diff:+.4f} ({p:.3f}){mark} | {'' if closed is None else f'{closed:.2f}'} | "
+            f"| {dataset} | {log} | {len(values['naive'])} | {cell('naive')} | {cell('auto')} | "
+            f"{cell('debiased')} | {cell('skyline-shown')} | {cell('skyline')} | "
+            f"{cell('lightgbm')} | {cell('xgboost')} | {cells['auto']} | {cells['debiased']} | "
+            f"{gap} | {sum(choices)} of {len(choices)} | "
             f"{'' if error is None else f'{error:.3f}'} | {features[0]:.1f} / {features[1]:.1f} | "
             f"{time:.2f} |")
     lines.append("")
-    lines.append("Time: in this process, grading the log and walking the path against walking "
-                 "it on the shown documents' labels (rsrank train's own ratio is in "
-                 "clicks_time.md). Curve error: the largest relative error at positions 1-5, "
-                 "mean over folds.")
+    lines.append("auto: `rsrank train --clicks`'s default, the plain model (naive) unless the "
+                 "debiased one beats it on the vali log's estimate by more than its standard "
+                 "error; debiased kept: in how many runs. Time: in this process, grading the "
+                 "log and walking the path against walking it on the shown documents' labels "
+                 "(rsrank train's own ratio is in clicks_time.md). Curve error: the largest "
+                 "relative error at positions 1-5, mean over folds.")
     lines.append("")
-    lines.append(f"- Logs where debiased is significantly below naive (p < 0.05): "
-                 f"{', '.join(below) or 'none'}.")
-    if closures:
-        lines.append(f"- Gap from naive to the better skyline closed, averaged over the "
-                     f"{len(closures)} logs where a skyline is above naive: "
-                     f"{np.mean(closures):.2f}.")
+    for method in ("auto", "debiased"):
+        lines.append(f"- Logs where {method} is significantly below naive (p < 0.05): "
+                     f"{', '.join(below[method]) or 'none'}.")
+        if closures[method]:
+            lines.append(f"- Gap from naive to the better skyline closed by {method}, averaged "
+                         f"over the {len(closures[method])} logs where a skyline is above naive "
+                         f"by more than 0.005: {np.mean(closures[method]):.2f}.")
+    if kept:
+        lines.append(f"- auto kept the debiased model in {sum(kept)} of {len(kept)} runs.")
     for peer in ("lightgbm", "xgboost"):
         mine = [r for r in peer_rows if r[2] == peer]
         if mine:
             worse = [f"{d} {lg}" for d, lg, _, diff, p in mine if diff < 0 and p < 0.05]
-            lines.append(f"- Debiased minus {peer}: mean {np.mean([r[3] for r in mine]):+.4f} over "
+            lines.append(f"- auto minus {peer}: mean {np.mean([r[3] for r in mine]):+.4f} over "
                          f"{len(mine)} logs; significantly below on: {', '.join(worse) or 'none'}.")
     if judges:
         by_clicks, by_labels = np.array(judges).T
@@ -313,7 +351,7 @@ def summarize(runs):
     return "\n".join(lines) + "\n"
 
 
-METHODS = ["naive", "debiased", "skyline-shown", "skyline", "lightgbm", "xgboost"]
+METHODS = ["naive", "auto", "debiased", "skyline-shown", "skyline", "lightgbm", "xgboost"]
 
 if __name__ == "__main__":
     main()

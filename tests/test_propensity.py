@@ -176,6 +176,12 @@ def test_train_on_click_logs_reports_the_curve(click_fold, capsys):
     curve = results["examination"]["Fold1"]
     assert curve["estimated"] and curve["examination"][0] == 1.0
     assert len(curve["examination"]) == 10
+    # --debias auto (the default) fitted plain clicks beside, and says what it kept
+    kept = results["debias"]["Fold1"]
+    assert kept["kept"] == ("debiased" if kept["difference"] > kept["standard_error"]
+                            else "plain")
+    assert f"debias auto (Fold1): kept {kept['kept']} clicks" in printed
+    assert f"clicks={kept['kept']}" in printed  # the table's selected column
     assert results["folds"][0]["test"]["NDCG@10"] > 0.5  # judged on the test labels
     pytest.importorskip("matplotlib")
     assert main(["plot", str(out), "--out", str(logs / "curve.png")]) == 0
@@ -451,21 +457,26 @@ def test_plain_clicks_are_the_sessions_as_queries_with_their_clicks_as_labels():
     log = ClickLog.from_sessions(sim.session, sim.qid, sim.docid, sim.position, sim.click)
     plain = plain_clicks(log, log.docid.astype(np.int64))
     X, y, qid, options = plain.training(data.X, data.qid)
-    assert options == {} and plain.plain
-    # by brute force: every session with a click and a document left unclicked, as shown
-    expected_X, expected_y, expected_q = [], [], []
-    for number, session in enumerate(np.unique(sim.session)):
+    assert plain.plain
+    # by brute force: every session with a click and a document left unclicked, as
+    # shown; sessions that showed and clicked alike one query, weighted by their count
+    patterns = {}
+    for session in np.unique(sim.session):
         mine = np.flatnonzero(sim.session == session)
+        mine = mine[np.argsort(sim.position[mine])]
         if 0 < sim.click[mine].sum() < len(mine):
-            expected_X.append(data.X[sim.docid[mine]])
-            expected_y.append(sim.click[mine])
-            expected_q.append(np.full(len(mine), session))
-    np.testing.assert_array_equal(X, np.concatenate(expected_X))
-    np.testing.assert_array_equal(y, np.concatenate(expected_y))
-    _, expected = np.unique(np.concatenate(expected_q), return_inverse=True)
-    np.testing.assert_array_equal(qid, expected.ravel())
-    # validated on as queries of their own, without weights
-    assert plain.queries(data.X, data.qid)[3] is None
+            key = (tuple(sim.docid[mine]), tuple(sim.click[mine]))
+            patterns.setdefault(key, []).append(mine)
+    assert len(patterns) < sum(len(found) for found in patterns.values())  # some alike
+    expected = [found[0] for found in patterns.values()]  # in the order first seen
+    np.testing.assert_array_equal(X, data.X[sim.docid[np.concatenate(expected)]])
+    np.testing.assert_array_equal(y, sim.click[np.concatenate(expected)])
+    np.testing.assert_array_equal(qid, np.repeat(np.arange(len(expected)),
+                                                 [len(rows) for rows in expected]))
+    counts = np.repeat([len(found) for found in patterns.values()],
+                       [len(rows) for rows in expected])
+    np.testing.assert_array_equal(options["query_weight"], counts)
+    np.testing.assert_array_equal(plain.queries(data.X, data.qid)[3], counts)
     # an aggregated log's documents graded by their click rate over every position
     counts = ClickLog.from_counts(log.qid, log.docid, log.position, log.impressions, log.clicks)
     graded = plain_clicks(counts, counts.docid.astype(np.int64))
@@ -487,4 +498,4 @@ def test_debias_off_trains_on_plain_clicks_from_the_command_line(click_fold, cap
     assert main([*train, "--debias", "off", "--propensity", "1,0.5"]) == 2
     assert "--debias off leaves in: give one or the other" in capsys.readouterr().err
     assert main(["train", "--train", str(fold / "train.txt.gz"), "--debias", "off"]) == 2
-    assert "--debias off needs --clicks" in capsys.readouterr().err
+    assert "--debias needs --clicks" in capsys.readouterr().err

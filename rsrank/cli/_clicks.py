@@ -4,6 +4,8 @@ examination curve it reports."""
 import sys
 from pathlib import Path
 
+from sklearn.utils import Bunch
+
 from ..clicks import has_click_logs, load_click_fold, load_click_folds
 from ..datasets import find_folds
 from ..layouts import data_name
@@ -20,7 +22,7 @@ def click_data(args):
     if args.clicks is None and not folds_with_logs:
         for flag, value in (("--vali-clicks", args.vali_clicks),
                             ("--propensity", args.propensity),
-                            ("--debias off", None if args.debias == "on" else args.debias)):
+                            ("--debias", None if args.debias == "auto" else args.debias)):
             if value is not None:
                 raise UsageError(f"{flag} needs --clicks (the training queries' click log)")
         return None
@@ -32,7 +34,7 @@ def click_data(args):
                          "--debias off leaves in: give one or the other")
     options = dict(**loading(args), n_features=args.n_features, propensity=args.propensity,
                    vali_fraction=args.vali_fraction, random_state=args.seed,
-                   debias=args.debias == "on")
+                   debias=args.debias)
     if folds_with_logs:
         data = load_click_folds(root, args.folds, **options)
         name = data_name(args.path, root)
@@ -51,6 +53,8 @@ def click_data(args):
         inputs = [p for p in (*fold.paths.values(), *fold.clicks.values()) if p is not None]
     examinations = {f"Fold{fold.fold}": fold.examination.to_dict() for fold in data
                     if fold.examination is not None}
+    if args.debias == "off":
+        examinations = {}
     return data, name, inputs, examinations
 
 
@@ -62,3 +66,18 @@ def print_examination(examinations):
         print(f"examination by position ({fold}, {how}): {values}")
     if examinations:
         sys.stdout.flush()
+
+
+def plain_folds(data):
+    """The folds of ``--debias auto``'s plain run: each click fold with its
+    plain reading's training and vali data."""
+    return [Bunch(**{**fold, **fold.plain}) for fold in data]
+
+
+def print_choices(experiment):
+    """What ``--debias auto`` kept in each fold, and why, a line each."""
+    for fold, choice in zip(experiment.folds, getattr(experiment, "choices", None) or []):
+        print(f"debias auto (Fold{fold.fold}): kept {'debiased' if choice.debiased else 'plain'} "
+              f"clicks: debiased - plain {choice.metric} on the vali log's estimate "
+              f"{choice.difference:+.4f}, standard error {choice.standard_error:.4f}, over "
+              f"{choice.n_queries} lists")

@@ -15,7 +15,8 @@ from ..layouts import read_feature_costs, read_feature_names
 from ..recipe import (DEFAULT_L1_RATIO, DEFAULT_WITHIN, SPARSE_L1_RATIO, SPARSE_VALI_CV,
                       SPARSE_WITHIN, fold_threads, train_recipe, vali_folds)
 from ._commands import COMMANDS
-from ._clicks import click_data, print_examination
+from ..clicks.choice import keep_plain_unless_debiased
+from ._clicks import click_data, plain_folds, print_choices, print_examination
 from ._options import (UsageError, add_data_options, add_training_options, command_line,
                        curvature_recipe, first_run, jobs, loading, metric, non_negative_int,
                        number_list, on_terminal, pair_weights, path_rows, positive,
@@ -40,10 +41,12 @@ def add_parser(commands):
                         metavar="P1,P2,...", help="the chance of examining each position, "
                         "from the top (for example from a randomised experiment), instead "
                         "of estimating it from the training log")
-    clicks.add_argument("--debias", choices=("on", "off"), default="on",
-                        help="on (default): take the position's bias out of the clicks; off: "
-                        "plain click training, each session a query and its clicks the "
-                        "labels (the baseline to compare with)")
+    clicks.add_argument("--debias", choices=("auto", "on", "off"), default="auto",
+                        help="auto (default): fit both of the others and keep plain click "
+                        "training unless debiasing beats it on the vali log by more than a "
+                        "standard error; on: take the position's bias out of the clicks; "
+                        "off: plain click training, each session a query and its clicks "
+                        "the labels (the baseline to compare with)")
     train.add_argument("--feature-names", help="file of feature names: one per line, or "
                        "'index name' lines (RankLib, Elasticsearch LTR feature lists)")
     train.add_argument("--folds", type=number_list(int), default=None,
@@ -251,6 +254,10 @@ def _train(args):
             if args.scheduler:
                 options["progress"] = None
                 experiment = _on_cluster(args.scheduler, data, estimator, grid, options)
+            elif examinations is not None and args.debias == "auto":
+                experiment = keep_plain_unless_debiased(
+                    run_letor_folds(data, estimator, grid, **options),
+                    run_letor_folds(plain_folds(data), estimator, grid, **options), data)
             else:
                 experiment = run_letor_folds(data, estimator, grid, **options)
         finally:
@@ -258,10 +265,14 @@ def _train(args):
         command = command_line(args.argv)
         print(experiment_markdown(experiment, title=f"RSRank on {name}", command=command))
         print_examination(examinations)
+        print_choices(experiment)
         if results is not None:
             extra = {"data": name, "rsrank_version": __version__}
             if examinations:
                 extra["examination"] = examinations
+            if getattr(experiment, "choices", None):
+                extra["debias"] = {f"Fold{fold.fold}": choice.to_dict() for fold, choice
+                                   in zip(experiment.folds, experiment.choices)}
             write_experiment(experiment, results.staging, command=command, extra=extra)
             results.publish()
             print(f"wrote {args.out}")

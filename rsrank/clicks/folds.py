@@ -23,17 +23,20 @@ CLICK_FILES = {"train": "train.clicks.csv", "vali": "vali.clicks.csv"}
 
 def load_click_fold(train, train_clicks, vali=None, vali_clicks=None, test=None, *,
                     propensity=None, vali_fraction=None, random_state=0, n_features=None,
-                    fold=1, debias=True, **options):
+                    fold=1, debias="on", **options):
     """One fold that trains on clicks: the documents each log showed, graded
     by :func:`grade_clicks` (the examination estimated from the training
     log, or ``propensity`` per position), with the features of ``train``
     and ``vali`` joined on query and document id; ``test`` keeps its
     labels. Without ``vali``, a seeded ``vali_fraction`` (default 0.2) of
     the graded training queries validates. ``options`` go to
-    :func:`rsrank.load_letor`. ``debias=False`` reads both logs as they
+    :func:`rsrank.load_letor`. ``debias="off"`` reads both logs as they
     are (:func:`plain_clicks`: each session a query, its clicks the
     labels), the baseline debiasing must beat; ``examination`` is then
-    None.
+    None. ``debias="auto"`` reads them both ways: the fold is the debiased
+    reading, and its ``plain`` the other's ``train``, ``vali`` and
+    ``query_options`` (for
+    :func:`~rsrank.clicks.choice.keep_plain_unless_debiased`).
 
     Returns a Bunch as :func:`rsrank.layouts.load_splits` gives, with
     ``examination`` (an :class:`rsrank.propensity.Examination`),
@@ -49,7 +52,9 @@ def load_click_fold(train, train_clicks, vali=None, vali_clicks=None, test=None,
                          "data needs both its features and its click log")
     if vali is not None and vali_fraction is not None:
         raise ValueError("give either a validation file or a validation fraction, not both")
-    if not debias and propensity is not None:
+    if debias not in ("on", "off", "auto"):
+        raise ValueError(f"debias must be 'on', 'off' or 'auto', got {debias!r}")
+    if debias == "off" and propensity is not None:
         raise ValueError("propensities take the position's bias out of the clicks, which "
                          "plain click training (debias off) leaves in: give one or the other")
     paths = {"train": Path(train), "vali": None if vali is None else Path(vali),
@@ -57,16 +62,35 @@ def load_click_fold(train, train_clicks, vali=None, vali_clicks=None, test=None,
     logs = {"train": Path(train_clicks), "vali": None if vali_clicks is None else
             Path(vali_clicks)}
     parts, width = load_files(paths, n_features, return_docids=True, **options)
+    logs_read = {split: None if logs[split] is None else read_click_log(logs[split])
+                 for split in logs}
+    readings = {"on": ("on",), "off": ("off",), "auto": ("on", "off")}[debias]
+    folds = [_read_fold(parts, paths, logs, logs_read, reading, propensity, vali_fraction,
+                        random_state) for reading in readings]
+    fold_data, examination, source = folds[0]
+    test_part = parts.get("test")
+    out = Bunch(**fold_data, test=None if test_part is None else test_part[:3],
+                n_features=width, fold=fold, paths=paths, vali_source=source,
+                examination=examination, clicks=logs)
+    if len(folds) > 1:
+        out.plain = Bunch(**folds[1][0])
+    return out
+
+
+def _read_fold(parts, paths, logs, logs_read, debias, propensity, vali_fraction, random_state):
+    """``(train, vali and query_options; examination; vali's source)`` of
+    :func:`load_click_fold` for one reading of its logs (``debias`` "on"
+    or "off")."""
     graded, examination, model = {}, None, None
     for split in ("train", "vali"):
         if logs[split] is None:
             continue
         X, _, qid, docids = parts[split]
-        log = read_click_log(logs[split])
+        log = logs_read[split]
         try:
             rows = feature_rows(log, qid, docids)
-            found = (grade_clicks(log, rows, model=model, propensity=propensity) if debias
-                     else plain_clicks(log, rows))
+            found = (grade_clicks(log, rows, model=model, propensity=propensity)
+                     if debias == "on" else plain_clicks(log, rows))
         except ValueError as error:
             raise LetorFormatError(logs[split], None, f"{error} (features: "
                                    f"{paths[split]})") from None
@@ -86,14 +110,11 @@ def load_click_fold(train, train_clicks, vali=None, vali_clicks=None, test=None,
     *train, train_options = graded["train"].training(X, qid)
     X, _, qid, _ = features["vali"]
     *vali, vali_weight = graded["vali"].queries(X, qid)
-    test_part = parts.get("test")
-    return Bunch(train=tuple(train), vali=tuple(vali),
-                 query_options={"train": train_options,
-                                "vali": {} if vali_weight is None else
-                                {"query_weight": vali_weight}},
-                 test=None if test_part is None else test_part[:3], n_features=width,
-                 fold=fold, paths=paths, vali_source=source, examination=examination,
-                 clicks=logs)
+    return ({"train": tuple(train), "vali": tuple(vali),
+             "query_options": {"train": train_options,
+                               "vali": {} if vali_weight is None else
+                               {"query_weight": vali_weight}}},
+            examination, source)
 
 
 def has_click_logs(root):

@@ -82,7 +82,7 @@ class GradedClicks:
         query of its own."""
         if self.lists is None:
             return X[self.rows], self.y, np.asarray(qid)[self.rows], None
-        return X[self.rows], self.y, self.lists, None if self.plain else self.list_weight
+        return X[self.rows], self.y, self.lists, self.list_weight
 
     def training(self, X, qid):
         """``(X, y, qid, options)`` to train on, ``options`` those of
@@ -91,7 +91,7 @@ class GradedClicks:
         their pairs as ``preferences`` (:func:`click_preferences`), ``y``
         1 on a document clicked in some session."""
         if self.plain:
-            return X[self.rows], self.y, self.lists, {}
+            return X[self.rows], self.y, self.lists, {"query_weight": self.list_weight}
         rows, y, preferences = self.preferred()
         options = {} if preferences is None else {"preferences": preferences}
         return X[rows], y, np.asarray(qid)[rows], options
@@ -226,10 +226,13 @@ def plain_clicks(log, rows):
     taken out (plain click training, the baseline debiasing must beat):
     a sessions log's sessions as queries, each shown document labelled by
     its click (sessions without a click, or clicking everything, hold no
-    pair and are left out); an aggregated log's documents graded by their
-    click rate over every position (:func:`~rsrank.propensity.click_grades`).
-    Returns a :class:`GradedClicks` with ``lists`` naming each row's session
-    (``rows`` index the features as ``rows`` of the log's entries do)."""
+    pair and are left out; sessions that showed and clicked alike are one
+    query, weighted by their count); an aggregated log's documents graded
+    by their click rate over every position
+    (:func:`~rsrank.propensity.click_grades`). Returns a
+    :class:`GradedClicks` with ``lists`` naming each row's query and
+    ``list_weight`` its weight (``rows`` index the features as ``rows`` of
+    the log's entries do)."""
     rows = np.asarray(rows, dtype=np.int64)
     shown = log.session_rows
     if shown is None:
@@ -242,16 +245,27 @@ def plain_clicks(log, rows):
     per_session = np.bincount(shown.session, weights=shown.click)
     size = np.bincount(shown.session)
     kept = (per_session > 0) & (per_session < size)
-    keep = np.flatnonzero(kept[shown.session])
-    _, sessions = np.unique(shown.session[keep], return_inverse=True)
-    sessions = sessions.ravel()
-    order = np.argsort(sessions, kind="stable")
-    keep, sessions = keep[order], sessions[order]
+    # sessions that showed the same entries with the same clicks are one query,
+    # weighted by their count: each named by a sum of random 64-bit codes of its
+    # (entry, click) rows (two different sessions share a name with chance 2^-64)
+    codes = np.random.default_rng(1).integers(1, 2**63, size=2 * max(len(log.qid), 1),
+                                              dtype=np.uint64)
+    name = np.zeros(len(size), dtype=np.uint64)
+    np.add.at(name, shown.session, codes[2 * shown.entry + shown.click])
+    sessions = np.flatnonzero(kept)
+    _, first, count = np.unique(name[sessions], return_index=True, return_counts=True)
+    chosen = np.full(len(size), -1)
+    chosen[sessions[np.sort(first)]] = np.arange(len(first))
+    weight = count[np.argsort(first)].astype(np.float64)  # per query, in that order
+    keep = np.flatnonzero(chosen[shown.session] >= 0)
+    query = chosen[shown.session[keep]]
+    order = np.argsort(query, kind="stable")
+    keep, query = keep[order], query[order]
     if not len(keep):
         raise ValueError("no pair to learn from: no session both clicked a document and left "
                          "one unclicked")
     return GradedClicks(rows[shown.entry[keep]], shown.click[keep].astype(np.int64), None, None,
-                        None, sessions, np.ones(len(keep)), plain=True)
+                        None, query, weight[query], plain=True)
 
 
 def click_training(X, clicks, qid, position, impressions=None, session=None, *, model=None,
