@@ -47,7 +47,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ._files import process_alive
+from ._files import process_alive, resolved
 
 __all__ = ["CacheWarning", "cache_directory", "cache_key", "load_cached", "store", "content_crc"]
 
@@ -80,7 +80,7 @@ def cache_directory(path, cache):
     cache directory."""
     if cache is not True:
         return Path(cache)
-    beside = Path(path).resolve().parent
+    beside = resolved(path).parent
     if os.access(beside, os.W_OK):
         return beside / ".rsrank-cache"
     return user_cache_directory()
@@ -104,7 +104,7 @@ def _file_stamp(path):
                 digest.update(handle.read(_SAMPLE))
             handle.seek(max(stat.st_size - _BLOCK, _BLOCK))
             digest.update(handle.read(_BLOCK))
-    return {"path": str(path.resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
+    return {"path": str(resolved(path)), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
             "ctime_ns": stat.st_ctime_ns, "inode": stat.st_ino, "device": stat.st_dev,
             "sha256_sampled": digest.hexdigest()}
 

@@ -43,7 +43,7 @@ from pathlib import Path
 __all__ = ["OutputError", "atomic_write_text", "atomic_write_bytes", "read_bounded_text",
            "ResultsDirectory", "check_not_input", "check_output_target", "process_alive",
            "not_a_file", "make_parents", "remove_empty", "remove_own_tree", "RESULTS_MARKER",
-           "claim_lock", "release_lock", "remove_stale"]
+           "claim_lock", "release_lock", "remove_stale", "resolved"]
 
 
 class OutputError(ValueError):
@@ -253,12 +253,25 @@ def read_bounded_text(path, limit, what):
         raise ValueError(f"{path}: not a {what}: not UTF-8 text (byte {error.start})") from None
 
 
+def resolved(path):
+    """``Path(path).resolve()``, with a loop of symbolic links an
+    :class:`OutputError` that names the path (Python before 3.13 raises a
+    bare ``RuntimeError``)."""
+    try:
+        return Path(path).resolve()
+    except (RuntimeError, OSError) as error:
+        if isinstance(error, OSError) and error.errno != errno.ELOOP:
+            raise
+        raise OutputError(f"{path}: a loop of symbolic links; remove the links or choose "
+                          "another path") from None
+
+
 def check_not_input(out, inputs):
     """Raise :class:`OutputError` when ``out`` is an input, holds one or lies
     inside one (the same file under another name counts)."""
-    target = Path(out).resolve()
+    target = resolved(out)
     for path in inputs:
-        source = Path(path).resolve()
+        source = resolved(path)
         same = target == source or (target.exists() and source.exists()
                                     and os.path.samefile(target, source))
         if same:
@@ -485,7 +498,7 @@ class ResultsDirectory:
     def __enter__(self):
         check_not_input(self.out, self.inputs)
         self._created = make_parents(self.out)  # taken back if nothing is published
-        parent = self.out.resolve().parent
+        parent = resolved(self.out).parent
         try:
             self._remove_stale(parent)
             self._lock = _claim(parent / f".{self.out.name}.lock")

@@ -102,6 +102,11 @@ def fit_search(search, X, y, qid, **fit_params):
     ``fit`` receives each training split's qid and the scorers the held-out
     qid. Returns the fitted search.
     """
+    if not (hasattr(search, "cv") and hasattr(search, "estimator") and hasattr(search, "fit")):
+        raise TypeError(f"fit_search fits a search over an estimator (GridSearchCV or "
+                        f"RandomizedSearchCV), got {type(search).__name__}: wrap it, for "
+                        f"example GridSearchCV({type(search).__name__}(), {{'l1': [0.01, 0.1]}}), "
+                        "or call its own fit")
     with sklearn.config_context(enable_metadata_routing=True):
         search.set_params(cv=_query_splitter(search.cv))
         return search.fit(X, y, qid=qid, **fit_params)

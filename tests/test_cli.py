@@ -459,3 +459,34 @@ def test_path_rows_walks_the_path_on_a_sample_and_says_so(tmp_path, bundled_root
         document = json.loads((again / "results.json").read_text())
         assert document["path_rows"] == recorded  # with a fixed step: no path, no sample
         assert "refit" not in document["folds"][0]["grid"][-1]
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--learning-rate", "0.1", "--path-rows", "1000"],
+     "--path-rows samples the path of --learning-rate curvature"),
+    (["--stream", "10", "--path-rows", "1000"], "--stream reads it in blocks"),
+    (["--within", "0.03", "--path-rows", "1000"],
+     "the 3 folds of the training queries judged beside vali"),
+    (["--vali-cv", "2", "--path-rows", "1000"], "give --vali-cv 0 to sample"),
+])
+def test_a_path_sample_no_path_would_take_is_refused(extra, message, capsys, bundled_root):
+    assert main(["train", str(bundled_root), "--folds", "1", "--quiet", *extra]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_an_output_in_a_loop_of_symbolic_links_is_one_line(tmp_path, capsys, bundled_root):
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    fold = bundled_root / "Fold1"
+    assert main(["train", str(bundled_root), "--folds", "1", "--max-iter", "2", "--quiet",
+                 "--out", str(tmp_path / "run")]) == 0
+    model = str(tmp_path / "run" / "models" / "Fold1.json")
+    capsys.readouterr()
+    for argv in (["train", str(bundled_root), "--folds", "1", "--quiet", "--out"],
+                 ["predict", model, str(fold / "test.txt.gz"), "--out"],
+                 ["export", model, "--format", "solr", "--out"]):
+        code = main([*argv, str(tmp_path / "a")])
+        err = capsys.readouterr().err
+        assert code == 2 and "a loop of symbolic links" in err, err
+        assert len(err.strip().splitlines()) == 1

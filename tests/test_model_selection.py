@@ -198,3 +198,14 @@ def test_a_pipeline_scores_with_qid_once_routing_is_on_and_says_so_when_it_is_of
     # without routing the Pipeline drops qid before RSRank sees it: the message names why
     with pytest.raises(ValueError, match="Pipeline.*drops it.*enable_metadata_routing"):
         pipe.score(X, y, qid=qid)
+
+
+def test_fit_search_given_an_estimator_instead_of_a_search_says_what_to_give():
+    from rsrank import RSRankCV
+
+    X, y, qid = np.zeros((4, 2)), np.array([0, 1, 0, 1]), np.array([1, 1, 2, 2])
+    for given in (RSRank(), RSRankCV()):
+        with pytest.raises(TypeError, match=rf"fit_search fits a search over an estimator "
+                                            rf"\(GridSearchCV or RandomizedSearchCV\), got "
+                                            rf"{type(given).__name__}: wrap it"):
+            fit_search(given, X, y, qid)

@@ -8,13 +8,12 @@ import os
 import shlex
 import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._compile import deferred
-from .._files import check_not_input, check_output_target, make_parents
+from .._files import check_not_input, check_output_target, make_parents, resolved
 from .._kernels import compiled_before
 from ..datasets import align_columns, is_csv
 from ..experiments import parse_metric
@@ -108,10 +107,25 @@ def curvature_recipe(args):
     return getattr(args, "learning_rate", None) == ["curvature"]
 
 
-def path_rows(args):
+def path_rows(args, vali_cv=None):
     """The training rows above which the path walks a sample
-    (``--path-rows``; None: never)."""
+    (``--path-rows``; None: never). A sample ``--path-rows`` asks for where
+    no path samples (without ``--learning-rate curvature``, with
+    ``--stream`` or with the folds ``vali_cv`` of the training queries) is
+    refused, not ignored."""
     rows = getattr(args, "path_rows", None)
+    if rows:
+        if not curvature_recipe(args):
+            raise UsageError("--path-rows samples the path of --learning-rate curvature (the "
+                             "default): leave it out with other rates")
+        if getattr(args, "stream", None) is not None:
+            raise UsageError("--path-rows samples a training set in memory; --stream reads it "
+                             "in blocks every epoch: leave one out")
+        if vali_cv:
+            raise UsageError(f"--path-rows samples the path, and the {vali_cv} folds of the "
+                             "training queries judged beside vali (--vali-cv, the sparse "
+                             "recipe's default with --within 0.03 or more) walk it on every "
+                             "query: give --vali-cv 0 to sample, or leave --path-rows out")
     return (PATH_ROWS if rows is None else rows or None) if curvature_recipe(args) else None
 
 
@@ -240,7 +254,7 @@ def check_file_output(out, inputs, flag="--out"):
     if kind == "through":  # a device or a FIFO: written through
         return
     MADE_DIRECTORIES.extend(make_parents(out))  # removed at the end if still empty
-    parent = Path(out).resolve().parent
+    parent = resolved(out).parent
     if not parent.is_dir() or not os.access(parent, os.W_OK):
         raise UsageError(f"{flag} {out}: cannot write in {parent}")
 

@@ -216,6 +216,7 @@ def _recipe(args):
 
 def _train(args):
     estimator, grid = _recipe(args)  # a flag the kind would ignore is refused before any work
+    path_rows(args)  # and a --path-rows that no path would take
     found = click_data(args)
     if found is not None:
         data, name, inputs, examinations = found
@@ -247,7 +248,7 @@ def _train(args):
                        stream_queries=None if isinstance(data, list) else args.stream,
                        within=args.within, feature_names=features, cache=args.cache,
                        seeds=seeds, path=curvature_recipe(args), vali_cv=vali_cv,
-                       path_rows=path_rows(args),
+                       path_rows=path_rows(args, vali_cv),
                        progress=None if args.quiet else progress.fold,
                        on_fit=progress.fit if bar else None)
         try:
