@@ -57,3 +57,86 @@ def test_plain_clicks_are_kept_when_debiasing_wins_by_less_than_its_standard_err
     assert not DebiasChoice("NDCG@10", 0.010, 0.012, 100).debiased
     assert not DebiasChoice("NDCG@10", 0.0, 0.0, 0).debiased  # equal models: plain
     assert DebiasChoice("NDCG@10", 0.013, 0.012, 100).debiased
+
+
+# -- estimates from a click log (rsrank.clicks.estimate) ---------------------------------
+
+
+def _logged(seed=0, n_queries=30):
+    """Features with docids, a click log of them and two models' scores."""
+    from rsrank.synthetic import simulate_clicks
+
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 3, size=n_queries * 12)
+    qid = np.repeat(np.arange(n_queries), 12)
+    X = rng.normal(size=(len(y), 3)) + y[:, None] * [1.0, 0.3, 0.0]
+    docids = np.array([f"d{k}" for k in range(len(y))])
+    sim = simulate_clicks(y, qid, X[:, 2], n_sessions=30, random_state=seed)
+    return X, qid, docids, sim
+
+
+class Column:
+    """A model that scores a row by one of its columns."""
+
+    def __init__(self, column):
+        self.column = column
+
+    def predict(self, X):
+        return np.asarray(X)[:, self.column]
+
+
+def test_counts_give_each_query_its_graded_ndcg_and_a_t_interval_over_queries():
+    from scipy import stats
+
+    from rsrank.clicks import ClickLog
+    from rsrank.clicks.estimate import click_values, compare_on_clicks, estimate
+    from rsrank.metrics import ndcg_per_query
+
+    X, qid, docids, sim = _logged()
+    log = ClickLog.from_sessions(sim.session, sim.qid, docids[sim.docid], sim.position,
+                                 sim.click)
+    counts = ClickLog.from_counts(log.qid, log.docid, log.position, log.impressions,
+                                  log.clicks)  # no sessions: graded documents
+    values = click_values(counts, X, qid, docids)
+    assert not values.debiased
+    per_query = [ndcg_per_query(values.y, Column(c).predict(values.X), values.lists, 10,
+                                convention="letor") for c in (0, 2)]
+    found = estimate(values, Column(0))
+    low, high = stats.t.interval(0.95, len(per_query[0]) - 1, loc=per_query[0].mean(),
+                                 scale=stats.sem(per_query[0]))
+    assert found.value == pytest.approx(per_query[0].mean())
+    assert (found.low, found.high) == pytest.approx((low, high))
+    assert found.n_queries == 30
+    estimates, (difference,) = compare_on_clicks(values, [Column(2), Column(0)])
+    test = stats.ttest_rel(per_query[0], per_query[1])
+    assert difference.value == pytest.approx(per_query[0].mean() - per_query[1].mean())
+    assert difference.pvalue == pytest.approx(test.pvalue)
+    assert estimates[1].value == pytest.approx(found.value)
+
+
+def test_session_lists_give_the_weighted_mean_over_lists_and_an_interval_over_queries():
+    from rsrank.clicks import ClickLog
+    from rsrank.clicks.estimate import click_values, estimate
+    from rsrank.metrics import ndcg_per_query
+
+    X, qid, docids, sim = _logged(1)
+    log = ClickLog.from_sessions(sim.session, sim.qid, docids[sim.docid], sim.position,
+                                 sim.click)
+    values = click_values(log, X, qid, docids)
+    assert values.debiased and values.weight is not None
+    lists, first = np.unique(values.lists, return_index=True)
+    per_list = ndcg_per_query(values.y, Column(0).predict(values.X), values.lists, 10,
+                              convention="letor", short_list="truncate")
+    weight = np.asarray(values.weight)[first]
+    found = estimate(values, Column(0))
+    assert found.value == pytest.approx(weight @ per_list / weight.sum())
+    # the interval is over queries: each query's lists move together
+    by_query = values.query  # per list, in the lists' order
+    total = np.bincount(by_query, weights=weight * per_list)
+    weights = np.bincount(by_query, weights=weight)
+    z = total - found.value * weights
+    n = len(total)
+    error = np.sqrt(n / (n - 1) * np.sum(z ** 2)) / weights.sum()
+    from scipy import stats
+    assert found.high - found.value == pytest.approx(stats.t.ppf(0.975, n - 1) * error)
+    assert found.n_queries == len(np.unique(sim.qid))

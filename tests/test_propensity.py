@@ -499,3 +499,26 @@ def test_debias_off_trains_on_plain_clicks_from_the_command_line(click_fold, cap
     assert "--debias off leaves in: give one or the other" in capsys.readouterr().err
     assert main(["train", "--train", str(fold / "train.txt.gz"), "--debias", "off"]) == 2
     assert "--debias needs --clicks" in capsys.readouterr().err
+
+
+def test_models_are_compared_on_a_click_log_before_an_a_b_test(click_fold, tmp_path, capsys):
+    fold, logs = click_fold
+    train = ["train", "--train", str(fold / "train.txt.gz"), "--clicks",
+             str(logs / "train.clicks.csv"), "--vali", str(fold / "vali.txt.gz"),
+             "--vali-clicks", str(logs / "vali.clicks.csv"), "--quiet"]
+    for debias in ("on", "off"):
+        assert main([*train, "--debias", debias, "--out", str(tmp_path / debias)]) == 0
+    capsys.readouterr()
+    on, off = (str(tmp_path / debias / "models" / "Fold1.json") for debias in ("on", "off"))
+    vali, log = str(fold / "vali.txt.gz"), str(logs / "vali.clicks.csv")
+    assert main(["evaluate", on, vali, "--clicks", log]) == 0
+    line = capsys.readouterr().out
+    assert line.startswith(f"{on} on {log}: NDCG@10 estimated from the clicks 0.")
+    assert "95% interval [" in line and "over 20 queries" in line
+    assert main(["compare", off, on, "--data", vali, "--clicks", log]) == 0
+    printed = capsys.readouterr().out
+    assert "paired over 20 queries" in printed and f"| {on} | " in printed
+    assert main(["compare", off, on, "--clicks", log]) == 2
+    assert "--clicks needs --data FILE" in capsys.readouterr().err
+    assert main(["evaluate", on, vali, "--clicks", log, "--per-query"]) == 2
+    assert "not with --scores or --per-query" in capsys.readouterr().err

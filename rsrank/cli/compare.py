@@ -4,7 +4,10 @@ import json
 import sys
 from pathlib import Path
 
+from ..clicks.estimate import compare_on_clicks
 from ..datasets import load_letor
+from ..estimator import RSRank
+from .evaluate import click_reading, click_values_of, in_columns
 from ..reports import per_query_from_results, read_results
 from ..metrics import CONVENTIONS, letor_per_query
 from ..runs import on_file_queries, read_qrels, read_scores
@@ -28,6 +31,11 @@ def add_parser(commands):
     judged.add_argument("--qrels", help="TREC qrels that the runs are judged by (as rsrank "
                         "train --out writes in trec/): every judged document must be in "
                         "each run")
+    compare_.add_argument("--clicks", metavar="LOG", help="compare models (RUN: model files) "
+                          "on a click log of --data's queries, before an A/B test: each "
+                          "model's NDCG@10 estimated from the clicks as rsrank train --clicks "
+                          "selects, and each one's difference from the first, paired over "
+                          "queries, with its 95%% interval and p-value")
     compare_.add_argument("--metrics", default="NDCG@1,NDCG@3,NDCG@5,NDCG@10,MAP",
                           help="comma-separated (default NDCG@1,NDCG@3,NDCG@5,NDCG@10,MAP)")
     compare_.add_argument("--convention", choices=list(CONVENTIONS),
@@ -78,6 +86,34 @@ def _pooled_line(paths):
                         for path, value in pooled.items()) + ".")
 
 
+def _on_clicks(args):
+    """``rsrank compare MODEL MODEL ... --data FILE --clicks LOG``."""
+    if args.data is None:
+        raise UsageError("--clicks needs --data FILE: the features of the documents the log "
+                         "shows, each row with its docid")
+    if args.plot or args.baseline or args.json:
+        raise UsageError("--clicks compares each model with the first: not with --plot, "
+                         "--baseline or --json")
+    values = click_values_of(args.data, args.clicks)
+    models = [RSRank.load(path) for path in args.runs]
+    views = [in_columns(values, model, args.data) for model in models]
+    estimates, differences = compare_on_clicks(views, models)
+    print(f"On {args.clicks} ({click_reading(values)}): NDCG@10 estimated from the clicks, paired "
+          f"over {estimates[0].n_queries} queries; each model against the first "
+          f"({args.runs[0]}).")
+    print()
+    print("| model | NDCG@10 [95% interval] | difference [95% interval] | p |")
+    print("|---|---|---|---|")
+    for index, (path, found) in enumerate(zip(args.runs, estimates)):
+        cells = ["", "", ""] if index == 0 else [
+            f"{differences[index - 1].value:+.4f}",
+            f"[{differences[index - 1].low:+.4f}, {differences[index - 1].high:+.4f}]",
+            f"{differences[index - 1].pvalue:.3g}"]
+        print(f"| {path} | {found.value:.4f} [{found.low:.4f}, {found.high:.4f}] | "
+              f"{cells[0]} {cells[1]} | {cells[2]} |")
+    return 0
+
+
 def run(args):
     if len(args.runs) < 2:
         raise UsageError("compare needs at least two runs")
@@ -90,6 +126,8 @@ def run(args):
             raise UsageError(f"{path}: no such file or directory")
     check_picture_output(args.plot, [*args.runs, *filter(None, [args.data, args.qrels])],
                       "--plot")
+    if args.clicks is not None:
+        return _on_clicks(args)
     runs, seeds, conventions = {}, {}, {}
     for path in filter(_is_results, args.runs):
         runs[path], conventions[path], seeds[path] = _results_values(path)

@@ -1,7 +1,11 @@
 """``rsrank evaluate``: the LETOR table (or per-query values) of a model or a score file."""
 
 import sys
+from dataclasses import replace
 
+from .._text import LetorFormatError
+from ..clicks import read_click_log
+from ..clicks.estimate import click_values, estimate
 from ..datasets import check_exp2_labels, load_letor
 from ..estimator import RSRank
 from ..metrics import CONVENTIONS, letor_per_query, letor_report
@@ -21,10 +25,48 @@ def add_parser(commands):
                           help="letor (default): LETOR's Eval-Score-3.0; trec_eval: trec_eval's "
                           "ndcg_cut, P and map (ties by the file's docids); sklearn: "
                           "scikit-learn's ndcg_score; see rsrank.metrics")
+    evaluate.add_argument("--clicks", metavar="LOG", help="a click log of FILE's queries "
+                          "(FILE's rows with their docids): the model's NDCG@10 estimated from "
+                          "the clicks as rsrank train --clicks selects (the position's bias "
+                          "taken out), with a 95%% interval over queries, instead of FILE's "
+                          "labels")
     evaluate.add_argument("--per-query", action="store_true",
                           help="one TSV line per query (qid, NDCG@1..10, P@1..10, AP) instead "
                           "of the means")
     evaluate.set_defaults(run=run)
+
+
+def on_clicks(model_path, features, log_path):
+    """The line ``rsrank evaluate MODEL FILE --clicks LOG`` prints."""
+    values = click_values_of(features, log_path)
+    model = RSRank.load(model_path)
+    found = estimate(in_columns(values, model, features), model)
+    return (f"{model_path} on {log_path}: NDCG@10 estimated from the clicks "
+            f"{found.value:.4f}, 95% interval [{found.low:.4f}, {found.high:.4f}] over "
+            f"{found.n_queries} queries ({click_reading(values)})")
+
+
+def click_values_of(features, log_path):
+    """:func:`~rsrank.clicks.estimate.click_values` of a log on a LETOR or
+    CSV file's features, a problem one line that names the log."""
+    X, _, qid, docids = load_letor(features, return_docids=True)
+    try:
+        return click_values(read_click_log(log_path), X, qid, docids)
+    except ValueError as error:
+        if isinstance(error, LetorFormatError):
+            raise
+        raise LetorFormatError(log_path, None, f"{error} (features: {features})") from None
+
+
+def in_columns(values, model, features):
+    """``values`` with their rows in ``model``'s columns (:func:`fit_width`)."""
+    return replace(values, X=fit_width(values.X, model, features))
+
+
+def click_reading(values):
+    return ("each click over what its session left unclicked, weighted by the inverse of its "
+            "position's examination" if values.debiased else
+            "the documents graded by their clicks without the position's bias")
 
 
 def _print_report(report, out):
@@ -36,6 +78,12 @@ def run(args):
         raise UsageError("give either MODEL or --scores, not both")
     if not args.scores and not args.model:
         raise UsageError("give a MODEL file or --scores SCORES")
+    if args.clicks is not None:
+        if args.scores or args.per_query:
+            raise UsageError("--clicks estimates a MODEL's NDCG@10 from a click log: not with "
+                             "--scores or --per-query")
+        print(on_clicks(args.model, args.file, args.clicks))
+        return 0
     X, y, qid, docids = load_letor(args.file, n_features=None, return_docids=True)
     if CONVENTIONS[args.convention]["gain"] == "exp2":
         check_exp2_labels(args.file, y, "map these to grades of at most 255, or evaluate with "
