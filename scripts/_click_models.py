@@ -18,7 +18,22 @@ not: a method tuned on one simulator must hold under others.
   chance depends on the clicks above it, which no position-based model
   allows.
 
-Both show the production ranker's top 10 of each query (ties by row
+* ``"baidu"``: a position-based model whose examination of positions 1 to
+  10 is the curve measured on a real engine's logs: Baidu-ULTR's, as Hager
+  et al. (SIGIR 2024) estimate it by global all-pairs intervention
+  harvesting (published with their reproducibility code), and Hu et al.'s
+  click chance per grade.
+* ``"trust"``: trust bias (Agarwal et al., WWW 2019): an examined relevant
+  document is clicked with the chance ``1 - (k + 1) / 100`` at position
+  ``k``, an examined non-relevant one with ``0.65 / k`` (the affine click
+  model of Vardasbi et al., SIGIR 2020, with their parameters), examination
+  ``1 / k``; a document is relevant with its grade's chance of Hu et al.'s
+  table.
+* ``sessions="long-tail"`` (any model): sessions per query drawn from a
+  Zipf law of exponent 1.6, at most 200, so that most queries have 1 to 5
+  sessions and a few have many, as real logs do.
+
+All show the production ranker's top 10 of each query (ties by row
 order) to every session, as RSRank's simulator does, and return its Bunch
 (``session, qid, docid, position, click, examination``; ``examination``
 relative to the top, None for the DCM).
@@ -34,6 +49,24 @@ from rsrank.synthetic import simulate_clicks
 #: Hu et al.'s examination of positions 1 to 10 and click chance of grades 0 to 4
 HU2019_EXAMINATION = np.array([0.68, 0.61, 0.48, 0.34, 0.28, 0.20, 0.11, 0.10, 0.08, 0.06])
 HU2019_CLICK = np.array([0.1, 0.16, 0.28, 0.52, 1.0])
+#: Baidu-ULTR's examination of positions 1 to 10 relative to the top (Hager et al.,
+#: SIGIR 2024, global all-pairs estimate)
+BAIDU_EXAMINATION = np.array([1.0, 0.6738, 0.4145, 0.2932, 0.2079, 0.1714, 0.1363, 0.1166,
+                              0.0838, 0.0579])
+
+
+def trust_click_chance(relevant, top_k):
+    """Trust bias's click chance of an examined document at positions 1 to
+    ``top_k``: ``1 - (k + 1) / 100`` if relevant, ``0.65 / k`` if not."""
+    k = np.arange(1, top_k + 1)
+    return np.where(relevant, 1 - (k + 1) / 100, 0.65 / k)
+
+
+def session_counts(n_queries, sessions, rng):
+    """Sessions per query: a number, or ``"long-tail"`` (Zipf 1.6, at most 200)."""
+    if sessions == "long-tail":
+        return np.minimum(rng.zipf(1.6, size=n_queries), 200)
+    return np.full(n_queries, int(sessions))
 
 
 def grade_click_chance(y, max_grade):
@@ -45,39 +78,48 @@ def grade_click_chance(y, max_grade):
 
 def other_clicks(y, qid, scores, *, model, n_sessions=100, eta=1.0, persistence=0.5,
                  max_grade=None, top_k=10, random_state=0):
-    """A click log of ``model`` (``"hu2019"`` or ``"dcm"``) over the top
-    ``top_k`` of ``scores`` in every query of ``qid``."""
+    """A click log of ``model`` (``"hu2019"``, ``"dcm"``, ``"baidu"`` or
+    ``"trust"``) over the top ``top_k`` of ``scores`` in every query of
+    ``qid``; ``n_sessions`` one number or one per query (``np.unique``
+    order)."""
     y, qid, scores = np.asarray(y), np.asarray(qid), np.asarray(scores, dtype=np.float64)
     max_grade = int(y.max()) if max_grade is None else max_grade
     rng = np.random.default_rng(random_state)
-    seen = HU2019_EXAMINATION[:top_k] ** eta
+    seen = {"hu2019": HU2019_EXAMINATION[:top_k] ** eta, "baidu": BAIDU_EXAMINATION[:top_k],
+            "trust": 1.0 / np.arange(1, top_k + 1)}.get(model)
     out = {name: [] for name in ("session", "qid", "docid", "position", "click")}
     first = 0
-    for query in np.unique(qid):
+    queries = np.unique(qid)
+    counts = np.broadcast_to(np.asarray(n_sessions, dtype=np.int64), queries.shape)
+    for query, count in zip(queries, counts):
         rows = np.flatnonzero(qid == query)
         shown = rows[np.lexsort((rows, -scores[rows]))][:top_k]
         k = len(shown)
         chance = grade_click_chance(y[shown], max_grade)
-        attracted = rng.uniform(size=(n_sessions, k)) < chance
-        if model == "hu2019":
-            clicks = attracted & (rng.uniform(size=(n_sessions, k)) < seen[:k])
+        attracted = rng.uniform(size=(count, k)) < chance
+        if model in ("hu2019", "baidu"):
+            clicks = attracted & (rng.uniform(size=(count, k)) < seen[:k])
+        elif model == "trust":  # attracted: relevant in this session's eyes
+            click = trust_click_chance(attracted, k)
+            clicks = ((rng.uniform(size=(count, k)) < seen[:k])
+                      & (rng.uniform(size=(count, k)) < click))
         elif model == "dcm":
             clicks = np.zeros_like(attracted)
-            reading = np.ones(n_sessions, dtype=bool)
-            stays = rng.uniform(size=(n_sessions, k)) < persistence
+            reading = np.ones(count, dtype=bool)
+            stays = rng.uniform(size=(count, k)) < persistence
             for p in range(k):
                 clicks[:, p] = reading & attracted[:, p]
                 reading &= ~clicks[:, p] | stays[:, p]
         else:
             raise ValueError(f"unknown click model {model!r}")
-        out["session"].append(np.repeat(np.arange(first, first + n_sessions), k))
-        out["qid"].append(np.full(n_sessions * k, query))
-        out["docid"].append(np.tile(shown, n_sessions))
-        out["position"].append(np.tile(np.arange(1, k + 1), n_sessions))
+        out["session"].append(np.repeat(np.arange(first, first + count), k))
+        out["qid"].append(np.full(count * k, query))
+        out["docid"].append(np.tile(shown, count))
+        out["position"].append(np.tile(np.arange(1, k + 1), count))
         out["click"].append(clicks.astype(np.int64).ravel())
-        first += n_sessions
+        first += count
     log = Bunch(**{name: np.concatenate(parts) for name, parts in out.items()})
-    log.examination = seen / seen[0] if model == "hu2019" else None
+    log.examination = seen / seen[0] if seen is not None else None
     return log
 
 
@@ -118,13 +160,15 @@ def make_logs(fold, config, seed):
     logs = {}
     for offset, split in enumerate(("train", "vali")):
         X, y, qid = fold[split][:3]
+        sessions = session_counts(len(np.unique(qid)), config["sessions"],
+                                  np.random.default_rng(seed * 11 + offset))
         if config["model"] in OTHER_MODELS:
             logs[split] = other_clicks(y, qid, ranker(X), model=config["model"],
-                                       n_sessions=config["sessions"],
+                                       n_sessions=sessions,
                                        eta=config.get("eta", 1.0), max_grade=max_grade,
                                        random_state=seed * 7 + offset)
             continue
-        logs[split] = simulate_clicks(y, qid, ranker(X), n_sessions=config["sessions"],
+        logs[split] = simulate_clicks(y, qid, ranker(X), n_sessions=sessions,
                                       click_model=config["model"], eta=config.get("eta", 1.0),
                                       noise=config.get("noise", 0.1),
                                       random_state=seed * 7 + offset)
@@ -143,11 +187,15 @@ LOGS = {
 #: logs of other simulators, rankers and noise than LOGS' (the simulators above),
 #: chosen by name with ``--logs``: Hu et al.'s position-based model under a LightGBM
 #: production ranker, the dependent click model, and three times the click noise
-OTHER_MODELS = ("hu2019", "dcm")
+OTHER_MODELS = ("hu2019", "dcm", "baidu", "trust")
 OTHER_LOGS = {
     "hu2019": {"model": "hu2019", "eta": 1.0, "sessions": 100, "ranker": "lambdamart"},
     "dcm": {"model": "dcm", "sessions": 100},
     "pbm-1-noisy": {"model": "position", "eta": 1.0, "sessions": 100, "noise": 0.3},
+    "baidu": {"model": "baidu", "sessions": 100},
+    "trust": {"model": "trust", "sessions": 100},
+    "pbm-1-long-tail": {"model": "position", "eta": 1.0, "sessions": "long-tail"},
+    "baidu-long-tail": {"model": "baidu", "sessions": "long-tail"},
 }
 
 
