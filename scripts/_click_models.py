@@ -44,6 +44,7 @@ from sklearn.utils import Bunch
 
 from _datasets import FIXED_TEST
 
+from rsrank.clicks import ClickLog, grade_clicks, plain_clicks
 from rsrank.synthetic import simulate_clicks
 
 #: Hu et al.'s examination of positions 1 to 10 and click chance of grades 0 to 4
@@ -216,3 +217,46 @@ def pooled(runs, method):
         else:
             parts.extend(values)
     return np.nan_to_num(np.concatenate(parts))
+
+
+def plain_splits(fold, logs):
+    """``rsrank train --debias off``'s train and vali: each session a query,
+    its clicks the labels (sessions alike one query, weighted), and their
+    query options."""
+    splits, options = {}, {}
+    for split in ("train", "vali"):
+        sim = logs[split]
+        log = ClickLog.from_sessions(sim.session, sim.qid, sim.docid, sim.position, sim.click)
+        X, _, qid = fold[split][:3]
+        *splits[split], weight = plain_clicks(log, log.docid.astype(np.int64)).queries(X, qid)
+        options[split] = {"query_weight": weight}
+    return splits, options
+
+
+def debiased_splits(fold, logs):
+    """The debiased path's train and vali (as ``rsrank train --clicks`` makes
+    them: the training log's curve reads both logs), their query options
+    (and under ``"judge"`` the vali log's documents graded by their click
+    chance, on which ``--debias auto`` compares), vali's shown documents
+    with their expert labels (to judge the judge, never to select) and the
+    curve."""
+    graded, options, examination, model = {}, {}, None, None
+    for split in ("train", "vali"):
+        sim = logs[split]
+        log = ClickLog.from_sessions(sim.session, sim.qid, sim.docid, sim.position, sim.click)
+        X, _, qid = fold[split][:3]
+        g = grade_clicks(log, log.docid.astype(np.int64), model=model)
+        examination, model = examination or g.examination, g.model
+        if split == "train":
+            *graded[split], options[split] = g.training(X, qid)
+        else:
+            *graded[split], weight = g.queries(X, qid)
+            options[split] = {} if weight is None else {"query_weight": weight}
+            options["judge"] = g.graded_documents(X, qid)
+    return graded, options, shown(fold["vali"], logs["vali"]), examination
+
+
+def shown(split, sim):
+    rows = np.unique(sim.docid)
+    X, y, qid = split[:3]
+    return X[rows], y[rows], qid[rows]

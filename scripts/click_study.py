@@ -11,7 +11,8 @@ NDCG@10 (LETOR's) of
   its clicks the labels (:func:`rsrank.clicks.plain_clicks`);
 * ``auto``: ``rsrank train --clicks``'s default (``--debias auto``): of
   ``naive`` and ``debiased``, the plain model unless the debiased one beats
-  it on the vali log's estimate by more than its standard error
+  it on the vali log's documents graded by their click chance by more
+  than its standard error
   (:func:`rsrank.clicks.choice.debias_choice`);
 * ``debiased``: ``rsrank train --clicks --debias on``'s path (the examination estimated
   from the training log; a position-based log trains on its session lists,
@@ -43,51 +44,17 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _bench import SHARED_DATA, command_line, write_report  # noqa: E402
-from _click_models import LOGS, OTHER_LOGS, make_logs, pooled  # noqa: E402
+from _click_models import (LOGS, OTHER_LOGS, debiased_splits, make_logs, plain_splits,  # noqa: E402, E501
+                           pooled, shown)
 from _datasets import dataset_folds  # noqa: E402
 from sklearn.utils import Bunch  # noqa: E402
 
-from rsrank.clicks import ClickLog, grade_clicks, plain_clicks  # noqa: E402
 from rsrank.clicks.choice import debias_choice  # noqa: E402
 from rsrank.querydata import QueryData  # noqa: E402
 from rsrank.experiments import run_letor_folds  # noqa: E402
 from rsrank.metrics import ndcg_per_query  # noqa: E402
 from rsrank.recipe import DEFAULT_WITHIN, train_recipe, vali_folds  # noqa: E402
 from rsrank.stats import paired_t_test  # noqa: E402
-
-
-def plain_splits(fold, logs):
-    """``rsrank train --debias off``'s train and vali: each session a query,
-    its clicks the labels (sessions alike one query, weighted), and their
-    query options."""
-    splits, options = {}, {}
-    for split in ("train", "vali"):
-        sim = logs[split]
-        log = ClickLog.from_sessions(sim.session, sim.qid, sim.docid, sim.position, sim.click)
-        X, _, qid = fold[split][:3]
-        *splits[split], weight = plain_clicks(log, log.docid.astype(np.int64)).queries(X, qid)
-        options[split] = {"query_weight": weight}
-    return splits, options
-
-
-def debiased_splits(fold, logs):
-    """The debiased path's train and vali (as ``rsrank train --clicks`` makes
-    them: the training log's curve reads both logs), their query options,
-    vali's shown documents with their expert labels (to judge the judge,
-    never to select) and the curve."""
-    graded, options, examination, model = {}, {}, None, None
-    for split in ("train", "vali"):
-        sim = logs[split]
-        log = ClickLog.from_sessions(sim.session, sim.qid, sim.docid, sim.position, sim.click)
-        X, _, qid = fold[split][:3]
-        g = grade_clicks(log, log.docid.astype(np.int64), model=model)
-        examination, model = examination or g.examination, g.model
-        if split == "train":
-            *graded[split], options[split] = g.training(X, qid)
-        else:
-            *graded[split], weight = g.queries(X, qid)
-            options[split] = {} if weight is None else {"query_weight": weight}
-    return graded, options, shown(fold["vali"], logs["vali"]), examination
 
 
 def rsrank_test(train, vali, test, seed, additive=False, query_options=None,
@@ -164,12 +131,6 @@ def xgboost_test(fold, logs, seed):
     return ndcg_per_query(y, scores, qid, 10, convention="letor"), len(used)
 
 
-def shown(split, sim):
-    rows = np.unique(sim.docid)
-    X, y, qid = split[:3]
-    return X[rows], y[rows], qid[rows]
-
-
 def run_log(fold, config, seed, peers=True, additive=False):
     """Every method on one log of one fold: per-query test values, the
     features kept, the curve and the seconds each RSRank run took."""
@@ -186,8 +147,7 @@ def run_log(fold, config, seed, peers=True, additive=False):
     out["debiased"], debiased_model = fit(graded["train"], graded["vali"],
                                           query_options=options, vali_shown=vali_shown)
     seconds["debiased"] = time.perf_counter() - t
-    choice = debias_choice(debiased_model, naive_model,
-                           QueryData(*graded["vali"], **options["vali"]))
+    choice = debias_choice(debiased_model, naive_model, QueryData(*options["judge"]))
     out["auto"] = {**out["debiased" if choice.debiased else "naive"], "choice": choice.to_dict()}
     t = time.perf_counter()
     out["skyline-shown"] = fit(shown(fold["train"], logs["train"]),

@@ -85,22 +85,28 @@ class Column:
         return np.asarray(X)[:, self.column]
 
 
-def test_counts_give_each_query_its_graded_ndcg_and_a_t_interval_over_queries():
+@pytest.mark.parametrize("sessions", [True, False])
+def test_a_log_estimates_each_query_by_its_graded_documents_with_a_t_interval(sessions):
     from scipy import stats
 
-    from rsrank.clicks import ClickLog
+    from rsrank.clicks import ClickLog, grade_clicks
     from rsrank.clicks.estimate import click_values, compare_on_clicks, estimate
     from rsrank.metrics import ndcg_per_query
 
-    X, qid, docids, sim = _logged()
+    X, qid, docids, sim = _logged(0 if sessions else 1)
     log = ClickLog.from_sessions(sim.session, sim.qid, docids[sim.docid], sim.position,
                                  sim.click)
-    counts = ClickLog.from_counts(log.qid, log.docid, log.position, log.impressions,
-                                  log.clicks)  # no sessions: graded documents
-    values = click_values(counts, X, qid, docids)
-    assert not values.debiased
-    per_query = [ndcg_per_query(values.y, Column(c).predict(values.X), values.lists, 10,
-                                convention="letor") for c in (0, 2)]
+    if not sessions:  # counts: no sessions, graded documents all the same
+        log = ClickLog.from_counts(log.qid, log.docid, log.position, log.impressions,
+                                   log.clicks)
+    values = click_values(log, X, qid, docids)
+    # the shown documents once each, graded by their click chance, a list per query
+    rows = np.array([int(d[1:]) for d in log.docid])
+    Xg, grades, queries = grade_clicks(log, rows).graded_documents(X, qid)
+    np.testing.assert_array_equal(values.X, Xg)
+    np.testing.assert_array_equal(values.y, grades)
+    per_query = [ndcg_per_query(grades, Column(c).predict(Xg), queries, 10,
+                                convention="letor", short_list="truncate") for c in (0, 2)]
     found = estimate(values, Column(0))
     low, high = stats.t.interval(0.95, len(per_query[0]) - 1, loc=per_query[0].mean(),
                                  scale=stats.sem(per_query[0]))
@@ -111,32 +117,6 @@ def test_counts_give_each_query_its_graded_ndcg_and_a_t_interval_over_queries():
     test = stats.ttest_rel(per_query[0], per_query[1])
     assert difference.value == pytest.approx(per_query[0].mean() - per_query[1].mean())
     assert difference.pvalue == pytest.approx(test.pvalue)
+    assert (difference.low, difference.high) == pytest.approx(tuple(
+        test.confidence_interval(0.95)))
     assert estimates[1].value == pytest.approx(found.value)
-
-
-def test_session_lists_give_the_weighted_mean_over_lists_and_an_interval_over_queries():
-    from rsrank.clicks import ClickLog
-    from rsrank.clicks.estimate import click_values, estimate
-    from rsrank.metrics import ndcg_per_query
-
-    X, qid, docids, sim = _logged(1)
-    log = ClickLog.from_sessions(sim.session, sim.qid, docids[sim.docid], sim.position,
-                                 sim.click)
-    values = click_values(log, X, qid, docids)
-    assert values.debiased and values.weight is not None
-    lists, first = np.unique(values.lists, return_index=True)
-    per_list = ndcg_per_query(values.y, Column(0).predict(values.X), values.lists, 10,
-                              convention="letor", short_list="truncate")
-    weight = np.asarray(values.weight)[first]
-    found = estimate(values, Column(0))
-    assert found.value == pytest.approx(weight @ per_list / weight.sum())
-    # the interval is over queries: each query's lists move together
-    by_query = values.query  # per list, in the lists' order
-    total = np.bincount(by_query, weights=weight * per_list)
-    weights = np.bincount(by_query, weights=weight)
-    z = total - found.value * weights
-    n = len(total)
-    error = np.sqrt(n / (n - 1) * np.sum(z ** 2)) / weights.sum()
-    from scipy import stats
-    assert found.high - found.value == pytest.approx(stats.t.ppf(0.975, n - 1) * error)
-    assert found.n_queries == len(np.unique(sim.qid))

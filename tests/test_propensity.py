@@ -522,3 +522,19 @@ def test_models_are_compared_on_a_click_log_before_an_a_b_test(click_fold, tmp_p
     assert "--clicks needs --data FILE" in capsys.readouterr().err
     assert main(["evaluate", on, vali, "--clicks", log, "--per-query"]) == 2
     assert "not with --scores or --per-query" in capsys.readouterr().err
+
+
+def test_auto_reads_both_ways_and_judges_on_the_vali_logs_graded_documents(click_fold):
+    fold, logs = click_fold
+    data = load_click_fold(fold / "train.txt.gz", logs / "train.clicks.csv",
+                           fold / "vali.txt.gz", logs / "vali.clicks.csv", debias="auto")
+    X, y, qid = data.judge  # the vali log's shown documents, each once, graded
+    assert len(np.unique(np.c_[qid.astype(str), X.toarray()], axis=0)) == len(y)
+    assert set(np.unique(y)) <= {0, 1, 2, 3} and len(np.unique(y)) > 1
+    plain = data.plain  # sessions as queries, their clicks the labels
+    assert set(np.unique(plain.train[1])) == {0, 1} and "query_weight" in plain.query_options[
+        "train"]
+    # held out of the training log: the judge's queries are none of the training ones
+    held = load_click_fold(fold / "train.txt.gz", logs / "train.clicks.csv", debias="auto")
+    judged, trained = np.unique(held.judge[2]), np.unique(held.train[2])
+    assert len(judged) and not set(judged) & set(trained)

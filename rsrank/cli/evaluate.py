@@ -64,9 +64,8 @@ def in_columns(values, model, features):
 
 
 def click_reading(values):
-    return ("each click over what its session left unclicked, weighted by the inverse of its "
-            "position's examination" if values.debiased else
-            "the documents graded by their clicks without the position's bias")
+    return ("the shown documents graded by their click chance without the position's bias, "
+            "summed over the sessions that showed them")
 
 
 def _print_report(report, out):

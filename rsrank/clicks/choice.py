@@ -8,9 +8,13 @@ plain model unless the debiased one beats it on the vali log by more than
 the standard error of the difference, as ``--with-linear`` keeps a linear
 model unless the shapes beat it: :func:`keep_plain_unless_debiased`.
 
-Both models are judged on the same queries by the same estimate, the one
-selection uses: the vali log's session lists (or graded documents), each
-weighted by the inverse of its click's examination.
+Both models are judged on the same queries by the same estimate: NDCG@10
+of the vali log's shown documents graded by their click chance without
+the position's bias, summed over every session that showed them
+(:meth:`~rsrank.clicks.GradedClicks.graded_documents`). Over the models a
+path visits, it orders them as the expert labels of the same documents do
+more often than the session lists selection judges on
+(``scripts/click_judge.py``).
 """
 
 from dataclasses import dataclass, replace
@@ -78,7 +82,7 @@ def keep_plain_unless_debiased(debiased, plain, folds, *, metric="NDCG@10"):
     """One experiment of two runs of the same folds (and seeds): per fold,
     the debiased run's result where its model beats the plain run's on the
     fold's vali log (``folds``, the debiased folds as
-    :func:`~rsrank.clicks.load_click_fold` makes them) by more than the
+    :func:`~rsrank.clicks.load_click_fold` makes them: their ``judge``) by more than the
     standard error (:func:`debias_choice`), the plain run's otherwise. Each
     result's ``params`` say which (``"clicks"``), and the returned
     experiment's ``choices`` hold each :class:`DebiasChoice`."""
@@ -89,8 +93,7 @@ def keep_plain_unless_debiased(debiased, plain, folds, *, metric="NDCG@10"):
     for one, other in zip(debiased.folds, plain.folds):
         if (one.fold, one.seed) != (other.fold, other.seed):
             raise ValueError("the debiased and plain runs have different folds")
-        data = by_fold[one.fold]
-        vali = QueryData(*data.vali, **data.query_options["vali"])
+        vali = QueryData(*by_fold[one.fold].judge)
         choice = debias_choice(one.model, other.model, vali, metric=metric,
                                convention=debiased.convention)
         kept = one if choice.debiased else other

@@ -54,14 +54,13 @@ class ClickValues:
     weight: object
     query: np.ndarray
     queries: np.ndarray
-    debiased: bool
 
     def sums(self, model, metric="NDCG@10"):
         """Per query, the weighted sum of ``metric`` over its lists and
         their summed weight."""
         scores = np.asarray(model.predict(self.X), dtype=np.float64)
         per_list = letor_per_query(self.y, scores, self.lists, convention="letor",
-                                   short_list="truncate" if self.debiased else None)
+                                   short_list="truncate")
         lists = per_list["qid"]
         values = np.nan_to_num(per_list[metric], nan=0.0)
         first = np.unique(self.lists, return_index=True)[1]
@@ -76,15 +75,15 @@ class ClickValues:
 def click_values(log, X, qid, docids):
     """The :class:`ClickValues` of ``log`` (a :class:`~rsrank.clicks.ClickLog`)
     on the features ``X`` of its documents (``qid`` and ``docids`` per
-    row, joined as :func:`~rsrank.clicks.feature_rows` joins them)."""
+    row, joined as :func:`~rsrank.clicks.feature_rows` joins them): its
+    shown documents, each query a list, graded by their click chance
+    without the position's bias (:meth:`GradedClicks.graded_documents`)."""
     rows = feature_rows(log, qid, docids)
     graded = grade_clicks(log, rows)
-    Xl, y, lists, weight = graded.queries(X, qid)
-    queries, row_query = np.unique(np.asarray(qid).astype(str), return_inverse=True)
-    # each list's query (graded documents: the lists are the queries), in list order
-    query = row_query.ravel()[graded.rows[np.unique(lists, return_index=True)[1]]]
-    return ClickValues(Xl, np.asarray(y), np.asarray(lists), weight, query, queries,
-                       graded.lists is not None)
+    Xl, y, lists = graded.graded_documents(X, qid)
+    queries, query = np.unique(np.asarray(lists).astype(str), return_inverse=True)
+    first = np.unique(query.ravel(), return_index=True)[1]
+    return ClickValues(Xl, np.asarray(y), query.ravel(), None, query.ravel()[first], queries)
 
 
 def _ratio(total, weights):

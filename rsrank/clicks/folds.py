@@ -36,7 +36,10 @@ def load_click_fold(train, train_clicks, vali=None, vali_clicks=None, test=None,
     None. ``debias="auto"`` reads them both ways: the fold is the debiased
     reading, and its ``plain`` the other's ``train``, ``vali`` and
     ``query_options`` (for
-    :func:`~rsrank.clicks.choice.keep_plain_unless_debiased`).
+    :func:`~rsrank.clicks.choice.keep_plain_unless_debiased`). ``judge``
+    is ``(X, y, qid)`` of the vali log's shown documents graded by their
+    click chance (:meth:`~rsrank.clicks.GradedClicks.graded_documents`),
+    on which that choice compares the two readings' models.
 
     Returns a Bunch as :func:`rsrank.layouts.load_splits` gives, with
     ``examination`` (an :class:`rsrank.propensity.Examination`),
@@ -99,9 +102,16 @@ def _read_fold(parts, paths, logs, logs_read, debias, propensity, vali_fraction,
     features = {"train": parts["train"], "vali": parts.get("vali")}
     if "vali" not in graded:
         fraction = 0.2 if vali_fraction is None else vali_fraction
-        queries = np.asarray(parts["train"][2])[graded["train"].rows]  # each row's own
+        qid = np.asarray(parts["train"][2])
+        queries = qid[graded["train"].rows]  # each row's own
         held = held_out_queries(queries, fraction, random_state)
-        graded["train"], graded["vali"] = (graded["train"].take(keep) for keep in (~held, held))
+        documents = graded["train"].documents
+        held_documents = (None if documents is None else
+                          np.isin(qid[documents], np.unique(queries[held])))
+        graded["train"], graded["vali"] = (
+            graded["train"].take(keep, None if held_documents is None else
+                                 held_documents == side)
+            for keep, side in ((~held, False), (held, True)))
         features["vali"] = features["train"]
         source = f"{fraction:g} of the training log's queries (seed {random_state})"
     else:
@@ -113,7 +123,8 @@ def _read_fold(parts, paths, logs, logs_read, debias, propensity, vali_fraction,
     return ({"train": tuple(train), "vali": tuple(vali),
              "query_options": {"train": train_options,
                                "vali": {} if vali_weight is None else
-                               {"query_weight": vali_weight}}},
+                               {"query_weight": vali_weight}},
+             "judge": graded["vali"].graded_documents(X, qid) if debias == "on" else None},
             examination, source)
 
 

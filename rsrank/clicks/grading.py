@@ -74,12 +74,28 @@ class GradedClicks:
     #: the lists are sessions trained on as queries, their clicks the labels
     #: (:func:`plain_clicks`), not session lists summed into preferences
     plain: bool = False
+    #: the documents ``relevance`` grades (their feature rows, increasing),
+    #: when ``rows`` are lists' (None: ``rows`` themselves)
+    documents: object = None
+
+    def graded_documents(self, X, qid):
+        """``(X, y, qid)`` of the shown documents graded by their click
+        chance without the position's bias (:func:`click_grades` of
+        ``relevance``), each once: what the clicks say of each document,
+        summed over every session that showed it."""
+        docs = self.rows if self.documents is None else self.documents
+        if self.model is None:  # plain clicks: graded by their raw click rate
+            return X[docs], self.y, np.asarray(qid)[docs]
+        gamma = self.model.gamma
+        return (X[docs], click_grades(self.relevance, gamma.min(), gamma.max()),
+                np.asarray(qid)[docs])
 
     def queries(self, X, qid):
         """``(X, y, qid, query_weight)`` to validate on, from the features
         ``X`` and queries ``qid`` the rows index: the graded documents of
-        each query (``query_weight`` None), or the session lists, each a
-        query of its own."""
+        each query (``query_weight`` None), the session lists, each a query
+        of its own, or for plain clicks the sessions, each a query weighted
+        by its count."""
         if self.lists is None:
             return X[self.rows], self.y, np.asarray(qid)[self.rows], None
         return X[self.rows], self.y, self.lists, self.list_weight
@@ -107,15 +123,23 @@ class GradedClicks:
         y[preferences[0]] = 1
         return rows, y, tuple(preferences)
 
-    def take(self, keep):
+    def take(self, keep, documents=None):
         """These clicks with only the rows ``keep`` (a boolean per row,
-        whole lists: the same on every row of a list)."""
+        whole lists: the same on every row of a list), and of the graded
+        :attr:`documents` those of ``documents`` (a boolean per document;
+        needed when there are lists)."""
         keep = np.asarray(keep, dtype=bool)
         if self.lists is None:
-            return replace(self, rows=self.rows[keep], y=self.y[keep])
+            return replace(self, rows=self.rows[keep], y=self.y[keep],
+                           relevance=None if self.relevance is None else self.relevance[keep])
         _, lists = np.unique(self.lists[keep], return_inverse=True)
-        return replace(self, rows=self.rows[keep], y=self.y[keep], lists=lists.ravel(),
-                       list_weight=self.list_weight[keep])
+        taken = replace(self, rows=self.rows[keep], y=self.y[keep], lists=lists.ravel(),
+                        list_weight=self.list_weight[keep])
+        if self.documents is None:
+            return taken
+        documents = np.asarray(documents, dtype=bool)
+        return replace(taken, documents=self.documents[documents],
+                       relevance=self.relevance[documents])
 
 
 def click_preferences(rows, y, lists, weight):
@@ -216,7 +240,8 @@ def grade_clicks(log, rows, *, model=None, propensity=None):
             raise ValueError("no pair to learn from: every session that clicked clicked every "
                              "document it showed, so no click prefers one document to another; "
                              "a click log needs sessions that left a shown document unclicked")
-        return GradedClicks(list_rows, y, relevance, examination, model, names, weight)
+        return GradedClicks(list_rows, y, relevance, examination, model, names, weight,
+                            documents=docs)
     return GradedClicks(docs, click_grades(relevance, model.gamma.min(), model.gamma.max()),
                         relevance, examination, model)
 
