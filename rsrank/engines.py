@@ -24,9 +24,10 @@ Engines (``ENGINES``), each the behaviour of the source it names:
   missing values; Solr 9.2's missing-value support): with the model's
   ``isNullSameAsZero`` false (as the export writes it for such a model), a
   NaN skips its normaliser and takes the node's ``missing`` branch (a
-  NullPointerException in Solr when the node has none); with it true, a
-  NaN is 0. In both, the model's own ``isNullSameAsZero`` is read as
-  written.
+  NullPointerException in Solr when the node has none); with it true (the
+  default, and Solr before 9.2), a NaN fails every ``x <= threshold`` and
+  goes right at every node (``scoreNode``), its normaliser applied. In
+  both, the model's own ``isNullSameAsZero`` is read as written.
 * ``elasticsearch-1.5.8``: the o19s plugin before missing values: every
   ranker holds 0 for a missing feature; ``x < split_condition`` goes to
   ``yes``.
@@ -274,10 +275,10 @@ def _solr_tree_scores(root, vectors, null_same_as_zero):
     return _descend(root, len(vectors), step)
 
 
-def _solr_scores(document, X, names, default_value):
-    """Solr's scores; ``default_value``: what the feature store gives a
-    feature a document lacks (Solr's ``defaultValue``: 0 unless set, or
-    NaN)."""
+def _solr_scores(document, X, names, default_values):
+    """Solr's scores; ``default_values``: per column of ``X``, what the
+    feature store gives a feature a document lacks (Solr's
+    ``defaultValue``: 0 unless set, or NaN)."""
     features = document.get("features")
     if not features:
         raise EngineError("no features declared for model")
@@ -289,7 +290,10 @@ def _solr_scores(document, X, names, default_value):
     kind = document.get("class", "").rsplit(".", 1)[-1]
     # the store's defaultValue for a lacking feature; "NaN" only where the model was
     # trained with missing values (solr_feature_store), which a linear model never is
-    default = F32(default_value) if kind != "LinearModel" else F32(0)
+    default = _columns(np.asarray(default_values, dtype=np.float64)[None, :], names,
+                       listed).astype(F32)[0]
+    if kind == "LinearModel":
+        default = np.where(np.isnan(default), F32(0), default)
     values = np.where(np.isnan(values), default, values)
     params = document.get("params") or {}
     if kind == "LinearModel":
@@ -325,9 +329,9 @@ def _solr_scores(document, X, names, default_value):
         trees.append((F32(spec["weight"]), _solr_node(spec["root"], index)))
     if not trees:
         raise EngineError("no trees declared for model")
-    if null_same:
-        values = np.where(np.isnan(values), F32(0), values)  # a NaN value read as 0
-    with np.errstate(all="ignore"):  # a NaN skips its normaliser: it stays NaN
+    # a NaN stays NaN: normalised with null-as-zero, skipped without; either way a
+    # NaN, which goes right at every node with null-as-zero (x <= t is false)
+    with np.errstate(all="ignore"):
         vectors = np.column_stack([norms[j](values[:, j]) if norms[j] else values[:, j]
                                    for j in range(len(listed))]).astype(F32)
         total = np.zeros(len(values), dtype=F32)
@@ -600,7 +604,7 @@ def _columns(X, names, wanted):
     return np.asarray(X, dtype=np.float64)[:, [columns[name] for name in wanted]]
 
 
-def engine_scores(text, X, names, engine):
+def engine_scores(text, X, names, engine, *, defaults=None):
     """The scores ``engine`` gives the rows ``X`` with the exported model
     ``text``.
 
@@ -614,12 +618,21 @@ def engine_scores(text, X, names, engine):
         The feature name of each column of ``X``.
     engine : str
         One of :data:`ENGINES`.
+    defaults : dict, optional
+        Solr: the feature store's ``defaultValue`` of each feature name (a
+        number, or "NaN"), what a document lacking it holds; a feature not
+        named holds the engine's (``solr`` 0, ``solr-nan`` NaN).
+        :func:`rsrank.export.solr_defaults` gives those of the store
+        ``rsrank export --solr-features`` writes.
 
     Raises :class:`EngineError` where the engine would refuse the model.
     """
     X = np.asarray(X, dtype=np.float64)
     if engine in ("solr", "solr-nan"):
-        return _solr_scores(json.loads(text), X, names, 0.0 if engine == "solr" else np.nan)
+        default = 0.0 if engine == "solr" else np.nan
+        given = defaults or {}
+        return _solr_scores(json.loads(text), X, names,
+                            [float(given.get(name, default)) for name in names])
     if engine in ("elasticsearch-1.5.8", "elasticsearch", "opensearch-3.7", "opensearch"):
         return _plugin_scores(_plugin_json(text), X, names, engine)
     if engine in ("vespa-float", "vespa-double"):
@@ -666,10 +679,14 @@ def parity(model, X, qid, engines=ENGINES, **export_options):
     "queries"}}``; a refused export has ``accepted`` False and its
     ``error``.
     """
-    from .export import export_model
+    from .export import export_model, solr_defaults
 
     X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=np.float64)
     names = model.feature_names()
+    # solr-nan: the feature store rsrank export --solr-features writes (NaN for a
+    # feature trained with missing values, a linear model's fill, else Solr's 0)
+    store = {name: 0.0 for name in names} | {
+        name: float(value) for name, value in solr_defaults(model).items()}
     expected = model.predict(X)
     absent = np.where(X == 0, np.nan, X)
     expected_absent = model.predict(np.where(trained_with_missing(model), absent, X))
@@ -682,8 +699,9 @@ def parity(model, X, qid, engines=ENGINES, **export_options):
             if form not in texts:
                 texts[form] = export_model(model, form, **export_options)
             text = texts[form]
-            given = engine_scores(text, X, names, engine)
-            missing = engine_scores(text, absent, names, engine)
+            defaults = store if engine == "solr-nan" else None
+            given = engine_scores(text, X, names, engine, defaults=defaults)
+            missing = engine_scores(text, absent, names, engine, defaults=defaults)
         except EngineError as error:
             result.update(accepted=False, error=str(error))
             out[engine] = result

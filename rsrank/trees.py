@@ -248,14 +248,23 @@ def _guarded(node):
     return {"guard": True, "feature": feature, "left": node, "right": zero}
 
 
-def _xgboost_node(node, counter, depth=0):
+def _xgboost_node(node, counter, depth=0, guard=True):
     """A ``model/xgboost+json`` node: ``x < split_condition`` goes to ``yes``,
-    a NaN to ``missing``, which is the branch of 0."""
+    a NaN to ``missing``, which is the branch of 0. Unguarded, the missing
+    value's cut is ``x < -Infinity``, false for every value: every value,
+    +inf included, goes to ``no`` (the finite values' side) and only a NaN
+    to ``missing``, the missing value's bin."""
     nodeid = next(counter)
     if "value" in node:
         return {"nodeid": nodeid, "leaf": float(exact_text(node["value"]))}
-    yes = _xgboost_node(node["left"], counter, depth + 1)
-    no = _xgboost_node(node["right"], counter, depth + 1)
+    if not guard and not node.get("guard") and not np.isfinite(node["threshold"]):
+        no = _xgboost_node(node["left"], counter, depth + 1, guard)
+        yes = _xgboost_node(node["right"], counter, depth + 1, guard)
+        return {"nodeid": nodeid, "depth": depth, "split": node["feature"],
+                "split_condition": "-Infinity", "yes": yes["nodeid"], "no": no["nodeid"],
+                "missing": yes["nodeid"], "children": [yes, no]}
+    yes = _xgboost_node(node["left"], counter, depth + 1, guard)
+    no = _xgboost_node(node["right"], counter, depth + 1, guard)
     if node.get("guard") or not np.isfinite(node["threshold"]):
         # a guard, or the missing value's cut: the plugin parses a float field
         # given as a string with Float.parseFloat, which reads Infinity (JSON
@@ -275,7 +284,7 @@ def xgboost_tree(node, guard=True):
     branches, as predict does, where the plugin reads ``missing``
     (Elasticsearch LTR from 1.5.9, OpenSearch LTR from 3.8), and a NaN goes
     right too in OpenSearch LTR 3.2 to 3.7."""
-    return _xgboost_node(_guarded(node) if guard else node, itertools.count())
+    return _xgboost_node(_guarded(node) if guard else node, itertools.count(), guard=guard)
 
 
 def vespa_cut(t):

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from rsrank import RSRank
 from rsrank.engines import ENGINES, EngineError, engine_scores, java_float, parity
-from rsrank.export import export_model, to_elasticsearch, to_solr
+from rsrank.export import export_model, solr_defaults, to_elasticsearch, to_solr
 from rsrank.synthetic import make_edge_values, make_raw_features
 
 F32 = np.float32
@@ -75,7 +75,10 @@ def test_every_probe_scores_as_predict_in_every_engine(edge_model, engine):
     total64, total32 = bin_sums(model, rows)
     np.testing.assert_allclose(total64, expected, rtol=1e-12, atol=1e-12)
     text = export_model(model, engine.split("-")[0])
-    scores = engine_scores(text, rows, model.feature_names(), engine)
+    # solr-nan: the feature store rsrank writes (NaN only for a feature trained with NaN)
+    store = ({name: 0.0 for name in model.feature_names()} | solr_defaults(model)
+             if engine == "solr-nan" else None)
+    scores = engine_scores(text, rows, model.feature_names(), engine, defaults=store)
     # every row takes predict's branch at every node: the engine's sum is the
     # sum of the leaves predict's bins give, to the last bit in float32
     want = total64 if engine.startswith("vespa") else total32.astype(np.float64)
@@ -160,10 +163,18 @@ def test_solr_rules():
         document = _solr_document("0.5", "right", null_same)
         assert engine_scores(document, rows, ["a"], "solr")[2] == 1.0
     # defaultValue "NaN": the node's missing branch only with isNullSameAsZero false
-    # (a JSON boolean; the string "false" is refused), else 0
-    assert engine_scores(_solr_document("0.5", "right"), rows, ["a"], "solr-nan")[2] == 1.0
+    # (a JSON boolean; the string "false" is refused); with it true (the default, and
+    # Solr before 9.2) NaN <= threshold is false at every node: right (scoreNode)
+    for null_same in (None, True):
+        assert engine_scores(_solr_document("0.5", "left", null_same), rows, ["a"],
+                             "solr-nan")[2] == 2.0
+    assert engine_scores(_solr_document("0.5", "left", False), rows, ["a"],
+                         "solr-nan")[2] == 1.0
     assert engine_scores(_solr_document("0.5", "right", False), rows, ["a"],
                          "solr-nan")[2] == 2.0
+    # the store's defaultValue per feature: one given as 0 holds 0, as the solr engine does
+    assert engine_scores(_solr_document("0.5", "left"), rows, ["a"], "solr-nan",
+                         defaults={"a": 0.0})[2] == 1.0
     with pytest.raises(EngineError, match="argument type mismatch"):
         engine_scores(_solr_document("0.5", "right", "false"), rows, ["a"], "solr-nan")
     with pytest.raises(EngineError, match="NullPointerException"):
