@@ -15,6 +15,9 @@ from sklearn.base import BaseEstimator
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils.validation import check_is_fitted
 
+from .clicks.arrays import click_splits
+from .clicks.choice import debias_choice
+from .clicks.log import check_log_arguments
 from .experiments import fit_and_select, parse_metric
 from .model_selection import check_search_fit
 from .path import reporting_fits
@@ -92,6 +95,13 @@ class RSRankCV(BaseEstimator):
     missing : {"refuse", "zero", "mean"} or None, default=None
         What a missing value stands for in a linear model
         (:class:`RSRank`'s ``missing``; None: its default, refuse).
+    debias : {"auto", "on", "off"}, default="auto"
+        How :meth:`fit` reads a click log (given ``position``), as ``rsrank
+        train --clicks --debias``: with the position's bias taken out
+        (``"on"``), as plain clicks, each session a query (``"off"``), or
+        both, keeping the plain model unless the debiased one beats it on
+        the vali log by more than a standard error (``"auto"``,
+        :func:`rsrank.clicks.choice.debias_choice`).
 
     Attributes
     ----------
@@ -113,6 +123,11 @@ class RSRankCV(BaseEstimator):
     validated_on_ : str
         ``"eval_set"``, ``"k folds"`` of the training queries, or (the
         sparse recipe with an ``eval_set``) ``"eval_set and k folds"``.
+    examination_ : Examination or None
+        On a click log read with its bias taken out: the curve found.
+    debias_ : str or DebiasChoice
+        On a click log: ``"on"`` or ``"off"``, or with ``debias="auto"``
+        the comparison that chose (its ``debiased``).
     """
 
     __metadata_request__fit = {"qid": True}
@@ -123,7 +138,7 @@ class RSRankCV(BaseEstimator):
                  select="ndcg@10", convention="letor", additive=False, max_bins=None,
                  interactions=0, interaction_bins=None, monotone=None, feature_costs=None,
                  normalize="zscore", max_iter=None, with_linear=False, random_state=0,
-                 n_jobs="auto", verbose=0, missing=None):
+                 n_jobs="auto", verbose=0, missing=None, debias="auto"):
         vars(self).update({name: value for name, value in locals().items() if name != "self"})
 
     def recipe(self):
@@ -143,21 +158,62 @@ class RSRankCV(BaseEstimator):
                 part[strength] = [float(r) for r in self.l1_ratio]
         return estimator, list(ParameterGrid(grid))
 
-    def fit(self, X, y=None, *, qid=None, eval_set=None):
+    def fit(self, X, y=None, *, qid=None, eval_set=None, position=None, impressions=None,
+            propensity=None, session=None):
         """Walk the path on ``X`` (arrays with ``qid``, or a
         :class:`~rsrank.querydata.QueryData`) and keep the chosen fit,
         judged on ``eval_set`` (``(X, y, qid)`` or a QueryData) or on
-        ``cv`` folds of the training queries. Returns self."""
+        ``cv`` folds of the training queries. With ``position`` (and
+        ``impressions``, ``propensity`` or ``session``, as
+        :meth:`RSRank.fit` takes them) the rows are a click log, read as
+        ``debias`` says and judged on ``eval_set``'s click log ``(X_val,
+        clicks_val, qid_val, position_val[, session_val])``, or without one
+        on a seeded fifth of the log's queries, as ``rsrank train --clicks``
+        does. Returns self."""
         parse_metric(self.select)
         check_within(self.within)
+        if position is not None:
+            return self._fit_clicks(X, y, qid, eval_set, position, impressions, propensity,
+                                    session)
+        check_log_arguments(position, impressions, propensity, session)
         if not isinstance(X, QueryData):
             check_search_fit(qid)
-        estimator, grid = self.recipe()
         train = X if isinstance(X, QueryData) else QueryData(X, y, qid)
         validation = None
         if eval_set is not None:
             validation = (eval_set if isinstance(eval_set, QueryData)
                           else QueryData(*_triple(eval_set)))
+        vars(self).pop("examination_", None)
+        vars(self).pop("debias_", None)
+        return self._walk(train, validation)
+
+    def _fit_clicks(self, X, clicks, qid, eval_set, position, impressions, propensity,
+                    session):
+        """:meth:`fit` on a click log (:func:`rsrank.clicks.arrays.click_splits`)."""
+        if isinstance(X, QueryData):
+            raise ValueError("a click log is rows of X with their clicks and positions, not a "
+                             "QueryData")
+        found = click_splits(X, clicks, qid, position, impressions=impressions,
+                             session=session, propensity=propensity, eval_set=eval_set,
+                             debias=self.debias, random_state=self.random_state)
+        readings = {debias: self._walk(found.train[debias], found.vali[debias]).__dict__.copy()
+                    for debias in found.train}
+        if len(readings) == 1:
+            (kept, fitted), = readings.items()
+            choice = kept
+        else:
+            choice = debias_choice(readings["on"]["estimator_"], readings["off"]["estimator_"],
+                                   found.judge, metric=_metric_name(self.select))
+            fitted = readings["on" if choice.debiased else "off"]
+        vars(self).update(fitted)
+        self.examination_ = found.examination if "on" in readings else None
+        self.debias_ = choice
+        return self
+
+    def _walk(self, train, validation):
+        """Walk the path on ``train``, judged on ``validation`` or folds, and
+        keep the chosen fit. Returns self."""
+        estimator, grid = self.recipe()
         cv = self.cv if validation is None or vali_folds(self.within) else None
         report = contextlib.nullcontext()
         if self.verbose:
@@ -224,6 +280,13 @@ class RSRankCV(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+def _metric_name(select):
+    """The per-query metric of ``select`` (``"ndcg@10"``) as
+    :func:`rsrank.metrics.letor_per_query` names it (``"NDCG@10"``)."""
+    kind, k = parse_metric(select)
+    return "MAP" if kind == "map" else f"{kind.upper()}@{k}"
 
 
 def _triple(eval_set):

@@ -120,3 +120,50 @@ def test_a_log_estimates_each_query_by_its_graded_documents_with_a_t_interval(se
     assert (difference.low, difference.high) == pytest.approx(tuple(
         test.confidence_interval(0.95)))
     assert estimates[1].value == pytest.approx(found.value)
+
+
+# -- RSRankCV on a click log: the command line's reading, from arrays --------------------
+
+
+@pytest.fixture(scope="module")
+def impressions_log():
+    from rsrank.synthetic import make_letor_like, simulate_clicks
+
+    data = make_letor_like(n_queries=80, docs_per_query=(15, 25), random_state=3)
+    production = data.X @ (data.coef + np.random.default_rng(3).normal(size=len(data.coef)))
+    log = simulate_clicks(data.y, data.qid, production, n_sessions=20, random_state=3)
+    X = data.X[log.docid]
+    train, vali = log.qid < 60, log.qid >= 60
+    columns = (log.click, log.qid, log.position, log.session)
+    return ((X[train], *(c[train] for c in columns)), (X[vali], *(c[vali] for c in columns)))
+
+
+def test_rsrankcv_on_clicks_walks_the_recipe_on_each_reading_and_keeps_the_choice(
+        impressions_log):
+    from rsrank import RSRankCV
+    from rsrank.clicks.arrays import click_splits
+
+    (X, clicks, qid, position, session), vali = impressions_log
+    found = click_splits(X, clicks, qid, position, session=session, eval_set=vali,
+                         debias="auto")
+    by_reading = {debias: RSRankCV(max_iter=30).fit(found.train[debias],
+                                                    eval_set=found.vali[debias])
+                  for debias in ("on", "off")}
+    for debias in ("on", "off"):  # one reading: the recipe on its query data
+        model = RSRankCV(max_iter=30, debias=debias).fit(X, clicks, qid=qid, position=position,
+                                                        session=session, eval_set=vali)
+        np.testing.assert_array_equal(model.coef_, by_reading[debias].coef_)
+        assert model.debias_ == debias
+        assert (model.examination_ is None) == (debias == "off")
+    auto = RSRankCV(max_iter=30).fit(X, clicks, qid=qid, position=position, session=session,
+                                     eval_set=vali)
+    kept = "on" if auto.debias_.debiased else "off"
+    np.testing.assert_array_equal(auto.coef_, by_reading[kept].coef_)
+    expected = debias_choice(by_reading["on"].estimator_, by_reading["off"].estimator_,
+                             found.judge)
+    assert auto.debias_ == expected
+    with pytest.raises(ValueError, match="debias must be one of"):
+        RSRankCV(debias="yes").fit(X, clicks, qid=qid, position=position, session=session)
+    with pytest.raises(ValueError, match="plain click training .debias='off'. leaves in"):
+        RSRankCV(debias="off").fit(X, clicks, qid=qid, position=position, session=session,
+                                   propensity=np.ones(10))

@@ -1,0 +1,94 @@
+"""A click log given as arrays, read once for every estimator that takes
+one: :func:`click_splits` turns the rows of a log (and a vali log, or a
+share of the log's queries held out) into the training and validation
+query data of the debiased reading, the plain one, or both, as the
+command line's folds hold them (:func:`rsrank.clicks.load_click_fold`).
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.utils.validation import check_array
+
+from ..layouts import held_out_queries
+from ..querydata import QueryData
+from .grading import grade_clicks, plain_clicks
+from .log import check_log_arguments, impression_log
+
+__all__ = ["ClickSplits", "click_splits", "DEBIAS"]
+
+#: how a click log is read: the position's bias taken out, plain, or both
+#: (the plain model kept unless the debiased one beats it)
+DEBIAS = ("auto", "on", "off")
+
+
+@dataclass(frozen=True)
+class ClickSplits:
+    """What a fit takes from a click log: per reading (``"on"``,
+    ``"off"``), ``train`` and ``vali`` :class:`QueryData`; ``judge`` the
+    vali log's documents graded by their click chance (a QueryData, for
+    the debiased reading); ``examination`` the curve and ``model`` the
+    classes of click chance of the training log."""
+
+    train: dict
+    vali: dict
+    judge: object
+    examination: object
+    model: object
+
+
+def click_splits(X, clicks, qid, position, *, impressions=None, session=None,
+                 propensity=None, eval_set=None, debias="on", vali_fraction=0.2,
+                 random_state=0, feature_names=None):
+    """The :class:`ClickSplits` of a click log given as arrays (``X`` the
+    shown document's features, ``clicks``, ``qid``, ``position``, and
+    ``impressions`` or ``session`` as :meth:`rsrank.RSRank.fit` takes them).
+    ``eval_set`` is the vali log ``(X, clicks, qid, position[, session])``;
+    without it a seeded ``vali_fraction`` of the log's queries is held out
+    as one, as ``rsrank train --clicks`` does without ``--vali``.
+    ``debias``: ``"on"``, ``"off"`` (plain clicks) or ``"auto"`` (both)."""
+    if debias not in DEBIAS:
+        raise ValueError(f"debias must be one of {DEBIAS}, got {debias!r}")
+    check_log_arguments(position, impressions, propensity, session)
+    if debias == "off" and propensity is not None:
+        raise ValueError("propensities take the position's bias out of the clicks, which "
+                         "plain click training (debias='off') leaves in: give one or the other")
+    if qid is None:
+        raise ValueError("a click log needs qid: the query of each row")
+    X = check_array(X, accept_sparse="csr", dtype=(np.float64, np.float32),
+                    ensure_all_finite="allow-nan")
+    columns = [clicks, qid, position, impressions, session]
+    if eval_set is None:
+        held = held_out_queries(np.asarray(qid), vali_fraction, random_state)
+        eval_set = (X[held], *(None if c is None else np.asarray(c)[held]
+                               for c in columns))
+        X, columns = X[~held], [None if c is None else np.asarray(c)[~held] for c in columns]
+    else:
+        if not isinstance(eval_set, (tuple, list)) or len(eval_set) not in (4, 5):
+            raise ValueError("with position, eval_set is a click log too: (X_val, clicks_val, "
+                             "qid_val, position_val[, session_val])")
+        Xv, cv, qv, pv, *sv = eval_set
+        Xv = check_array(Xv, accept_sparse="csr", dtype=(np.float64, np.float32),
+                         ensure_all_finite="allow-nan")
+        eval_set = (Xv, cv, qv, pv, None, (sv or [None])[0])
+    clicks, qid, position, impressions, session = columns
+    log, rows = impression_log(X, clicks, qid, position, impressions, session)
+    Xv, cv, qv, pv, iv, sv = eval_set
+    vali_log, vali_rows = impression_log(Xv, cv, qv, pv, iv, sv)
+    options = {"feature_names": feature_names}
+    train, vali, judge, examination, model = {}, {}, None, None, None
+    if debias in ("on", "auto"):
+        graded = grade_clicks(log, rows, propensity=propensity)
+        examination, model = graded.examination, graded.model
+        Xt, yt, qt, extra = graded.training(X, qid)
+        train["on"] = QueryData(Xt, yt, qt, **options, **extra)
+        read = grade_clicks(vali_log, vali_rows, model=model)
+        Xs, ys, qs, weight = read.queries(Xv, qv)
+        vali["on"] = QueryData(Xs, ys, qs, query_weight=weight, **options)
+        judge = QueryData(*read.graded_documents(Xv, qv), **options)
+    if debias in ("off", "auto"):
+        for out, read, features, queries in ((train, (log, rows), X, qid),
+                                             (vali, (vali_log, vali_rows), Xv, qv)):
+            Xp, yp, qp, weight = plain_clicks(*read).queries(features, queries)
+            out["off"] = QueryData(Xp, yp, qp, query_weight=weight, **options)
+    return ClickSplits(train, vali, judge, examination, model)
