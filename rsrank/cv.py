@@ -99,9 +99,8 @@ class RSRankCV(BaseEstimator):
         How :meth:`fit` reads a click log (given ``position``), as ``rsrank
         train --clicks --debias``: with the position's bias taken out
         (``"on"``), as plain clicks, each session a query (``"off"``), or
-        both, keeping the plain model unless the debiased one beats it on
-        the vali log by more than a standard error (``"auto"``,
-        :func:`rsrank.clicks.choice.debias_choice`).
+        both, keeping the one that ranks the vali log's documents better
+        (``"auto"``, :func:`rsrank.clicks.choice.debias_choice`).
 
     Attributes
     ----------

@@ -78,6 +78,6 @@ def print_choices(experiment):
     """What ``--debias auto`` kept in each fold, and why, a line each."""
     for fold, choice in zip(experiment.folds, getattr(experiment, "choices", None) or []):
         print(f"debias auto (Fold{fold.fold}): kept {'debiased' if choice.debiased else 'plain'} "
-              f"clicks: debiased - plain {choice.metric} on the vali log's estimate "
-              f"{choice.difference:+.4f}, standard error {choice.standard_error:.4f}, over "
-              f"{choice.n_queries} lists")
+              f"clicks: debiased - plain {choice.metric} on the vali log's documents graded by "
+              f"their clicks {choice.difference:+.4f} (standard error "
+              f"{choice.standard_error:.4f}, {choice.n_queries} queries)")

@@ -42,9 +42,10 @@ def add_parser(commands):
                         "from the top (for example from a randomised experiment), instead "
                         "of estimating it from the training log")
     clicks.add_argument("--debias", choices=("auto", "on", "off"), default="auto",
-                        help="auto (default): fit both of the others and keep plain click "
-                        "training unless debiasing beats it on the vali log by more than a "
-                        "standard error; on: take the position's bias out of the clicks; "
+                        help="auto (default): fit both of the others and keep the one that "
+                        "ranks the vali log's documents better, graded by their clicks "
+                        "without the position's bias (plain on a tie); on: take the "
+                        "position's bias out of the clicks; "
                         "off: plain click training, each session a query and its clicks "
                         "the labels (the baseline to compare with)")
     train.add_argument("--feature-names", help="file of feature names: one per line, or "
