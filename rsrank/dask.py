@@ -52,6 +52,7 @@ from .datasets import load_letor
 from . import fitting
 from .estimator import RSRank, adopt, fit_of, warm_of
 from .preprocessing import combine_moments
+from .kinds import refuse_missing, takes_missing
 from .querydata import QueryData
 from .solver import DivergenceWatch, NDCGMonitor, SolverState, finite_check
 
@@ -318,6 +319,9 @@ class DaskRSRank(RSRank):
         first_row = first_row[first]
         features = np.concatenate([part[2] for part in parts])[first]
         queries = np.concatenate([part[3] for part in parts])[first]
+        if not takes_missing(self.get_params(deep=False)):  # every row, as a fit on labels
+            refuse_missing(QueryData(features, np.zeros(len(features), dtype=np.int64),
+                                     queries), "X")
         graded = grade_clicks(log, first_row[np.searchsorted(keys, log.docid)],
                               propensity=propensity)
         self.examination_ = graded.examination

@@ -107,6 +107,12 @@ def fit_search(search, X, y, qid, **fit_params):
                         f"RandomizedSearchCV), got {type(search).__name__}: wrap it, for "
                         f"example GridSearchCV({type(search).__name__}(), {{'l1': [0.01, 0.1]}}), "
                         "or call its own fit")
+    clicked = sorted(set(fit_params) & {"position", "impressions", "propensity", "session"})
+    if clicked:
+        raise ValueError(f"fit_search scores each fold's held-out queries by their labels, and "
+                         f"{clicked[0]}= makes y a click log: search a click log with "
+                         "RSRankCV().fit(X, clicks, qid=..., position=...), which reads it as "
+                         "rsrank train --clicks does")
     with sklearn.config_context(enable_metadata_routing=True):
         search.set_params(cv=_query_splitter(search.cv))
         return search.fit(X, y, qid=qid, **fit_params)

@@ -309,3 +309,20 @@ def test_a_click_log_split_by_session_gives_the_one_process_model(client, with_s
     np.testing.assert_allclose(model.examination_.curve, local.examination_.curve, rtol=1e-6)
     np.testing.assert_allclose(model.coef_, local.coef_, rtol=1e-6, atol=1e-9)
     assert np.count_nonzero(local.coef_)
+
+
+def test_a_click_log_holds_every_row_of_x_to_the_rules_of_a_fit_on_labels(client):
+    from rsrank.synthetic import make_letor_like, simulate_clicks
+
+    data = make_letor_like(n_queries=20, docs_per_query=(12, 20), random_state=5)
+    sim = simulate_clicks(data.y, data.qid, data.X[:, 0], n_sessions=10, random_state=5)
+    X = data.X[sim.docid].copy()
+    quiet = ~np.isin(sim.session, sim.session[sim.click > 0])  # sessions without a click
+    X[np.flatnonzero(quiet)[0], 1] = np.nan  # in no session list
+    chunks = 500
+    with pytest.raises(ValueError, match=r"X has missing values \(NaN\) in 1 feature"):
+        DaskRSRank(mode="gradient", **PARAMS).fit(
+            da.from_array(X, chunks=(chunks, X.shape[1])), da.from_array(sim.click, chunks=chunks),
+            qid=da.from_array(sim.qid, chunks=chunks),
+            position=da.from_array(sim.position, chunks=chunks),
+            session=da.from_array(sim.session, chunks=chunks))

@@ -209,3 +209,10 @@ def test_fit_search_given_an_estimator_instead_of_a_search_says_what_to_give():
                                             rf"\(GridSearchCV or RandomizedSearchCV\), got "
                                             rf"{type(given).__name__}: wrap it"):
             fit_search(given, X, y, qid)
+
+
+def test_fit_search_on_a_click_log_points_to_rsrankcv():
+    X, y, qid = np.zeros((4, 2)), np.array([0, 1, 0, 1]), np.array([1, 1, 2, 2])
+    with pytest.raises(ValueError, match=r"position= makes y a click log: search a click log "
+                                         r"with RSRankCV\(\)"):
+        fit_search(GridSearchCV(RSRank(), {"l1": [0.0]}), X, y, qid, position=[1, 2, 1, 2])
