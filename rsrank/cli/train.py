@@ -122,7 +122,7 @@ class _Progress:
     paths of ``--vali-cv``) that names the last fit made."""
 
     def __init__(self, total=None):
-        self.bar = None
+        self.bar, self.reading = None, None  # reading: which of --debias auto's runs
         if total:
             from tqdm import tqdm
 
@@ -141,6 +141,7 @@ class _Progress:
     def fold(self, result):
         name = "test" if result.evaluated_on == "test" else "vali (no test split)"
         seed = "" if result.seed is None else f" seed {result.seed}"
+        seed += "" if self.reading is None else f" ({self.reading} clicks)"
         line = (f"fold {result.fold}{seed}: {name} NDCG@10 {result.test['NDCG@10']:.4f}, "
                 f"{result.n_nonzero} {result.model.model_.used_words}, "
                 f"{result.fit_seconds:.1f} s")
@@ -241,7 +242,8 @@ def _train(args):
         # are not queries to judge on) unless --vali-cv says otherwise
         vali_cv = None if examinations is not None and args.vali_cv is None else _vali_cv(args)
         bar = not args.quiet and on_terminal() and not args.scheduler and args.jobs == 1
-        progress = _Progress(_fits(data, args, grid, seeds, vali_cv) if bar else None)
+        readings = 2 if examinations is not None and args.debias == "auto" else 1
+        progress = _Progress(readings * _fits(data, args, grid, seeds, vali_cv) if bar else None)
         options = dict(**loading(args), select=args.select,
                        folds=None if isinstance(data, list) else args.folds,
                        convention=args.convention,
@@ -255,13 +257,18 @@ def _train(args):
         try:
             if args.scheduler:
                 options["progress"] = None
-                experiment = _on_cluster(args.scheduler, data, estimator, grid, options)
-            elif examinations is not None and args.debias == "auto":
+
+            def run_folds(folds, reading=None):
+                progress.reading = reading
+                if args.scheduler:
+                    return _on_cluster(args.scheduler, folds, estimator, grid, dict(options))
+                return run_letor_folds(folds, estimator, grid, **options)
+
+            if examinations is not None and args.debias == "auto":
                 experiment = keep_plain_unless_debiased(
-                    run_letor_folds(data, estimator, grid, **options),
-                    run_letor_folds(plain_folds(data), estimator, grid, **options), data)
+                    run_folds(data, "debiased"), run_folds(plain_folds(data), "plain"), data)
             else:
-                experiment = run_letor_folds(data, estimator, grid, **options)
+                experiment = run_folds(data)
         finally:
             progress.close()
         command = command_line(args.argv)
