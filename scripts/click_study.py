@@ -10,9 +10,8 @@ NDCG@10 (LETOR's) of
 * ``naive``: ``rsrank train --clicks --debias off``: each session a query,
   its clicks the labels (:func:`rsrank.clicks.plain_clicks`);
 * ``auto``: ``rsrank train --clicks``'s default (``--debias auto``): of
-  ``naive`` and ``debiased``, the plain model unless the debiased one beats
-  it on the vali log's documents graded by their click chance by more
-  than its standard error
+  ``naive`` and ``debiased``, the one that ranks the vali log's documents
+  graded by their click chance better, plain on a tie
   (:func:`rsrank.clicks.choice.debias_choice`);
 * ``debiased``: ``rsrank train --clicks --debias on``'s path (the examination estimated
   from the training log; a position-based log trains on its session lists,
@@ -277,9 +276,10 @@ def summarize(runs):
             f"{'' if error is None else f'{error:.3f}'} | {features[0]:.1f} / {features[1]:.1f} | "
             f"{time:.2f} |")
     lines.append("")
-    lines.append("auto: `rsrank train --clicks`'s default, the plain model (naive) unless the "
-                 "debiased one beats it on the vali log's estimate by more than its standard "
-                 "error; debiased kept: in how many runs. Time: in this process, grading the "
+    lines.append("auto: `rsrank train --clicks`'s default, of the plain model (naive) and "
+                 "the debiased one the one that ranks the vali log's documents graded by "
+                 "their clicks better (plain on a tie); debiased kept: in how many runs. "
+                 "Time: in this process, grading the "
                  "log and walking the path against walking it on the shown documents' labels "
                  "(rsrank train's own ratio is in clicks_time.md). Curve error: the largest "
                  "relative error at positions 1-5, mean over folds.")
