@@ -117,8 +117,7 @@ def estimate_examination(document, position, impressions, clicks, *, classes=5, 
     shown, rate = _by_position(position, n, c)
     if not c.sum():
         raise ValueError("the click log has no clicks: nothing to learn from")
-    depth, k = len(shown), position - 1
-    home = _home_position(document, k, n)
+    k = position - 1
     relative = np.where(rate > 0, rate / max(rate[0], 1e-12), 1.0)
     # start: the curve of the raw click rates, made non-increasing, and
     # chances spread geometrically below the top documents' click rate
@@ -127,17 +126,26 @@ def estimate_examination(document, position, impressions, clicks, *, classes=5, 
         theta = known_examination(curve, position, n, c).curve
     top = max(float(np.quantile(c[k == 0] / np.maximum(n[k == 0], 1), 0.9)), 1e-3)
     gamma = np.clip(top * np.geomspace(0.05, 1.0, classes), 1e-4, 0.99)
-    shares = np.full((depth, classes), 1.0 / classes)
+    # the fit runs over the positions the log shows, in order: a position
+    # shown nowhere has no clicks to fit, and one deep position must not make
+    # the fit as long as the list (each position between takes the curve and
+    # the shares of the one shown above it)
+    present = np.flatnonzero(shown > 0)
+    rank = np.maximum(np.cumsum(shown > 0) - 1, 0)  # per position, the shown one at or above
+    k, theta = rank[k], theta[present]
+    home = _home_position(document, k, n)
+    shares = np.full((len(present), classes), 1.0 / classes)
     before = -np.inf
     for _ in range(max_iter):
         weight, total = _classes_given(document, k, n, c, theta, gamma, shares, home)
-        counts = np.zeros((depth, classes))
+        counts = np.zeros((len(present), classes))
         np.add.at(counts, home, weight)
         shares = (counts + 1e-9) / (counts + 1e-9).sum(axis=1, keepdims=True)
         theta, gamma = _fit_chances(document, k, n, c, weight, theta, gamma, curve is None)
         if total - before <= tol * abs(total):
             break
         before = total
+    theta, shares = theta[rank], shares[rank]
     found = np.where(shown > 0, theta / theta[0], np.nan)
     return (Examination(found, rate, shown.astype(np.int64), curve is None),
             ClickClasses(theta / theta[0], np.minimum(gamma * theta[0], 1.0), shares))

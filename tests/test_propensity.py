@@ -537,3 +537,26 @@ def test_auto_reads_both_ways_and_judges_on_the_vali_logs_graded_documents(click
     held = load_click_fold(fold / "train.txt.gz", logs / "train.clicks.csv", debias="auto")
     judged, trained = np.unique(held.judge[2]), np.unique(held.train[2])
     assert len(judged) and not set(judged) & set(trained)
+
+
+def test_a_deep_position_fits_as_the_next_shown_one_not_as_long_as_the_list():
+    """The curve is fitted over the positions the log shows: a row at
+    position 10,000 fits exactly as the same row at position 11 does, and
+    the positions between take the curve of the one shown above them."""
+    from rsrank.propensity import estimate_examination
+
+    data, sim = click_log(n_queries=40, n_sessions=30)
+    log, rows = entries(sim)
+    document = np.unique(rows, return_inverse=True)[1].ravel()
+    extra = len(np.unique(rows))  # one more document, shown once, clicked
+    columns = [np.r_[document, extra], None, np.r_[log.impressions, 1], np.r_[log.clicks, 1]]
+    found = {}
+    for deep in (11, 10_000):
+        columns[1] = np.r_[log.position, deep]
+        found[deep] = estimate_examination(*columns)
+    shallow, far = found[11], found[10_000]
+    np.testing.assert_array_equal(far[0].curve[:10], shallow[0].curve[:10])
+    assert far[0].curve[9_999] == shallow[0].curve[10]
+    assert np.all(np.isnan(far[0].curve[10:9_999]))  # shown nowhere: no estimate
+    np.testing.assert_array_equal(far[1].theta[10:9_999], far[1].theta[9])
+    np.testing.assert_array_equal(far[1].gamma, shallow[1].gamma)
