@@ -256,3 +256,45 @@ def test_partial_fit_continues_a_fit_on_clicks_on_clicks_or_refuses():
     # a fit on labels after one on clicks continues on labels
     model.fit(X, np.minimum(sim.click + 1, 2), qid=sim.qid)
     model.partial_fit(X[tail], sim.click[tail], qid=sim.qid[tail])
+
+
+@pytest.mark.parametrize("block", [7, 64, 1 << 22])
+def test_blocks_of_any_size_read_as_csv_reads_the_whole_file(tmp_path, monkeypatch, block):
+    """Lines split at commas a block at a time, and from the first quote on
+    read by csv: the same log, and the same line named, whatever the
+    blocks' size; CRLF line ends, blank lines, a quoted id holding a comma
+    and a quote, and a note holding a line break included."""
+    import rsrank.clicks.log as clicklog
+
+    monkeypatch.setattr(clicklog, "_BLOCK", block)
+    rows = [["s1", "q", "a", "1", "1", ""], ["s1", "q", "b", "2", "0", ""],
+            ["s2", "q", "a", "1", "0", "seen\ntwice"], ["s2", "q", "b", "2", "1", ""],
+            ["s3", "r", 'c,"x"', "1", "1", ""], ["s3", "r", "d", "2", "0", ""]]
+    path = tmp_path / "log.csv"
+    with open(path, "w", newline="") as out:
+        out.write("session,qid,docid,position,click,note\r\n")
+        for k, row in enumerate(rows):
+            if k == 2:
+                out.write("\r\n")  # a blank line
+            out.write(",".join(f'"{v.replace(chr(34), chr(34) * 2)}"'
+                               if any(c in v for c in '",\n') else v for v in row) + "\r\n")
+    read = read_click_log(path)
+    parsed = np.array(rows, dtype=object)
+    made = ClickLog.from_sessions(parsed[:, 0], parsed[:, 1], parsed[:, 2],
+                                  parsed[:, 3].astype(int), parsed[:, 4].astype(int))
+    for field in ("qid", "docid", "position", "impressions", "clicks", "reached"):
+        assert list(getattr(read, field)) == list(getattr(made, field)), field
+    # a bad value after the quote is named by its line (the quoted id spans two)
+    text = path.read_bytes().decode()
+    path.write_text(text + "s4,r,e,0,1,\r\n", newline="")
+    with pytest.raises(ValueError, match=r"log.csv, line 10: position 0 is not"):
+        read_click_log(path)
+    # and before it, in a block split at commas
+    lines = text.split("\r\n")
+    lines[2] = "s1,q,b,x,0,"
+    path.write_text("\r\n".join(lines), newline="")
+    with pytest.raises(ValueError, match=r"log.csv, line 3: position 'x' is not"):
+        read_click_log(path)
+    path.write_text(HEAD + "s1,q,a,1,1\n" + "s1,q," + "b" * (MAX_LINE + 5) + ",2,0\n")
+    with pytest.raises(ValueError, match=r"log.csv, line 3: longer than 131,072 characters"):
+        read_click_log(path)

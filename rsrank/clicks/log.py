@@ -27,8 +27,12 @@ names the file, the line and what to do. Arrays given to a fit
 memory a log takes grows with its rows, never with one value.
 """
 
+import contextlib
 import csv
+import gc
 import hashlib
+import itertools
+import operator
 import re
 from dataclasses import dataclass
 
@@ -420,16 +424,17 @@ class _Columns:
 
     def _ids(self, column, texts):
         table, names = self.tables[column], self.names[column]
-        known = len(names)
-        codes = np.array([table.setdefault(text, len(table)) for text in texts], dtype=np.int64)
-        codes_seen, first = np.unique(codes, return_index=True)
-        new = first[codes_seen >= known]
-        names.extend(texts[row] for row in new)
-        for row in new:
-            problem = _id_problem(column, texts[row])
-            if problem is not None:
-                raise LogError(row, problem)
-        return codes
+        local = dict.fromkeys(texts)  # the batch's ids, in the order first seen
+        for text in local:
+            code = table.get(text)
+            if code is None:
+                problem = _id_problem(column, text)
+                if problem is not None:
+                    raise LogError(texts.index(text), problem)
+                code = table[text] = len(names)
+                names.append(text)
+            local[text] = code
+        return np.fromiter(map(local.__getitem__, texts), np.int64, len(texts))
 
     def _numbers(self, column, texts):
         joined = "\n".join(texts)
@@ -460,54 +465,139 @@ class _Columns:
         return ClickLog.from_counts(*values)
 
 
-def _lines(handle, path):
-    """The lines of a file, each at most :data:`MAX_LINE` characters."""
-    number = 0
+def _blocks(handle, path):
+    """``(number of the first line, lines)`` of a file, about 4 MB of whole
+    lines at a time (without their line breaks), each line at most
+    :data:`MAX_LINE` characters: a file without line breaks is refused, not
+    read whole."""
+    number, tail = 1, ""
     while True:
-        text = handle.readline(MAX_LINE + 3)
-        if not text:
+        chunk = handle.read(_BLOCK)
+        lines = (tail + chunk).split("\n")
+        tail = lines.pop() if chunk else ""
+        if chunk and len(tail) > MAX_LINE + 1:
+            raise LetorFormatError(path, number + len(lines), _too_long())
+        if lines and max(map(len, lines)) > MAX_LINE + 1:
+            too_long = next(i for i, line in enumerate(lines)
+                            if len(line.rstrip("\r")) > MAX_LINE)
+            raise LetorFormatError(path, number + too_long, _too_long())
+        if not chunk:
+            if lines and lines != [""]:
+                yield number, lines
             return
-        number += 1
-        if len(text.rstrip("\r\n")) > MAX_LINE:
-            raise LetorFormatError(path, number, f"longer than {MAX_LINE:,} characters: not a "
-                                   "line of a click log (is it a CSV file?)")
-        yield text
+        if lines:
+            yield number, lines
+            number += len(lines)
+
+
+def _too_long():
+    return f"longer than {MAX_LINE:,} characters: not a line of a click log (is it a CSV file?)"
+
+
+#: characters read at a time
+_BLOCK = 1 << 22
 
 
 def read_click_log(path):
     """The :class:`ClickLog` of a CSV click log in either form (see the
-    module's docstring), its header telling which; every value checked."""
+    module's docstring), its header telling which; every value checked.
+    Lines without a quote are split at their commas a block at a time;
+    from the first quote on, the rows are read by :mod:`csv`."""
     lines = []  # per batch, its rows' line numbers
 
     def where(row):
         return f"line {np.concatenate(lines)[row]}"
 
-    with open_text(path) as handle, reading(path):
-        reader = csv.reader(_lines(handle, path))
+    with open_text(path) as handle, reading(path), _collecting_later():
+        blocks = _blocks(handle, path)
         try:
-            form, where_column, width = _header(path, next(reader, None))
-            columns, batch, numbers = _Columns(form, where), [], []
-            for row in reader:
-                if len(row) < width:
-                    if not row or not "".join(row).strip():
-                        continue
-                    raise LetorFormatError(path, reader.line_num, f"{len(row)} fields where "
-                                           f"the header has {width}")
-                batch.append(row)
-                numbers.append(reader.line_num)
-                if len(batch) == _BATCH:
-                    lines.append(np.array(numbers, dtype=np.int64))
-                    columns.add(_batch_texts(batch, where_column))
-                    batch, numbers = [], []
-            if batch:
-                lines.append(np.array(numbers, dtype=np.int64))
-                columns.add(_batch_texts(batch, where_column))
+            number, block = next(blocks, (1, []))
+            if not block:
+                _header(path, None)
+            form, where_column, width = _header(path, next(csv.reader(block[:1]), []))
+            columns = _Columns(form, where)
+            rest = itertools.chain([(number + 1, block[1:])], blocks)
+            for number, block in rest:
+                if any(map(_HOLDS_QUOTE, block)):
+                    _quoted(path, itertools.chain([(number, block)], rest), width,
+                            where_column, columns, lines)
+                    break
+                _plain(path, number, block, width, where_column, columns, lines)
             return columns.log()
         except LogError as error:
             raise LetorFormatError(path, int(np.concatenate(lines)[error.row]),
                                    error.problem) from None
-        except csv.Error as error:
-            raise LetorFormatError(path, reader.line_num, f"not CSV: {error}") from None
+
+
+_HOLDS_QUOTE = operator.methodcaller("__contains__", '"')
+
+
+@contextlib.contextmanager
+def _collecting_later():
+    """Python's cycle collector paused while a log's rows are split: it
+    would scan the millions of short-lived lists and strings, which hold no
+    cycles, many times over (the read took twice as long)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _plain(path, number, block, width, where_column, columns, lines):
+    """The rows of a block of lines without quotes, split at their commas."""
+    fields = [line.split(",") for line in block]
+    numbers = number + np.arange(len(block), dtype=np.int64)
+    widths = np.fromiter(map(len, fields), np.int64, len(fields))
+    short = np.flatnonzero(widths < width)
+    for row in short:
+        if block[row].strip():
+            raise LetorFormatError(path, int(numbers[row]), f"{widths[row]} fields where the "
+                                   f"header has {width}")
+    if len(short):
+        kept = widths >= width
+        fields = list(itertools.compress(fields, kept))
+        numbers = numbers[kept]
+    if fields:
+        lines.append(numbers)
+        columns.add(_batch_texts(fields, where_column))
+
+
+def _quoted(path, blocks, width, where_column, columns, lines):
+    """The rows of the rest of a file, from a block with a quote on, read
+    by :mod:`csv` (a quoted field may hold commas and line breaks)."""
+    first = None
+
+    def text():
+        nonlocal first
+        for number, block in blocks:
+            first = number if first is None else first
+            for line in block:
+                yield line + "\n"
+
+    reader = csv.reader(text())
+    batch, numbers = [], []
+    try:
+        for row in reader:
+            line = first + reader.line_num - 1
+            if len(row) < width:
+                if not row or not "".join(row).strip():
+                    continue
+                raise LetorFormatError(path, line, f"{len(row)} fields where the header has "
+                                       f"{width}")
+            batch.append(row)
+            numbers.append(line)
+            if len(batch) == _BATCH:
+                lines.append(np.array(numbers, dtype=np.int64))
+                columns.add(_batch_texts(batch, where_column))
+                batch, numbers = [], []
+    except csv.Error as error:
+        raise LetorFormatError(path, first + reader.line_num - 1, f"not CSV: {error}") from None
+    if batch:
+        lines.append(np.array(numbers, dtype=np.int64))
+        columns.add(_batch_texts(batch, where_column))
 
 
 def _header(path, header):
@@ -530,7 +620,7 @@ def _header(path, header):
 
 
 def _batch_texts(batch, where_column):
-    return {column: [row[index].strip() for row in batch]
+    return {column: list(map(str.strip, map(operator.itemgetter(index), batch)))
             for column, index in where_column.items()}
 
 
