@@ -189,12 +189,10 @@ class RSRankCV(BaseEstimator):
     def _fit_clicks(self, X, clicks, qid, eval_set, position, impressions, propensity,
                     session):
         """:meth:`fit` on a click log (:func:`rsrank.clicks.arrays.click_splits`)."""
-        if isinstance(X, QueryData):
-            raise ValueError("a click log is rows of X with their clicks and positions, not a "
-                             "QueryData")
         found = click_splits(X, clicks, qid, position, impressions=impressions,
                              session=session, propensity=propensity, eval_set=eval_set,
-                             debias=self.debias, random_state=self.random_state)
+                             debias=self.debias, random_state=self.random_state,
+                             params=self.recipe()[0].get_params(deep=False))
         readings = {debias: self._walk(found.train[debias], found.vali[debias]).__dict__.copy()
                     for debias in found.train}
         if len(readings) == 1:

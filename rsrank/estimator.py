@@ -15,9 +15,9 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from . import feature_keys, fitting, persistence
 from .clicks import check_log_arguments, click_training, graded_eval_set
+from .clicks.arrays import click_features
 from .fitting import AUTO_RATES, CURVATURE_STEP, Fitted, Stream, scale_advice
-from .kinds import (DEFAULT_INTERACTION_BINS, DEFAULT_MAX_BINS, check_rows, refuse_missing,
-                    takes_missing)
+from .kinds import DEFAULT_INTERACTION_BINS, DEFAULT_MAX_BINS, check_rows, takes_missing
 from .metrics import mean_ndcg
 from .model import query_scores
 from .model_selection import check_search_fit
@@ -185,15 +185,7 @@ class RSRank(BaseEstimator):
         :meth:`fit`); its documents read with ``model``'s classes of click
         chance when given (a former fit's), else with their own. X is held
         to the rules of a fit on labels, every row of it."""
-        if isinstance(X, QueryData):
-            raise ValueError("a click log is rows of X with their clicks and positions, not a "
-                             "QueryData")
-        if qid is None:
-            raise ValueError("a click log needs qid: the query of each row")
-        X = check_array(X, accept_sparse="csr", dtype=(np.float64, np.float32),
-                        ensure_all_finite="allow-nan")
-        if not takes_missing(self.get_params(deep=False)):
-            refuse_missing(QueryData(X, np.zeros(X.shape[0], dtype=np.int64), qid), "X")
+        X = click_features(X, qid, self.get_params(deep=False))
         X, y, qid, options, graded = click_training(X, clicks, qid, position, impressions,
                                                     session, model=model,
                                                     propensity=propensity)

@@ -168,3 +168,21 @@ def test_rsrankcv_on_clicks_walks_the_recipe_on_each_reading_and_keeps_the_choic
     with pytest.raises(ValueError, match="plain click training .debias='off'. leaves in"):
         RSRankCV(debias="off").fit(X, clicks, qid=qid, position=position, session=session,
                                    propensity=np.ones(10))
+
+
+def test_rsrankcv_on_clicks_holds_every_row_of_x_to_the_rules_of_a_fit_on_labels(
+        impressions_log):
+    from rsrank import RSRankCV
+
+    (X, clicks, qid, position, session), vali = impressions_log
+    X = X.copy()
+    quiet = ~np.isin(session, session[clicks > 0])  # sessions without a click
+    X[np.flatnonzero(quiet)[0], 0] = np.nan
+    with pytest.raises(ValueError, match=r"X has missing values \(NaN\) in 1 feature"):
+        RSRankCV(max_iter=5).fit(X, clicks, qid=qid, position=position, session=session,
+                                 eval_set=vali)
+    Xv = vali[0].copy()
+    Xv[0, 0] = np.nan
+    with pytest.raises(ValueError, match=r"X has missing values \(NaN\) in 1 feature"):
+        RSRankCV(max_iter=5).fit(impressions_log[0][0], clicks, qid=qid, position=position,
+                                 session=session, eval_set=(Xv, *vali[1:]))

@@ -10,12 +10,13 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils.validation import check_array
 
+from ..kinds import refuse_missing, takes_missing
 from ..layouts import held_out_queries
 from ..querydata import QueryData
 from .grading import grade_clicks, plain_clicks
 from .log import check_log_arguments, impression_log
 
-__all__ = ["ClickSplits", "click_splits", "DEBIAS"]
+__all__ = ["ClickSplits", "click_splits", "click_features", "DEBIAS"]
 
 #: how a click log is read: the position's bias taken out, plain, or both
 #: (the plain model kept unless the debiased one beats it)
@@ -37,26 +38,42 @@ class ClickSplits:
     model: object
 
 
+def click_features(X, qid, params=None):
+    """The features ``X`` of a click log's rows, checked as a fit on labels
+    checks them, every row (a row no session list holds too): numbers, no
+    infinity, and no missing value unless the model ``params`` (an
+    estimator's) ask for takes one."""
+    if isinstance(X, QueryData):
+        raise ValueError("a click log is rows of X with their clicks and positions, not a "
+                         "QueryData")
+    if qid is None:
+        raise ValueError("a click log needs qid: the query of each row")
+    X = check_array(X, accept_sparse="csr", dtype=(np.float64, np.float32),
+                    ensure_all_finite="allow-nan")
+    if params is not None and not takes_missing(params):
+        refuse_missing(QueryData(X, np.zeros(X.shape[0], dtype=np.int64), qid), "X")
+    return X
+
+
 def click_splits(X, clicks, qid, position, *, impressions=None, session=None,
                  propensity=None, eval_set=None, debias="on", vali_fraction=0.2,
-                 random_state=0, feature_names=None):
+                 random_state=0, feature_names=None, params=None):
     """The :class:`ClickSplits` of a click log given as arrays (``X`` the
     shown document's features, ``clicks``, ``qid``, ``position``, and
     ``impressions`` or ``session`` as :meth:`rsrank.RSRank.fit` takes them).
     ``eval_set`` is the vali log ``(X, clicks, qid, position[, session])``;
     without it a seeded ``vali_fraction`` of the log's queries is held out
     as one, as ``rsrank train --clicks`` does without ``--vali``.
-    ``debias``: ``"on"``, ``"off"`` (plain clicks) or ``"auto"`` (both)."""
+    ``debias``: ``"on"``, ``"off"`` (plain clicks) or ``"auto"`` (both).
+    ``params``, an estimator's, hold both logs' ``X`` to its rules
+    (:func:`click_features`)."""
     if debias not in DEBIAS:
         raise ValueError(f"debias must be one of {DEBIAS}, got {debias!r}")
     check_log_arguments(position, impressions, propensity, session)
     if debias == "off" and propensity is not None:
         raise ValueError("propensities take the position's bias out of the clicks, which "
                          "plain click training (debias='off') leaves in: give one or the other")
-    if qid is None:
-        raise ValueError("a click log needs qid: the query of each row")
-    X = check_array(X, accept_sparse="csr", dtype=(np.float64, np.float32),
-                    ensure_all_finite="allow-nan")
+    X = click_features(X, qid, params)
     columns = [clicks, qid, position, impressions, session]
     if eval_set is None:
         held = held_out_queries(np.asarray(qid), vali_fraction, random_state)
@@ -68,8 +85,7 @@ def click_splits(X, clicks, qid, position, *, impressions=None, session=None,
             raise ValueError("with position, eval_set is a click log too: (X_val, clicks_val, "
                              "qid_val, position_val[, session_val])")
         Xv, cv, qv, pv, *sv = eval_set
-        Xv = check_array(Xv, accept_sparse="csr", dtype=(np.float64, np.float32),
-                         ensure_all_finite="allow-nan")
+        Xv = click_features(Xv, qv, params)
         eval_set = (Xv, cv, qv, pv, None, (sv or [None])[0])
     clicks, qid, position, impressions, session = columns
     log, rows = impression_log(X, clicks, qid, position, impressions, session)
