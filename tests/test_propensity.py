@@ -519,6 +519,8 @@ def test_models_are_compared_on_a_click_log_before_an_a_b_test(click_fold, tmp_p
     assert "paired over 20 queries" in printed and f"| {on} | " in printed
     assert main(["compare", off, on, "--clicks", log]) == 2
     assert "--clicks needs --data FILE" in capsys.readouterr().err
+    assert main(["compare", off, on, "--data", vali, "--clicks", log, "--metrics", "MAP"]) == 2
+    assert "--clicks estimates NDCG@10" in capsys.readouterr().err
     assert main(["evaluate", on, vali, "--clicks", log, "--per-query"]) == 2
     assert "not with --scores or --per-query" in capsys.readouterr().err
 

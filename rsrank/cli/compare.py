@@ -17,6 +17,9 @@ from ._commands import COMMANDS
 from ._options import UsageError, check_picture_output
 
 
+_DEFAULT_METRICS = "NDCG@1,NDCG@3,NDCG@5,NDCG@10,MAP"
+
+
 def add_parser(commands):
     compare_ = commands.add_parser(
         "compare", help=COMMANDS["compare"],
@@ -36,7 +39,7 @@ def add_parser(commands):
                           "model's NDCG@10 estimated from the clicks as rsrank train --clicks "
                           "selects, and each one's difference from the first, paired over "
                           "queries, with its 95%% interval and p-value")
-    compare_.add_argument("--metrics", default="NDCG@1,NDCG@3,NDCG@5,NDCG@10,MAP",
+    compare_.add_argument("--metrics", default=_DEFAULT_METRICS,
                           help="comma-separated (default NDCG@1,NDCG@3,NDCG@5,NDCG@10,MAP)")
     compare_.add_argument("--convention", choices=list(CONVENTIONS),
                           default=None, help="for score files (default: the directories', "
@@ -91,9 +94,12 @@ def _on_clicks(args):
     if args.data is None:
         raise UsageError("--clicks needs --data FILE: the features of the documents the log "
                          "shows, each row with its docid")
-    if args.plot or args.baseline or args.json:
+    if args.plot or args.baseline or args.json or args.convention is not None:
         raise UsageError("--clicks compares each model with the first: not with --plot, "
-                         "--baseline or --json")
+                         "--baseline, --json or --convention")
+    if args.metrics != _DEFAULT_METRICS:
+        raise UsageError("--clicks estimates NDCG@10 (LETOR's convention): leave --metrics "
+                         "out")
     values = click_values_of(args.data, args.clicks)
     models = [RSRank.load(path) for path in args.runs]
     views = [in_columns(values, model, args.data) for model in models]
