@@ -33,6 +33,7 @@ from . import fitting
 from .estimator import RSRank, face_on, fit_of
 from .metrics import DEFAULT_CONVENTION, mean_ndcg
 from .model import LinearModel, query_scores
+from .clicks.arrays import click_splits
 from .querydata import QueryData
 
 __all__ = ["l1_grid", "STRENGTHS", "RATIOS", "PathFit", "PathPoint", "walk", "carried_weights",
@@ -388,7 +389,8 @@ def path_markdown(points, strength, *, title, command, convention, train, valida
 
 def regularization_path(X, y, qid, l1_values, *, estimator=None, eval_set=None, test_set=None,
                         k=10, convention=DEFAULT_CONVENTION, warm_start=True,
-                        strength="l1"):
+                        strength="l1", position=None, impressions=None, session=None,
+                        propensity=None):
     """Train along decreasing L1 strengths, each fit starting from the last
     (:func:`rsrank.path.walk`: glmnet's order, from the sparsest model to
     the densest, so a strong penalty never starts from dense weights).
@@ -410,6 +412,12 @@ def regularization_path(X, y, qid, l1_values, *, estimator=None, eval_set=None, 
     strength : {"l1", "l1_group"}
         The parameter ``l1_values`` set (``"l1_group"``: whole features in
         or out, as an additive model's path runs).
+    position, impressions, session, propensity : array-like, optional
+        With ``position``, ``X, y, qid`` are a click log, as
+        :meth:`RSRank.fit` takes one, read with the position's bias taken
+        out (:func:`rsrank.clicks.arrays.click_splits`); ``eval_set`` is
+        then its vali log ``(X_val, clicks_val, qid_val, position_val[,
+        session_val])``, judged as ``rsrank train --clicks`` judges it.
 
     Returns
     -------
@@ -421,9 +429,15 @@ def regularization_path(X, y, qid, l1_values, *, estimator=None, eval_set=None, 
         With ``relax``, each point is its refit on the features it kept.
     """
     base = RSRank() if estimator is None else estimator
-    train = QueryData(X, y, qid)
-    splits = {name: None if part is None else QueryData(*part[:3])
-              for name, part in (("val_ndcg", eval_set), ("test_ndcg", test_set))}
+    splits = {"test_ndcg": None if test_set is None else QueryData(*test_set[:3])}
+    if position is not None:
+        found = click_splits(X, y, qid, position, impressions=impressions, session=session,
+                             propensity=propensity, eval_set=eval_set, debias="on",
+                             vali_fraction=None, params=base.get_params(deep=False))
+        train, splits["val_ndcg"] = found.train["on"], found.vali.get("on")
+    else:
+        train = QueryData(X, y, qid)
+        splits["val_ndcg"] = None if eval_set is None else QueryData(*eval_set[:3])
     points = walk(base, [{strength: float(g)} for g in sorted(l1_values, reverse=True)], train,
                   validation=splits["val_ndcg"], warm=warm_start)
     given = {"train_ndcg": train, **{key: data for key, data in splits.items()

@@ -186,3 +186,25 @@ def test_rsrankcv_on_clicks_holds_every_row_of_x_to_the_rules_of_a_fit_on_labels
     with pytest.raises(ValueError, match=r"X has missing values \(NaN\) in 1 feature"):
         RSRankCV(max_iter=5).fit(impressions_log[0][0], clicks, qid=qid, position=position,
                                  session=session, eval_set=(Xv, *vali[1:]))
+
+
+def test_the_regularization_path_takes_a_click_log_as_the_fits_do(impressions_log):
+    from rsrank import RSRank
+    from rsrank.clicks.arrays import click_splits
+    from rsrank.path import regularization_path
+
+    (X, clicks, qid, position, session), vali = impressions_log
+    l1s = [0.3, 0.03]
+    path = regularization_path(X, clicks, qid, l1s, estimator=RSRank(max_iter=20),
+                               position=position, session=session, eval_set=vali)
+    found = click_splits(X, clicks, qid, position, session=session, eval_set=vali,
+                         vali_fraction=None)
+    for point in path:  # judged on the vali log's lists
+        assert np.isfinite(point.val_ndcg)
+    # the strongest point (the path's first, from zero) is a fit on the debiased reading
+    first = RSRank(max_iter=20, l1=max(l1s)).fit(found.train["on"],
+                                                 eval_set=found.vali["on"])
+    np.testing.assert_allclose(path[-1].coef, first.coef_, rtol=1e-10, atol=1e-12)
+    alone = regularization_path(X, clicks, qid, l1s, estimator=RSRank(max_iter=20),
+                                position=position, session=session)  # no vali log
+    assert "val_ndcg" not in alone[0]

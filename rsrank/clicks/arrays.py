@@ -63,7 +63,8 @@ def click_splits(X, clicks, qid, position, *, impressions=None, session=None,
     ``impressions`` or ``session`` as :meth:`rsrank.RSRank.fit` takes them).
     ``eval_set`` is the vali log ``(X, clicks, qid, position[, session])``;
     without it a seeded ``vali_fraction`` of the log's queries is held out
-    as one, as ``rsrank train --clicks`` does without ``--vali``.
+    as one, as ``rsrank train --clicks`` does without ``--vali``
+    (``vali_fraction`` None: none, and ``vali`` and ``judge`` are empty).
     ``debias``: ``"on"``, ``"off"`` (plain clicks) or ``"auto"`` (both).
     ``params``, an estimator's, hold both logs' ``X`` to its rules
     (:func:`click_features`)."""
@@ -75,7 +76,9 @@ def click_splits(X, clicks, qid, position, *, impressions=None, session=None,
                          "plain click training (debias='off') leaves in: give one or the other")
     X = click_features(X, qid, params)
     columns = [clicks, qid, position, impressions, session]
-    if eval_set is None:
+    if eval_set is None and vali_fraction is None:
+        pass
+    elif eval_set is None:
         held = held_out_queries(np.asarray(qid), vali_fraction, random_state)
         eval_set = (X[held], *(None if c is None else np.asarray(c)[held]
                                for c in columns))
@@ -89,8 +92,11 @@ def click_splits(X, clicks, qid, position, *, impressions=None, session=None,
         eval_set = (Xv, cv, qv, pv, None, (sv or [None])[0])
     clicks, qid, position, impressions, session = columns
     log, rows = impression_log(X, clicks, qid, position, impressions, session)
-    Xv, cv, qv, pv, iv, sv = eval_set
-    vali_log, vali_rows = impression_log(Xv, cv, qv, pv, iv, sv)
+    if eval_set is None:  # no vali log: the training log's readings alone
+        Xv = qv = vali_log = vali_rows = None
+    else:
+        Xv, cv, qv, pv, iv, sv = eval_set
+        vali_log, vali_rows = impression_log(Xv, cv, qv, pv, iv, sv)
     options = {"feature_names": feature_names}
     train, vali, judge, examination, model = {}, {}, None, None, None
     if debias in ("on", "auto"):
@@ -98,13 +104,16 @@ def click_splits(X, clicks, qid, position, *, impressions=None, session=None,
         examination, model = graded.examination, graded.model
         Xt, yt, qt, extra = graded.training(X, qid)
         train["on"] = QueryData(Xt, yt, qt, **options, **extra)
-        read = grade_clicks(vali_log, vali_rows, model=model)
-        Xs, ys, qs, weight = read.queries(Xv, qv)
-        vali["on"] = QueryData(Xs, ys, qs, query_weight=weight, **options)
-        judge = QueryData(*read.graded_documents(Xv, qv), **options)
+        if vali_log is not None:
+            read = grade_clicks(vali_log, vali_rows, model=model)
+            Xs, ys, qs, weight = read.queries(Xv, qv)
+            vali["on"] = QueryData(Xs, ys, qs, query_weight=weight, **options)
+            judge = QueryData(*read.graded_documents(Xv, qv), **options)
     if debias in ("off", "auto"):
         for out, read, features, queries in ((train, (log, rows), X, qid),
                                              (vali, (vali_log, vali_rows), Xv, qv)):
+            if read[0] is None:
+                continue
             Xp, yp, qp, weight = plain_clicks(*read).queries(features, queries)
             out["off"] = QueryData(Xp, yp, qp, query_weight=weight, **options)
     return ClickSplits(train, vali, judge, examination, model)
