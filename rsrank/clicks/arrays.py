@@ -76,20 +76,18 @@ def click_splits(X, clicks, qid, position, *, impressions=None, session=None,
                          "plain click training (debias='off') leaves in: give one or the other")
     X = click_features(X, qid, params)
     columns = [clicks, qid, position, impressions, session]
-    if eval_set is None and vali_fraction is None:
-        pass
-    elif eval_set is None:
-        held = held_out_queries(np.asarray(qid), vali_fraction, random_state)
-        eval_set = (X[held], *(None if c is None else np.asarray(c)[held]
-                               for c in columns))
-        X, columns = X[~held], [None if c is None else np.asarray(c)[~held] for c in columns]
-    else:
+    if eval_set is not None:
         if not isinstance(eval_set, (tuple, list)) or len(eval_set) not in (4, 5):
             raise ValueError("with position, eval_set is a click log too: (X_val, clicks_val, "
                              "qid_val, position_val[, session_val])")
         Xv, cv, qv, pv, *sv = eval_set
         Xv = click_features(Xv, qv, params)
         eval_set = (Xv, cv, qv, pv, None, (sv or [None])[0])
+    elif vali_fraction is not None:  # the vali log: a seeded share of the log's queries
+        held = held_out_queries(np.asarray(qid), vali_fraction, random_state)
+        eval_set = (X[held], *(None if c is None else np.asarray(c)[held]
+                               for c in columns))
+        X, columns = X[~held], [None if c is None else np.asarray(c)[~held] for c in columns]
     clicks, qid, position, impressions, session = columns
     log, rows = impression_log(X, clicks, qid, position, impressions, session)
     if eval_set is None:  # no vali log: the training log's readings alone

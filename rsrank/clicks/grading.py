@@ -48,7 +48,6 @@ def feature_rows(log, qid, docids):
     return rows
 
 
-
 @dataclass(frozen=True)
 class GradedClicks:
     """The documents a click log showed, graded by their clicks with the
