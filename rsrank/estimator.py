@@ -14,8 +14,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from . import feature_keys, fitting, persistence
-from .clicks import check_log_arguments, click_training, graded_eval_set
-from .clicks.arrays import click_features
+from .clicks.arrays import click_splits
+from .clicks.log import check_log_arguments
 from .fitting import AUTO_RATES, CURVATURE_STEP, Fitted, Stream, scale_advice
 from .kinds import DEFAULT_INTERACTION_BINS, DEFAULT_MAX_BINS, check_rows, takes_missing
 from .metrics import mean_ndcg
@@ -165,35 +165,35 @@ class RSRank(BaseEstimator):
         self
         """
         check_log_arguments(position, impressions, propensity, session)
-        options = {}
         vars(self).pop("click_model_", None)
         if position is not None:
-            X, y, qid, options, eval_set = self._graded_clicks(X, y, qid, position, impressions,
-                                                               propensity, session, eval_set)
+            X, eval_set = self._read_clicks(X, y, qid, position, impressions, propensity,
+                                            session, eval_set)
+            y = qid = None
         if not isinstance(X, QueryData):
             check_search_fit(qid)
         _warn_without_qid("fit", X, qid)
         plan, warm = self.setup(), warm_of(self)
-        data = self._data(X, y, qid, reset=warm is None, **options)
+        data = self._data(X, y, qid, reset=warm is None)
         return adopt(self, fitting.fit(plan, data, self.validation_data(eval_set), warm=warm,
                                        coef_init=coef_init))
 
-    def _graded_clicks(self, X, clicks, qid, position, impressions, propensity, session,
-                       eval_set, model=None):
-        """A click log's queries to train on: ``(X, y, qid, options,
-        eval_set)``, ``options`` those of their :class:`QueryData` (see
-        :meth:`fit`); its documents read with ``model``'s classes of click
-        chance when given (a former fit's), else with their own. X is held
-        to the rules of a fit on labels, every row of it."""
-        X = click_features(X, qid, self.get_params(deep=False))
-        X, y, qid, options, graded = click_training(X, clicks, qid, position, impressions,
-                                                    session, model=model,
-                                                    propensity=propensity)
-        self.examination_ = graded.examination if model is None else self.examination_
-        self.click_model_ = graded.model
-        if eval_set is not None:
-            eval_set = graded_eval_set(eval_set, graded.model)
-        return X, y, qid, options, eval_set
+    def _read_clicks(self, X, clicks, qid, position, impressions, propensity, session,
+                     eval_set, model=None):
+        """A click log read as :func:`rsrank.clicks.arrays.click_splits`
+        reads one, with the position's bias taken out: ``(train,
+        validation)`` as :class:`QueryData` (validation None without
+        ``eval_set``). ``model``: a former fit's classes of click chance,
+        read with instead of the log's own. X is held to the rules of a fit
+        on labels, every row of it."""
+        found = click_splits(X, clicks, qid, position, impressions=impressions,
+                             session=session, propensity=propensity, eval_set=eval_set,
+                             vali_fraction=None, params=self.get_params(deep=False),
+                             model=model)
+        if model is None:
+            self.examination_ = found.examination
+        self.click_model_ = found.model
+        return found.train["on"], found.vali.get("on")
 
     def refit_kept(self, X, y=None, *, qid=None, eval_set=None):
         """A new estimator fitted from this fit's weights on the features it
@@ -247,7 +247,6 @@ class RSRank(BaseEstimator):
         only, and one fitted on labels on labels only."""
         plan, first = self.setup(), not hasattr(self, "model_")
         clicked = getattr(self, "click_model_", None)
-        options = {}
         if position is not None or clicked is not None:
             if position is None:
                 raise ValueError("this model was fitted on a click log: give partial_fit the "
@@ -256,10 +255,11 @@ class RSRank(BaseEstimator):
             if clicked is None and not first:
                 raise ValueError("this model was fitted on labels: partial_fit continues it "
                                  "on labels; fit a click log with fit(..., position=...)")
-            X, y, qid, options, _ = self._graded_clicks(X, y, qid, position, impressions,
-                                                        None, session, None, model=clicked)
+            X, _ = self._read_clicks(X, y, qid, position, impressions, None, session, None,
+                                     model=clicked)
+            y = qid = None
         _warn_without_qid("partial_fit", X, qid)
-        data = self._data(X, y, qid, reset=first, **options)
+        data = self._data(X, y, qid, reset=first)
         if not hasattr(self, "_partial_rng"):
             self._partial_rng = check_random_state(self.random_state)
         return adopt(self, fitting.partial_fit(plan, data, None if first else fit_of(self),

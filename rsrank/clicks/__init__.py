@@ -11,7 +11,7 @@
 
 from .folds import CLICK_FILES, has_click_logs, load_click_fold, load_click_folds
 from .grading import (CASCADE_REPEATS, MAX_CLICK_WEIGHT, GradedClicks, click_preferences,
-                      click_training, feature_rows, grade_clicks, graded_eval_set,
+                      feature_rows, grade_clicks, graded_eval_set,
                       plain_clicks, reads_to_first_click, session_lists)
 from .log import (AGGREGATED_COLUMNS, MAX_ID, MAX_IMPRESSIONS, MAX_LINE, MAX_POSITION,
                   SESSION_COLUMNS, ClickLog, SessionClicks, check_log_arguments,
@@ -21,6 +21,6 @@ __all__ = ["ClickLog", "SessionClicks", "read_click_log", "feature_rows", "grade
            "check_log_arguments", "click_preferences", "GradedClicks", "session_lists",
            "MAX_CLICK_WEIGHT", "CASCADE_REPEATS", "reads_to_first_click",
            "load_click_fold", "load_click_folds", "has_click_logs", "CLICK_FILES",
-           "impression_log", "document_keys", "graded_eval_set", "click_training",
+           "impression_log", "document_keys", "graded_eval_set",
            "plain_clicks", "SESSION_COLUMNS", "AGGREGATED_COLUMNS", "MAX_POSITION",
            "MAX_IMPRESSIONS", "MAX_ID", "MAX_LINE"]

@@ -57,7 +57,7 @@ def click_features(X, qid, params=None):
 
 def click_splits(X, clicks, qid, position, *, impressions=None, session=None,
                  propensity=None, eval_set=None, debias="on", vali_fraction=0.2,
-                 random_state=0, feature_names=None, params=None):
+                 random_state=0, feature_names=None, params=None, model=None):
     """The :class:`ClickSplits` of a click log given as arrays (``X`` the
     shown document's features, ``clicks``, ``qid``, ``position``, and
     ``impressions`` or ``session`` as :meth:`rsrank.RSRank.fit` takes them).
@@ -67,7 +67,9 @@ def click_splits(X, clicks, qid, position, *, impressions=None, session=None,
     (``vali_fraction`` None: none, and ``vali`` and ``judge`` are empty).
     ``debias``: ``"on"``, ``"off"`` (plain clicks) or ``"auto"`` (both).
     ``params``, an estimator's, hold both logs' ``X`` to its rules
-    (:func:`click_features`)."""
+    (:func:`click_features`); ``model``, a former fit's classes of click
+    chance, reads the log as that fit read its own (``examination`` is
+    then None)."""
     if debias not in DEBIAS:
         raise ValueError(f"debias must be one of {DEBIAS}, got {debias!r}")
     check_log_arguments(position, impressions, propensity, session)
@@ -98,7 +100,7 @@ def click_splits(X, clicks, qid, position, *, impressions=None, session=None,
     options = {"feature_names": feature_names}
     train, vali, judge, examination, model = {}, {}, None, None, None
     if debias in ("on", "auto"):
-        graded = grade_clicks(log, rows, propensity=propensity)
+        graded = grade_clicks(log, rows, model=model, propensity=propensity)
         examination, model = graded.examination, graded.model
         Xt, yt, qt, extra = graded.training(X, qid)
         train["on"] = QueryData(Xt, yt, qt, **options, **extra)

@@ -18,7 +18,7 @@ from .log import impression_log
 
 __all__ = ["feature_rows", "grade_clicks", "click_preferences", "GradedClicks",
            "session_lists", "MAX_CLICK_WEIGHT", "CASCADE_REPEATS", "reads_to_first_click",
-           "graded_eval_set", "click_training", "plain_clicks"]
+           "graded_eval_set", "plain_clicks"]
 
 
 def feature_rows(log, qid, docids):
@@ -290,19 +290,6 @@ def plain_clicks(log, rows):
                          "one unclicked")
     return GradedClicks(rows[shown.entry[keep]], shown.click[keep].astype(np.int64), None, None,
                         None, query, weight[query], plain=True)
-
-
-def click_training(X, clicks, qid, position, impressions=None, session=None, *, model=None,
-                   propensity=None):
-    """What a fit trains on from a click log given as arrays (see
-    :func:`~rsrank.clicks.log.impression_log`), read as :func:`grade_clicks`
-    reads it (with the classes of click chance of ``model``, a former
-    fit's, when given): ``(X, y, qid, options, graded)``, ``options`` those
-    of the rows' :class:`~rsrank.querydata.QueryData` and ``graded`` the
-    :class:`GradedClicks`."""
-    log, rows = impression_log(X, clicks, qid, position, impressions, session)
-    graded = grade_clicks(log, rows, model=model, propensity=propensity)
-    return (*graded.training(X, qid), graded)
 
 
 def graded_eval_set(eval_set, model):
