@@ -5,8 +5,14 @@
   (or the row), the line and the fix;
 * :mod:`rsrank.clicks.grading` takes the position's bias out of it
   (:mod:`rsrank.propensity`) and makes what a fit trains and validates on;
-* :mod:`rsrank.clicks.folds` makes the folds ``rsrank train --clicks``
-  trains on.
+* :mod:`rsrank.clicks.arrays` turns a log given as arrays into what a fit
+  takes (:class:`~rsrank.RSRank`, :class:`~rsrank.RSRankCV`,
+  :func:`~rsrank.path.regularization_path`), and
+  :mod:`rsrank.clicks.folds` a log file into the folds ``rsrank train
+  --clicks`` trains on: the debiased reading, plain clicks, or both;
+* :mod:`rsrank.clicks.choice` keeps the better of the two readings
+  (``--debias auto``), and :mod:`rsrank.clicks.estimate` estimates a
+  model's quality from a log (``rsrank evaluate/compare --clicks``).
 """
 
 from .folds import CLICK_FILES, has_click_logs, load_click_fold, load_click_folds
