@@ -36,8 +36,9 @@ def add_parser(commands):
                         "each run")
     compare_.add_argument("--clicks", metavar="LOG", help="compare models (RUN: model files) "
                           "on a click log of --data's queries, before an A/B test: each "
-                          "model's NDCG@10 estimated from the clicks as rsrank train --clicks "
-                          "selects, and each one's difference from the first, paired over "
+                          "model's NDCG@10 on the shown documents graded by their clicks "
+                          "without the position's bias (as rsrank train --debias auto "
+                          "compares), and each one's difference from the first, paired over "
                           "queries, with its 95%% interval and p-value")
     compare_.add_argument("--metrics", default=_DEFAULT_METRICS,
                           help="comma-separated (default NDCG@1,NDCG@3,NDCG@5,NDCG@10,MAP)")

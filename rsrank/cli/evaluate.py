@@ -26,10 +26,10 @@ def add_parser(commands):
                           "ndcg_cut, P and map (ties by the file's docids); sklearn: "
                           "scikit-learn's ndcg_score; see rsrank.metrics")
     evaluate.add_argument("--clicks", metavar="LOG", help="a click log of FILE's queries "
-                          "(FILE's rows with their docids): the model's NDCG@10 estimated from "
-                          "the clicks as rsrank train --clicks selects (the position's bias "
-                          "taken out), with a 95%% interval over queries, instead of FILE's "
-                          "labels")
+                          "(FILE's rows with their docids): the model's NDCG@10 on the shown "
+                          "documents graded by their clicks without the position's bias, as "
+                          "rsrank train --debias auto compares models, with a 95%% interval "
+                          "over queries, instead of FILE's labels")
     evaluate.add_argument("--per-query", action="store_true",
                           help="one TSV line per query (qid, NDCG@1..10, P@1..10, AP) instead "
                           "of the means")

@@ -1,16 +1,15 @@
 """A ranker's quality estimated from a click log, before an A/B test.
 
-:func:`click_values` reads a log as ``rsrank train --clicks`` reads its
-vali log (:func:`~rsrank.clicks.grade_clicks`, the examination estimated
-from the log itself): a position-based sessions log as its session lists,
-each weighted by the inverse of its click's examination, a cascade's log
-or counts as graded documents. A model's estimate of a metric is the
-weighted mean over those lists, the estimate selection uses.
-
-The lists of one query share its documents, so the interval is over
-queries: each query's weighted sum and weight, and the ratio's standard
-error by linearisation. :func:`compare_on_clicks` pairs two or more
-models query by query.
+:func:`click_values` reads a log as ``rsrank train --debias auto`` reads
+its vali log to compare models: the shown documents, each graded by its
+click chance without the position's bias (the log's own examination
+curve, :func:`~rsrank.clicks.grade_clicks`), summed over every session
+that showed it (:meth:`~rsrank.clicks.GradedClicks.graded_documents`). A
+model's estimate of NDCG@10 is its mean over the log's queries, with a
+95% interval over queries (a ratio's standard error by linearisation,
+which weighted lists would need as well); :func:`compare_on_clicks`
+pairs two or more models query by query. ``scripts/click_judge.py``
+measures how often such estimates order models as expert labels do.
 """
 
 from dataclasses import dataclass
