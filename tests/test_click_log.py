@@ -264,7 +264,7 @@ def test_blocks_of_any_size_read_as_csv_reads_the_whole_file(tmp_path, monkeypat
     read by csv: the same log, and the same line named, whatever the
     blocks' size; CRLF line ends, blank lines, a quoted id holding a comma
     and a quote, and a note holding a line break included."""
-    import rsrank.clicks.log as clicklog
+    import rsrank.clicks.reading as clicklog
 
     monkeypatch.setattr(clicklog, "_BLOCK", block)
     rows = [["s1", "q", "a", "1", "1", ""], ["s1", "q", "b", "2", "0", ""],

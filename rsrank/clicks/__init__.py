@@ -21,7 +21,8 @@ from .grading import (CASCADE_REPEATS, MAX_CLICK_WEIGHT, GradedClicks, click_pre
                       plain_clicks, reads_to_first_click, session_lists)
 from .log import (AGGREGATED_COLUMNS, MAX_ID, MAX_IMPRESSIONS, MAX_LINE, MAX_POSITION,
                   SESSION_COLUMNS, ClickLog, SessionClicks, check_log_arguments,
-                  document_keys, impression_log, read_click_log)
+                  document_keys, impression_log)
+from .reading import read_click_log
 
 __all__ = ["ClickLog", "SessionClicks", "read_click_log", "feature_rows", "grade_clicks",
            "check_log_arguments", "click_preferences", "GradedClicks", "session_lists",

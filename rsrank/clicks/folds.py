@@ -12,7 +12,7 @@ from .._text import LetorFormatError
 from ..datasets import find_folds, load_files, split_file
 from ..layouts import held_out_queries
 from .grading import feature_rows, grade_clicks, plain_clicks
-from .log import read_click_log
+from .reading import read_click_log
 
 __all__ = ["CLICK_FILES", "load_click_fold", "load_click_folds", "has_click_logs"]
 

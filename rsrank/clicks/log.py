@@ -22,25 +22,21 @@ a whole number from 1 to :data:`MAX_POSITION`, a click other than 0 or 1,
 impressions above :data:`MAX_IMPRESSIONS`, more clicks than impressions, a
 session of two queries, two documents at one position of a session, a
 document twice in one session and a repeated row are each one line that
-names the file, the line and what to do. Arrays given to a fit
+names the file, the line and what to do (a file is read by
+:func:`rsrank.clicks.reading.read_click_log`). Arrays given to a fit
 (:func:`impression_log`) pass the same checks, named by their row. The
 memory a log takes grows with its rows, never with one value.
 """
 
-import contextlib
-import csv
-import gc
 import hashlib
-import itertools
-import operator
 import re
 from dataclasses import dataclass
 
 import numpy as np
 
-from .._text import LetorFormatError, open_text, reading
 
-__all__ = ["ClickLog", "SessionClicks", "SessionRows", "Ids", "LogError", "read_click_log", "impression_log",
+__all__ = ["ClickLog", "SessionClicks", "SessionRows", "Ids", "LogError", "impression_log",
+           "id_problem", "checked_numbers", "allowed_values", "NUMBER_BOUNDS", "DIGITS", "BATCH",
            "check_log_arguments", "check_log", "checked_rows", "checked_log", "document_keys", "SESSION_COLUMNS",
            "AGGREGATED_COLUMNS", "MAX_POSITION", "MAX_IMPRESSIONS", "MAX_ID", "MAX_LINE"]
 
@@ -63,13 +59,13 @@ MAX_LINE = 131_072
 MISSING_IDS = ("", "nan", "na", "n/a", "null", "none")
 
 #: per number column, its smallest and largest value
-_BOUNDS = {"position": (1, MAX_POSITION), "click": (0, 1),
+NUMBER_BOUNDS = {"position": (1, MAX_POSITION), "click": (0, 1),
            "impressions": (1, MAX_IMPRESSIONS), "clicks": (0, MAX_IMPRESSIONS)}
 _WHAT = {"session": "session id", "qid": "query id", "docid": "document id"}
-_DIGITS = re.compile(r"[0-9]{1,15}(?:\n[0-9]{1,15})*")
+DIGITS = re.compile(r"[0-9]{1,15}(?:\n[0-9]{1,15})*")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\ufffd]")
 #: rows read at a time
-_BATCH = 1 << 16
+BATCH = 1 << 16
 
 
 class LogError(ValueError):
@@ -114,7 +110,7 @@ class Ids:
         return self.names[self.codes[rows]]
 
 
-def _id_problem(column, name):
+def id_problem(column, name):
     """Why ``name`` cannot be an id of ``column``, or None."""
     what = _WHAT[column]
     if name.strip().lower() in MISSING_IDS:
@@ -135,17 +131,17 @@ def _checked_ids(column, ids, first=0):
     """Refuse the first of ``ids.names[first:]`` that cannot be an id of
     ``column`` (a :class:`LogError` at the first row that holds it)."""
     for index in range(first, len(ids.names)):
-        problem = _id_problem(column, ids.names[index])
+        problem = id_problem(column, ids.names[index])
         if problem is not None:
             raise LogError(int(np.flatnonzero(ids.codes == index)[0]), problem)
     return ids
 
 
-def _checked_numbers(column, values):
+def checked_numbers(column, values):
     """``values`` as int64 within the column's bounds, or a
     :class:`LogError` at the first row that is not (not a number, not
     whole, not finite, out of bounds)."""
-    lowest, highest = _BOUNDS[column]
+    lowest, highest = NUMBER_BOUNDS[column]
     values = np.asarray(values)
     if values.ndim != 1:
         raise ValueError(f"{column} must be one value per row, got shape {values.shape}")
@@ -160,12 +156,12 @@ def _checked_numbers(column, values):
             bad |= ~np.isfinite(values) | (values != np.round(values))
     if np.any(bad):
         row = int(np.flatnonzero(bad)[0])
-        raise LogError(row, f"{column} {values[row].item()} is not {_allowed(column)}")
+        raise LogError(row, f"{column} {values[row].item()} is not {allowed_values(column)}")
     return values.astype(np.int64)
 
 
-def _allowed(column):
-    lowest, highest = _BOUNDS[column]
+def allowed_values(column):
+    lowest, highest = NUMBER_BOUNDS[column]
     if column == "click":
         return "0 or 1"
     if column == "position":
@@ -399,231 +395,6 @@ class SessionRows:
     click: np.ndarray
 
 
-class _Columns:
-    """The columns of a log file's form, read a batch of rows at a time:
-    ids as codes into their distinct names, numbers as int64 arrays, each
-    checked as it is read."""
-
-    def __init__(self, form, where):
-        self.form, self.where = form, where
-        self.tables = {column: {} for column in form if column not in _BOUNDS}
-        self.names = {column: [] for column in self.tables}
-        self.parts = {column: [] for column in form}
-        self.rows = 0
-
-    def add(self, texts):
-        """One batch: per column of the form, its rows' texts (stripped)."""
-        for column, column_texts in texts.items():
-            try:
-                values = (self._ids(column, column_texts) if column in self.tables
-                          else self._numbers(column, column_texts))
-            except LogError as error:
-                raise LogError(self.rows + error.row, error.problem) from None
-            self.parts[column].append(values)
-        self.rows += len(next(iter(texts.values())))
-
-    def _ids(self, column, texts):
-        table, names = self.tables[column], self.names[column]
-        local = dict.fromkeys(texts)  # the batch's ids, in the order first seen
-        for text in local:
-            code = table.get(text)
-            if code is None:
-                problem = _id_problem(column, text)
-                if problem is not None:
-                    raise LogError(texts.index(text), problem)
-                code = table[text] = len(names)
-                names.append(text)
-            local[text] = code
-        return np.fromiter(map(local.__getitem__, texts), np.int64, len(texts))
-
-    def _numbers(self, column, texts):
-        joined = "\n".join(texts)
-        if joined.count("\n") != len(texts) - 1 or not _DIGITS.fullmatch(joined):
-            row = next(row for row, text in enumerate(texts) if not _DIGITS.fullmatch(text))
-            text = texts[row]
-            if not text:
-                raise LogError(row, f"the {column} is empty: give {_allowed(column)}")
-            shown = repr(text) if len(text) <= 40 else f"{text[:40]!r}..."
-            raise LogError(row, f"{column} {shown} is not {_allowed(column)}")
-        return _checked_numbers(column, np.array(texts, dtype=np.int64))
-
-    def log(self):
-        """The :class:`ClickLog` of the rows read, checked together."""
-        columns = {}
-        for column in self.form:
-            parts = self.parts[column]
-            values = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-            if column in self.tables:
-                names = np.empty(len(self.names[column]), dtype=object)
-                names[:] = self.names[column]
-                values = Ids(names, values)
-            columns[column] = values
-        check_log(self.form, columns, self.where)
-        values = [columns[column] for column in self.form]
-        if self.form == SESSION_COLUMNS:
-            return ClickLog.from_sessions(*values)
-        return ClickLog.from_counts(*values)
-
-
-def _blocks(handle, path):
-    """``(number of the first line, lines)`` of a file, about 4 MB of whole
-    lines at a time (without their line breaks), each line at most
-    :data:`MAX_LINE` characters: a file without line breaks is refused, not
-    read whole."""
-    number, tail = 1, ""
-    while True:
-        chunk = handle.read(_BLOCK)
-        lines = (tail + chunk).split("\n")
-        tail = lines.pop() if chunk else ""
-        if chunk and len(tail) > MAX_LINE + 1:
-            raise LetorFormatError(path, number + len(lines), _too_long())
-        if lines and max(map(len, lines)) > MAX_LINE + 1:
-            too_long = next(i for i, line in enumerate(lines)
-                            if len(line.rstrip("\r")) > MAX_LINE)
-            raise LetorFormatError(path, number + too_long, _too_long())
-        if not chunk:
-            if lines and lines != [""]:
-                yield number, lines
-            return
-        if lines:
-            yield number, lines
-            number += len(lines)
-
-
-def _too_long():
-    return f"longer than {MAX_LINE:,} characters: not a line of a click log (is it a CSV file?)"
-
-
-#: characters read at a time
-_BLOCK = 1 << 22
-
-
-def read_click_log(path):
-    """The :class:`ClickLog` of a CSV click log in either form (see the
-    module's docstring), its header telling which; every value checked.
-    Lines without a quote are split at their commas a block at a time;
-    from the first quote on, the rows are read by :mod:`csv`."""
-    lines = []  # per batch, its rows' line numbers
-
-    def where(row):
-        return f"line {np.concatenate(lines)[row]}"
-
-    with open_text(path) as handle, reading(path), _collecting_later():
-        blocks = _blocks(handle, path)
-        try:
-            number, block = next(blocks, (1, []))
-            if not block:
-                _header(path, None)
-            form, where_column, width = _header(path, next(csv.reader(block[:1]), []))
-            columns = _Columns(form, where)
-            rest = itertools.chain([(number + 1, block[1:])], blocks)
-            for number, block in rest:
-                if any(map(_HOLDS_QUOTE, block)):
-                    _quoted(path, itertools.chain([(number, block)], rest), width,
-                            where_column, columns, lines)
-                    break
-                _plain(path, number, block, width, where_column, columns, lines)
-            return columns.log()
-        except LogError as error:
-            raise LetorFormatError(path, int(np.concatenate(lines)[error.row]),
-                                   error.problem) from None
-
-
-_HOLDS_QUOTE = operator.methodcaller("__contains__", '"')
-
-
-@contextlib.contextmanager
-def _collecting_later():
-    """Python's cycle collector paused while a log's rows are split: it
-    would scan the millions of short-lived lists and strings, which hold no
-    cycles, many times over (the read took twice as long)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def _plain(path, number, block, width, where_column, columns, lines):
-    """The rows of a block of lines without quotes, split at their commas."""
-    fields = [line.split(",") for line in block]
-    numbers = number + np.arange(len(block), dtype=np.int64)
-    widths = np.fromiter(map(len, fields), np.int64, len(fields))
-    short = np.flatnonzero(widths < width)
-    for row in short:
-        if block[row].strip():
-            raise LetorFormatError(path, int(numbers[row]), f"{widths[row]} fields where the "
-                                   f"header has {width}")
-    if len(short):
-        kept = widths >= width
-        fields = list(itertools.compress(fields, kept))
-        numbers = numbers[kept]
-    if fields:
-        lines.append(numbers)
-        columns.add(_batch_texts(fields, where_column))
-
-
-def _quoted(path, blocks, width, where_column, columns, lines):
-    """The rows of the rest of a file, from a block with a quote on, read
-    by :mod:`csv` (a quoted field may hold commas and line breaks)."""
-    first = None
-
-    def text():
-        nonlocal first
-        for number, block in blocks:
-            first = number if first is None else first
-            for line in block:
-                yield line + "\n"
-
-    reader = csv.reader(text())
-    batch, numbers = [], []
-    try:
-        for row in reader:
-            line = first + reader.line_num - 1
-            if len(row) < width:
-                if not row or not "".join(row).strip():
-                    continue
-                raise LetorFormatError(path, line, f"{len(row)} fields where the header has "
-                                       f"{width}")
-            batch.append(row)
-            numbers.append(line)
-            if len(batch) == _BATCH:
-                lines.append(np.array(numbers, dtype=np.int64))
-                columns.add(_batch_texts(batch, where_column))
-                batch, numbers = [], []
-    except csv.Error as error:
-        raise LetorFormatError(path, first + reader.line_num - 1, f"not CSV: {error}") from None
-    if batch:
-        lines.append(np.array(numbers, dtype=np.int64))
-        columns.add(_batch_texts(batch, where_column))
-
-
-def _header(path, header):
-    """``(form, column of each of its names, width)`` of a log's header."""
-    if header is None:
-        raise LetorFormatError(path, None, "the file is empty: a click log starts with a "
-                               "header, " + ",".join(SESSION_COLUMNS) + " or "
-                               + ",".join(AGGREGATED_COLUMNS))
-    names = [name.strip().lstrip("\ufeff").lower() for name in header]
-    form = next((columns for columns in (SESSION_COLUMNS, AGGREGATED_COLUMNS)
-                 if set(columns) <= set(names)), None)
-    if form is None:
-        lacking = min((sorted(set(columns) - set(names))
-                       for columns in (SESSION_COLUMNS, AGGREGATED_COLUMNS)), key=len)
-        raise LetorFormatError(path, 1, f"the header lacks {', '.join(lacking)}: a click log "
-                               "has the columns " + ",".join(SESSION_COLUMNS) + " (one row "
-                               "per document shown in a session) or "
-                               + ",".join(AGGREGATED_COLUMNS))
-    return form, {column: names.index(column) for column in form}, len(names)
-
-
-def _batch_texts(batch, where_column):
-    return {column: list(map(str.strip, map(operator.itemgetter(index), batch)))
-            for column, index in where_column.items()}
-
-
 def check_log_arguments(position, impressions, propensity, session):
     """Refuse the arguments of a click log that do not go together:
     ``impressions``, ``propensity`` or ``session`` without ``position``,
@@ -664,19 +435,19 @@ def _checked_rows(n, clicks, qid, position, impressions, session, docid):
         if shape != (n,):
             raise ValueError(f"{name} must have one entry per row of X ({n}), got shape "
                              f"{shape}")
-    columns = {"position": _checked_numbers("position", position),
+    columns = {"position": checked_numbers("position", position),
                "qid": _checked_ids("qid", Ids.of(qid)),
                "docid": Ids.of(np.arange(n) if docid is None else docid)}
     if session is not None:
         columns["session"] = _checked_ids("session", Ids.of(session))
-        columns["click"] = _checked_numbers("click", clicks)
+        columns["click"] = checked_numbers("click", clicks)
         return SESSION_COLUMNS, columns
     if impressions is None:
         columns["impressions"] = np.ones(n, dtype=np.int64)
-        columns["clicks"] = _checked_numbers("click", clicks)
+        columns["clicks"] = checked_numbers("click", clicks)
     else:
-        columns["impressions"] = _checked_numbers("impressions", impressions)
-        columns["clicks"] = _checked_numbers("clicks", clicks)
+        columns["impressions"] = checked_numbers("impressions", impressions)
+        columns["clicks"] = checked_numbers("clicks", clicks)
     return AGGREGATED_COLUMNS, columns
 
 
