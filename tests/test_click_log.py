@@ -298,3 +298,18 @@ def test_blocks_of_any_size_read_as_csv_reads_the_whole_file(tmp_path, monkeypat
     path.write_text(HEAD + "s1,q,a,1,1\n" + "s1,q," + "b" * (MAX_LINE + 5) + ",2,0\n")
     with pytest.raises(ValueError, match=r"log.csv, line 3: longer than 131,072 characters"):
         read_click_log(path)
+
+
+@pytest.mark.parametrize("ending", ["\n", "\r\n"])
+def test_a_line_of_exactly_the_bound_is_read_and_one_more_character_is_not(tmp_path, ending):
+    path = tmp_path / "log.csv"
+    start = "s1,q,a,1,1,"  # a sixth column, ignored, fills the line to the bound
+    head = "session,qid,docid,position,click,note" + ending
+    for extra, refused in ((0, False), (1, True)):
+        line = start + "n" * (MAX_LINE - len(start) + extra)
+        path.write_bytes((head + line + ending + "s1,q,b,2,0," + ending).encode())
+        if refused:
+            with pytest.raises(ValueError, match=r"line 2: longer than 131,072 characters"):
+                read_click_log(path)
+        else:
+            assert read_click_log(path).clicks.tolist() == [1, 0]

@@ -100,10 +100,11 @@ def _blocks(handle, path):
         tail = lines.pop() if chunk else ""
         if chunk and len(tail) > MAX_LINE + 1:
             raise LetorFormatError(path, number + len(lines), _too_long())
-        if lines and max(map(len, lines)) > MAX_LINE + 1:
-            too_long = next(i for i, line in enumerate(lines)
-                            if len(line.rstrip("\r")) > MAX_LINE)
-            raise LetorFormatError(path, number + too_long, _too_long())
+        if lines and max(map(len, lines)) > MAX_LINE:  # a CRLF line keeps its \r here
+            too_long = next((i for i, line in enumerate(lines)
+                             if len(line.rstrip("\r")) > MAX_LINE), None)
+            if too_long is not None:
+                raise LetorFormatError(path, number + too_long, _too_long())
         if not chunk:
             if lines and lines != [""]:
                 yield number, lines
