@@ -3,9 +3,9 @@
 Each function follows one engine's source, not RSRank's export code: how it
 parses the model text (and what it refuses), what it holds for a feature a
 document lacks, how it compares a value with a threshold, and in which
-precision it sums. The tests and ``scripts/engine_parity.py`` hold every
-export to ``predict`` with them, and a user can check an export before
-uploading it::
+precision it sums. :func:`rsrank.export.parity`, the tests and
+``scripts/engine_parity.py`` hold every export to ``predict`` with them,
+and a user can check an export before uploading it::
 
     from rsrank.engines import engine_scores
     scores = engine_scores(text, X, names, "solr")   # NaN in X: a missing feature
@@ -54,7 +54,7 @@ from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["ENGINES", "engine_scores", "EngineError", "java_float", "reordered_queries", "parity"]
+__all__ = ["ENGINES", "engine_scores", "EngineError", "java_float"]
 
 ENGINES = ("solr", "solr-nan", "elasticsearch-1.5.8", "elasticsearch", "opensearch-3.7",
            "opensearch", "vespa-float", "vespa-double")
@@ -638,78 +638,3 @@ def engine_scores(text, X, names, engine, *, defaults=None):
     if engine in ("vespa-float", "vespa-double"):
         return _vespa_scores(text, X, names, engine.split("-")[1])
     raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
-
-
-# -- parity with predict --------------------------------------------------------------
-
-
-def reordered_queries(reference, scores, qid):
-    """The queries whose documents ``scores`` order differently from
-    ``reference``: some pair ranked the other way round, or tied in one and
-    not in the other."""
-    reference, scores, qid = (np.asarray(a) for a in (reference, scores, qid))
-    out = []
-    for q in np.unique(qid):
-        rows = np.flatnonzero(qid == q)
-        a, b = reference[rows], scores[rows]
-        if np.any(np.sign(a[:, None] - a[None, :]) != np.sign(b[:, None] - b[None, :])):
-            out.append(q.item())
-    return out
-
-
-def trained_with_missing(model):
-    """One bool per feature: whether a document lacking it is not the value
-    0 for ``model`` (a fitted estimator): a missing value scored by its own
-    step (an additive model trained with NaN in it), or a linear model's
-    nonzero fill (``missing="mean"``); the model's ``missing_values()``."""
-    values = model.model_.missing_values()
-    return np.isnan(values) | (values != 0)
-
-
-def parity(model, X, qid, engines=ENGINES, **export_options):
-    """Each engine's scores of ``model``'s export against ``model.predict``
-    on the rows ``X`` of queries ``qid``: as given, and with every 0 sent
-    to the engine as a missing feature. Each feature is judged by what a
-    missing value means for it: predict still sees the 0 of a feature
-    trained without missing values (a lacking feature is 0 there), and a
-    NaN for one trained with them (:func:`trained_with_missing`).
-
-    Returns ``{engine: {"accepted", "error", "max_abs_difference",
-    "reordered", "max_abs_difference_missing", "reordered_missing",
-    "queries"}}``; a refused export has ``accepted`` False and its
-    ``error``.
-    """
-    from .export import export_model, solr_defaults
-
-    X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=np.float64)
-    names = model.feature_names()
-    # solr-nan: the feature store rsrank export --solr-features writes (NaN for a
-    # feature trained with missing values, a linear model's fill, else Solr's 0)
-    store = {name: 0.0 for name in names} | {
-        name: float(value) for name, value in solr_defaults(model).items()}
-    expected = model.predict(X)
-    absent = np.where(X == 0, np.nan, X)
-    expected_absent = model.predict(np.where(trained_with_missing(model), absent, X))
-    out = {}
-    texts = {}  # one export per format, scored by each version of its engine
-    for engine in engines:
-        form = engine.split("-")[0]
-        result = {"queries": int(len(np.unique(qid))), "accepted": True, "error": None}
-        try:
-            if form not in texts:
-                texts[form] = export_model(model, form, **export_options)
-            text = texts[form]
-            defaults = store if engine == "solr-nan" else None
-            given = engine_scores(text, X, names, engine, defaults=defaults)
-            missing = engine_scores(text, absent, names, engine, defaults=defaults)
-        except EngineError as error:
-            result.update(accepted=False, error=str(error))
-            out[engine] = result
-            continue
-        result.update(
-            max_abs_difference=float(np.max(np.abs(given - expected))),
-            reordered=len(reordered_queries(expected, given, qid)),
-            max_abs_difference_missing=float(np.max(np.abs(missing - expected_absent))),
-            reordered_missing=len(reordered_queries(expected_absent, missing, qid)))
-        out[engine] = result
-    return out

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .engines import ENGINES, EngineError, engine_scores
 from .kinds import for_kind
 from .trees import (exact_text, feature_cuts, shape_trees, solr_node, solr_scale_exponent,
                     vespa_feature, vespa_node, xgboost_tree)
@@ -26,7 +27,8 @@ from .trees import (exact_text, feature_cuts, shape_trees, solr_node, solr_scale
 __all__ = ["FORMATS", "export_model", "to_solr", "to_elasticsearch", "to_opensearch", "to_vespa",
            "upload_hint", "guarantee", "engine_features", "featureset_subset", "fold_pipeline",
            "shape_trees", "solr_scale_exponent", "missing_branches", "WRITERS",
-           "solr_feature_store", "solr_defaults"]
+           "solr_feature_store", "solr_defaults", "parity", "reordered_queries",
+           "trained_with_missing"]
 
 FORMATS = ("solr", "elasticsearch", "opensearch", "vespa")
 
@@ -529,3 +531,76 @@ def featureset_subset(featureset, model):
         raise ValueError(f"the featureset has no feature {missing[0]!r} of the model "
                          f"({len(missing)} missing)")
     return {"featureset": {"features": [by_name[name] for name in used]}}
+
+
+# -- parity with predict --------------------------------------------------------------
+
+
+def reordered_queries(reference, scores, qid):
+    """The queries whose documents ``scores`` order differently from
+    ``reference``: some pair ranked the other way round, or tied in one and
+    not in the other."""
+    reference, scores, qid = (np.asarray(a) for a in (reference, scores, qid))
+    out = []
+    for q in np.unique(qid):
+        rows = np.flatnonzero(qid == q)
+        a, b = reference[rows], scores[rows]
+        if np.any(np.sign(a[:, None] - a[None, :]) != np.sign(b[:, None] - b[None, :])):
+            out.append(q.item())
+    return out
+
+
+def trained_with_missing(model):
+    """One bool per feature: whether a document lacking it is not the value
+    0 for ``model`` (a fitted estimator): a missing value scored by its own
+    step (an additive model trained with NaN in it), or a linear model's
+    nonzero fill (``missing="mean"``); the model's ``missing_values()``."""
+    values = model.model_.missing_values()
+    return np.isnan(values) | (values != 0)
+
+
+def parity(model, X, qid, engines=ENGINES, **export_options):
+    """Each engine's scores of ``model``'s export against ``model.predict``
+    on the rows ``X`` of queries ``qid``: as given, and with every 0 sent
+    to the engine as a missing feature. Each feature is judged by what a
+    missing value means for it: predict still sees the 0 of a feature
+    trained without missing values (a lacking feature is 0 there), and a
+    NaN for one trained with them (:func:`trained_with_missing`).
+
+    Returns ``{engine: {"accepted", "error", "max_abs_difference",
+    "reordered", "max_abs_difference_missing", "reordered_missing",
+    "queries"}}``; a refused export has ``accepted`` False and its
+    ``error``.
+    """
+    X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=np.float64)
+    names = model.feature_names()
+    # solr-nan: the feature store rsrank export --solr-features writes (NaN for a
+    # feature trained with missing values, a linear model's fill, else Solr's 0)
+    store = {name: 0.0 for name in names} | {
+        name: float(value) for name, value in solr_defaults(model).items()}
+    expected = model.predict(X)
+    absent = np.where(X == 0, np.nan, X)
+    expected_absent = model.predict(np.where(trained_with_missing(model), absent, X))
+    out = {}
+    texts = {}  # one export per format, scored by each version of its engine
+    for engine in engines:
+        form = engine.split("-")[0]
+        result = {"queries": int(len(np.unique(qid))), "accepted": True, "error": None}
+        try:
+            if form not in texts:
+                texts[form] = export_model(model, form, **export_options)
+            text = texts[form]
+            defaults = store if engine == "solr-nan" else None
+            given = engine_scores(text, X, names, engine, defaults=defaults)
+            missing = engine_scores(text, absent, names, engine, defaults=defaults)
+        except EngineError as error:
+            result.update(accepted=False, error=str(error))
+            out[engine] = result
+            continue
+        result.update(
+            max_abs_difference=float(np.max(np.abs(given - expected))),
+            reordered=len(reordered_queries(expected, given, qid)),
+            max_abs_difference_missing=float(np.max(np.abs(missing - expected_absent))),
+            reordered_missing=len(reordered_queries(expected_absent, missing, qid)))
+        out[engine] = result
+    return out

@@ -42,7 +42,7 @@ relative to the top, None for the DCM).
 import numpy as np
 from sklearn.utils import Bunch
 
-from _datasets import FIXED_TEST
+from _datasets import FIXED_TEST, dataset_folds
 
 from rsrank.clicks import ClickLog, grade_clicks, plain_clicks
 from rsrank.synthetic import simulate_clicks
@@ -260,3 +260,13 @@ def shown(split, sim):
     rows = np.unique(sim.docid)
     X, y, qid = split[:3]
     return X[rows], y[rows], qid[rows]
+
+
+def dense_folds(dataset, seed, data_root, count):
+    """The first ``count`` folds of ``dataset`` (``_datasets.dataset_folds``),
+    each split's features dense float64, as the click studies draw logs
+    over them."""
+    return [{split: (np.asarray(part[0].toarray() if hasattr(part[0], "toarray") else part[0],
+                                dtype=np.float64), *part[1:3])
+             for split, part in fold.items()}
+            for fold in dataset_folds(dataset, seed, data_root)[:count]]

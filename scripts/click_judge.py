@@ -36,9 +36,8 @@ from sklearn.model_selection import ParameterGrid
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _bench import SHARED_DATA, command_line, write_report  # noqa: E402
-from _click_models import (LOGS, OTHER_LOGS, debiased_splits, make_logs,  # noqa: E402
-                           plain_splits)
-from _datasets import dataset_folds  # noqa: E402
+from _click_models import (LOGS, OTHER_LOGS, debiased_splits, dense_folds,  # noqa: E402
+                           make_logs, plain_splits)
 
 from rsrank.experiments import fit_and_select  # noqa: E402
 from rsrank.metrics import letor_per_query, nanmean  # noqa: E402
@@ -133,10 +132,7 @@ def main(argv=None):
     report = {"command": command_line(argv), "runs": []}
     for dataset in args.datasets:
         for seed in range(args.seeds):
-            for index, fold in enumerate(dataset_folds(dataset, seed, SHARED_DATA)[:args.folds]):
-                fold = {split: (np.asarray(part[0].toarray() if hasattr(part[0], "toarray")
-                                           else part[0], dtype=np.float64), *part[1:3])
-                        for split, part in fold.items()}
+            for index, fold in enumerate(dense_folds(dataset, seed, SHARED_DATA, args.folds)):
                 for name in args.logs:
                     values = judge_log(fold, {**LOGS, **OTHER_LOGS}[name], seed)
                     report["runs"].append({"dataset": dataset, "seed": seed, "fold": index + 1,

@@ -43,9 +43,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _bench import SHARED_DATA, command_line, write_report  # noqa: E402
-from _click_models import (LOGS, OTHER_LOGS, debiased_splits, make_logs, plain_splits,  # noqa: E402, E501
-                           pooled, shown)
-from _datasets import dataset_folds  # noqa: E402
+from _click_models import (LOGS, OTHER_LOGS, debiased_splits, dense_folds,  # noqa: E402
+                           make_logs, plain_splits, pooled, shown)
 from sklearn.utils import Bunch  # noqa: E402
 
 from rsrank.clicks.choice import debias_choice  # noqa: E402
@@ -188,10 +187,7 @@ def main(argv=None):
     report = {"command": command_line(argv), "runs": []}
     for dataset in args.datasets:
         for seed in range(args.seeds):
-            for index, fold in enumerate(dataset_folds(dataset, seed, SHARED_DATA)[:args.folds]):
-                fold = {split: (np.asarray(part[0].toarray() if hasattr(part[0], "toarray")
-                                           else part[0], dtype=np.float64), *part[1:3])
-                        for split, part in fold.items()}
+            for index, fold in enumerate(dense_folds(dataset, seed, SHARED_DATA, args.folds)):
                 for name in args.logs:
                     runs, curve, seconds = run_log(fold, {**LOGS, **OTHER_LOGS}[name], seed,
                                                    not args.no_peers,

@@ -28,7 +28,8 @@ import numpy as np
 
 from rsrank import RSRank
 from rsrank.datasets import load_letor_fold
-from rsrank.engines import ENGINES, parity
+from rsrank.engines import ENGINES
+from rsrank.export import parity
 from rsrank.synthetic import make_edge_values, make_raw_features
 
 from _bench import SHARED_DATA, command_line, write_report

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rsrank import RSRank
-from rsrank.engines import ENGINES, EngineError, engine_scores, java_float, parity
-from rsrank.export import export_model, solr_defaults, to_elasticsearch, to_solr
+from rsrank.engines import ENGINES, EngineError, engine_scores, java_float
+from rsrank.export import export_model, parity, solr_defaults, to_elasticsearch, to_solr
 from rsrank.synthetic import make_edge_values, make_raw_features
 
 F32 = np.float32

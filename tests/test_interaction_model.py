@@ -16,7 +16,7 @@ from conftest import check_codes_against_indicators
 from rsrank import QueryData, RSRank
 from rsrank import export, trees
 from rsrank.binning import PairEncoding, fit_thresholds
-from rsrank.engines import parity
+from rsrank.export import parity
 from rsrank.interactions import candidate_features, row_lambdas
 from rsrank.persistence import ModelFileError
 from rsrank.synthetic import make_edge_values, make_interactions

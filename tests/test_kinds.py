@@ -11,7 +11,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from conftest import run_cli, small_queries
 from rsrank import RSRank, RSRankCV
-from rsrank.engines import ENGINES, parity
+from rsrank.engines import ENGINES
+from rsrank.export import parity
 from rsrank.kinds import KINDS
 
 #: the parameters that ask for each kind, on small data

@@ -183,7 +183,7 @@ def test_export_check_judges_each_feature_by_what_missing_means_for_it(fitted, k
     feature trained with NaN is then missing (predict's NaN), not 0, and an
     engine that reads missing features as the export says agrees."""
     from rsrank.cli import main
-    from rsrank.engines import parity, trained_with_missing
+    from rsrank.export import parity, trained_with_missing
     from rsrank.writers import write_letor
 
     data, _, test, X_test, models = fitted

@@ -5,10 +5,10 @@ import sys
 
 from .._files import atomic_write_text, read_bounded_text
 from ..datasets import load_letor
-from ..engines import parity
 from ..estimator import RSRank
 from ..export import (FORMATS, engine_features, export_model, featureset_subset, guarantee,
-                      missing_branches, solr_defaults, solr_feature_store, upload_hint)
+                      missing_branches, parity, solr_defaults, solr_feature_store,
+                      upload_hint)
 from ._commands import COMMANDS
 from ._options import UsageError, check_file_output, fit_width
 
