@@ -28,7 +28,7 @@ __all__ = ["FORMATS", "export_model", "to_solr", "to_elasticsearch", "to_opensea
            "upload_hint", "guarantee", "engine_features", "featureset_subset", "fold_pipeline",
            "shape_trees", "solr_scale_exponent", "missing_branches", "WRITERS",
            "solr_feature_store", "solr_defaults", "parity", "reordered_queries",
-           "trained_with_missing"]
+           "trained_with_missing", "checked_engines", "ENGINE_VERSIONS"]
 
 FORMATS = ("solr", "elasticsearch", "opensearch", "vespa")
 
@@ -367,6 +367,28 @@ _UNGUARDED_PROMISE = (" to float32 rounding, a value beyond float32's range (abo
                       "where a feature a document lacks scores as 0 too; OpenSearch LTR 3.2-3.7 "
                       "sends a lacking feature down every tree's right branches: export with "
                       "the guard (without --no-nan-guard) for those versions")
+
+
+#: per format, the versions of its engine's rules (:data:`rsrank.engines.ENGINES`)
+ENGINE_VERSIONS = {"solr": ("solr", "solr-nan"),
+                   "elasticsearch": ("elasticsearch-1.5.8", "elasticsearch"),
+                   "opensearch": ("opensearch-3.7", "opensearch"),
+                   "vespa": ("vespa-float", "vespa-double")}
+#: per format, the versions that hold 0 for a lacking feature, which the
+#: promise for a feature trained with missing values leaves out
+_HOLD_ZERO = {"solr": ("solr",), "elasticsearch": ("elasticsearch-1.5.8",)}
+
+
+def checked_engines(form, model, guard=True):
+    """``(engines, outside)``: the versions of ``form``'s engine an export of
+    ``model`` is for (``solr-nan`` only for a model with missing branches,
+    OpenSearch LTR 3.2-3.7 only with the guard), and those among them that
+    :func:`guarantee` leaves out."""
+    engines = [engine for engine in ENGINE_VERSIONS[form]
+               if (engine != "solr-nan" or missing_branches(model))
+               and (guard or engine != "opensearch-3.7")]
+    outside = _HOLD_ZERO.get(form, ()) if missing_branches(model) else ()
+    return engines, [engine for engine in engines if engine in outside]
 
 
 def _missing_bins(model):

@@ -7,7 +7,7 @@ from .._files import atomic_write_text, read_bounded_text
 from ..datasets import load_letor
 from ..estimator import RSRank
 from ..export import (FORMATS, engine_features, export_model, featureset_subset, guarantee,
-                      missing_branches, parity, solr_defaults, solr_feature_store,
+                      checked_engines, parity, solr_defaults, solr_feature_store,
                       upload_hint)
 from ._commands import COMMANDS
 from ._options import UsageError, check_file_output, fit_width
@@ -48,13 +48,6 @@ def add_parser(commands):
                         "feature the model was trained with NaN in), and say how many queries "
                         "any orders differently from predict (exit 1 if one does)")
     export.set_defaults(run=run)
-
-
-#: the versions of each engine's rules that ``rsrank export --check`` tries
-_CHECKED_ENGINES = {"solr": ("solr", "solr-nan"),
-                    "elasticsearch": ("elasticsearch-1.5.8", "elasticsearch"),
-                    "opensearch": ("opensearch-3.7", "opensearch"),
-                    "vespa": ("vespa-float", "vespa-double")}
 
 
 def run(args):
@@ -121,21 +114,12 @@ def _model_features(path, what, select, model):
         raise UsageError(f"{path}: {error}") from None
 
 
-#: per format, the versions of its engine that the promise for a model
-#: trained with missing values leaves out (they hold 0 for a lacking feature)
-_NOT_PROMISED_WITH_MISSING = {"solr": ("solr",), "elasticsearch": ("elasticsearch-1.5.8",),
-                              "opensearch": (), "vespa": ()}
-
-
 def _check_export(args, model, X, qid):
     """``--check DATA`` (its rows ``X`` and queries ``qid``): one line per
     version of the engine's rules; a version the export's promise leaves
     out (:func:`~rsrank.export.guarantee`) is reported as such and does not
     fail the check."""
-    engines = [e for e in _CHECKED_ENGINES[args.format]
-               if (e != "solr-nan" or missing_branches(model))
-               and (args.guard or e != "opensearch-3.7")]  # the versions the export is for
-    outside = _NOT_PROMISED_WITH_MISSING[args.format] if missing_branches(model) else ()
+    engines, outside = checked_engines(args.format, model, args.guard)
     results = parity(model, X, qid, engines, name=args.name, store=args.store,
                      guard=args.guard)
     failed = False
