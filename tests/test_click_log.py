@@ -8,6 +8,7 @@ import tracemalloc
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from rsrank.clicks import grade_clicks, read_click_log
 from rsrank.clicks.log import (MAX_ID, MAX_IMPRESSIONS, MAX_LINE, MAX_POSITION, ClickLog, Ids,
@@ -313,3 +314,79 @@ def test_a_line_of_exactly_the_bound_is_read_and_one_more_character_is_not(tmp_p
                 read_click_log(path)
         else:
             assert read_click_log(path).clicks.tolist() == [1, 0]
+
+
+def _read_both_ways(path):
+    """``read_click_log(path)`` as bytes where it can and as text only:
+    each the log, or the message it raised."""
+    import rsrank.clicks.reading as clicklog
+
+    found = []
+    for text_only in (False, True):
+        with pytest.MonkeyPatch.context() as patch:
+            if text_only:
+                patch.setattr(clicklog, "_split_bytes", lambda *args: False)
+            try:
+                log = read_click_log(path)
+            except ValueError as error:
+                found.append(str(error))
+                continue
+            found.append({field: list(getattr(log, field)) for field in
+                          ("qid", "docid", "position", "impressions", "clicks", "reached")})
+    return found
+
+
+_BAD_CELLS = ["", "nan", "x", "1 2", "\t1", "\u00e9", "0", "10001", "-1", "1e3", "2"]
+
+
+@st.composite
+def _log_lines(draw):
+    """Lines of a sessions log: mostly valid sessions, their cells padded
+    with spaces or followed by an extra column, with blank and short lines,
+    and at times one cell replaced by a bad (or non-ASCII) one."""
+    lines = []
+    for session in range(draw(st.integers(1, 6))):
+        query = draw(st.sampled_from(["q1", "q2", " q3"]))
+        shown = draw(st.permutations(["a", "b", "c", "d"]))[:draw(st.integers(1, 4))]
+        for position, doc in enumerate(shown, 1):
+            cells = [f"s{session}", query, doc, str(position), str(draw(st.integers(0, 1)))]
+            cells = [draw(st.sampled_from([c, f" {c}", f"{c} "])) for c in cells]
+            lines.append(",".join(cells + draw(st.sampled_from([[], ["note"], ["", "x"]]))))
+        if draw(st.booleans()):
+            lines.append(draw(st.sampled_from(["", "  ", "s9,q1"])))
+    if draw(st.booleans()):
+        row = draw(st.integers(0, len(lines) - 1))
+        cells = lines[row].split(",")
+        if len(cells) >= 5:
+            cells[draw(st.integers(0, 4))] = draw(st.sampled_from(_BAD_CELLS))
+            lines[row] = ",".join(cells)
+    return lines
+
+
+@settings(max_examples=150, deadline=None)
+@given(lines=_log_lines(), crlf=st.booleans())
+def test_a_block_read_as_bytes_is_read_as_its_text_is(tmp_path_factory, lines, crlf):
+    """Blocks of plain ASCII are split as bytes (:mod:`rsrank._kernels.csvrows`);
+    any other block as text. On any lines (short, blank, padded, extra
+    columns, bad numbers and ids, non-ASCII), both give the same log or the
+    same message."""
+    path = tmp_path_factory.mktemp("log") / "log.csv"
+    end = "\r\n" if crlf else "\n"
+    path.write_bytes((HEAD.replace("\n", end) + "".join(line + end for line in lines))
+                     .encode())
+    by_bytes, by_text = _read_both_ways(path)
+    assert by_bytes == by_text
+
+
+def test_ids_of_one_hash_are_read_as_text(tmp_path, monkeypatch):
+    """Two ids with the same hash are not taken for one: the block is read
+    as text."""
+    import rsrank._kernels.csvrows as csvrows
+
+    path = tmp_path / "log.csv"
+    path.write_text(HEAD + "s1,q,a,1,1\ns1,q,b,2,0\ns2,q,a,1,0\ns2,q,b,2,1\n")
+    expected = read_click_log(path)
+    monkeypatch.setattr(csvrows, "hash_fields", lambda buf, starts, ends, out: out.fill(0))
+    read = read_click_log(path)
+    assert list(read.docid) == list(expected.docid) == ["a", "b"]
+    assert read.clicks.tolist() == expected.clicks.tolist()

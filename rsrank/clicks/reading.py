@@ -14,6 +14,7 @@ import operator
 
 import numpy as np
 
+from .._kernels import csvrows
 from .._text import LetorFormatError, open_text, reading
 from .log import (AGGREGATED_COLUMNS, BATCH, DIGITS, MAX_LINE, NUMBER_BOUNDS, SESSION_COLUMNS,
                   ClickLog, Ids, LogError, allowed_values, check_log, checked_numbers,
@@ -36,14 +37,44 @@ class _Columns:
 
     def add(self, texts):
         """One batch: per column of the form, its rows' texts (stripped)."""
-        for column, column_texts in texts.items():
+        self._add({column: (self._ids if column in self.tables else self._numbers,
+                            (column, column_texts))
+                   for column, column_texts in texts.items()},
+                  len(next(iter(texts.values()))))
+
+    def add_split(self, ids, numbers, rows):
+        """One batch split as bytes (:func:`_split_bytes`): per id column,
+        ``(names, first, inverse)`` (its distinct ids, the row where each
+        is first, each row's), per number column its values."""
+        self._add({**{column: (self._coded, (column, *found)) for column, found in ids.items()},
+                   **{column: (checked_numbers, (column, values))
+                      for column, values in numbers.items()}}, rows)
+
+    def _add(self, readers, rows):
+        for column, (read, arguments) in readers.items():
             try:
-                values = (self._ids(column, column_texts) if column in self.tables
-                          else self._numbers(column, column_texts))
+                values = read(*arguments)
             except LogError as error:
                 raise LogError(self.rows + error.row, error.problem) from None
             self.parts[column].append(values)
-        self.rows += len(next(iter(texts.values())))
+        self.rows += rows
+
+    def _coded(self, column, names, first, inverse):
+        """Codes of a batch's ids given as distinct names, each checked when
+        new, in the order the rows first show them (as :meth:`_ids`)."""
+        table, known = self.tables[column], self.names[column]
+        codes = np.empty(len(names), dtype=np.int64)
+        for unique in np.argsort(first, kind="stable"):
+            text = names[unique]
+            code = table.get(text)
+            if code is None:
+                problem = id_problem(column, text)
+                if problem is not None:
+                    raise LogError(int(first[unique]), problem)
+                code = table[text] = len(known)
+                known.append(text)
+            codes[unique] = code
+        return codes[inverse]
 
     def _ids(self, column, texts):
         table, names = self.tables[column], self.names[column]
@@ -172,6 +203,8 @@ def _collecting_later():
 
 def _plain(path, number, block, width, where_column, columns, lines):
     """The rows of a block of lines without quotes, split at their commas."""
+    if _split_bytes(number, block, width, where_column, columns, lines):
+        return
     fields = [line.split(",") for line in block]
     numbers = number + np.arange(len(block), dtype=np.int64)
     widths = np.fromiter(map(len, fields), np.int64, len(fields))
@@ -187,6 +220,49 @@ def _plain(path, number, block, width, where_column, columns, lines):
     if fields:
         lines.append(numbers)
         columns.add(_batch_texts(fields, where_column))
+
+
+def _split_bytes(number, block, width, where_column, columns, lines):
+    """Read a block of lines without quotes as bytes
+    (:func:`rsrank._kernels.csvrows.split_fields`), each id column's
+    distinct ids found by hashing; whether it could (else nothing is
+    read: the block holds a byte outside printable ASCII, a field that is
+    not digits where a number is due, a line that is short or too long, or
+    two ids of one hash, and is read as text, where each problem is
+    named)."""
+    text = "\n".join(block)
+    if not text.isascii():
+        return False
+    buf = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+    id_columns = [column for column in columns.form if column in columns.tables]
+    number_columns = [column for column in columns.form if column not in columns.tables]
+    kinds = np.full(max(where_column.values()) + 1, -1, dtype=np.int64)
+    for k, column in enumerate(id_columns):
+        kinds[where_column[column]] = 2 * k
+    for k, column in enumerate(number_columns):
+        kinds[where_column[column]] = 2 * k + 1
+    n = len(block)
+    line = np.empty(n, dtype=np.int64)
+    starts = np.empty((len(id_columns), n), dtype=np.int64)
+    ends = np.empty_like(starts)
+    numbers = np.empty((len(number_columns), n), dtype=np.int64)
+    status, rows = csvrows.split_fields(buf, width, kinds, MAX_LINE, line, starts.T, ends.T,
+                                        numbers.T)
+    if status != csvrows.READ:
+        return False
+    ids = {}
+    for k, column in enumerate(id_columns):
+        start, end = starts[k, :rows], ends[k, :rows]
+        hashes = np.empty(rows, dtype=np.uint64)
+        csvrows.hash_fields(buf, start, end, hashes)
+        _, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
+        if not csvrows.same_fields(buf, start, end, first[inverse]):
+            return False  # two ids of one hash
+        ids[column] = ([text[start[i]:end[i]] for i in first], first, inverse)
+    lines.append(number + line[:rows])
+    columns.add_split(ids, {column: numbers[k, :rows] for k, column in enumerate(number_columns)},
+                      rows)
+    return True
 
 
 def _quoted(path, blocks, width, where_column, columns, lines):
