@@ -44,8 +44,8 @@ import inspect
 import numpy as np
 
 from ._files import not_a_file
-from .clicks import (ClickLog, check_log_arguments, document_keys, grade_clicks,
-                     graded_eval_set)
+from .clicks import ClickLog, check_log_arguments, document_keys, graded_eval_set
+from .clicks.splits import LogPart, read_clicks
 from .clicks.log import SESSION_COLUMNS, Ids, checked_log, checked_rows
 from .binning import SortedColumns, StepEncoding, bin_counts, merged_thresholds, value_summary
 from .datasets import load_letor
@@ -261,7 +261,8 @@ class DaskRSRank(RSRank):
             (partitioned by session, say): the workers count each
             partition's clicks per document and position (or, with
             ``session``, name its documents), the log is gathered here and
-            read (:func:`rsrank.clicks.grade_clicks`), and its graded
+            read (:func:`rsrank.clicks.splits.read_clicks`, as every fit on
+            clicks reads one), and its graded
             documents, or its documents with the preferences of its session
             lists, trained on in partitions of whole queries.
         """
@@ -316,29 +317,29 @@ class DaskRSRank(RSRank):
         # names it: the same documents in the same order within each query
         keys, first = np.unique(np.concatenate([part[1] for part in parts]), return_index=True)
         first_row = np.concatenate([part[4] + offset for part, offset in zip(parts, offsets)])
-        first_row = first_row[first]
-        features = np.concatenate([part[2] for part in parts])[first]
-        queries = np.concatenate([part[3] for part in parts])[first]
+        by_row = np.argsort(first_row[first])  # the documents in the order of their first rows
+        features = np.concatenate([part[2] for part in parts])[first][by_row]
+        queries = np.concatenate([part[3] for part in parts])[first][by_row]
         if not takes_missing(self.get_params(deep=False)):  # every row, as a fit on labels
             refuse_missing(QueryData(features, np.zeros(len(features), dtype=np.int64),
                                      queries), "X")
-        graded = grade_clicks(log, first_row[np.searchsorted(keys, log.docid)],
-                              propensity=propensity)
-        self.examination_ = graded.examination
-        rows, y, preferences = graded.preferred()  # in their first rows' order, as in fit
-        by_row = np.argsort(first_row)
-        documents = by_row[np.searchsorted(first_row[by_row], rows)]
-        names = queries[documents]
+        document = np.empty_like(by_row)
+        document[by_row] = np.arange(len(by_row))
+        read = read_clicks(LogPart(log, document[np.searchsorted(keys, log.docid)], features,
+                                   queries), propensity=propensity, vali_fraction=None)
+        self.examination_ = read.examination
+        graded_X, y, names, options = read.train["on"]
         order = np.argsort(names, kind="stable")  # whole queries, rows kept
-        rows, y = documents[order], y[order]
-        size = max(1, -(-len(rows) // max(len(parts), 1)))
-        graded_X = da.from_array(features[rows], chunks=(size, features.shape[1]))
+        y = y[order]
+        size = max(1, -(-len(y) // max(len(parts), 1)))
+        graded_X = da.from_array(graded_X[order], chunks=(size, features.shape[1]))
         X, y, qid = repartition_by_query(graded_X, y, names[order], size)
         if eval_set is not None:
-            eval_set = graded_eval_set(eval_set, graded.model)
-        if preferences is None:
+            eval_set = graded_eval_set(eval_set, read.model)
+        if "preferences" not in options:
             return X, y, qid, None, eval_set
-        return X, y, qid, _partition_preferences(preferences, order, X.chunks[0]), eval_set
+        return (X, y, qid, _partition_preferences(options["preferences"], order, X.chunks[0]),
+                eval_set)
 
     def fit_files(self, paths, *, n_features, eval_set=None, coef_init=None):
         """Train on LETOR files read by the workers (one partition per file;

@@ -165,7 +165,7 @@ def test_rsrankcv_on_clicks_walks_the_recipe_on_each_reading_and_keeps_the_choic
     assert auto.debias_ == expected
     with pytest.raises(ValueError, match="debias must be one of"):
         RSRankCV(debias="yes").fit(X, clicks, qid=qid, position=position, session=session)
-    with pytest.raises(ValueError, match="plain click training .debias='off'. leaves in"):
+    with pytest.raises(ValueError, match="plain click training .debias 'off'. leaves in"):
         RSRankCV(debias="off").fit(X, clicks, qid=qid, position=position, session=session,
                                    propensity=np.ones(10))
 

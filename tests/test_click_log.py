@@ -13,6 +13,7 @@ from hypothesis import given, settings, strategies as st
 from rsrank.clicks import grade_clicks, read_click_log
 from rsrank.clicks.log import (MAX_ID, MAX_IMPRESSIONS, MAX_LINE, MAX_POSITION, ClickLog, Ids,
                                impression_log)
+from rsrank.querydata import QueryData
 from rsrank.synthetic import simulate_clicks
 
 HEAD = "session,qid,docid,position,click\n"
@@ -390,3 +391,67 @@ def test_ids_of_one_hash_are_read_as_text(tmp_path, monkeypatch):
     read = read_click_log(path)
     assert list(read.docid) == list(expected.docid) == ["a", "b"]
     assert read.clicks.tolist() == expected.clicks.tolist()
+
+
+@pytest.mark.parametrize("debias", ["auto", "on", "off"])
+@pytest.mark.parametrize("with_vali", [False, True])
+def test_a_log_as_files_and_as_arrays_reads_to_the_same_data(tmp_path, debias, with_vali):
+    """``rsrank train --clicks`` (files) and ``RSRank().fit(X, clicks,
+    position=...)`` (arrays) read a log through one function
+    (:func:`rsrank.clicks.splits.read_clicks`): the same training,
+    validation and judging data, the same vali queries held out."""
+    from rsrank.clicks import load_click_fold
+    from rsrank.clicks.arrays import click_splits
+    from rsrank.writers import write_letor
+
+    rng = np.random.default_rng(3)
+    n_queries, per_query = 12, 12
+    qid = np.repeat(np.arange(n_queries), per_query)
+    X = rng.normal(size=(len(qid), 4)).round(3)
+    y = rng.integers(0, 3, size=len(qid))
+    docids = np.array([f"d{i}" for i in range(len(qid))])
+    logs = {}
+    for split, seed in (("train", 1), ("vali", 2)):
+        sim = simulate_clicks(y, qid, X @ [1.0, 0.5, 0, 0], n_sessions=30, random_state=seed)
+        logs[split] = sim
+        with open(tmp_path / f"{split}.clicks.csv", "w", newline="") as out:
+            rows = csv.writer(out)
+            rows.writerow(["session", "qid", "docid", "position", "click"])
+            rows.writerows(zip(sim.session, sim.qid, docids[sim.docid], sim.position, sim.click))
+        # the features of the shown documents, in the order the log first shows them
+        _, first = np.unique(sim.docid, return_index=True)
+        shown = sim.docid[np.sort(first)]
+        write_letor(tmp_path / f"{split}.txt", X[shown], y[shown], qid[shown],
+                    docids=docids[shown])
+    vali = {"vali": tmp_path / "vali.txt", "vali_clicks": tmp_path / "vali.clicks.csv"}
+    fold = load_click_fold(tmp_path / "train.txt", tmp_path / "train.clicks.csv",
+                           **(vali if with_vali else {}), debias=debias, n_features=4)
+    arrays = {split: (X[sim.docid], sim.click, sim.qid, sim.position, sim.session)
+              for split, sim in logs.items()}
+    X_train, clicks, queries, position, session = arrays["train"]
+    found = click_splits(X_train, clicks, queries, position, session=session,
+                         eval_set=arrays["vali"] if with_vali else None, debias=debias)
+    readings = {"on": fold, "off": fold} if debias != "auto" else {"on": fold,
+                                                                    "off": fold.plain}
+    assert set(found.train) == {"auto": {"on", "off"}, "on": {"on"}, "off": {"off"}}[debias]
+    for reading in found.train:
+        data = readings[reading]
+        for split in ("train", "vali"):
+            made = getattr(found, split)[reading]
+            read = QueryData(*data[split], **data["query_options"][split])
+            for name in ("X", "y", "order", "offsets", "qids", "query_weights"):
+                np.testing.assert_array_equal(_dense(getattr(made, name)),
+                                              _dense(getattr(read, name)), err_msg=name)
+            assert (made.preferences is None) == (read.preferences is None)
+            for name in ("offsets", "better", "worse", "weight"):
+                if made.preferences is not None:
+                    np.testing.assert_array_equal(getattr(made.preferences, name),
+                                                  getattr(read.preferences, name))
+    if debias != "off":
+        judged = QueryData(*fold.judge)
+        np.testing.assert_array_equal(found.judge.y, judged.y)
+        np.testing.assert_array_equal(found.judge.qids, judged.qids)
+
+
+def _dense(values):
+    return values.toarray() if hasattr(values, "toarray") else np.asarray(values)

@@ -5,6 +5,8 @@
   (or the row), the line and the fix;
 * :mod:`rsrank.clicks.grading` takes the position's bias out of it
   (:mod:`rsrank.propensity`) and makes what a fit trains and validates on;
+* :mod:`rsrank.clicks.splits` is the one reading of a training and a vali
+  log with their features into what a fit takes (debiased, plain, or both);
 * :mod:`rsrank.clicks.arrays` turns a log given as arrays into what a fit
   takes (:class:`~rsrank.RSRank`, :class:`~rsrank.RSRankCV`,
   :func:`~rsrank.path.regularization_path`), and

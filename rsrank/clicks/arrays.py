@@ -11,17 +11,11 @@ import numpy as np
 from sklearn.utils.validation import check_array
 
 from ..kinds import refuse_missing, takes_missing
-from ..layouts import held_out_queries
 from ..querydata import QueryData
-from .grading import grade_clicks, plain_clicks
 from .log import check_log_arguments, impression_log
+from .splits import DEBIAS, LogPart, check_debias, read_clicks
 
 __all__ = ["ClickSplits", "click_splits", "click_features", "DEBIAS"]
-
-#: how a click log is read: the position's bias taken out, plain, or both
-#: (the plain model kept unless the debiased one beats it)
-DEBIAS = ("auto", "on", "off")
-
 
 @dataclass(frozen=True)
 class ClickSplits:
@@ -62,58 +56,36 @@ def click_splits(X, clicks, qid, position, *, impressions=None, session=None,
     shown document's features, ``clicks``, ``qid``, ``position``, and
     ``impressions`` or ``session`` as :meth:`rsrank.RSRank.fit` takes them).
     ``eval_set`` is the vali log ``(X, clicks, qid, position[, session])``;
-    without it a seeded ``vali_fraction`` of the log's queries is held out
-    as one, as ``rsrank train --clicks`` does without ``--vali``
+    without it a seeded ``vali_fraction`` of the log's queries validates,
+    as ``rsrank train --clicks`` does without ``--vali``
+    (:func:`rsrank.clicks.splits.read_clicks`, which reads files too)
     (``vali_fraction`` None: none, and ``vali`` and ``judge`` are empty).
     ``debias``: ``"on"``, ``"off"`` (plain clicks) or ``"auto"`` (both).
     ``params``, an estimator's, hold both logs' ``X`` to its rules
     (:func:`click_features`); ``model``, a former fit's classes of click
     chance, reads the log as that fit read its own (``examination`` is
     then None)."""
-    if debias not in DEBIAS:
-        raise ValueError(f"debias must be one of {DEBIAS}, got {debias!r}")
+    check_debias(debias, propensity)
     check_log_arguments(position, impressions, propensity, session)
-    if debias == "off" and propensity is not None:
-        raise ValueError("propensities take the position's bias out of the clicks, which "
-                         "plain click training (debias='off') leaves in: give one or the other")
     X = click_features(X, qid, params)
-    columns = [clicks, qid, position, impressions, session]
+    train = LogPart(*impression_log(X, clicks, qid, position, impressions, session), X,
+                    np.asarray(qid))
+    vali = None
     if eval_set is not None:
         if not isinstance(eval_set, (tuple, list)) or len(eval_set) not in (4, 5):
             raise ValueError("with position, eval_set is a click log too: (X_val, clicks_val, "
                              "qid_val, position_val[, session_val])")
         Xv, cv, qv, pv, *sv = eval_set
         Xv = click_features(Xv, qv, params)
-        eval_set = (Xv, cv, qv, pv, None, (sv or [None])[0])
-    elif vali_fraction is not None:  # the vali log: a seeded share of the log's queries
-        held = held_out_queries(np.asarray(qid), vali_fraction, random_state)
-        eval_set = (X[held], *(None if c is None else np.asarray(c)[held]
-                               for c in columns))
-        X, columns = X[~held], [None if c is None else np.asarray(c)[~held] for c in columns]
-    clicks, qid, position, impressions, session = columns
-    log, rows = impression_log(X, clicks, qid, position, impressions, session)
-    if eval_set is None:  # no vali log: the training log's readings alone
-        Xv = qv = vali_log = vali_rows = None
-    else:
-        Xv, cv, qv, pv, iv, sv = eval_set
-        vali_log, vali_rows = impression_log(Xv, cv, qv, pv, iv, sv)
+        vali = LogPart(*impression_log(Xv, cv, qv, pv, None, (sv or [None])[0]), Xv,
+                       np.asarray(qv))
+    read = read_clicks(train, vali, debias=debias, propensity=propensity,
+                       vali_fraction=vali_fraction, random_state=random_state, model=model)
     options = {"feature_names": feature_names}
-    train, vali, judge, examination, model = {}, {}, None, None, None
-    if debias in ("on", "auto"):
-        graded = grade_clicks(log, rows, model=model, propensity=propensity)
-        examination, model = graded.examination, graded.model
-        Xt, yt, qt, extra = graded.training(X, qid)
-        train["on"] = QueryData(Xt, yt, qt, **options, **extra)
-        if vali_log is not None:
-            read = grade_clicks(vali_log, vali_rows, model=model)
-            Xs, ys, qs, weight = read.queries(Xv, qv)
-            vali["on"] = QueryData(Xs, ys, qs, query_weight=weight, **options)
-            judge = QueryData(*read.graded_documents(Xv, qv), **options)
-    if debias in ("off", "auto"):
-        for out, read, features, queries in ((train, (log, rows), X, qid),
-                                             (vali, (vali_log, vali_rows), Xv, qv)):
-            if read[0] is None:
-                continue
-            Xp, yp, qp, weight = plain_clicks(*read).queries(features, queries)
-            out["off"] = QueryData(Xp, yp, qp, query_weight=weight, **options)
-    return ClickSplits(train, vali, judge, examination, model)
+    return ClickSplits(
+        {reading: QueryData(*data, **options, **extra)
+         for reading, (*data, extra) in read.train.items()},
+        {reading: QueryData(*data, **options, **extra)
+         for reading, (*data, extra) in read.vali.items()},
+        None if read.judge is None else QueryData(*read.judge, **options),
+        read.examination, read.model)

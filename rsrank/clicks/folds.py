@@ -10,9 +10,9 @@ from sklearn.utils import Bunch
 
 from .._text import LetorFormatError
 from ..datasets import find_folds, load_files, split_file
-from ..layouts import held_out_queries
-from .grading import feature_rows, grade_clicks, plain_clicks
+from .grading import feature_rows
 from .reading import read_click_log
+from .splits import READINGS, LogPart, check_debias, read_clicks
 
 __all__ = ["CLICK_FILES", "load_click_fold", "load_click_folds", "has_click_logs"]
 
@@ -29,7 +29,8 @@ def load_click_fold(train, train_clicks, vali=None, vali_clicks=None, test=None,
     log, or ``propensity`` per position), with the features of ``train``
     and ``vali`` joined on query and document id; ``test`` keeps its
     labels. Without ``vali``, a seeded ``vali_fraction`` (default 0.2) of
-    the graded training queries validates. ``options`` go to
+    the training log's queries validates (the same in each reading;
+    :func:`~rsrank.clicks.splits.read_clicks`). ``options`` go to
     :func:`rsrank.load_letor`. ``debias="off"`` reads both logs as they
     are (:func:`plain_clicks`: each session a query, its clicks the
     labels), the baseline debiasing must beat; ``examination`` is then
@@ -55,77 +56,54 @@ def load_click_fold(train, train_clicks, vali=None, vali_clicks=None, test=None,
                          "data needs both its features and its click log")
     if vali is not None and vali_fraction is not None:
         raise ValueError("give either a validation file or a validation fraction, not both")
-    if debias not in ("on", "off", "auto"):
-        raise ValueError(f"debias must be 'on', 'off' or 'auto', got {debias!r}")
-    if debias == "off" and propensity is not None:
-        raise ValueError("propensities take the position's bias out of the clicks, which "
-                         "plain click training (debias off) leaves in: give one or the other")
+    check_debias(debias, propensity)
     paths = {"train": Path(train), "vali": None if vali is None else Path(vali),
              "test": None if test is None else Path(test)}
     logs = {"train": Path(train_clicks), "vali": None if vali_clicks is None else
             Path(vali_clicks)}
     parts, width = load_files(paths, n_features, return_docids=True, **options)
-    logs_read = {split: None if logs[split] is None else read_click_log(logs[split])
-                 for split in logs}
-    readings = {"on": ("on",), "off": ("off",), "auto": ("on", "off")}[debias]
-    folds = [_read_fold(parts, paths, logs, logs_read, reading, propensity, vali_fraction,
-                        random_state) for reading in readings]
-    fold_data, examination, source = folds[0]
-    test_part = parts.get("test")
-    out = Bunch(**fold_data, test=None if test_part is None else test_part[:3],
-                n_features=width, fold=fold, paths=paths, vali_source=source,
-                examination=examination, clicks=logs)
-    if len(folds) > 1:
-        out.plain = Bunch(**folds[1][0])
-    return out
-
-
-def _read_fold(parts, paths, logs, logs_read, debias, propensity, vali_fraction, random_state):
-    """``(train, vali and query_options; examination; vali's source)`` of
-    :func:`load_click_fold` for one reading of its logs (``debias`` "on"
-    or "off")."""
-    graded, examination, model = {}, None, None
+    joined = {}
     for split in ("train", "vali"):
         if logs[split] is None:
             continue
+        log = read_click_log(logs[split])
         X, _, qid, docids = parts[split]
-        log = logs_read[split]
         try:
             rows = feature_rows(log, qid, docids)
-            found = (grade_clicks(log, rows, model=model, propensity=propensity)
-                     if debias == "on" else plain_clicks(log, rows))
         except ValueError as error:
-            raise LetorFormatError(logs[split], None, f"{error} (features: "
-                                   f"{paths[split]})") from None
-        examination, model = examination or found.examination, found.model
-        graded[split] = found
-    features = {"train": parts["train"], "vali": parts.get("vali")}
-    if "vali" not in graded:
-        fraction = 0.2 if vali_fraction is None else vali_fraction
-        qid = np.asarray(parts["train"][2])
-        queries = qid[graded["train"].rows]  # each row's own
-        held = held_out_queries(queries, fraction, random_state)
-        documents = graded["train"].documents
-        held_documents = (None if documents is None else
-                          np.isin(qid[documents], np.unique(queries[held])))
-        graded["train"], graded["vali"] = (
-            graded["train"].take(keep, None if held_documents is None else
-                                 held_documents == side)
-            for keep, side in ((~held, False), (held, True)))
-        features["vali"] = features["train"]
-        source = f"{fraction:g} of the training log's queries (seed {random_state})"
-    else:
-        source = f"{logs['vali']} on {paths['vali']}"
-    X, _, qid, _ = features["train"]
-    *train, train_options = graded["train"].training(X, qid)
-    X, _, qid, _ = features["vali"]
-    *vali, vali_weight = graded["vali"].queries(X, qid)
-    return ({"train": tuple(train), "vali": tuple(vali),
-             "query_options": {"train": train_options,
-                               "vali": {} if vali_weight is None else
-                               {"query_weight": vali_weight}},
-             "judge": graded["vali"].graded_documents(X, qid) if debias == "on" else None},
-            examination, source)
+            raise _named(logs, paths)(split, error) from None
+        joined[split] = LogPart(log, rows, X, np.asarray(qid))
+    read = read_clicks(joined["train"], joined.get("vali"), debias=debias,
+                       propensity=propensity,
+                       vali_fraction=(0.2 if vali_fraction is None else vali_fraction)
+                       if vali is None else None,
+                       random_state=random_state, named=_named(logs, paths))
+    source = read.vali_source or f"{logs['vali']} on {paths['vali']}"
+    test_part = parts.get("test")
+    readings = [_reading(read, reading) for reading in READINGS[debias]]
+    out = Bunch(**readings[0], test=None if test_part is None else test_part[:3],
+                n_features=width, fold=fold, paths=paths, vali_source=source,
+                examination=read.examination, clicks=logs)
+    if len(readings) > 1:
+        out.plain = Bunch(**readings[1])
+    return out
+
+
+def _reading(read, reading):
+    """A reading's ``train``, ``vali``, ``query_options`` and ``judge`` as a
+    fold holds them."""
+    *train, train_options = read.train[reading]
+    *vali, vali_options = read.vali[reading]
+    return {"train": tuple(train), "vali": tuple(vali),
+            "query_options": {"train": train_options, "vali": vali_options},
+            "judge": read.judge if reading == "on" else None}
+
+
+def _named(logs, paths):
+    """A log that cannot be read, named by its file and its features'."""
+    def named(split, error):
+        return LetorFormatError(logs[split], None, f"{error} (features: {paths[split]})")
+    return named
 
 
 def has_click_logs(root):
