@@ -225,9 +225,15 @@ class RSRank(BaseEstimator):
         :meth:`fit`.
         """
         plan, warm = self.setup(), warm_of(self)
+        if warm is not None and getattr(self, "click_model_", None) is not None:
+            raise ValueError("this model was fitted on a click log: fit_chunks would continue "
+                             "it on labels; continue it on clicks with partial_fit(..., "
+                             "position=...), or set warm_start=False")
+        vars(self).pop("click_model_", None)
         first = self._data(*_first_block(chunks, "fit_chunks"), reset=warm is None)
         return adopt(self, fitting.fit_stream(
-            plan, first, lambda: (self._data(*block) for block in chunks()),
+            plan, first, lambda: (self._data(*_block(block, "fit_chunks"))
+                                  for block in chunks()),
             lambda: _stream_moments(chunks, first.n_features), self.validation_data(eval_set),
             warm=warm, coef_init=coef_init))
 
@@ -483,7 +489,20 @@ def _first_block(chunks, method):
     first = next(iter(chunks()), None)
     if first is None:
         raise ValueError(f"{method}: the chunks gave no block of queries")
-    return first
+    return _block(first, method)
+
+
+def _block(block, method):
+    """A block ``(X, y, qid)`` of a stream, or a one-line error."""
+    if not isinstance(block, (tuple, list)) or len(block) != 3:
+        size = f"{len(block)} items" if isinstance(block, (tuple, list)) else \
+            type(block).__name__
+        raise ValueError(f"{method}: each block is (X, y, qid) of judged queries, got {size}; "
+                         "a click log is read whole (its examination is estimated over all "
+                         "its sessions): fit(X, clicks, qid=..., position=...) reads one, "
+                         "and partial_fit(..., position=...) continues that fit a block at "
+                         "a time")
+    return block
 
 
 def _stream_moments(chunks, width):

@@ -255,6 +255,19 @@ def test_partial_fit_continues_a_fit_on_clicks_on_clicks_or_refuses():
     with pytest.raises(ValueError, match="fitted on labels: partial_fit continues it on labels"):
         labels.partial_fit(X[tail], sim.click[tail], qid=sim.qid[tail],
                            position=sim.position[tail])
+    # fit_chunks trains on judged blocks: a click log's blocks, or continuing a fit on
+    # clicks, is refused in one line
+    clicked = [(X[tail], sim.click[tail], sim.qid[tail], sim.position[tail])]
+    with pytest.raises(ValueError, match=r"fit_chunks: each block is \(X, y, qid\) of judged "
+                                         r"queries, got 4 items; a click log is read whole"):
+        RSRank(max_iter=2).fit_chunks(lambda: iter(clicked))
+    judged = [(X[tail], np.minimum(sim.click[tail] + 1, 2), sim.qid[tail])]
+    model.set_params(warm_start=True)
+    with pytest.raises(ValueError, match="fitted on a click log: fit_chunks would continue it "
+                                         "on labels"):
+        model.fit_chunks(lambda: iter(judged))
+    model.set_params(warm_start=False).fit_chunks(lambda: iter(judged))
+    model.partial_fit(X[tail], sim.click[tail], qid=sim.qid[tail])  # now a fit on labels
     # a fit on labels after one on clicks continues on labels
     model.fit(X, np.minimum(sim.click + 1, 2), qid=sim.qid)
     model.partial_fit(X[tail], sim.click[tail], qid=sim.qid[tail])
