@@ -176,10 +176,13 @@ def _groups(*columns):
     each row's group."""
     n = len(columns[0])
     order = np.lexsort(columns[::-1])  # stable: a group's rows in row order
-    new = np.ones(n, dtype=bool)
+    new = np.zeros(n, dtype=bool)
     if n:
-        new[1:] = np.any([column[order][1:] != column[order][:-1] for column in columns],
-                         axis=0)
+        new[0] = True
+        for column in columns:  # one sorted copy at a time
+            ordered = column[order]
+            new[1:] |= ordered[1:] != ordered[:-1]
+            del ordered
     first = order[new]
     seen = np.argsort(first, kind="stable")
     rank = np.empty(len(first), dtype=np.int64)

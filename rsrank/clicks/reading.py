@@ -105,15 +105,16 @@ class _Columns:
         """The :class:`ClickLog` of the rows read, checked together."""
         columns = {}
         for column in self.form:
-            parts = self.parts[column]
+            parts = self.parts.pop(column)  # each column's batches go once it is whole
             values = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+            del parts
             if column in self.tables:
                 names = np.empty(len(self.names[column]), dtype=object)
                 names[:] = self.names[column]
                 values = Ids(names, values)
             columns[column] = values
         check_log(self.form, columns, self.where)
-        values = [columns[column] for column in self.form]
+        values = [columns.pop(column) for column in self.form]
         if self.form == SESSION_COLUMNS:
             return ClickLog.from_sessions(*values)
         return ClickLog.from_counts(*values)
