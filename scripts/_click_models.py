@@ -44,7 +44,8 @@ from sklearn.utils import Bunch
 
 from _datasets import FIXED_TEST, dataset_folds
 
-from rsrank.clicks import ClickLog, grade_clicks, plain_clicks
+from rsrank.clicks import ClickLog
+from rsrank.clicks.splits import LogPart, read_clicks
 from rsrank.synthetic import simulate_clicks
 
 #: Hu et al.'s examination of positions 1 to 10 and click chance of grades 0 to 4
@@ -219,41 +220,40 @@ def pooled(runs, method):
     return np.nan_to_num(np.concatenate(parts))
 
 
+def read_logs(fold, logs, debias):
+    """The fold's training and vali logs read as ``rsrank train --clicks
+    --debias DEBIAS`` reads them (:func:`rsrank.clicks.splits.read_clicks`:
+    the training log's curve reads both)."""
+    parts = {}
+    for split in ("train", "vali"):
+        sim = logs[split]
+        log = ClickLog.from_sessions(sim.session, sim.qid, sim.docid, sim.position, sim.click)
+        X, _, qid = fold[split][:3]
+        parts[split] = LogPart(log, log.docid.astype(np.int64), X, np.asarray(qid))
+    return read_clicks(parts["train"], parts["vali"], debias=debias, vali_fraction=None)
+
+
+def _splits(read, reading):
+    splits = {split: tuple(getattr(read, split)[reading][:3]) for split in ("train", "vali")}
+    return splits, {split: getattr(read, split)[reading][3] for split in ("train", "vali")}
+
+
 def plain_splits(fold, logs):
     """``rsrank train --debias off``'s train and vali: each session a query,
     its clicks the labels (sessions alike one query, weighted), and their
     query options."""
-    splits, options = {}, {}
-    for split in ("train", "vali"):
-        sim = logs[split]
-        log = ClickLog.from_sessions(sim.session, sim.qid, sim.docid, sim.position, sim.click)
-        X, _, qid = fold[split][:3]
-        *splits[split], weight = plain_clicks(log, log.docid.astype(np.int64)).queries(X, qid)
-        options[split] = {"query_weight": weight}
-    return splits, options
+    return _splits(read_logs(fold, logs, "off"), "off")
 
 
 def debiased_splits(fold, logs):
-    """The debiased path's train and vali (as ``rsrank train --clicks`` makes
-    them: the training log's curve reads both logs), their query options
-    (and under ``"judge"`` the vali log's documents graded by their click
-    chance, on which ``--debias auto`` compares), vali's shown documents
-    with their expert labels (to judge the judge, never to select) and the
-    curve."""
-    graded, options, examination, model = {}, {}, None, None
-    for split in ("train", "vali"):
-        sim = logs[split]
-        log = ClickLog.from_sessions(sim.session, sim.qid, sim.docid, sim.position, sim.click)
-        X, _, qid = fold[split][:3]
-        g = grade_clicks(log, log.docid.astype(np.int64), model=model)
-        examination, model = examination or g.examination, g.model
-        if split == "train":
-            *graded[split], options[split] = g.training(X, qid)
-        else:
-            *graded[split], weight = g.queries(X, qid)
-            options[split] = {} if weight is None else {"query_weight": weight}
-            options["judge"] = g.graded_documents(X, qid)
-    return graded, options, shown(fold["vali"], logs["vali"]), examination
+    """The debiased path's train and vali, their query options (and under
+    ``"judge"`` the vali log's documents graded by their click chance, on
+    which ``--debias auto`` compares), vali's shown documents with their
+    expert labels (to judge the judge, never to select) and the curve."""
+    read = read_logs(fold, logs, "on")
+    splits, options = _splits(read, "on")
+    return (splits, {**options, "judge": read.judge}, shown(fold["vali"], logs["vali"]),
+            read.examination)
 
 
 def shown(split, sim):
