@@ -9,6 +9,7 @@ on folds of the training queries.
 import contextlib
 import sys
 import time
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -18,6 +19,7 @@ from sklearn.utils.validation import check_is_fitted
 from .clicks.arrays import click_splits
 from .clicks.choice import debias_choice
 from .clicks.log import check_log_arguments
+from .estimator import OneQueryWarning, warn_without_qid
 from .experiments import fit_and_select, parse_metric
 from .model_selection import check_search_fit
 from .path import reporting_fits
@@ -177,6 +179,7 @@ class RSRankCV(BaseEstimator):
         check_log_arguments(position, impressions, propensity, session)
         if not isinstance(X, QueryData):
             check_search_fit(qid)
+            warn_without_qid("RSRankCV.fit", X, qid)
         train = X if isinstance(X, QueryData) else QueryData(X, y, qid)
         validation = None
         if eval_set is not None:
@@ -212,6 +215,14 @@ class RSRankCV(BaseEstimator):
         keep the chosen fit. Returns self."""
         estimator, grid = self.recipe()
         cv = self.cv if validation is None or vali_folds(self.within) else None
+        in_sample = cv is not None and len(train.qids) < self._folds_of(cv)
+        if in_sample:  # too few queries for the folds: the path judged on its own data
+            warnings.warn(f"RSRankCV.fit: {len(train.qids)} training "
+                          f"quer{'y' if len(train.qids) == 1 else 'ies'} for {self._folds()} "
+                          "folds, so each point of the path is judged on the training data; "
+                          "give more queries (qid=) or an eval_set", OneQueryWarning,
+                          stacklevel=3)
+            validation, cv = validation or train, None
         report = contextlib.nullcontext()
         if self.verbose:
             report = reporting_fits(_FitLines(len(_points(grid)) * (1 + self._folds_of(cv))))
@@ -220,7 +231,7 @@ class RSRankCV(BaseEstimator):
                                        convention=self.convention, within=self.within,
                                        path=True, cv=cv)
         tried, per_query, chosen = selection.tried, selection.per_query, selection.chosen
-        self.validated_on_ = " and ".join(
+        self.validated_on_ = "the training data" if in_sample else " and ".join(
             ([] if validation is None else ["eval_set"])
             + ([] if cv is None else [f"{self._folds()} folds"]))
         self.path_ = [{**t, "per_query": np.asarray(v)} for t, v in zip(tried, per_query)]

@@ -26,7 +26,7 @@ from .preprocessing import check_csr, column_moments, combine_moments
 from .querydata import QueryData, check_labels
 from .solver import DivergenceWarning, SolverState
 
-__all__ = ["RSRank", "DivergenceWarning", "OneQueryWarning", "AUTO_RATES", "CURVATURE_STEP",
+__all__ = ["RSRank", "DivergenceWarning", "OneQueryWarning", "warn_without_qid", "AUTO_RATES", "CURVATURE_STEP",
            "scale_advice", "adopt", "fit_of", "warm_of", "face_on"]
 
 
@@ -34,7 +34,7 @@ class OneQueryWarning(UserWarning):
     """Training data came without ``qid``, so all of it is one query."""
 
 
-def _warn_without_qid(method, X, qid):
+def warn_without_qid(method, X, qid):
     """One line when ``X`` (not a QueryData) comes without ``qid``: its rows
     are then ranked as one query, which is what scikit-learn's searches do
     with ``groups=qid`` unless ``qid`` is routed to ``fit``."""
@@ -172,7 +172,7 @@ class RSRank(BaseEstimator):
             y = qid = None
         if not isinstance(X, QueryData):
             check_search_fit(qid)
-        _warn_without_qid("fit", X, qid)
+        warn_without_qid("fit", X, qid)
         plan, warm = self.setup(), warm_of(self)
         data = self._data(X, y, qid, reset=warm is None)
         return adopt(self, fitting.fit(plan, data, self.validation_data(eval_set), warm=warm,
@@ -264,7 +264,7 @@ class RSRank(BaseEstimator):
             X, _ = self._read_clicks(X, y, qid, position, impressions, None, session, None,
                                      model=clicked)
             y = qid = None
-        _warn_without_qid("partial_fit", X, qid)
+        warn_without_qid("partial_fit", X, qid)
         data = self._data(X, y, qid, reset=first)
         if not hasattr(self, "_partial_rng"):
             self._partial_rng = check_random_state(self.random_state)

@@ -41,30 +41,25 @@ def kind_estimator(kind, **params):
 
 
 #: RSRankCV judges the points of its path on held-out queries; scikit-learn's
-#: checks give it data without qid, one query, which has no folds to hold out
-_ONE_QUERY = "the checks' data is one query (no qid): RSRankCV has no queries to hold out"
-_CV_FAILS = [
-    "check_fit_score_takes_y", "check_estimators_overwrite_params",
-    "check_dont_overwrite_parameters", "check_estimators_fit_returns_self",
-    "check_readonly_memmap_input", "check_n_features_in_after_fitting",
-    "check_positive_only_tag_during_fit", "check_estimators_dtypes", "check_dtype_object",
-    "check_pipeline_consistency", "check_estimators_nan_inf", "check_estimator_sparse_tag",
-    "check_estimator_sparse_array", "check_estimator_sparse_matrix", "check_estimators_pickle",
-    "check_f_contiguous_array_estimator", "check_methods_sample_order_invariance",
-    "check_methods_subset_invariance", "check_fit2d_1feature", "check_dict_unchanged",
-    "check_fit_idempotent", "check_fit_check_is_fitted", "check_n_features_in",
-    "check_fit2d_predict1d"]
-
-
-def _expected_failures(estimator):
-    return {name: _ONE_QUERY for name in _CV_FAILS} if isinstance(estimator, RSRankCV) else {}
-
-
 @parametrize_with_checks([kind_estimator(kind) for kind in KIND_PARAMS]
-                         + [RSRankCV(max_iter=5, cv=2)],
-                         expected_failed_checks=_expected_failures)
+                         + [RSRankCV(max_iter=5, cv=2)])
 def test_scikit_learn_checks(estimator, check):
+    """Every kind and RSRankCV pass scikit-learn's checks, which give one
+    query (no qid): RSRankCV then judges its path on the training data,
+    with a warning, as LassoCV passes them."""
     check(estimator)
+
+
+def test_rsrankcv_with_too_few_queries_for_its_folds_judges_on_the_training_data():
+    from rsrank import OneQueryWarning
+
+    X, y, qid = small_queries(n_queries=2, n_docs=10, seed=1)
+    with pytest.warns(OneQueryWarning, match="2 training queries for 3 folds, so each point "
+                                             "of the path is judged on the training data"):
+        model = RSRankCV(max_iter=5).fit(X, y, qid=qid)
+    assert model.validated_on_ == "the training data"
+    X, y, qid = small_queries(n_queries=6, n_docs=10, seed=1)
+    assert RSRankCV(max_iter=5).fit(X, y, qid=qid).validated_on_ == "3 folds"
 
 
 @pytest.fixture(scope="module")
