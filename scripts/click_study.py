@@ -295,6 +295,7 @@ def summarize(runs):
             worse = [f"{d} {lg}" for d, lg, _, diff, p in mine if diff < 0 and p < 0.05]
             lines.append(f"- auto minus {peer}: mean {np.mean([r[3] for r in mine]):+.4f} over "
                          f"{len(mine)} logs; significantly below on: {', '.join(worse) or 'none'}.")
+    lines.extend(choice_rules(groups))
     if judges:
         by_clicks, by_labels = np.array(judges).T
         lines.append(f"- The vali judge (the selected model's vali estimate from the clicks: "
@@ -305,6 +306,34 @@ def summarize(runs):
                      f"correlation {np.corrcoef(by_clicks, by_labels)[0, 1]:.2f}, mean absolute "
                      f"difference {np.mean(np.abs(by_clicks - by_labels)):.4f}.")
     return "\n".join(lines) + "\n"
+
+
+def choice_rules(groups, margins=(0.0, 0.5, 1.0, 2.0)):
+    """How ``--debias auto`` would fare keeping the debiased model only
+    where it beats plain clicks on the vali judge by more than ``margin``
+    standard errors of the difference (0: the default), from each run's
+    stored choice: the gap closed and the logs significantly below naive."""
+    out = []
+    for margin in margins:
+        closed, below = [], []
+        for (dataset, log), group in groups.items():
+            picked = [dict(r, methods={**r["methods"], "rule": r["methods"][
+                "debiased" if r["methods"]["auto"]["choice"]["difference"]
+                > margin * r["methods"]["auto"]["choice"]["standard_error"] else "naive"]})
+                for r in group if "auto" in r["methods"]]
+            if not picked:
+                return []
+            naive, rule = pooled(picked, "naive"), pooled(picked, "rule")
+            best = max(pooled(picked, "skyline").mean(), pooled(picked, "skyline-shown").mean())
+            if compare(naive, rule)[2] == "-":
+                below.append(f"{dataset} {log}")
+            if best > naive.mean() + 0.005:
+                closed.append((rule.mean() - naive.mean()) / (best - naive.mean()))
+        out.append(f"- Debiased kept only where it beats plain clicks on the vali judge by more "
+                   f"than {margin:g} standard errors: gap closed {np.mean(closed):.2f} (median "
+                   f"{np.median(closed):.2f}), significantly below naive on "
+                   f"{', '.join(below) or 'no log'}.")
+    return out
 
 
 METHODS = ["naive", "auto", "debiased", "skyline-shown", "skyline", "lightgbm", "xgboost"]
