@@ -26,8 +26,9 @@ from .preprocessing import check_csr, column_moments, combine_moments
 from .querydata import QueryData, check_labels
 from .solver import DivergenceWarning, SolverState
 
-__all__ = ["RSRank", "DivergenceWarning", "OneQueryWarning", "warn_without_qid", "AUTO_RATES", "CURVATURE_STEP",
-           "scale_advice", "adopt", "fit_of", "warm_of", "face_on"]
+__all__ = ["RSRank", "FittedViews", "DivergenceWarning", "OneQueryWarning", "warn_without_qid",
+           "AUTO_RATES", "CURVATURE_STEP", "scale_advice", "adopt", "fit_of", "warm_of",
+           "face_on", "clicks_read_by", "save_estimator", "load_estimator"]
 
 
 class OneQueryWarning(UserWarning):
@@ -47,7 +48,58 @@ def warn_without_qid(method, X, qid):
                       "route it (qid=np.zeros(n) says one query)", OneQueryWarning, stacklevel=3)
 
 
-class RSRank(BaseEstimator):
+class FittedViews:
+    """What a fitted :class:`RSRank` says of its model (``self.model_``):
+    its function on raw features, its features' names, the features and
+    pairs it uses and their shapes, and their cost."""
+
+    def _model(self):
+        check_is_fitted(self)
+        return self.model_
+
+    def linear_function(self):
+        """The model on raw features: ``(weights, constant)`` with ``predict(X)
+        == X @ weights + constant`` (:meth:`rsrank.model.LinearModel.linear_function`)."""
+        return self._model().linear_function()
+
+    def feature_names(self):
+        """The name of every feature: those given, else the training
+        DataFrame's columns, else LETOR's 1-based ``"f1", "f2", ..."``."""
+        return self._model().names()
+
+    def selected_features(self):
+        """The features in use as ``[(name, weight), ...]`` by decreasing
+        ``|weight|`` (on the scaled features), or for an additive model
+        ``[(name, spread), ...]`` by decreasing spread of their shapes."""
+        return self._model().selected_features()
+
+    def shape_functions(self):
+        """See :meth:`rsrank.model.AdditiveModel.shape_functions`."""
+        return self._model().shape_functions()
+
+    def selected_interactions(self):
+        """The pairs in use as ``[((name_a, name_b), spread), ...]``, largest first."""
+        return self._model().selected_interactions()
+
+    def interaction_functions(self):
+        """See :meth:`rsrank.model.InteractionModel.interaction_functions`."""
+        return self._model().interaction_functions()
+
+    def set_feature_names(self, names):
+        """Name the features of a model trained without column names (for
+        :meth:`selected_features`, model files and exports); returns self."""
+        self.model_ = self._model().with_names(names)
+        return self
+
+    def feature_cost(self):
+        """The total ``feature_costs`` of the features the model uses (a
+        non-zero weight or step); without costs, their number."""
+        used = self._model().selected_indices()
+        costs = feature_keys.feature_costs(self.get_params(deep=False), self.model_)
+        return float(len(used) if costs is None else costs[used].sum())
+
+
+class RSRank(FittedViews, BaseEstimator):
     __doc__ = RSRANK_DOC
 
     # qid is routed to fit, partial_fit and score by default, so that
@@ -167,7 +219,7 @@ class RSRank(BaseEstimator):
         check_log_arguments(position, impressions, propensity, session)
         vars(self).pop("click_model_", None)
         if position is not None:
-            X, eval_set = self._read_clicks(X, y, qid, position, impressions, propensity,
+            X, eval_set = clicks_read_by(self, X, y, qid, position, impressions, propensity,
                                             session, eval_set)
             y = qid = None
         if not isinstance(X, QueryData):
@@ -177,23 +229,6 @@ class RSRank(BaseEstimator):
         data = self._data(X, y, qid, reset=warm is None)
         return adopt(self, fitting.fit(plan, data, self.validation_data(eval_set), warm=warm,
                                        coef_init=coef_init))
-
-    def _read_clicks(self, X, clicks, qid, position, impressions, propensity, session,
-                     eval_set, model=None):
-        """A click log read as :func:`rsrank.clicks.arrays.click_splits`
-        reads one, with the position's bias taken out: ``(train,
-        validation)`` as :class:`QueryData` (validation None without
-        ``eval_set``). ``model``: a former fit's classes of click chance,
-        read with instead of the log's own. X is held to the rules of a fit
-        on labels, every row of it."""
-        found = click_splits(X, clicks, qid, position, impressions=impressions,
-                             session=session, propensity=propensity, eval_set=eval_set,
-                             vali_fraction=None, params=self.get_params(deep=False),
-                             model=model)
-        if model is None:
-            self.examination_ = found.examination
-        self.click_model_ = found.model
-        return found.train["on"], found.vali.get("on")
 
     def refit_kept(self, X, y=None, *, qid=None, eval_set=None):
         """A new estimator fitted from this fit's weights on the features it
@@ -261,7 +296,7 @@ class RSRank(BaseEstimator):
             if clicked is None and not first:
                 raise ValueError("this model was fitted on labels: partial_fit continues it "
                                  "on labels; fit a click log with fit(..., position=...)")
-            X, _ = self._read_clicks(X, y, qid, position, impressions, None, session, None,
+            X, _ = clicks_read_by(self, X, y, qid, position, impressions, None, session, None,
                                      model=clicked)
             y = qid = None
         warn_without_qid("partial_fit", X, qid)
@@ -341,90 +376,76 @@ class RSRank(BaseEstimator):
         return mean_ndcg(check_labels(y, scores.shape[0]), scores, qid, self.eval_k,
                          convention=self.eval_convention)
 
-    def _model(self):
-        check_is_fitted(self)
-        return self.model_
-
-    def linear_function(self):
-        """The model on raw features: ``(weights, constant)`` with ``predict(X)
-        == X @ weights + constant`` (:meth:`rsrank.model.LinearModel.linear_function`)."""
-        return self._model().linear_function()
-
-    def feature_names(self):
-        """The name of every feature: those given, else the training
-        DataFrame's columns, else LETOR's 1-based ``"f1", "f2", ..."``."""
-        return self._model().names()
-
-    def selected_features(self):
-        """The features in use as ``[(name, weight), ...]`` by decreasing
-        ``|weight|`` (on the scaled features), or for an additive model
-        ``[(name, spread), ...]`` by decreasing spread of their shapes."""
-        return self._model().selected_features()
-
-    def shape_functions(self):
-        """See :meth:`rsrank.model.AdditiveModel.shape_functions`."""
-        return self._model().shape_functions()
-
-    def selected_interactions(self):
-        """The pairs in use as ``[((name_a, name_b), spread), ...]``, largest first."""
-        return self._model().selected_interactions()
-
-    def interaction_functions(self):
-        """See :meth:`rsrank.model.InteractionModel.interaction_functions`."""
-        return self._model().interaction_functions()
-
-    def set_feature_names(self, names):
-        """Name the features of a model trained without column names (for
-        :meth:`selected_features`, model files and exports); returns self."""
-        self.model_ = self._model().with_names(names)
-        return self
-
-    def feature_cost(self):
-        """The total ``feature_costs`` of the features the model uses (a
-        non-zero weight or step); without costs, their number."""
-        used = self._model().selected_indices()
-        costs = feature_keys.feature_costs(self.get_params(deep=False), self.model_)
-        return float(len(used) if costs is None else costs[used].sum())
-
     # -- model files -------------------------------------------------------------
 
     def save(self, path):
         """Write the fitted model as a small versioned JSON file (atomically);
         see :func:`rsrank.persistence.save_model`."""
-        params = self.get_params(deep=False)
-        if isinstance(self.feature_costs, dict):  # JSON keys are text: one cost per feature
-            params["feature_costs"] = feature_keys.feature_costs(params, self._model()).tolist()
-        if isinstance(self.monotone, dict):  # ... and one direction per feature
-            directions = feature_keys.monotone_directions(params, self._model())
-            params["monotone"] = None if directions is None else directions.tolist()
-        persistence.save_model(path, self._model(), params, {
-            "n_iter": self.n_iter_, "t": self.t_, "best_iteration": self.best_iteration_})
+        save_estimator(self, path)
 
     @classmethod
     def load(cls, path):
         """Read a model written by :meth:`save`; see :func:`rsrank.persistence.load_model`."""
-        saved = persistence.load_model(path)
-        unknown = sorted(set(saved.params) - set(cls._get_param_names()))
-        if unknown:
-            raise persistence.ModelFileError(path, f"unknown parameters {unknown}")
-        try:
-            estimator = cls(**saved.params)
-            plan = estimator.setup()
-        except (TypeError, ValueError) as error:
-            raise persistence.ModelFileError(path, f"invalid parameter: {error}") from None
-        estimator.n_features_in_ = saved.model.n_features
-        if saved.model.names_from_columns:
-            estimator.feature_names_in_ = np.asarray(saved.model.feature_names, dtype=object)
-        return adopt(estimator, Fitted(
-            saved.model, SolverState(saved.model.coef.copy(), saved.fitted["t"]),
-            saved.fitted["n_iter"], saved.fitted["best_iteration"], {}, None,
-            plan.kind.shape(plan.params)))
+        return load_estimator(cls, path)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         tags.input_tags.allow_nan = takes_missing(self.get_params(deep=False))
         return tags
+
+
+def clicks_read_by(estimator, X, clicks, qid, position, impressions, propensity, session,
+                   eval_set, model=None):
+    """A click log ``estimator`` fits on (:meth:`RSRank.fit`,
+    :meth:`RSRank.partial_fit`), read as
+    :func:`rsrank.clicks.arrays.click_splits` reads one, with the
+    position's bias taken out: ``(train, validation)`` as
+    :class:`QueryData` (validation None without ``eval_set``). ``model``: a former fit's classes of click chance,
+    read with instead of the log's own. X is held to the rules of a fit
+    on labels, every row of it."""
+    found = click_splits(X, clicks, qid, position, impressions=impressions,
+                         session=session, propensity=propensity, eval_set=eval_set,
+                         vali_fraction=None, params=estimator.get_params(deep=False),
+                         model=model)
+    if model is None:
+        estimator.examination_ = found.examination
+    estimator.click_model_ = found.model
+    return found.train["on"], found.vali.get("on")
+
+
+def save_estimator(estimator, path):
+    """:meth:`RSRank.save`."""
+    check_is_fitted(estimator)
+    model, params = estimator.model_, estimator.get_params(deep=False)
+    if isinstance(estimator.feature_costs, dict):  # JSON keys are text: one cost per feature
+        params["feature_costs"] = feature_keys.feature_costs(params, model).tolist()
+    if isinstance(estimator.monotone, dict):  # ... and one direction per feature
+        directions = feature_keys.monotone_directions(params, model)
+        params["monotone"] = None if directions is None else directions.tolist()
+    persistence.save_model(path, model, params, {
+        "n_iter": estimator.n_iter_, "t": estimator.t_,
+        "best_iteration": estimator.best_iteration_})
+
+
+def load_estimator(cls, path):
+    """:meth:`RSRank.load`: an estimator of class ``cls``."""
+    saved = persistence.load_model(path)
+    unknown = sorted(set(saved.params) - set(cls._get_param_names()))
+    if unknown:
+        raise persistence.ModelFileError(path, f"unknown parameters {unknown}")
+    try:
+        estimator = cls(**saved.params)
+        plan = estimator.setup()
+    except (TypeError, ValueError) as error:
+        raise persistence.ModelFileError(path, f"invalid parameter: {error}") from None
+    estimator.n_features_in_ = saved.model.n_features
+    if saved.model.names_from_columns:
+        estimator.feature_names_in_ = np.asarray(saved.model.feature_names, dtype=object)
+    return adopt(estimator, Fitted(
+        saved.model, SolverState(saved.model.coef.copy(), saved.fitted["t"]),
+        saved.fitted["n_iter"], saved.fitted["best_iteration"], {}, None,
+        plan.kind.shape(plan.params)))
 
 
 def _face(estimator, fitted):
