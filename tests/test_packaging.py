@@ -114,3 +114,54 @@ def test_the_scripts_reach_the_internals_only_by_the_allow_list_and_use_all_of_i
                 assert (module, name) in INTERNALS, f"{path.name}: {module}.{name}"
                 used.add((module, name))
     assert used == set(INTERNALS)
+
+
+def test_every_name_a_script_imports_exists():
+    """A study that nothing runs still fails here when a name it imports
+    from ``rsrank`` (or from a ``scripts/_*.py`` helper) is renamed or
+    removed: each is looked up where the script looks for it, without
+    running the script (whose peers, LightGBM and XGBoost, the tests do not
+    need)."""
+    import ast
+    import importlib
+
+    scripts = REPO / "scripts"
+    helpers = {path.stem: {node.name if not isinstance(node, ast.Assign) else target.id
+                           for node in ast.parse(path.read_text()).body
+                           if isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.Assign))
+                           for target in (node.targets if isinstance(node, ast.Assign)
+                                          else [node])
+                           if not isinstance(node, ast.Assign) or isinstance(target, ast.Name)}
+               | {alias.asname or alias.name for node in ast.parse(path.read_text()).body
+                  if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
+               for path in scripts.glob("_*.py")}
+    missing, checked = [], 0
+    for path in sorted(scripts.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                root = node.module.split(".")[0]
+                if root == "rsrank":
+                    module = importlib.import_module(node.module)
+                    lacking = [a.name for a in node.names if not hasattr(module, a.name)
+                               and not _is_module(f"{node.module}.{a.name}")]
+                elif root in helpers:
+                    lacking = [a.name for a in node.names if a.name not in helpers[root]]
+                else:
+                    continue
+                checked += len(node.names)
+                missing += [f"{path.name}: {node.module}.{name}" for name in lacking]
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.split(".")[0] == "rsrank":
+                        importlib.import_module(alias.name)
+                        checked += 1
+    assert checked > 100 and missing == []
+
+
+def _is_module(name):
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:
+        return False
