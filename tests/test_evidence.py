@@ -1,0 +1,119 @@
+"""The numbers the README and the guide quote agree with the results files
+they cite, and a cited page that has aged is reported."""
+
+import json
+import re
+import subprocess
+import warnings
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DOCS = [REPO / "README.md", *sorted((REPO / "docs" / "guide").glob("*.md"))]
+#: a number as the docs quote NDCG and its differences: four decimals
+NUMBER = re.compile(r"(?<![\d.])[-+]?\d+\.\d{4}(?!\d)")
+#: a results page, its JSON, or a directory of them
+CITED = re.compile(r"results/([\w\-/]+?)(?:\.md|\.json|/)")
+#: how many commits a cited page may be behind the code
+MAX_BEHIND = 100
+
+
+def _values(stem):
+    """The four-decimal numbers of ``results/<stem>`` (.md and .json, or
+    every page under a directory): as written in the pages, and every float
+    of the JSON rounded to four decimals."""
+    base = REPO / "results" / stem
+    files = (sorted(base.rglob("*")) if base.is_dir()
+             else [base.with_suffix(".md"), base.with_suffix(".json")])
+    found = set()
+    for path in files:
+        if path.suffix == ".md" and path.is_file():
+            found |= {n.lstrip("+-") for n in NUMBER.findall(path.read_text())}
+        elif path.suffix == ".json" and path.is_file():
+            stack = [json.loads(path.read_text())]
+            while stack:
+                item = stack.pop()
+                if isinstance(item, float):
+                    found.add(f"{abs(item):.4f}")
+                elif isinstance(item, dict):
+                    stack.extend(item.values())
+                elif isinstance(item, list):
+                    stack.extend(item)
+    return found
+
+
+def _quoted(docs):
+    """``(doc, number, the pages it may come from)`` for every number of a
+    paragraph, list item or table that cites a results page: the pages
+    cited there or earlier in its section. A paragraph that quotes a page
+    as it was at an older commit (``git show REV:results/...``) is history,
+    not checked."""
+    for doc in docs:
+        section = []
+        for block in re.split(r"\n\s*\n", doc.read_text()):
+            if block.lstrip().startswith("#"):
+                section = []
+            stems = CITED.findall(block)
+            section += stems
+            if stems and "git show" not in block:
+                for number in NUMBER.findall(block):
+                    yield doc.name, number, list(dict.fromkeys(section))
+
+
+def _wrong(docs):
+    """The quoted numbers that no page they may come from holds."""
+    values = {}
+    return [f"{doc}: {number} is in none of {', '.join(stems)}"
+            for doc, number, stems in _quoted(docs)
+            if number.lstrip("+-") not in set().union(*(
+                values.setdefault(stem, _values(stem)) for stem in stems))]
+
+
+def test_every_quoted_number_is_in_the_results_it_cites():
+    assert len(list(_quoted(DOCS))) > 80
+    assert _wrong(DOCS) == []
+
+
+def test_the_check_finds_a_number_its_pages_do_not_hold(tmp_path):
+    doc = tmp_path / "guide.md"
+    doc.write_text("# A section\n\nThe defaults score 0.4523 (`results/conventions.md`).\n\n"
+                   "- By trec_eval, 0.4807 (`results/conventions.json`), and 0.1234.\n\n"
+                   "# Another section\n\nHere 0.4818 (`results/clicks_time.md`).\n")
+    assert _wrong([doc]) == ["guide.md: 0.1234 is in none of conventions",
+                             "guide.md: 0.4818 is in none of clicks_time"]
+
+
+def _stamped_pages():
+    """The results pages the README and the guide cite, each with the commit
+    its 'Produced by ... at commit X' line names."""
+    stems = {stem for doc in DOCS for stem in CITED.findall(doc.read_text())}
+    for stem in sorted(stems):
+        base = REPO / "results" / stem
+        for page in (sorted(base.rglob("*.md")) if base.is_dir() else [base.with_suffix(".md")]):
+            if page.is_file():
+                stamp = re.search(r"at commit ([0-9a-f]{7,40})", page.read_text())
+                if stamp:
+                    yield page.relative_to(REPO), stamp.group(1)
+
+
+def test_cited_pages_that_have_aged_are_reported():
+    """A cited page more than MAX_BEHIND commits behind the code is
+    reported (a warning naming each): regenerate it with the command in
+    results/README.md."""
+    try:
+        subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], check=True,
+                       capture_output=True)
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout")
+    pages = list(_stamped_pages())
+    assert len(pages) > 20
+    aged = []
+    for page, commit in pages:
+        counted = subprocess.run(["git", "-C", str(REPO), "rev-list", "--count",
+                                  f"{commit}..HEAD"], capture_output=True, text=True)
+        if counted.returncode == 0 and int(counted.stdout) > MAX_BEHIND:
+            aged.append(f"{page} ({int(counted.stdout)} commits)")
+    if aged:
+        warnings.warn(f"{len(aged)} cited results pages are more than {MAX_BEHIND} commits "
+                      f"behind the code: {', '.join(aged)}", stacklevel=1)
