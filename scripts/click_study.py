@@ -47,6 +47,7 @@ from _click_models import (LOGS, OTHER_LOGS, debiased_splits, dense_folds,  # no
                            make_logs, plain_splits, pooled, shown)
 from sklearn.utils import Bunch  # noqa: E402
 
+from rsrank.clicks import grading  # noqa: E402
 from rsrank.clicks.choice import debias_choice  # noqa: E402
 from rsrank.querydata import QueryData  # noqa: E402
 from rsrank.experiments import run_letor_folds  # noqa: E402
@@ -178,13 +179,19 @@ def main(argv=None):
     parser.add_argument("--name", default="clicks", help="the report's file name (NAME.md, "
                         "NAME.json)")
     parser.add_argument("--no-peers", action="store_true", help="RSRank's rankers alone")
+    parser.add_argument("--max-click-weight", type=float, default=None,
+                        help="the largest inverse-propensity weight of a click (default: "
+                        "rsrank.clicks.MAX_CLICK_WEIGHT)")
     parser.add_argument("--summarize", metavar="JSON", help="print the summary of a run's "
                         "clicks.json and stop")
     args = parser.parse_args(argv)
     if args.summarize:
         print(summarize(json.loads(Path(args.summarize).read_text())["runs"]))
         return
-    report = {"command": command_line(argv), "runs": []}
+    if args.max_click_weight is not None:  # read by every session_lists call
+        grading.MAX_CLICK_WEIGHT = args.max_click_weight
+    report = {"command": command_line(argv), "max_click_weight": grading.MAX_CLICK_WEIGHT,
+              "runs": []}
     for dataset in args.datasets:
         for seed in range(args.seeds):
             for index, fold in enumerate(dense_folds(dataset, seed, SHARED_DATA, args.folds)):
@@ -200,8 +207,9 @@ def main(argv=None):
                           np.round(curve["estimated"][:5], 3), curve["true"] and
                           np.round(curve["true"][:5], 3), flush=True)
                     if args.out:  # after every log: a run cut short keeps what it did
-                        write_report(args.out, args.name, report, summarize(report["runs"]))
-    print(summarize(report["runs"]))
+                        write_report(args.out, args.name, report, summarize(report["runs"])
+                                     + WEIGHTS.format(grading.MAX_CLICK_WEIGHT))
+    print(summarize(report["runs"]) + WEIGHTS.format(grading.MAX_CLICK_WEIGHT))
 
 
 def compare(a, b):
@@ -335,6 +343,9 @@ def choice_rules(groups, margins=(0.0, 0.5, 1.0, 2.0)):
                    f"{', '.join(below) or 'no log'}.")
     return out
 
+
+#: the run's bound on a click's weight, under its summary
+WEIGHTS = "\nA click's inverse-propensity weight is at most {:g} in this run.\n"
 
 METHODS = ["naive", "auto", "debiased", "skyline-shown", "skyline", "lightgbm", "xgboost"]
 
