@@ -51,6 +51,9 @@ class RSRankCV(BaseEstimator):
       training queries (each query's value from the fold that held it
       out), and the choice is that point of the path fitted on all of
       them.
+    * with fewer training queries than folds (one, without ``qid``), scored
+      on the training data itself, with a warning (``validated_on_`` says
+      so), as ``LassoCV`` still fits on tiny data.
 
     Parameters
     ----------
