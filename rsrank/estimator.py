@@ -324,7 +324,7 @@ class RSRank(FittedViews, BaseEstimator):
         as :meth:`fit_chunks` reads it: one pass for the scaling, one for
         the gradient at zero."""
         first = QueryData(*_first_block(chunks, "l1_max_chunks"))
-        moments = _stream_moments(chunks, first.n_features)
+        moments = _stream_moments(chunks, first.n_features, "l1_max_chunks")
         return fitting.l1_edge(self.setup(), (QueryData(*block) for block in chunks()),
                                source=Stream(first, lambda: moments, "l1_max_chunks"))
 
@@ -526,14 +526,15 @@ def _block(block, method):
     return block
 
 
-def _stream_moments(chunks, width):
+def _stream_moments(chunks, width, method="fit_chunks"):
     """Column moments of every block of a stream (one pass)."""
     moments = None
-    for X, _, _ in chunks():
-        X = check_array(X, accept_sparse="csr", dtype=[np.float64, np.float32])
+    for block in chunks():
+        X = check_array(_block(block, method)[0], accept_sparse="csr",
+                        dtype=[np.float64, np.float32])
         if X.shape[1] != width:
             raise ValueError(f"X has {X.shape[1]} features, but RSRank is expecting {width} "
                              "features as input.")
-        block = column_moments(X)
-        moments = block if moments is None else combine_moments(moments, block)
+        found = column_moments(X)
+        moments = found if moments is None else combine_moments(moments, found)
     return moments
