@@ -62,33 +62,30 @@ class _Columns:
     def _coded(self, column, names, first, inverse):
         """Codes of a batch's ids given as distinct names, each checked when
         new, in the order the rows first show them (as :meth:`_ids`)."""
-        table, known = self.tables[column], self.names[column]
         codes = np.empty(len(names), dtype=np.int64)
         for unique in np.argsort(first, kind="stable"):
-            text = names[unique]
-            code = table.get(text)
-            if code is None:
-                problem = id_problem(column, text)
-                if problem is not None:
-                    raise LogError(int(first[unique]), problem)
-                code = table[text] = len(known)
-                known.append(text)
-            codes[unique] = code
+            codes[unique] = self._code(column, names[unique], lambda: int(first[unique]))
         return codes[inverse]
 
     def _ids(self, column, texts):
-        table, names = self.tables[column], self.names[column]
         local = dict.fromkeys(texts)  # the batch's ids, in the order first seen
         for text in local:
-            code = table.get(text)
-            if code is None:
-                problem = id_problem(column, text)
-                if problem is not None:
-                    raise LogError(texts.index(text), problem)
-                code = table[text] = len(names)
-                names.append(text)
-            local[text] = code
+            local[text] = self._code(column, text, lambda: texts.index(text))
         return np.fromiter(map(local.__getitem__, texts), np.int64, len(texts))
+
+    def _code(self, column, text, first_row):
+        """The code of id ``text`` of ``column``: its own if seen before,
+        else a new one once :func:`id_problem` finds nothing wrong with it
+        (``first_row()``: the batch row named if it does)."""
+        table, known = self.tables[column], self.names[column]
+        code = table.get(text)
+        if code is None:
+            problem = id_problem(column, text)
+            if problem is not None:
+                raise LogError(first_row(), problem)
+            code = table[text] = len(known)
+            known.append(text)
+        return code
 
     def _numbers(self, column, texts):
         joined = "\n".join(texts)
