@@ -4,13 +4,13 @@ Additive models: one step function per feature
 
 ``RSRank(additive=True)`` learns a step function per feature, with whole
 features in or out under the group penalty, on data whose relevance bends
-with its features (:func:`rsrank.synthetic.make_nonlinear`). Each shape is
+with its features (:func:`rsrank.reading.synthetic.make_nonlinear`). Each shape is
 a sum of depth-1 trees, so it exports exactly to every engine.
 """
 
 from rsrank import RSRank
-from rsrank.plotting import plot_shapes
-from rsrank.synthetic import make_nonlinear
+from rsrank.deployment.plotting import plot_shapes
+from rsrank.reading.synthetic import make_nonlinear
 
 data = make_nonlinear(n_queries=150, random_state=0)
 train = data.qid < 110

@@ -12,7 +12,7 @@ vali NDCG@10 (``within=0.01``); ``within=0.03`` takes the sparse recipe.
 import matplotlib.pyplot as plt
 
 from rsrank import RSRankCV, load_letor_fold
-from rsrank.datasets import bundled_data_path
+from rsrank.reading.datasets import bundled_data_path
 
 fold = load_letor_fold(bundled_data_path(), 1)
 train, vali = fold.train, fold.vali

@@ -2,7 +2,7 @@
 ``LassoCV``: :class:`RSRankCV` walks the regularization path scaled to the
 data for both pair weightings and keeps the sparsest point within 1% of the
 best, judged on an ``eval_set`` (as ``rsrank train`` judges on vali, by the
-same function, :func:`rsrank.experiments.fit_and_select`) or, without one,
+same function, :func:`rsrank.evaluation.experiments.fit_and_select`) or, without one,
 on folds of the training queries.
 """
 
@@ -20,12 +20,12 @@ from .clicks.arrays import click_splits
 from .clicks.choice import debias_choice
 from .clicks.log import check_log_arguments
 from .estimator import OneQueryWarning, warn_without_qid
-from .experiments import fit_and_select, parse_metric
-from .model_selection import check_search_fit
-from .path import reporting_fits
-from .querydata import QueryData
-from .recipe import DEFAULT_WITHIN, train_recipe, vali_folds
-from .selection import check_within
+from .evaluation.experiments import fit_and_select, parse_metric
+from .evaluation.model_selection import check_search_fit
+from .learning.path import reporting_fits
+from .reading.querydata import QueryData
+from .learning.recipe import DEFAULT_WITHIN, train_recipe, vali_folds
+from .learning.selection import check_within
 
 __all__ = ["RSRankCV"]
 
@@ -34,19 +34,19 @@ class RSRankCV(BaseEstimator):
     """``rsrank train``'s recipe as an estimator: a regularization path
     with model selection built in, as ``LassoCV`` is for the lasso.
 
-    :meth:`fit` walks the path of :func:`rsrank.recipe.train_recipe` (L1
+    :meth:`fit` walks the path of :func:`rsrank.learning.recipe.train_recipe` (L1
     strengths as fractions of the data's edge, from strong to weak, each
     point warm-started and kept at its settled last epoch at the step of
     the loss's curvature; with ``additive`` whole shapes in or out, each
     point refit on the shapes it kept), for every pair weighting, and keeps
     the sparsest fit whose mean validation score is within ``within`` of
-    the best (:func:`rsrank.selection.sparsest_within`; with
+    the best (:func:`rsrank.learning.selection.sparsest_within`; with
     ``with_linear``, each kind's so, and the one-standard-error rule
-    between them, :func:`rsrank.selection.choose_fit`):
+    between them, :func:`rsrank.learning.selection.choose_fit`):
 
     * with an ``eval_set``, scored on its queries, exactly as ``rsrank
       train`` selects on vali (one implementation,
-      :func:`rsrank.experiments.fit_and_select`);
+      :func:`rsrank.evaluation.experiments.fit_and_select`);
     * without one, scored on the held-out queries of ``cv`` folds of the
       training queries (each query's value from the fold that held it
       out), and the choice is that point of the path fitted on all of
@@ -60,8 +60,8 @@ class RSRankCV(BaseEstimator):
     l1_ratio : list of float, optional
         The path's strengths as fractions of the data's edge (``l1_max``,
         or ``l1_group_max`` for the additive kinds), strong to weak;
-        default :data:`rsrank.recipe.DEFAULT_L1_RATIO`, or with ``within``
-        of 0.03 or more :data:`rsrank.recipe.SPARSE_L1_RATIO`.
+        default :data:`rsrank.learning.recipe.DEFAULT_L1_RATIO`, or with ``within``
+        of 0.03 or more :data:`rsrank.learning.recipe.SPARSE_L1_RATIO`.
     pair_weight : list of str, optional
         The pair weightings walked (default both, ``"unit"`` and
         ``"delta_ndcg"``).
@@ -79,7 +79,7 @@ class RSRankCV(BaseEstimator):
     select : str, default="ndcg@10"
         The score: ``"ndcg@K"``, ``"p@K"`` or ``"map"``.
     convention : str, default="letor"
-        Its convention (:mod:`rsrank.metrics`).
+        Its convention (:mod:`rsrank.evaluation.metrics`).
     additive, max_bins, interactions, interaction_bins, monotone, feature_costs, normalize, max_iter
         The model, as for :class:`~rsrank.estimator.RSRank` (None: the
         recipe's default).
@@ -87,7 +87,7 @@ class RSRankCV(BaseEstimator):
         With ``additive``: also walk the linear model's path; the linear
         model is kept unless the shapes beat it on the validation queries
         by more than one standard error of the paired difference
-        (:func:`rsrank.selection.choose_fit`; ``rsrank train
+        (:func:`rsrank.learning.selection.choose_fit`; ``rsrank train
         --with-linear``).
     random_state : int, default=0
     n_jobs : int, "auto" or None, default="auto"
@@ -165,7 +165,7 @@ class RSRankCV(BaseEstimator):
     def fit(self, X, y=None, *, qid=None, eval_set=None, position=None, impressions=None,
             propensity=None, session=None):
         """Walk the path on ``X`` (arrays with ``qid``, or a
-        :class:`~rsrank.querydata.QueryData`) and keep the chosen fit,
+        :class:`~rsrank.reading.querydata.QueryData`) and keep the chosen fit,
         judged on ``eval_set`` (``(X, y, qid)`` or a QueryData) or on
         ``cv`` folds of the training queries. With ``position`` (and
         ``impressions``, ``propensity`` or ``session``, as
@@ -295,7 +295,7 @@ class RSRankCV(BaseEstimator):
 
 def _metric_name(select):
     """The per-query metric of ``select`` (``"ndcg@10"``) as
-    :func:`rsrank.metrics.letor_per_query` names it (``"NDCG@10"``)."""
+    :func:`rsrank.evaluation.metrics.letor_per_query` names it (``"NDCG@10"``)."""
     kind, k = parse_metric(select)
     return "MAP" if kind == "map" else f"{kind.upper()}@{k}"
 

@@ -6,9 +6,9 @@ them in memory. Per epoch only weight vectors travel: the client sends ``w``
 and receives one vector (and a few numbers) per partition, so the traffic is
 O(partitions x features), never O(data).
 
-Each partition is a :class:`~rsrank.querydata.QueryData`, built once on its
+Each partition is a :class:`~rsrank.reading.querydata.QueryData`, built once on its
 worker, and the training loop is the single-machine
-:class:`~rsrank.solver.Solver`'s; only the step comes from the cluster. Two
+:class:`~rsrank.learning.solver.Solver`'s; only the step comes from the cluster. Two
 modes:
 
 ``mode="gradient"``
@@ -29,7 +29,7 @@ An additive model (``additive=True``) trains in both modes. Its thresholds
 are those :class:`~rsrank.RSRank` fits on all the rows together: each
 partition sends its few distinct values per feature, and each quantile is
 found by bisection, every round asking the partitions how many of their
-values lie at or below the candidates (:func:`rsrank.binning.merged_thresholds`).
+values lie at or below the candidates (:func:`rsrank.learning.binning.merged_thresholds`).
 The partitions then keep their rows as bin codes, and a gradient is the
 sum of their histograms, as for a linear model.
 
@@ -43,18 +43,19 @@ import inspect
 
 import numpy as np
 
-from ._files import not_a_file
+from .reading._files import not_a_file
 from .clicks import ClickLog, check_log_arguments, document_keys, graded_eval_set
 from .clicks.splits import LogPart, read_clicks
 from .clicks.log import SESSION_COLUMNS, Ids, checked_log, checked_rows
-from .binning import SortedColumns, StepEncoding, bin_counts, merged_thresholds, value_summary
-from .datasets import load_letor
-from . import fitting
+from .learning.binning import (SortedColumns, StepEncoding, bin_counts, merged_thresholds,
+                               value_summary)
+from .reading.datasets import load_letor
+from .learning import fitting
 from .estimator import RSRank, adopt, fit_of, warm_of
-from .preprocessing import combine_moments
-from .kinds import refuse_missing, takes_missing
-from .querydata import QueryData
-from .solver import DivergenceWatch, NDCGMonitor, SolverState, finite_check
+from .learning.preprocessing import combine_moments
+from .learning.kinds import refuse_missing, takes_missing
+from .reading.querydata import QueryData
+from .learning.solver import DivergenceWatch, NDCGMonitor, SolverState, finite_check
 
 __all__ = ["DaskRSRank", "repartition_by_query", "check_query_partitions"]
 
@@ -409,7 +410,7 @@ class DaskRSRank(RSRank):
 
 class _Partitions:
     """A cluster's partitions as an epoch source for
-    :func:`rsrank.fitting.fit_source`: per epoch the partitions' summed
+    :func:`rsrank.learning.fitting.fit_source`: per epoch the partitions' summed
     gradient for one full-batch step (``"gradient"``) or their local epochs
     averaged (``"mixing"``), the training NDCG summed over them, and the
     bytes an epoch sends."""
@@ -467,7 +468,7 @@ class _Partitions:
 
 class _Cluster:
     """The partitions on the workers as a data source for
-    :meth:`~rsrank.kinds.Kind.start`: their column sums, combined from what
+    :meth:`~rsrank.learning.kinds.Kind.start`: their column sums, combined from what
     the partitions reported as they were built (their moments in a round of
     their own, on first use), and a step encoding the same as on all their
     rows in one place."""

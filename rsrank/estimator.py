@@ -1,9 +1,9 @@
 """The scikit-learn face of RSRank: parameters in, a fitted model out.
 
 :class:`RSRank` holds the parameters, checks the data once per public call
-and delegates: :mod:`rsrank.fitting` turns the parameters into objects and
-runs the fit, :mod:`rsrank.kinds` knows each model kind, and the fitted
-model (:mod:`rsrank.model`) scores, names and describes itself.
+and delegates: :mod:`rsrank.learning.fitting` turns the parameters into objects and
+runs the fit, :mod:`rsrank.learning.kinds` knows each model kind, and the fitted
+model (:mod:`rsrank.learning.model`) scores, names and describes itself.
 """
 
 import warnings
@@ -13,18 +13,19 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from . import feature_keys, fitting, persistence
+from .learning import feature_keys, fitting
+from .deployment import persistence
 from .clicks.arrays import click_splits
 from .clicks.log import check_log_arguments
-from .fitting import AUTO_RATES, CURVATURE_STEP, Fitted, Stream, scale_advice
-from .kinds import DEFAULT_INTERACTION_BINS, DEFAULT_MAX_BINS, check_rows, takes_missing
-from .metrics import mean_ndcg
-from .model import query_scores
-from .model_selection import check_search_fit
-from .parameters import RSRANK_DOC
-from .preprocessing import check_csr, column_moments, combine_moments
-from .querydata import QueryData, check_labels
-from .solver import DivergenceWarning, SolverState
+from .learning.fitting import AUTO_RATES, CURVATURE_STEP, Fitted, Stream, scale_advice
+from .learning.kinds import DEFAULT_INTERACTION_BINS, DEFAULT_MAX_BINS, check_rows, takes_missing
+from .evaluation.metrics import mean_ndcg
+from .learning.model import query_scores
+from .evaluation.model_selection import check_search_fit
+from .learning.parameters import RSRANK_DOC
+from .learning.preprocessing import check_csr, column_moments, combine_moments
+from .reading.querydata import QueryData, check_labels
+from .learning.solver import DivergenceWarning, SolverState
 
 __all__ = ["RSRank", "FittedViews", "DivergenceWarning", "OneQueryWarning", "warn_without_qid",
            "AUTO_RATES", "CURVATURE_STEP", "scale_advice", "adopt", "fit_of", "warm_of",
@@ -44,7 +45,7 @@ def warn_without_qid(method, X, qid):
     if n_rows >= 2:
         warnings.warn(f"{method}() got no qid: its {n_rows} rows are ranked as one query; "
                       "pass qid= (one id per row), or for GridSearchCV and cross_val_score use "
-                      "rsrank.model_selection.fit_search or cross_val_score_by_query, which "
+                      "rsrank.evaluation.model_selection.fit_search or cross_val_score_by_query, which "
                       "route it (qid=np.zeros(n) says one query)", OneQueryWarning, stacklevel=3)
 
 
@@ -59,7 +60,7 @@ class FittedViews:
 
     def linear_function(self):
         """The model on raw features: ``(weights, constant)`` with ``predict(X)
-        == X @ weights + constant`` (:meth:`rsrank.model.LinearModel.linear_function`)."""
+        == X @ weights + constant`` (:meth:`rsrank.learning.model.LinearModel.linear_function`)."""
         return self._model().linear_function()
 
     def feature_names(self):
@@ -74,7 +75,7 @@ class FittedViews:
         return self._model().selected_features()
 
     def shape_functions(self):
-        """See :meth:`rsrank.model.AdditiveModel.shape_functions`."""
+        """See :meth:`rsrank.learning.model.AdditiveModel.shape_functions`."""
         return self._model().shape_functions()
 
     def selected_interactions(self):
@@ -82,7 +83,7 @@ class FittedViews:
         return self._model().selected_interactions()
 
     def interaction_functions(self):
-        """See :meth:`rsrank.model.InteractionModel.interaction_functions`."""
+        """See :meth:`rsrank.learning.model.InteractionModel.interaction_functions`."""
         return self._model().interaction_functions()
 
     def set_feature_names(self, names):
@@ -125,15 +126,15 @@ class RSRank(FittedViews, BaseEstimator):
     # -- the parameters as objects ------------------------------------------------
 
     def setup(self):
-        """The :class:`~rsrank.fitting.Setup` of the parameters (kind,
+        """The :class:`~rsrank.learning.fitting.Setup` of the parameters (kind,
         solver, monitoring); building it checks every parameter."""
         return fitting.setup(self.get_params(deep=False))
 
     def solver(self):
-        """The :class:`~rsrank.solver.Solver` that ``fit`` runs."""
+        """The :class:`~rsrank.learning.solver.Solver` that ``fit`` runs."""
         return self.setup().solver
 
-    def penalty_layout(self, model):  # see rsrank.feature_keys.penalty_layout
+    def penalty_layout(self, model):  # see rsrank.learning.feature_keys.penalty_layout
         return feature_keys.penalty_layout(self.get_params(deep=False), model)
 
     def _data(self, X, y=None, qid=None, *, reset=False, **options):
@@ -197,7 +198,7 @@ class RSRank(FittedViews, BaseEstimator):
             and clicked ``y`` times. The examination of each position is
             estimated from the log (or taken from ``propensity``, one chance
             per position from the top) and the documents are graded by
-            their clicks without its bias (:mod:`rsrank.propensity`;
+            their clicks without its bias (:mod:`rsrank.clicks.propensity`;
             ``examination_`` holds the curve). ``eval_set`` is then a click
             log too: ``(X_val, clicks_val, qid_val, position_val)``.
         impressions, propensity : array-like, optional
@@ -233,7 +234,7 @@ class RSRank(FittedViews, BaseEstimator):
     def refit_kept(self, X, y=None, *, qid=None, eval_set=None):
         """A new estimator fitted from this fit's weights on the features it
         keeps, without ``l1`` or ``l1_group``, the others excluded (the
-        relaxed fit of ``relax``; see :func:`rsrank.fitting.refit_kept`)."""
+        relaxed fit of ``relax``; see :func:`rsrank.learning.fitting.refit_kept`)."""
         check_is_fitted(self)
         fitted = fitting.refit_kept(self.setup(), fit_of(self), self._data(X, y, qid),
                                     self.validation_data(eval_set))
@@ -370,7 +371,7 @@ class RSRank(FittedViews, BaseEstimator):
                 "score() got no qid, but the model was trained on "
                 f"{self.model_.n_fit_queries} queries: pass qid=...; a Pipeline or a fitted "
                 "search drops it while metadata routing is off: use "
-                "rsrank.model_selection.score_by_query(estimator, X, y, qid), or "
+                "rsrank.evaluation.model_selection.score_by_query(estimator, X, y, qid), or "
                 "sklearn.set_config(enable_metadata_routing=True)")
         scores = self.predict(X, qid=qid)
         return mean_ndcg(check_labels(y, scores.shape[0]), scores, qid, self.eval_k,
@@ -380,12 +381,12 @@ class RSRank(FittedViews, BaseEstimator):
 
     def save(self, path):
         """Write the fitted model as a small versioned JSON file (atomically);
-        see :func:`rsrank.persistence.save_model`."""
+        see :func:`rsrank.deployment.persistence.save_model`."""
         save_estimator(self, path)
 
     @classmethod
     def load(cls, path):
-        """Read a model written by :meth:`save`; see :func:`rsrank.persistence.load_model`."""
+        """Read a model written by :meth:`save`; see :func:`rsrank.deployment.persistence.load_model`."""
         return load_estimator(cls, path)
 
     def __sklearn_tags__(self):
@@ -464,7 +465,7 @@ def _blank(template, fitted):
 
 def face_on(template, fitted, data):
     """A new estimator of ``template``'s type and ``fitted``'s parameters
-    holding the fit (a :class:`~rsrank.fitting.Fitted`) made on ``data`` (a
+    holding the fit (a :class:`~rsrank.learning.fitting.Fitted`) made on ``data`` (a
     QueryData: the width and column names it was fitted on), as ``fit``
     would have left it."""
     face = _blank(template, fitted)
@@ -475,7 +476,7 @@ def face_on(template, fitted, data):
 
 
 def adopt(estimator, fitted):
-    """Take a :class:`~rsrank.fitting.Fitted` as ``estimator``'s fit (the
+    """Take a :class:`~rsrank.learning.fitting.Fitted` as ``estimator``'s fit (the
     fitted attributes of :class:`RSRank` and of faces like
     :class:`~rsrank.dask.DaskRSRank`); returns ``estimator``."""
     vars(estimator).pop("penalized_", None)
@@ -489,7 +490,7 @@ def adopt(estimator, fitted):
 
 
 def fit_of(estimator):
-    """The fit of a fitted ``estimator`` as a :class:`~rsrank.fitting.Fitted`
+    """The fit of a fitted ``estimator`` as a :class:`~rsrank.learning.fitting.Fitted`
     (the inverse of :func:`adopt`)."""
     check_is_fitted(estimator)
     return Fitted(estimator.model_, estimator.solver_state_, estimator.n_iter_,

@@ -97,7 +97,7 @@ def pairwise_differences(X, y, qid, seed=0):
 def write_letor_text(path, X, y, qid, digits=6, chunk=20_000):
     """Dense rows as LETOR text with ``digits`` significant digits (every
     feature written, zeros too), gzipped for a ``.gz`` path: quick at
-    millions of rows, where :func:`rsrank.writers.write_letor`, exact to
+    millions of rows, where :func:`rsrank.evaluation.writers.write_letor`, exact to
     the last bit, is slow and large."""
     line = "%d qid:%d " + " ".join(f"{j}:%.{digits}g" for j in range(1, X.shape[1] + 1)) + "\n"
     opener = gzip.open if str(path).endswith(".gz") else open
@@ -155,7 +155,7 @@ def epoch_timer(X, y, qid, ndcg_k, **params):
     a model prepared once (online updates, no scaling by default), after one
     warm-up epoch."""
     from rsrank import QueryData, RSRank
-    from rsrank.solver import SolverState
+    from rsrank.learning.solver import SolverState
 
     params = {"normalize": "none", "batch_size": 1, **params}
     solver = RSRank(ndcg_k=ndcg_k, random_state=0, eval_train=False, **params).solver()

@@ -1,6 +1,6 @@
 """The click logs of the studies of learning from clicks (``click_study.py``,
 ``click_forms.py``): the logs by name (``LOGS``, drawn by
-:func:`rsrank.synthetic.simulate_clicks`, and ``OTHER_LOGS``), the
+:func:`rsrank.reading.synthetic.simulate_clicks`, and ``OTHER_LOGS``), the
 production rankers that show them, and simulators that RSRank's own is
 not: a method tuned on one simulator must hold under others.
 
@@ -46,7 +46,7 @@ from _datasets import FIXED_TEST, dataset_folds
 
 from rsrank.clicks import ClickLog
 from rsrank.clicks.splits import LogPart, read_clicks
-from rsrank.synthetic import simulate_clicks
+from rsrank.reading.synthetic import simulate_clicks
 
 #: Hu et al.'s examination of positions 1 to 10 and click chance of grades 0 to 4
 HU2019_EXAMINATION = np.array([0.68, 0.61, 0.48, 0.34, 0.28, 0.20, 0.11, 0.10, 0.08, 0.06])

@@ -6,7 +6,7 @@ seeded 20% of its training queries as vali); the generated sets
 (:func:`make_set`) differ the way real data does: raw feature scales, long
 lists with few relevant documents, many grades, heavy tails with redundant
 copies and per-query scales, few queries; the ``nonlinear`` ones
-(:func:`rsrank.synthetic.make_nonlinear`) are for additive models. Real
+(:func:`rsrank.reading.synthetic.make_nonlinear`) are for additive models. Real
 data gives the same folds for every seed; a generated set is drawn again
 for every seed.
 """
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from rsrank.datasets import bundled_data_path, find_folds, load_letor, load_letor_fold
-from rsrank.synthetic import make_nonlinear, make_raw_features
+from rsrank.reading.datasets import bundled_data_path, find_folds, load_letor, load_letor_fold
+from rsrank.reading.synthetic import make_nonlinear, make_raw_features
 
 
 def make_set(seed, *, n_queries=100, docs=(20, 120), n_features=40, n_informative=8,
@@ -85,7 +85,7 @@ def make_set(seed, *, n_queries=100, docs=(20, 120), n_features=40, n_informativ
 
 
 GENERATED = {
-    "raw": None,  # rsrank.synthetic.make_raw_features
+    "raw": None,  # rsrank.reading.synthetic.make_raw_features
     "long-sparse": dict(n_queries=60, docs=(300, 1000), n_features=42, relevant=(0.005, 0.03),
                         heavy=0.3, redundant=6),
     "long-noisy": dict(n_queries=60, docs=(300, 1000), n_features=42, relevant=(0.005, 0.03),
@@ -101,7 +101,7 @@ GENERATED = {
     "web-track": dict(n_queries=61, docs=(300, 700), n_features=42, grades=5,
                       relevant=(0.1, 0.26), grade_decay=0.35, heavy=0.3, redundant=6,
                       noise=3.0, query_minmax=True),
-    # rsrank.synthetic.make_nonlinear: four non-linear effects and noise features
+    # rsrank.reading.synthetic.make_nonlinear: four non-linear effects and noise features
     "nonlinear": dict(n_queries=150),
     "nonlinear-noisy": dict(n_queries=150, n_noise=36, noise=1.5),
 }

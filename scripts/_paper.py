@@ -3,7 +3,7 @@
 and its peers under one calling convention, selection of a peer's grid on
 vali, per-query values, seed averages, the frontier's points and summaries.
 The protocol, the selection rule and the results files are the library's
-(:mod:`rsrank.experiments`); what is here only drives it and the peers."""
+(:mod:`rsrank.evaluation.experiments`); what is here only drives it and the peers."""
 
 import itertools
 import platform
@@ -13,10 +13,10 @@ import numpy as np
 
 import rsrank
 from rsrank import QueryData, RSRank
-from rsrank import metrics as M
-from rsrank import stats
-from rsrank.experiments import per_query_from_results, sparsest_within
-from rsrank.path import walk
+from rsrank.evaluation import metrics as M
+from rsrank.evaluation import stats
+from rsrank.evaluation.experiments import per_query_from_results, sparsest_within
+from rsrank.learning.path import walk
 
 from _bench import pairwise_differences
 
@@ -215,7 +215,7 @@ def rsrank_estimator(params, seed):
 
 def rsrank_frontier_fold(data, params, seed, l1_values, l1_method="truncated", relax=True):
     """The RSRank path of one fold and seed (the library's path,
-    :func:`rsrank.path.walk`, without warm starts: a zero start per g, the
+    :func:`rsrank.learning.path.walk`, without warm starts: a zero start per g, the
     best vali epoch) and, with ``relax``, for every sparse point this
     study's relaxed model: the same settings refitted from zero without L1
     on the point's support only (the library's ``relax`` instead goes on

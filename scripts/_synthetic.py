@@ -20,18 +20,18 @@ def splits(data, seed):
 
 def per_query_ndcg(split, scores):
     """NDCG@10 of each query of ``split`` (LETOR's convention)."""
-    from rsrank.metrics import ndcg_per_query
+    from rsrank.evaluation.metrics import ndcg_per_query
 
     _, y, qid = split
     return ndcg_per_query(y, scores, qid, 10, convention="letor")
 
 
 def fit_recipe(train, vali, test, names, seed, **recipe):
-    """``rsrank train``'s recipe (:func:`rsrank.recipe.train_recipe` with
+    """``rsrank train``'s recipe (:func:`rsrank.learning.recipe.train_recipe` with
     ``recipe``'s options) on one split, selection on vali: the test
     queries' NDCG@10 and the fitted estimator."""
-    from rsrank.experiments import run_letor_folds
-    from rsrank.recipe import train_recipe
+    from rsrank.evaluation.experiments import run_letor_folds
+    from rsrank.learning.recipe import train_recipe
     from sklearn.utils import Bunch
 
     estimator, grid = train_recipe(seed=seed, n_jobs=1, **recipe)

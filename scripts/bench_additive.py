@@ -33,7 +33,7 @@ from _bench import write_report
 
 
 def mslr_rows(n_rows, seed=0):
-    from rsrank.synthetic import make_mslr_like
+    from rsrank.reading.synthetic import make_mslr_like
 
     return make_mslr_like(n_documents=n_rows, n_queries=max(2, round(n_rows / 120)),
                           random_state=seed)
@@ -88,7 +88,7 @@ def main(argv=None):
                 seconds = epoch_seconds(data, {**params, "n_jobs": jobs}, 1)
                 epochs[(name, label)] = min(epochs.get((name, label), np.inf), seconds)
 
-    from rsrank.binning import StepEncoding
+    from rsrank.learning.binning import StepEncoding
 
     memory = {"float32 X": X.nbytes}
     for bins in (32, 255):

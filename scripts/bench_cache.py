@@ -37,7 +37,7 @@ def main():
     args = parser.parse_args()
 
     from rsrank import load_letor
-    from rsrank.synthetic import make_mslr_like
+    from rsrank.reading.synthetic import make_mslr_like
 
     n_queries = max(1, round(args.rows * 31_531 / 3_771_125))
     data = make_mslr_like(n_documents=args.rows, n_queries=n_queries, random_state=0)

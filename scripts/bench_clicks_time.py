@@ -28,9 +28,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _bench import SHARED_DATA, command_line, fastest, write_report  # noqa: E402
-from rsrank.datasets import load_letor  # noqa: E402
-from rsrank.writers import write_letor  # noqa: E402
-from rsrank.synthetic import make_letor_like, simulate_clicks  # noqa: E402
+from rsrank.reading.datasets import load_letor  # noqa: E402
+from rsrank.evaluation.writers import write_letor  # noqa: E402
+from rsrank.reading.synthetic import make_letor_like, simulate_clicks  # noqa: E402
 
 
 def ohsumed_fold():

@@ -9,7 +9,7 @@ Times, fastest of ``--repeats``, the settings taking turns:
 
 * ``bin_codes``: the package's codes (kernels a row at a time);
 * the same codes a column at a time through NumPy's ``searchsorted``
-  (``rsrank.binning._code``, the codes' definition), checked equal;
+  (``rsrank.learning.binning._code``, the codes' definition), checked equal;
 * the step curvature of every step (``Objective.hessian_diagonal`` on the
   codes, swap weights: the pairs of each query summed per step column
   without building it), on a fresh copy of the data each time.
@@ -32,9 +32,9 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args(argv)
     from rsrank import QueryData
-    from rsrank.binning import StepEncoding, bin_codes, fit_thresholds
-    from rsrank.objective import Objective
-    from rsrank.synthetic import make_mslr_like
+    from rsrank.learning.binning import StepEncoding, bin_codes, fit_thresholds
+    from rsrank.learning.objective import Objective
+    from rsrank.reading.synthetic import make_mslr_like
 
     column_code = internal("binning", "_code")
     queries = max(args.documents * 4000 // 468_598, 1)

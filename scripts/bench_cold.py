@@ -13,7 +13,7 @@ Measured:
   rows), in the same way;
 * the number of kernel signatures the cold ``rsrank train`` compiled;
 * how long after the cold run its child processes went on compiling the
-  parallel kernels (``rsrank._compile``); the warm run starts after them.
+  parallel kernels (``rsrank.learning._compile``); the warm run starts after them.
 
 ``--baseline REV`` also times the cold and warm ``rsrank train`` of the
 package as it was at git revision ``REV`` (a temporary worktree first on
@@ -54,14 +54,14 @@ def run(code, cache_dir, source=None):
 
 
 def compiling_aside(timeout=300):
-    """Seconds until no ``python -m rsrank._compile`` process is left (the
+    """Seconds until no ``python -m rsrank.learning._compile`` process is left (the
     parallel kernels a first run has compiled in child processes)."""
     start = time.perf_counter()
     while time.perf_counter() - start < timeout:
         busy = False
         for entry in Path("/proc").glob("[0-9]*/cmdline"):
             try:
-                busy = busy or b"rsrank._compile" in entry.read_bytes()
+                busy = busy or b"rsrank.learning._compile" in entry.read_bytes()
             except OSError:
                 continue
         if not busy:

@@ -44,7 +44,7 @@ def main():
 
     from rsrank import RSRank
     from rsrank.dask import DaskRSRank, repartition_by_query
-    from rsrank.synthetic import make_mslr_like
+    from rsrank.reading.synthetic import make_mslr_like
 
     n_queries = max(2, round(args.documents * 31_531 / 3_771_125))
     data = make_mslr_like(n_documents=args.documents, n_queries=n_queries, random_state=0)

@@ -33,7 +33,7 @@ predictions written to disk:
   NDCG@10; test predictions from the best vali round.
 
 The test NDCG@10 of every system is computed here from its predictions with
-``rsrank.metrics`` (standard convention: exp2 gain, log2 discount, a query
+``rsrank.evaluation.metrics`` (standard convention: exp2 gain, log2 discount, a query
 without a relevant document scores 0). Writes ``end_to_end.md`` and
 ``end_to_end.json`` into ``--out`` (``end_to_end_nonlinear.*`` for the
 non-linear teacher).
@@ -89,7 +89,7 @@ def write_data(directory, scale, teacher="linear"):
     made = {"scale": scale} if teacher == "linear" else {"scale": scale, "teacher": teacher}
     if stamp.exists() and json.loads(stamp.read_text()) == made:
         return
-    from rsrank.synthetic import make_mslr_like
+    from rsrank.reading.synthetic import make_mslr_like
 
     rows = {name: max(1, round(n * scale)) for name, n in ROWS.items()}
     total = sum(rows.values())
@@ -192,7 +192,7 @@ def main():
     if args.child:
         return child(args.child[0], args.child[1], int(args.child[2]), args.child[3])
     name = "end_to_end" if args.teacher == "linear" else "end_to_end_nonlinear"
-    from rsrank.metrics import mean_ndcg
+    from rsrank.evaluation.metrics import mean_ndcg
 
     keep = tempfile.TemporaryDirectory() if args.data is None else None
     directory = Path(args.data or keep.name)

@@ -39,7 +39,7 @@ N_FEATURES = 136
 
 
 def mslr_rows(n_rows, seed):
-    from rsrank.synthetic import make_mslr_like
+    from rsrank.reading.synthetic import make_mslr_like
 
     return make_mslr_like(n_documents=n_rows, n_queries=max(2, round(n_rows / 120)),
                           random_state=seed)

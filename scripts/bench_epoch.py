@@ -221,7 +221,7 @@ def main(argv=None):
     import numba
 
     from rsrank import QueryData, RSRank
-    from rsrank.synthetic import make_mslr_like
+    from rsrank.reading.synthetic import make_mslr_like
 
     made = make_mslr_like(n_documents=args.documents, n_queries=args.queries, random_state=0)
     X, y, qid = made.X, made.y, made.qid

@@ -34,8 +34,8 @@ from pathlib import Path
 import numpy as np
 
 from rsrank import QueryData, RSRank, __version__, load_letor_fold
-from rsrank.solver import SolverState
-from rsrank.metrics import mean_ndcg
+from rsrank.learning.solver import SolverState
+from rsrank.evaluation.metrics import mean_ndcg
 
 from _bench import SHARED_DATA, command_line, pairwise_differences, write_report
 

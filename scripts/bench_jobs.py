@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rsrank.datasets import bundled_data_path
+from rsrank.reading.datasets import bundled_data_path
 
 from _bench import write_report
 

@@ -97,7 +97,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--out", default=str(REPO / "results"))
     args = parser.parse_args()
-    from rsrank.synthetic import make_mslr_like
+    from rsrank.reading.synthetic import make_mslr_like
 
     n_queries = max(1, round(args.documents * 31_531 / 3_771_125))
     data = make_mslr_like(n_documents=args.documents, n_queries=n_queries, random_state=0)

@@ -30,7 +30,7 @@ METHODS = ["rsrank", "rsrank-gz", "rsrank-cache", "rsrank-line-reader", "xgboost
 
 
 def write_files(directory, rows, seed=0):
-    from rsrank.synthetic import make_mslr_like
+    from rsrank.reading.synthetic import make_mslr_like
 
     n_queries = max(1, round(rows * 31_531 / 3_771_125))
     data = make_mslr_like(n_documents=rows, n_queries=n_queries, random_state=seed)

@@ -3,7 +3,7 @@ the training loss after a number of epochs.
 
     python scripts/bench_momentum.py [--queries 300] [--out results]
 
-Data: :func:`rsrank.synthetic.make_interactions` (``and`` and
+Data: :func:`rsrank.reading.synthetic.make_interactions` (``and`` and
 ``product``, seed 0), its queries split 60/20/20 as the interactions study
 splits them. Each fit: ``RSRank(additive=True[, interactions=10],
 learning_rate="curvature", max_iter=E, momentum=M)`` on train, no penalty;
@@ -32,7 +32,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     from rsrank import RSRank
-    from rsrank.synthetic import make_interactions
+    from rsrank.reading.synthetic import make_interactions
 
     data = make_interactions(("and", "product"), n_queries=args.queries, random_state=0)
     train, _, test = splits(data, 0)

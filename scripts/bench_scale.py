@@ -4,7 +4,7 @@
         [--peer-sizes 1000000,3771125] [--epochs 10] [--rounds 50]
         [--out results]
 
-Data: ``rsrank.synthetic.make_mslr_like`` (MSLR-WEB30K's documents per
+Data: ``rsrank.reading.synthetic.make_mslr_like`` (MSLR-WEB30K's documents per
 query, 136 float32 features, labels 0-4 in its proportions); each size is
 the number of training documents, with vali and test a third of that again
 each (a 60/20/20 split by query). Each measurement runs in a
@@ -53,7 +53,7 @@ def load(directory):
 
 
 def ndcg10(y, scores, qid):
-    from rsrank.metrics import mean_ndcg
+    from rsrank.evaluation.metrics import mean_ndcg
 
     return mean_ndcg(y, scores, qid, 10)
 
@@ -146,7 +146,7 @@ def measure_xgboost(directory, rounds):
 
 
 def measure_docs_per_query(total=200_000):
-    from rsrank.synthetic import MSLR_LABEL_SHARES
+    from rsrank.reading.synthetic import MSLR_LABEL_SHARES
 
     rng = np.random.default_rng(0)
     X = rng.standard_normal((total, 136), dtype=np.float32)
@@ -184,7 +184,7 @@ def run_child(*args):
 
 def write_split(size, directory):
     """``size`` training documents, plus half as many again for vali and test."""
-    from rsrank.synthetic import make_mslr_like
+    from rsrank.reading.synthetic import make_mslr_like
 
     total = int(round(size / 0.6))
     n_queries = max(10, int(round(total * 31_531 / 3_771_125)))

@@ -98,7 +98,7 @@ def main():
     parser.add_argument("--out", default=str(REPO / "results"),
                         help="directory of stream.md/.json")
     args = parser.parse_args()
-    from rsrank.synthetic import make_mslr_like
+    from rsrank.reading.synthetic import make_mslr_like
 
     budget = args.limit_mb * 2**20
     with tempfile.TemporaryDirectory() as tmp:

@@ -7,7 +7,7 @@ Two measurements:
 * **Epoch time by data size**, on an idle machine: one full-batch epoch of
   ``RSRank()``'s defaults on ``make_mslr_like`` rows (45 dense float32
   features), with one thread and with every core; the ratio shows from
-  which size threads pay (``rsrank._threads.WORK_PER_THREAD``).
+  which size threads pay (``rsrank.learning._threads.WORK_PER_THREAD``).
 * **The default run with busy cores**: ``rsrank train``'s default grid on
   the bundled data (every fold) and one fit of 20 epochs on 200,000 rows of
   136 features, with ``n_jobs`` 1, -1 (every core) and ``"auto"``, while 0,
@@ -27,11 +27,11 @@ from pathlib import Path
 import numpy as np
 
 from rsrank import QueryData, RSRank
-from rsrank.recipe import (DEFAULT_L1_RATIO, DEFAULT_WITHIN, PATH_EPOCHS, PATH_PAIR_WEIGHTS,
+from rsrank.learning.recipe import (DEFAULT_L1_RATIO, DEFAULT_WITHIN, PATH_EPOCHS, PATH_PAIR_WEIGHTS,
                            PATH_WEIGHT_TOL)
-from rsrank.datasets import bundled_data_path
-from rsrank.experiments import run_letor_folds
-from rsrank.synthetic import make_mslr_like
+from rsrank.reading.datasets import bundled_data_path
+from rsrank.evaluation.experiments import run_letor_folds
+from rsrank.reading.synthetic import make_mslr_like
 
 from _bench import epoch_timer, fastest, internal, write_report
 

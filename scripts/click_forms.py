@@ -31,10 +31,10 @@ from _bench import SHARED_DATA, command_line, write_report  # noqa: E402
 from _click_models import LOGS, make_logs  # noqa: E402
 from _datasets import dataset_folds  # noqa: E402
 from rsrank.clicks import ClickLog, grade_clicks  # noqa: E402
-from rsrank.experiments import run_letor_folds  # noqa: E402
-from rsrank.metrics import ndcg_per_query  # noqa: E402
-from rsrank.recipe import DEFAULT_WITHIN, train_recipe  # noqa: E402
-from rsrank.stats import paired_t_test  # noqa: E402
+from rsrank.evaluation.experiments import run_letor_folds  # noqa: E402
+from rsrank.evaluation.metrics import ndcg_per_query  # noqa: E402
+from rsrank.learning.recipe import DEFAULT_WITHIN, train_recipe  # noqa: E402
+from rsrank.evaluation.stats import paired_t_test  # noqa: E402
 
 FORMS = ("lists", "preferences", "preferences-unit")
 POSITION_LOGS = [name for name, config in LOGS.items()

@@ -39,11 +39,11 @@ from _bench import SHARED_DATA, command_line, write_report  # noqa: E402
 from _click_models import (LOGS, OTHER_LOGS, debiased_splits, dense_folds,  # noqa: E402
                            make_logs, plain_splits)
 
-from rsrank.experiments import fit_and_select  # noqa: E402
-from rsrank.metrics import letor_per_query, nanmean  # noqa: E402
-from rsrank.model import query_scores  # noqa: E402
-from rsrank.querydata import QueryData  # noqa: E402
-from rsrank.recipe import DEFAULT_WITHIN, train_recipe  # noqa: E402
+from rsrank.evaluation.experiments import fit_and_select  # noqa: E402
+from rsrank.evaluation.metrics import letor_per_query, nanmean  # noqa: E402
+from rsrank.learning.model import query_scores  # noqa: E402
+from rsrank.reading.querydata import QueryData  # noqa: E402
+from rsrank.learning.recipe import DEFAULT_WITHIN, train_recipe  # noqa: E402
 
 JUDGES = ("lists", "graded", "plain")
 

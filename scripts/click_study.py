@@ -3,7 +3,7 @@ click logs, with LightGBM's and XGBoost's debiasing in the same run.
 
 Each log: a weak production ranker (least squares on the labels of a few
 training queries) shows the top 10 of every training and vali query; users
-click as :func:`rsrank.synthetic.simulate_clicks` draws (position-based
+click as :func:`rsrank.reading.synthetic.simulate_clicks` draws (position-based
 with eta, or cascade). Test keeps its expert labels. Per log, test
 NDCG@10 (LETOR's) of
 
@@ -49,11 +49,11 @@ from sklearn.utils import Bunch  # noqa: E402
 
 from rsrank.clicks import grading  # noqa: E402
 from rsrank.clicks.choice import debias_choice  # noqa: E402
-from rsrank.querydata import QueryData  # noqa: E402
-from rsrank.experiments import run_letor_folds  # noqa: E402
-from rsrank.metrics import ndcg_per_query  # noqa: E402
-from rsrank.recipe import DEFAULT_WITHIN, train_recipe, vali_folds  # noqa: E402
-from rsrank.stats import paired_t_test  # noqa: E402
+from rsrank.reading.querydata import QueryData  # noqa: E402
+from rsrank.evaluation.experiments import run_letor_folds  # noqa: E402
+from rsrank.evaluation.metrics import ndcg_per_query  # noqa: E402
+from rsrank.learning.recipe import DEFAULT_WITHIN, train_recipe, vali_folds  # noqa: E402
+from rsrank.evaluation.stats import paired_t_test  # noqa: E402
 
 
 def rsrank_test(train, vali, test, seed, additive=False, query_options=None,

@@ -1,5 +1,5 @@
 """Which tool gives which NDCG@10 for the same rankings, and the convention
-of rsrank.metrics that reproduces each.
+of rsrank.evaluation.metrics that reproduces each.
 
     python scripts/conventions.py [--data ../shared/data/OHSUMED] [--out results]
 
@@ -34,7 +34,7 @@ def main():
     import ranx
     from sklearn.metrics import ndcg_score
 
-    from rsrank import metrics
+    from rsrank.evaluation import metrics
 
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) / "run"
@@ -81,7 +81,7 @@ def main():
              f"`rsrank train {Path(args.data).name}` with its defaults; its whole-collection run "
              f"({len(queries)} queries, {len(rows):,} documents, {tied:,} of them tied with "
              "another document's score in their query) judged by each tool, beside the "
-             "convention of rsrank.metrics on the same rows.", "",
+             "convention of rsrank.evaluation.metrics on the same rows.", "",
              "| tool | its NDCG@10 | rsrank convention | rsrank's NDCG@10 |", "|---|---|---|---|"]
     for tool, value, convention, mine in table:
         shown = "" if value is None else f"{value:.4f}"

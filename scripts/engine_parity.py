@@ -3,7 +3,7 @@
     python scripts/engine_parity.py [--out results] [--root ../shared/data/OHSUMED]
 
 Writes ``engine_parity.md`` and ``engine_parity.json``. For each model and
-each engine of :data:`rsrank.engines.ENGINES` (Solr with its defaults and
+each engine of :data:`rsrank.deployment.engines.ENGINES` (Solr with its defaults and
 with ``isNullSameAsZero: false``; the Elasticsearch LTR plugin before and
 from 1.5.9; OpenSearch LTR 3.2-3.7 and from 3.8; Vespa with float and with
 double attributes): whether the engine accepts the export, the largest
@@ -15,7 +15,7 @@ feature (predict still sees the 0). Models:
   one, trained with an ``eval_set`` on the fold's vali split, scored on its
   test split;
 * generated data holding the values engines compare differently
-  (``rsrank.synthetic.make_edge_values``: negative values, PageRank-sized
+  (``rsrank.reading.synthetic.make_edge_values``: negative values, PageRank-sized
   and subnormal thresholds, values near float32's largest, signed zeros, a
   feature whose top bin holds 0), additive at 32 and 255 bins;
 * raw search-engine features (``make_raw_features``), linear.
@@ -27,10 +27,10 @@ from pathlib import Path
 import numpy as np
 
 from rsrank import RSRank
-from rsrank.datasets import load_letor_fold
-from rsrank.engines import ENGINES
-from rsrank.export import parity
-from rsrank.synthetic import make_edge_values, make_raw_features
+from rsrank.reading.datasets import load_letor_fold
+from rsrank.deployment.engines import ENGINES
+from rsrank.deployment.export import parity
+from rsrank.reading.synthetic import make_edge_values, make_raw_features
 
 from _bench import SHARED_DATA, command_line, write_report
 
@@ -72,7 +72,7 @@ def main(argv=None):
                          "features": len(model.selected_features()), **result})
     lines = ["# Exports in each engine, against predict", "",
              "`python scripts/engine_parity.py`: each export scored by the rules of the engine's "
-             "source (`rsrank.engines`), against `predict` on the test queries. *values*: every "
+             "source (`rsrank.deployment.engines`), against `predict` on the test queries. *values*: every "
              "feature given; *missing*: every 0 sent as a missing feature (predict sees the 0). "
              "`solr-nan` is Solr with `isNullSameAsZero: false` and NaN default values (tree "
              "models only).", "", "## Per engine and kind of model", "",

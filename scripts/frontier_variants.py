@@ -52,7 +52,7 @@ from joblib import Parallel, delayed
 import _paper as R
 from _bench import SHARED_DATA, command_line, internal, pairwise_differences, write_report
 from rsrank import load_letor_fold
-from rsrank.datasets import find_folds
+from rsrank.reading.datasets import find_folds
 
 REPO = Path(__file__).resolve().parents[1]
 UNIT_L1 = [R.UNIT_L1_SCALE * g for g in R.FRONTIER_L1_CUMULATIVE]
@@ -186,7 +186,7 @@ def main():
     # only each new variant against the two committed rows
     summary["tests"] = [t for t in summary["tests"] if t["system"] in (R.UNIT, SGD)
                         and t["baseline"] != R.UNIT]
-    from rsrank import stats
+    from rsrank.evaluation import stats
 
     for key in ("t_pvalue", "permutation_pvalue"):
         for row, value in zip(summary["tests"], stats.holm([t[key] for t in summary["tests"]])):

@@ -30,8 +30,8 @@ def search_case(fold, n_splits, seed=0):
 
     from rsrank import RSRank
     from rsrank.estimator import DivergenceWarning
-    from rsrank.metrics import ndcg_per_query
-    from rsrank.model_selection import fit_search
+    from rsrank.evaluation.metrics import ndcg_per_query
+    from rsrank.evaluation.model_selection import fit_search
 
     X, y, qid = fold.train[:3]
     search = GridSearchCV(RSRank(random_state=seed), GRID, cv=GroupKFold(n_splits))
@@ -54,7 +54,7 @@ def cv_case(fold, eval_set):
     ``cv=3`` folds of them or (``eval_set``) on vali."""
     from rsrank import RSRankCV
     from rsrank.estimator import DivergenceWarning
-    from rsrank.metrics import ndcg_per_query
+    from rsrank.evaluation.metrics import ndcg_per_query
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -86,7 +86,7 @@ def main(argv=None):
     parser.add_argument("--name", default="grid_search")
     args = parser.parse_args(argv)
     from rsrank import load_letor_fold
-    from rsrank.stats import paired_t_test
+    from rsrank.evaluation.stats import paired_t_test
 
     rows, report = [], {"command": command_line(), "folds": {}}
     for k in [int(v) for v in args.folds.split(",")]:
@@ -129,7 +129,7 @@ def main(argv=None):
     markdown = "\n".join([
         "# A grid search as a newcomer writes it", "",
         f"`{command_line()}`: `GridSearchCV(RSRank(), {GRID}, cv=GroupKFold(k))` on each "
-        "fold's training queries (qid routed by `rsrank.model_selection.fit_search`), its "
+        "fold's training queries (qid routed by `rsrank.evaluation.model_selection.fit_search`), its "
         "DivergenceWarnings, its pick and the test NDCG@10 (LETOR convention) of the refit "
         "model; `RSRankCV()` on 3 folds of the training queries and with vali as its "
         "`eval_set`; against `rsrank train` on the same fold; p: paired t-test over the test "

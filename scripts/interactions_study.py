@@ -3,15 +3,15 @@ one-feature shapes get, and what a budget of pairs adds.
 
     python scripts/interactions_study.py [--seeds 3] [--queries 300] [--out results]
 
-Data: :func:`rsrank.synthetic.make_interactions` with several kinds of
+Data: :func:`rsrank.reading.synthetic.make_interactions` with several kinds of
 pairwise effect (each set below, plus two one-feature effects and twelve
 noise features), a fresh draw per seed; its queries are split 60/20/20
 into train, vali and test by a seeded shuffle. Methods, on the same splits:
 
 * ``rsrank train`` (linear), ``rsrank train --additive`` and ``rsrank train
   --additive --interactions 10``: the library's recipe
-  (:func:`rsrank.recipe.train_recipe` through
-  :func:`rsrank.experiments.run_letor_folds`), selection on vali;
+  (:func:`rsrank.learning.recipe.train_recipe` through
+  :func:`rsrank.evaluation.experiments.run_letor_folds`), selection on vali;
 * LightGBM's lambdarank with 31 leaves and with 2 (stumps: one feature a
   tree, an additive model), 0.05 learning rate, early stopped on vali
   NDCG@10 (50 rounds of patience, at most 2000 trees);
@@ -47,8 +47,8 @@ def main(argv=None):
     parser.add_argument("--name", default="interactions_baseline")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
-    from rsrank.stats import paired_t_test
-    from rsrank.synthetic import INTERACTIONS, make_interactions
+    from rsrank.evaluation.stats import paired_t_test
+    from rsrank.reading.synthetic import INTERACTIONS, make_interactions
 
     runs = {}
     for name, effects in SETS.items():

@@ -1,6 +1,6 @@
 """How ``rsrank train --additive --with-linear`` chooses between the linear
 model and the shapes: the best vali score across both kinds, or the
-one-standard-error rule between kinds (:func:`rsrank.experiments.choose_fit`).
+one-standard-error rule between kinds (:func:`rsrank.evaluation.experiments.choose_fit`).
 
     python scripts/kind_rule.py [--datasets ...] [--seeds 3] [--interactions 0]
 
@@ -30,12 +30,12 @@ from sklearn.model_selection import ParameterGrid
 
 from _bench import SHARED_DATA, command_line, write_report
 from _datasets import FIXED_TEST, dataset_folds
-from rsrank.experiments import choose_fit, kind_choices, score_fits, sparsest_index
-from rsrank.metrics import ndcg_per_query
-from rsrank.path import walk
-from rsrank.querydata import QueryData
-from rsrank.recipe import train_recipe
-from rsrank.stats import paired_t_test
+from rsrank.evaluation.experiments import choose_fit, kind_choices, score_fits, sparsest_index
+from rsrank.evaluation.metrics import ndcg_per_query
+from rsrank.learning.path import walk
+from rsrank.reading.querydata import QueryData
+from rsrank.learning.recipe import train_recipe
+from rsrank.evaluation.stats import paired_t_test
 
 RULES = ("linear", "additive", "best vali", "1se")
 DATASETS = ["ohsumed", "bundled", "lightgbm", "few-queries", "many-grades", "raw", "web-track",
@@ -130,7 +130,7 @@ def main(argv=None):
              "`best vali`: the sparsest point within 1% of the best vali NDCG@10 over both "
              "kinds. `1se`: the shapes only when their vali NDCG@10 is above the linear "
              "model's by more than one standard error of the paired difference over the vali "
-             "queries (`rsrank.experiments.choose_fit`, the rule of `--with-linear`). The JSON "
+             "queries (`rsrank.evaluation.experiments.choose_fit`, the rule of `--with-linear`). The JSON "
              "names the richer kind's own choice `additive`.", "",
              "| data | " + " | ".join(richer if r == "additive" else r for r in RULES) + " |",
              "|---" * (len(RULES) + 1) + "|"]

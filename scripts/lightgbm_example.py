@@ -23,9 +23,9 @@ import numpy as np
 from joblib import Parallel, delayed
 
 import _paper as R
-from rsrank import stats
-from rsrank.experiments import per_query_from_results
-from rsrank.layouts import resolve_training_data
+from rsrank.evaluation import stats
+from rsrank.evaluation.experiments import per_query_from_results
+from rsrank.reading.layouts import resolve_training_data
 
 from _bench import SHARED_DATA, command_line, write_report
 

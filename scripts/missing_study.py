@@ -38,7 +38,7 @@ from _synthetic import fit_lightgbm, fit_recipe, per_query_ndcg, splits
 def datasets(n_queries, seed):
     """``[(name, data, feature, role, kinds)]`` of one seed (``role``
     names the feature in the report: the same role over seeds)."""
-    from rsrank.synthetic import make_interactions, make_letor_like, make_nonlinear
+    from rsrank.reading.synthetic import make_interactions, make_letor_like, make_nonlinear
 
     nonlinear = make_nonlinear(n_queries=n_queries, random_state=seed)
     conjunction = make_interactions(("and", "product"), n_queries=n_queries, random_state=seed)
@@ -58,7 +58,7 @@ def truth_scores(X, effects=("and", "product"), n_main=2):
     ``X``: each pair's effect, where one of its features is NaN the mean of
     the effect over that feature's uniform values on [-1, 1] (its
     expectation given the other), and the main effects (0 when missing)."""
-    from rsrank.synthetic import INTERACTIONS
+    from rsrank.reading.synthetic import INTERACTIONS
 
     grid = np.linspace(-1.0, 1.0, 2001)
     total = np.zeros(len(X))
@@ -97,7 +97,7 @@ def main(argv=None):
     parser.add_argument("--name", default="missing")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
-    from rsrank.stats import paired_t_test
+    from rsrank.evaluation.stats import paired_t_test
 
     runs = {}
     for seed in range(args.seeds):

@@ -37,7 +37,7 @@ KINDS = {"linear": {}, "additive": {"additive": True},
 
 def datasets(n_queries, seed):
     """``{name: (data, directions, kinds)}`` of one seed."""
-    from rsrank.synthetic import make_interactions, make_letor_like, make_nonlinear
+    from rsrank.reading.synthetic import make_interactions, make_letor_like, make_nonlinear
 
     nonlinear = make_nonlinear(n_queries=n_queries, random_state=seed)
     conjunction = make_interactions(("and",), n_queries=n_queries, random_state=seed)
@@ -80,7 +80,7 @@ def main(argv=None):
     parser.add_argument("--name", default="monotone")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
-    from rsrank.stats import paired_t_test
+    from rsrank.evaluation.stats import paired_t_test
 
     runs = {}
     for seed in range(args.seeds):

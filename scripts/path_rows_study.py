@@ -49,7 +49,7 @@ QUERIES_PER_ROW = 31_531 / 3_771_125
 def write_set(directory, name, seed, train_rows):
     """The set's three splits as LETOR text under ``directory/name-seed``
     (written once)."""
-    from rsrank.synthetic import make_mslr_like, make_raw_features
+    from rsrank.reading.synthetic import make_mslr_like, make_raw_features
 
     where = Path(directory) / f"{name}-{seed}"
     if (where / "done").is_file():
@@ -102,7 +102,7 @@ def main(argv=None):
     parser.add_argument("--out", default="results")
     parser.add_argument("--name", default="path_rows")
     args = parser.parse_args(argv)
-    from rsrank.stats import paired_t_test
+    from rsrank.evaluation.stats import paired_t_test
 
     variants = [int(r) for r in args.rows.split(",")]
     scratch = None if args.data else tempfile.TemporaryDirectory()

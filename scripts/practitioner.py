@@ -6,7 +6,7 @@
 Writes ``practitioner.md``, ``practitioner.json`` and ``exports/`` (the
 seed-0 raw-feature model in the four engine formats) into ``--out``:
 
-1. **Raw features** (``rsrank.synthetic.make_raw_features``: BM25 2-30,
+1. **Raw features** (``rsrank.reading.synthetic.make_raw_features``: BM25 2-30,
    PageRank near 1e-6, document length 50-8,000 with no signal, click
    counts), written as LETOR train/vali/test files, one draw per seed. For
    each: ``rsrank train`` with the old defaults (no scaling, online steps,
@@ -35,12 +35,12 @@ from scipy import stats
 
 from rsrank import RSRank, __version__, load_letor
 from rsrank.cli import main as rsrank_main
-from rsrank.datasets import bundled_data_path
-from rsrank.layouts import load_splits
-from rsrank.writers import write_letor
-from rsrank.export import FORMATS, engine_features, export_model
-from rsrank.metrics import ndcg_per_query
-from rsrank.synthetic import make_raw_features
+from rsrank.reading.datasets import bundled_data_path
+from rsrank.reading.layouts import load_splits
+from rsrank.evaluation.writers import write_letor
+from rsrank.deployment.export import FORMATS, engine_features, export_model
+from rsrank.evaluation.metrics import ndcg_per_query
+from rsrank.reading.synthetic import make_raw_features
 
 from _bench import SHARED_DATA, command_line, write_report
 

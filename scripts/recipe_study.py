@@ -18,7 +18,7 @@ LETOR's convention, per query, so every method is compared with XGBoost (or
 ``--baseline``) by a paired t-test over the test queries of all folds and
 seeds. ``cli-additive`` is ``rsrank train DIR --additive`` and
 ``lightgbm-stumps`` LightGBM with ``num_leaves=2`` (an additive model of
-its own); the ``nonlinear`` sets (:func:`rsrank.synthetic.make_nonlinear`)
+its own); the ``nonlinear`` sets (:func:`rsrank.reading.synthetic.make_nonlinear`)
 are for them.
 
 Datasets: ``_datasets.py``, the real folds (OHSUMED, the bundled data,
@@ -41,10 +41,10 @@ from scipy import stats
 
 from rsrank import RSRank
 from rsrank.cli import main as rsrank_main
-from rsrank.binning import bin_codes, fit_thresholds
-from rsrank.experiments import per_query_from_results
-from rsrank.metrics import ndcg_per_query
-from rsrank.writers import write_letor
+from rsrank.learning.binning import bin_codes, fit_thresholds
+from rsrank.evaluation.experiments import per_query_from_results
+from rsrank.evaluation.metrics import ndcg_per_query
+from rsrank.evaluation.writers import write_letor
 
 from _bench import SHARED_DATA, command_line, write_report
 from _datasets import DATASETS, FIXED_TEST, dataset_folds
@@ -158,7 +158,7 @@ def fit_rsrank(fold, params, seed):
 
 
 def fit_paths(fold, seed, epochs=300, within=0.01):
-    """The library's L1 path (:func:`rsrank.path.walk`) for each pair
+    """The library's L1 path (:func:`rsrank.learning.path.walk`) for each pair
     weighting: ``learning_rate="curvature"`` (2 over the trace of the pair
     loss's Hessian at w = 0), each point's last iterate after ``epochs``
     full-batch epochs, warm-started from strong to weak L1; then, for each
@@ -166,8 +166,8 @@ def fit_paths(fold, seed, epochs=300, within=0.01):
     NDCG@10 among its weightings' points.
     Returns ``{path name: (test values, info)}``."""
     from rsrank import QueryData
-    from rsrank.experiments import sparsest_within
-    from rsrank.path import walk
+    from rsrank.evaluation.experiments import sparsest_within
+    from rsrank.learning.path import walk
 
     (X, y, qid), vali, test = fold["train"], fold["vali"], fold["test"]
     data = QueryData(X, y, qid)
@@ -263,7 +263,7 @@ BINNED = (32, 128, 255)
 
 def staircase(folds, max_bins):
     """Each fold with every value replaced by the largest of its feature's
-    thresholds (:func:`rsrank.binning.fit_thresholds` on the fold's
+    thresholds (:func:`rsrank.learning.binning.fit_thresholds` on the fold's
     training rows) at or below it, or the training minimum below them all:
     a linear model on these values is an additive model of ``max_bins``
     bins whose steps are proportional to the gaps between thresholds, so

@@ -36,10 +36,10 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from rsrank import RSRank, load_letor_fold
-from rsrank import metrics as M
-from rsrank import stats
-from rsrank.datasets import find_folds
-from rsrank.experiments import per_query_from_results, regularization_path, sparsest_within
+from rsrank.evaluation import metrics as M
+from rsrank.evaluation import stats
+from rsrank.reading.datasets import find_folds
+from rsrank.evaluation.experiments import per_query_from_results, regularization_path, sparsest_within
 
 from _bench import SHARED_DATA, command_line, write_report
 from _paper import (BUDGETS, CONVENTION, DECAYING_RATES, FRONTIER_L1_CUMULATIVE, PAPER, PER_QUERY,

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from _bench import SHARED_DATA, command_line, fold_per_query, train_folds, write_report
-from rsrank.recipe import DEFAULT_L1_RATIO, SPARSE_L1_RATIO
+from rsrank.learning.recipe import DEFAULT_L1_RATIO, SPARSE_L1_RATIO
 
 GRIDS = {"default path": ",".join(f"{r:g}" for r in DEFAULT_L1_RATIO),
          "sparse path": ",".join(f"{r:g}" for r in SPARSE_L1_RATIO)}
@@ -59,7 +59,7 @@ def main(argv=None):
     before = {} if args.before is None else {
         (run["variant"].replace(" (the default)", ""), run["within"]): run
         for run in json.loads(Path(args.before).read_text())["runs"]}
-    from rsrank.stats import paired_t_test
+    from rsrank.evaluation.stats import paired_t_test
 
     dense, dense_features = run(args.data, ["--l1-ratio", "0"])
     dense_mean = float(np.nanmean(list(dense.values())))

@@ -12,10 +12,10 @@ from epoch to epoch), and the best epoch of a point is often one of the
 first, dense ones.
 
 This script fits the same path (ten points from 0.464 ``l1_max`` down to 0,
-warm-started from strong to weak L1: the library's :func:`rsrank.path.walk`)
+warm-started from strong to weak L1: the library's :func:`rsrank.learning.path.walk`)
 at ``eta = multiplier / L``, with ``L`` the trace of the modified Huber
 loss's Hessian at w = 0 on the z-scored features (an upper bound of its
-largest eigenvalue; :func:`rsrank.fitting.curvature_rate`), and keeps each
+largest eigenvalue; :func:`rsrank.learning.fitting.curvature_rate`), and keeps each
 point's last iterate: the penalized optimum. It reports per fold the non-zeros,
 vali and test NDCG@10 of every point, and the choice of the selection rules
 (sparsest within 1%, 2%, 3% of the best vali, and the paired one-standard-
@@ -33,19 +33,19 @@ import numpy as np
 
 from _bench import SHARED_DATA, command_line, write_report
 from rsrank import RSRank, QueryData
-from rsrank import metrics as M
-from rsrank.datasets import load_letor
-from rsrank.experiments import sparsest_within
-from rsrank.fitting import curvature_rate
-from rsrank.path import walk
+from rsrank.evaluation import metrics as M
+from rsrank.reading.datasets import load_letor
+from rsrank.evaluation.experiments import sparsest_within
+from rsrank.learning.fitting import curvature_rate
+from rsrank.learning.path import walk
 
 RATIOS = [0.464, 0.215, 0.1, 0.0464, 0.0215, 0.01, 0.00464, 0.00215, 0.001, 0.0]
 RULES = [0.01, 0.02, 0.03, "1se"]
 
 
 def fold_path(root, fold, epochs, multiplier, pair_weight="delta_ndcg"):
-    """The library's path (:func:`rsrank.path.walk`) of one fold at ``multiplier``
-    over the trace of the Hessian at w = 0 (:func:`rsrank.fitting.curvature_rate`)."""
+    """The library's path (:func:`rsrank.learning.path.walk`) of one fold at ``multiplier``
+    over the trace of the Hessian at w = 0 (:func:`rsrank.learning.fitting.curvature_rate`)."""
     load = lambda name: load_letor(Path(root) / f"Fold{fold}" / f"{name}.txt.gz")  # noqa: E731
     train, vali, test = load("train"), load("vali"), load("test")
     data = QueryData(*train[:3])

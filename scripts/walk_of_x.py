@@ -184,7 +184,7 @@ def main(argv=None):
     warnings.simplefilter("ignore")
     from rsrank import RSRank, RSRankCV, load_letor
     from rsrank.cli import main as cli
-    from rsrank.datasets import bundled_data_path
+    from rsrank.reading.datasets import bundled_data_path
 
     fold = Path(bundled_data_path()) / "Fold1"
     X, y, qid = load_letor(fold / "train.txt.gz")

@@ -58,8 +58,8 @@ def check_codes_against_indicators(X, y, qid, encoding, pair_weight):
     and histograms equal the linear model's on its explicit 0/1 step
     indicators (the same function, computed without them)."""
     from rsrank import _kernels as K
-    from rsrank.objective import Objective
-    from rsrank.querydata import QueryData
+    from rsrank.learning.objective import Objective
+    from rsrank.reading.querydata import QueryData
 
     data = QueryData(X, y, qid)
     steps = QueryData(encoding.indicators(X), y, qid)

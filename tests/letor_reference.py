@@ -1,5 +1,5 @@
 """A line-by-line transcription of LETOR's Eval-Score-3.0.pl rules, one query
-at a time, used as an independent reference for rsrank.metrics."""
+at a time, used as an independent reference for rsrank.evaluation.metrics."""
 
 import math
 

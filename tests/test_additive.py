@@ -9,11 +9,11 @@ from hypothesis import given, settings, strategies as st
 
 from conftest import check_codes_against_indicators
 from rsrank import _kernels as K
-from rsrank.binning import StepEncoding
-from rsrank.objective import Objective, workspace, workspace_fits
-from rsrank.penalty import L1Penalty
-from rsrank.querydata import QueryData
-from rsrank.solver import Solver, SolverState
+from rsrank.learning.binning import StepEncoding
+from rsrank.learning.objective import Objective, workspace, workspace_fits
+from rsrank.learning.penalty import L1Penalty
+from rsrank.reading.querydata import QueryData
+from rsrank.learning.solver import Solver, SolverState
 
 
 def queries(seed=0, n_queries=12, sparse=False, copies=1):
@@ -176,7 +176,7 @@ def test_dense_rows_are_strided_when_the_tables_stay_within_twice_the_packed_siz
 # -- the estimator ---------------------------------------------------------------------
 
 from rsrank import RSRank  # noqa: E402
-from rsrank.synthetic import make_nonlinear  # noqa: E402
+from rsrank.reading.synthetic import make_nonlinear  # noqa: E402
 
 
 def nonlinear_split(seed=0, n_queries=120):
@@ -266,7 +266,7 @@ def test_additive_models_refuse_what_they_cannot_do():
 def test_an_additive_model_file_predicts_the_same_and_is_checked(tmp_path):
     import json
 
-    from rsrank.persistence import ModelFileError
+    from rsrank.deployment.persistence import ModelFileError
 
     _, train, test = nonlinear_split(4)
     model = RSRank(additive=True, max_bins=16, max_iter=10).fit(*train[:2], qid=train[2])
@@ -297,7 +297,7 @@ def test_an_additive_model_file_predicts_the_same_and_is_checked(tmp_path):
 
 def test_feature_cost_files_are_read_and_checked(tmp_path):
     from rsrank import LetorFormatError
-    from rsrank.layouts import read_feature_costs
+    from rsrank.reading.layouts import read_feature_costs
 
     good = tmp_path / "costs.txt"
     good.write_text("# cost per feature\nbm25_title 4\n3 2.5\n\nclicks 0.5 # cheap\n")
@@ -316,7 +316,7 @@ def test_feature_cost_files_are_read_and_checked(tmp_path):
 def test_the_selection_keeps_the_cheapest_model_within_reach_and_reports_its_cost(tmp_path,
                                                                                    capsys):
     from rsrank.cli import main
-    from rsrank.experiments import sparsest_within
+    from rsrank.evaluation.experiments import sparsest_within
 
     points = [{"n_nonzero": 3, "cost": 30.0, "vali_score": 0.90},
               {"n_nonzero": 5, "cost": 5.0, "vali_score": 0.895},
@@ -405,7 +405,7 @@ def test_relax_refuses_what_it_cannot_do():
 
 def nonlinear_fold(directory, seed, n_queries=150):
     """One LETOR fold of make_nonlinear in ``directory``/Fold1."""
-    from rsrank.writers import write_letor
+    from rsrank.evaluation.writers import write_letor
 
     data, train, test = nonlinear_split(seed, n_queries=n_queries)
     fold = directory / "Fold1"
@@ -418,7 +418,7 @@ def nonlinear_fold(directory, seed, n_queries=150):
 
 
 def test_the_path_selects_among_the_penalized_and_the_relaxed_fits(tmp_path):
-    from rsrank.experiments import run_letor_folds
+    from rsrank.evaluation.experiments import run_letor_folds
 
     data = nonlinear_fold(tmp_path, 5)
     estimator = RSRank(additive=True, max_bins=16, max_iter=200, learning_rate="curvature",
@@ -488,7 +488,7 @@ def test_at_the_edge_of_the_path_every_weight_stays_at_zero(additive, pair_weigh
     tiny value, which the pair weights of its new ranking then grow (the
     bundled folds 4 and 5 kept up to 34 features without the margin)."""
     from rsrank import load_letor_fold
-    from rsrank.datasets import bundled_data_path
+    from rsrank.reading.datasets import bundled_data_path
 
     name = "l1_group" if additive else "l1"
     for fold in (4, 5):
@@ -507,7 +507,7 @@ def test_with_linear_the_selection_sees_both_kinds_paths_as_each_walks_it_alone(
     import json
 
     from rsrank.cli import main
-    from rsrank.experiments import sparsest_within
+    from rsrank.evaluation.experiments import sparsest_within
 
     nonlinear_fold(tmp_path / "data", 8)
     folds = {}

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from rsrank import RSRank
-from rsrank.export import export_model, to_elasticsearch, to_solr
-from rsrank.synthetic import make_nonlinear
+from rsrank.deployment.export import export_model, to_elasticsearch, to_solr
+from rsrank.reading.synthetic import make_nonlinear
 
 F32 = np.float32
 
@@ -55,7 +55,7 @@ def test_only_the_kept_features_appear_and_the_formats_parse(fitted, capsys, tmp
 
 
 def test_solr_thresholds_land_on_the_model_threshold_after_the_slack():
-    from rsrank.trees import solr_scale_exponent, solr_threshold
+    from rsrank.deployment.trees import solr_scale_exponent, solr_threshold
 
     rng = np.random.default_rng(0)
     values = np.concatenate([rng.normal(size=300), rng.exponential(size=100) * 1e4,
@@ -87,7 +87,7 @@ def test_an_additive_model_in_a_scaling_pipeline_is_refused(fitted):
 def test_rsrank_plot_draws_each_kept_feature(fitted, tmp_path, capsys):
     pytest.importorskip("matplotlib")
     from rsrank.cli import main
-    from rsrank.plotting import plot_shapes
+    from rsrank.deployment.plotting import plot_shapes
 
     model, _ = fitted
     path = tmp_path / "m.json"

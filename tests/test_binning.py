@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from rsrank.binning import (MAX_BINS, SortedColumns, bin_codes, bin_counts, fit_thresholds,
+from rsrank.learning.binning import (MAX_BINS, SortedColumns, bin_codes, bin_counts, fit_thresholds,
                             merged_thresholds, value_summary)
 
 
@@ -63,9 +63,9 @@ def test_codes_equal_brute_force_dense_and_csr(seed, max_bins, density, levels):
 
 
 def searchsorted_codes(X, thresholds):
-    """Each column through NumPy's searchsorted (rsrank.binning._code, the
+    """Each column through NumPy's searchsorted (rsrank.learning.binning._code, the
     codes' definition), a sparse X's absent values as 0."""
-    from rsrank.binning import _code
+    from rsrank.learning.binning import _code
 
     X = X.toarray() if sp.issparse(X) else np.asarray(X)
     return np.stack([_code(X[:, j], cuts) for j, cuts in enumerate(thresholds)], axis=1)

@@ -260,7 +260,7 @@ def test_cli_with_a_damaged_cache_warns_once_and_gives_the_same_table(tmp_path, 
 
 
 def test_an_interrupted_write_leaves_nothing(letor_file, monkeypatch):
-    from rsrank import _cache
+    from rsrank.reading import _cache
 
     calls = []
 

@@ -42,9 +42,9 @@ import json
 import numpy as np
 
 from rsrank import RSRank, load_letor
-from rsrank.runs import read_scores
-from rsrank.metrics import letor_report
-from rsrank.experiments import run_letor_folds
+from rsrank.evaluation.runs import read_scores
+from rsrank.evaluation.metrics import letor_report
+from rsrank.evaluation.experiments import run_letor_folds
 
 
 def test_train_writes_results_that_match_the_api(tmp_path, capsys, bundled_root):
@@ -121,12 +121,12 @@ def test_train_does_not_overwrite_without_force(tmp_path, capsys, bundled_root):
 
 
 def test_interrupted_write_leaves_nothing(tmp_path, monkeypatch, bundled_root):
-    import rsrank.reports
+    import rsrank.evaluation.reports
 
     def failing(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(rsrank.reports, "write_scores", failing)
+    monkeypatch.setattr(rsrank.evaluation.reports, "write_scores", failing)
     out = tmp_path / "run"
     assert main(["train", str(bundled_root), "--folds", "1", "--max-iter", "1", "--quiet",
                  "--out", str(out)]) == 130
@@ -247,7 +247,7 @@ def test_malformed_grid_options(argv, message, capsys):
 def test_train_threads_by_the_work_for_one_fold_and_shares_cores_between_folds():
     import os
 
-    from rsrank.recipe import fold_threads
+    from rsrank.learning.recipe import fold_threads
 
     def threads(*argv):
         args = build_parser().parse_args(["train", *argv])
@@ -260,7 +260,7 @@ def test_train_threads_by_the_work_for_one_fold_and_shares_cores_between_folds()
 
 
 def test_the_path_stops_a_point_once_its_weights_settle():
-    from rsrank.recipe import PATH_WEIGHT_TOL, train_recipe
+    from rsrank.learning.recipe import PATH_WEIGHT_TOL, train_recipe
 
     def weight_tol(*argv):
         args = build_parser().parse_args(["train", *argv])
@@ -439,7 +439,7 @@ def test_each_command_defines_itself_with_its_tables_help():
 
 
 def test_path_rows_walks_the_path_on_a_sample_and_says_so(tmp_path, bundled_root):
-    from rsrank.recipe import PATH_ROWS
+    from rsrank.learning.recipe import PATH_ROWS
 
     out = tmp_path / "run"
     assert main(["train", str(bundled_root), "--folds", "1", "--max-iter", "5", "--quiet",

@@ -10,8 +10,8 @@ import pytest
 
 from rsrank import RSRank, load_letor, writers
 from rsrank.cli import DEFAULT_L1_RATIO, main
-from rsrank.metrics import mean_ndcg
-from rsrank.synthetic import make_raw_features
+from rsrank.evaluation.metrics import mean_ndcg
+from rsrank.reading.synthetic import make_raw_features
 
 
 def write_letor(path, data, docid_offset=0):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from rsrank.clicks.choice import DebiasChoice, debias_choice
-from rsrank.querydata import QueryData
+from rsrank.reading.querydata import QueryData
 
 
 class Scores:
@@ -65,7 +65,7 @@ def test_the_better_model_on_the_judge_is_kept_and_a_tie_keeps_plain_clicks():
 
 def _logged(seed=0, n_queries=30):
     """Features with docids, a click log of them and two models' scores."""
-    from rsrank.synthetic import simulate_clicks
+    from rsrank.reading.synthetic import simulate_clicks
 
     rng = np.random.default_rng(seed)
     y = rng.integers(0, 3, size=n_queries * 12)
@@ -92,7 +92,7 @@ def test_a_log_estimates_each_query_by_its_graded_documents_with_a_t_interval(se
 
     from rsrank.clicks import ClickLog, grade_clicks
     from rsrank.clicks.estimate import click_values, compare_on_clicks, estimate
-    from rsrank.metrics import ndcg_per_query
+    from rsrank.evaluation.metrics import ndcg_per_query
 
     X, qid, docids, sim = _logged(0 if sessions else 1)
     log = ClickLog.from_sessions(sim.session, sim.qid, docids[sim.docid], sim.position,
@@ -128,7 +128,7 @@ def test_a_log_estimates_each_query_by_its_graded_documents_with_a_t_interval(se
 
 @pytest.fixture(scope="module")
 def impressions_log():
-    from rsrank.synthetic import make_letor_like, simulate_clicks
+    from rsrank.reading.synthetic import make_letor_like, simulate_clicks
 
     data = make_letor_like(n_queries=80, docs_per_query=(15, 25), random_state=3)
     production = data.X @ (data.coef + np.random.default_rng(3).normal(size=len(data.coef)))
@@ -191,7 +191,7 @@ def test_rsrankcv_on_clicks_holds_every_row_of_x_to_the_rules_of_a_fit_on_labels
 def test_the_regularization_path_takes_a_click_log_as_the_fits_do(impressions_log):
     from rsrank import RSRank
     from rsrank.clicks.arrays import click_splits
-    from rsrank.path import regularization_path
+    from rsrank.learning.path import regularization_path
 
     (X, clicks, qid, position, session), vali = impressions_log
     l1s = [0.3, 0.03]

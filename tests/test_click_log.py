@@ -13,8 +13,8 @@ from hypothesis import given, settings, strategies as st
 from rsrank.clicks import grade_clicks, read_click_log
 from rsrank.clicks.log import (MAX_ID, MAX_IMPRESSIONS, MAX_LINE, MAX_POSITION, ClickLog, Ids,
                                impression_log)
-from rsrank.querydata import QueryData
-from rsrank.synthetic import simulate_clicks
+from rsrank.reading.querydata import QueryData
+from rsrank.reading.synthetic import simulate_clicks
 
 HEAD = "session,qid,docid,position,click\n"
 AGG = "qid,docid,position,impressions,clicks\n"
@@ -415,7 +415,7 @@ def test_a_log_as_files_and_as_arrays_reads_to_the_same_data(tmp_path, debias, w
     validation and judging data, the same vali queries held out."""
     from rsrank.clicks import load_click_fold
     from rsrank.clicks.arrays import click_splits
-    from rsrank.writers import write_letor
+    from rsrank.evaluation.writers import write_letor
 
     rng = np.random.default_rng(3)
     n_queries, per_query = 12, 12

@@ -1,10 +1,10 @@
-"""Click logs: the simulated users of rsrank.synthetic.simulate_clicks hold
+"""Click logs: the simulated users of rsrank.reading.synthetic.simulate_clicks hold
 to their models' definitions, checked by counting."""
 
 import numpy as np
 import pytest
 
-from rsrank.synthetic import click_chance, examination_curve, simulate_clicks
+from rsrank.reading.synthetic import click_chance, examination_curve, simulate_clicks
 
 
 def queries(n_queries=3, n_docs=15, seed=0):

@@ -8,7 +8,7 @@ import pytest
 
 from rsrank import RSRank, load_letor, metrics, stats
 from rsrank.cli import main
-from rsrank.experiments import run_letor_folds
+from rsrank.evaluation.experiments import run_letor_folds
 
 TRAIN = ["--max-iter", "4", "--batch-size", "4", "--quiet"]
 
@@ -139,7 +139,7 @@ def _trec_lines(path):
 
 
 def test_train_writes_trec_runs_and_qrels_that_compare_reads(runs, bundled_root, capsys):
-    from rsrank.datasets import read_docids
+    from rsrank.reading.datasets import read_docids
 
     one, three = runs
     assert sorted(p.name for p in (one / "trec").iterdir()) == [
@@ -196,7 +196,7 @@ def test_train_writes_trec_runs_and_qrels_that_compare_reads(runs, bundled_root,
     ("\n", "no judgments"),
 ])
 def test_bad_qrels_name_the_file_and_line(tmp_path, text, message):
-    from rsrank.runs import read_qrels
+    from rsrank.evaluation.runs import read_qrels
     path = tmp_path / "bad.qrels"
     path.write_text(text)
     with pytest.raises(ValueError, match=re.escape(message)) as error:
@@ -207,8 +207,8 @@ def test_bad_qrels_name_the_file_and_line(tmp_path, text, message):
 def test_trec_runs_follow_the_file_when_its_queries_are_out_of_order(tmp_path):
     import warnings
 
-    from rsrank.synthetic import make_letor_like
-    from rsrank.writers import write_letor
+    from rsrank.reading.synthetic import make_letor_like
+    from rsrank.evaluation.writers import write_letor
 
     data = make_letor_like(n_queries=30, docs_per_query=(5, 12), n_features=6, n_informative=3,
                            n_redundant=1, n_constant=1, random_state=3)

@@ -12,9 +12,9 @@ from sklearn.datasets import dump_svmlight_file
 
 from rsrank import load_letor
 from rsrank.cli import main
-from rsrank.datasets import csv_feature_names, read_docids
-from rsrank.synthetic import make_letor_like
-from rsrank.writers import write_letor
+from rsrank.reading.datasets import csv_feature_names, read_docids
+from rsrank.reading.synthetic import make_letor_like
+from rsrank.evaluation.writers import write_letor
 
 
 def write_csv(path, X, y, qid, names, docids=None, order=None):
@@ -231,7 +231,7 @@ def test_zero_based_svmlight_is_refused_with_its_fix_and_one_based_read(tmp_path
 
 
 def test_a_query_split_in_two_blocks_warns_with_its_csv_line(tmp_path):
-    from rsrank.datasets import NonContiguousQueryWarning
+    from rsrank.reading.datasets import NonContiguousQueryWarning
 
     path = tmp_path / "split.csv"
     path.write_text("qid,label,f\n1,0,0.5\n2,1,0.3\n\n1,2,0.9\n")

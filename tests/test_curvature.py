@@ -6,11 +6,11 @@ import pytest
 import scipy.sparse as sp
 
 from rsrank import QueryData, RSRank, load_letor_fold
-from rsrank.binning import PairEncoding, StepEncoding
+from rsrank.learning.binning import PairEncoding, StepEncoding
 from rsrank.estimator import CURVATURE_STEP
-from rsrank.experiments import run_letor_folds
-from rsrank.metrics import discount_values, gain_values, mean_ndcg
-from rsrank.objective import PAIR_CURVATURE, Objective
+from rsrank.evaluation.experiments import run_letor_folds
+from rsrank.evaluation.metrics import discount_values, gain_values, mean_ndcg
+from rsrank.learning.objective import PAIR_CURVATURE, Objective
 
 
 def brute_force_diagonal(X, y, qid, scale, pair_weight, ndcg_k, pair_loss):

@@ -12,10 +12,10 @@ from sklearn.model_selection import GroupKFold, ParameterGrid
 from conftest import small_queries
 from rsrank import QueryData, RSRankCV, load_letor_fold
 from rsrank.estimator import DivergenceWarning
-from rsrank.experiments import choose_fit, run_letor_folds, sparsest_within
-from rsrank.metrics import ndcg_per_query
-from rsrank.path import walk
-from rsrank.recipe import train_recipe
+from rsrank.evaluation.experiments import choose_fit, run_letor_folds, sparsest_within
+from rsrank.evaluation.metrics import ndcg_per_query
+from rsrank.learning.path import walk
+from rsrank.learning.recipe import train_recipe
 
 RATIOS = [0.215, 0.0464, 0.01, 0.0]
 FAST = dict(l1_ratio=RATIOS, max_iter=60, n_jobs=1)
@@ -85,7 +85,7 @@ def test_the_additive_kind_walks_whole_shapes():
 
 def test_rsrank_train_can_judge_on_vali_and_on_folds_of_train(bundled_root, capsys):
     from rsrank.cli import main
-    from rsrank.experiments import held_out_values, score_fits
+    from rsrank.evaluation.experiments import held_out_values, score_fits
     fold = load_letor_fold(bundled_root, 2)
     fold.fold = 2
     estimator, grid = train_recipe(l1_ratio=RATIOS, max_iter=60, n_jobs=1)
@@ -104,7 +104,7 @@ def test_rsrank_train_can_judge_on_vali_and_on_folds_of_train(bundled_root, caps
 
 
 def test_a_selection_of_3_percent_or_more_takes_the_sparse_recipe():
-    from rsrank.recipe import (DEFAULT_L1_RATIO, SPARSE_L1_RATIO, SPARSE_VALI_CV,
+    from rsrank.learning.recipe import (DEFAULT_L1_RATIO, SPARSE_L1_RATIO, SPARSE_VALI_CV,
                                vali_folds)
     # the sparse path: every default point, and twice as many between 1 and 0.1 of l1_max
     assert set(DEFAULT_L1_RATIO) < set(SPARSE_L1_RATIO)
@@ -143,7 +143,7 @@ def test_rsrank_train_at_3_percent_walks_the_sparse_path_on_vali_and_folds(bundl
     import json
 
     from rsrank.cli import main
-    from rsrank.recipe import SPARSE_L1_RATIO, SPARSE_VALI_CV
+    from rsrank.learning.recipe import SPARSE_L1_RATIO, SPARSE_VALI_CV
     runs = {}
     for name, extra in (("sparse", []), ("vali", ["--vali-cv", "0"]),
                         ("stream", ["--stream"])):

@@ -191,7 +191,7 @@ def test_grid_search_with_joblib_dask_backend(client):
     from joblib import parallel_config
     from sklearn.model_selection import GridSearchCV
 
-    from rsrank.model_selection import fit_search
+    from rsrank.evaluation.model_selection import fit_search
 
     rng = np.random.default_rng(0)
     X = rng.uniform(size=(240, 4))
@@ -288,7 +288,7 @@ def test_interactions_are_refused_on_a_cluster_before_any_work(client, bundled_r
 
 @pytest.mark.parametrize("with_sessions", [False, True])
 def test_a_click_log_split_by_session_gives_the_one_process_model(client, with_sessions):
-    from rsrank.synthetic import make_letor_like, simulate_clicks
+    from rsrank.reading.synthetic import make_letor_like, simulate_clicks
 
     data = make_letor_like(n_queries=40, docs_per_query=(15, 30), random_state=3)
     production = data.X @ np.random.default_rng(3).normal(size=data.X.shape[1])
@@ -312,7 +312,7 @@ def test_a_click_log_split_by_session_gives_the_one_process_model(client, with_s
 
 
 def test_a_click_log_holds_every_row_of_x_to_the_rules_of_a_fit_on_labels(client):
-    from rsrank.synthetic import make_letor_like, simulate_clicks
+    from rsrank.reading.synthetic import make_letor_like, simulate_clicks
 
     data = make_letor_like(n_queries=20, docs_per_query=(12, 20), random_state=5)
     sim = simulate_clicks(data.y, data.qid, data.X[:, 0], n_sessions=10, random_state=5)

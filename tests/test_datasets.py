@@ -6,11 +6,11 @@ import pytest
 
 import rsrank
 from rsrank import LetorFormatError, NonContiguousQueryWarning, load_letor, load_letor_fold
-from rsrank.datasets import (dataset_summary, find_folds, iter_letor_folds, letor_summary,
+from rsrank.reading.datasets import (dataset_summary, find_folds, iter_letor_folds, letor_summary,
                              read_query_sizes)
-from rsrank.runs import read_scores
-from rsrank.writers import write_scores
-from rsrank.synthetic import make_letor_like, write_letor_folds
+from rsrank.evaluation.runs import read_scores
+from rsrank.evaluation.writers import write_scores
+from rsrank.reading.synthetic import make_letor_like, write_letor_folds
 
 GOOD = (
     "2 qid:10 1:0.5 2:0.25 3:1 #docid = 11\n"
@@ -265,7 +265,8 @@ def test_compiled_stream_equals_the_line_reader_across_chunk_ends(tmp_path, monk
     # queries cut by chunk ends, comments and blank lines, several block sizes
     import gzip
 
-    from rsrank import _streaming as datasets, iter_letor_chunks
+    from rsrank.reading import _streaming as datasets
+    from rsrank import iter_letor_chunks
 
     rng = np.random.default_rng(4)
     lines = []
@@ -292,7 +293,8 @@ def test_compiled_stream_equals_the_line_reader_across_chunk_ends(tmp_path, monk
 
 
 def test_compiled_stream_hands_a_late_problem_to_the_line_reader(tmp_path, monkeypatch):
-    from rsrank import _streaming as datasets, iter_letor_chunks
+    from rsrank.reading import _streaming as datasets
+    from rsrank import iter_letor_chunks
 
     good = "".join(f"{i % 3} qid:{i // 3} 1:0.5 2:{i}\n" for i in range(60))
     monkeypatch.setattr(datasets, "_STREAM_CHUNK_BYTES", 64)
@@ -316,7 +318,7 @@ def test_compiled_stream_hands_a_late_problem_to_the_line_reader(tmp_path, monke
 def test_complete_rows_become_a_dense_view_and_others_stay_sparse():
     import scipy.sparse as sp
 
-    from rsrank.datasets import dense_if_complete
+    from rsrank.reading.datasets import dense_if_complete
 
     rng = np.random.default_rng(0)
     full = rng.normal(size=(7, 4)).astype(np.float32)
@@ -339,7 +341,7 @@ def test_complete_rows_become_a_dense_view_and_others_stay_sparse():
 
 
 def test_dense_loading_equals_sparse_loading(tmp_path):
-    from rsrank.writers import write_letor
+    from rsrank.evaluation.writers import write_letor
 
     rng = np.random.default_rng(1)
     X = rng.uniform(0.1, 5, size=(40, 6))

@@ -1,5 +1,5 @@
 """Every export loads under each engine's rules and scores every document as
-predict does, missing features included (rsrank.engines follows each
+predict does, missing features included (rsrank.deployment.engines follows each
 engine's source; these tests hold the exports to it, and hold it to the
 engines' refusals)."""
 
@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rsrank import RSRank
-from rsrank.engines import ENGINES, EngineError, engine_scores, java_float
-from rsrank.export import export_model, parity, solr_defaults, to_elasticsearch, to_solr
-from rsrank.synthetic import make_edge_values, make_raw_features
+from rsrank.deployment.engines import ENGINES, EngineError, engine_scores, java_float
+from rsrank.deployment.export import export_model, parity, solr_defaults, to_elasticsearch, to_solr
+from rsrank.reading.synthetic import make_edge_values, make_raw_features
 
 F32 = np.float32
 TINY = F32(np.finfo(F32).smallest_subnormal)
@@ -123,7 +123,7 @@ def test_linear_exports_score_a_missing_feature_as_0(linear_model, engine):
 
 
 def test_ohsumed_ranks_alike_in_every_engine(ohsumed_root):
-    from rsrank.datasets import load_letor_fold
+    from rsrank.reading.datasets import load_letor_fold
 
     parts = load_letor_fold(ohsumed_root, 1, dense=True)
     X, y, qid = parts.train
@@ -241,7 +241,7 @@ def test_java_float_against_java():
 def test_exported_numbers_read_back_exactly(bits):
     """Every float32 survives the export's text through Float.parseFloat and
     through a double (the two roads the plugins take)."""
-    from rsrank.trees import exact_text
+    from rsrank.deployment.trees import exact_text
 
     value = np.array([bits], dtype=np.uint32).view(F32)[0]
     if not np.isfinite(value):
@@ -254,7 +254,7 @@ def test_exported_numbers_read_back_exactly(bits):
 @settings(max_examples=300, deadline=None)
 @given(st.integers(0, 2 ** 32 - 1), st.integers(-3, 3))
 def test_the_vespa_cut_splits_doubles_as_float32_rounding_does(bits, nudge):
-    from rsrank.trees import vespa_cut
+    from rsrank.deployment.trees import vespa_cut
 
     t = np.array([bits], dtype=np.uint32).view(F32)[0]
     if not np.isfinite(t):
@@ -274,7 +274,7 @@ def test_the_vespa_cut_splits_doubles_as_float32_rounding_does(bits, nudge):
 @settings(max_examples=300, deadline=None)
 @given(st.integers(0, 2 ** 32 - 1))
 def test_a_solr_threshold_lands_on_the_cut_or_is_none(bits):
-    from rsrank.trees import SOLR_SPLIT_SLACK, solr_threshold
+    from rsrank.deployment.trees import SOLR_SPLIT_SLACK, solr_threshold
 
     t = np.array([bits], dtype=np.uint32).view(F32)[0]
     if not np.isfinite(t):
@@ -316,9 +316,9 @@ def test_a_plugin_number_that_double_rounding_would_move_is_refused():
 
 def test_rsrank_export_check_scores_the_export_by_each_versions_rules(edge_model, tmp_path,
                                                                       capsys, monkeypatch):
-    import rsrank.trees
+    import rsrank.deployment.trees
     from rsrank.cli import main
-    from rsrank.writers import write_letor
+    from rsrank.evaluation.writers import write_letor
 
     model, held_out, qid = edge_model
     model.save(tmp_path / "m.json")
@@ -337,7 +337,7 @@ def test_rsrank_export_check_scores_the_export_by_each_versions_rules(edge_model
     assert main([*argv[:4], "--out", str(out), "--check", str(bad)]) == 2
     assert "bad.txt, line 1" in capsys.readouterr().err and not out.exists()
     # an export that sends a missing value the wrong way is caught, exit 1
-    monkeypatch.setattr(rsrank.trees, "zero_goes_left", lambda node: False)
+    monkeypatch.setattr(rsrank.deployment.trees, "zero_goes_left", lambda node: False)
     assert main(argv) == 1
     checks = [line for line in capsys.readouterr().err.splitlines() if " check " in line]
     assert any(", 0 with every 0 sent" not in line for line in checks), checks
@@ -346,7 +346,7 @@ def test_rsrank_export_check_scores_the_export_by_each_versions_rules(edge_model
 def test_without_the_guard_the_plugins_from_1_5_9_and_3_8_score_infinity_as_predict(
         edge_model, tmp_path, capsys):
     from rsrank.cli import main
-    from rsrank.writers import write_letor
+    from rsrank.evaluation.writers import write_letor
 
     # a value beyond float32's range is +inf in the plugins: predict puts it above every
     # cut; the guard a lacking feature needs in OpenSearch LTR 3.2-3.7 sends it to the

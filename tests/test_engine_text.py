@@ -11,8 +11,8 @@ import pytest
 
 from rsrank import RSRank
 from rsrank.cli import main
-from rsrank.export import export_model, featureset_subset, upload_hint
-from rsrank.synthetic import make_raw_features
+from rsrank.deployment.export import export_model, featureset_subset, upload_hint
+from rsrank.reading.synthetic import make_raw_features
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ import pytest
 import scipy.sparse as sp
 
 from rsrank import RSRank, load_letor_fold
-from rsrank import metrics as M
+from rsrank.evaluation import metrics as M
 
 
 def toy_queries(n_queries=12, n_docs=15, n_features=6, seed=0):
@@ -25,7 +25,7 @@ def toy_queries(n_queries=12, n_docs=15, n_features=6, seed=0):
 def reference_epoch(X, y, qid, w, lr, l1, period, theta, batch_size, cumulative=False,
                     power_t=0.0):
     """RSRank in plain NumPy: swap weights by actually swapping two documents
-    and recomputing NDCG with rsrank.metrics, queries in qid order. With
+    and recomputing NDCG with rsrank.evaluation.metrics, queries in qid order. With
     ``cumulative``, L1 as written in Tsuruoka et al. (2009), Figure 2. Step
     ``t`` (from 1) has step size ``lr / t ** power_t``; a truncation shrinks
     by ``l1`` times the step sizes of the steps since the last one."""
@@ -249,7 +249,7 @@ def test_weight_tol_stops_at_the_first_settled_epoch_without_changing_the_iterat
 
 
 def test_with_momentum_settledness_counts_from_the_settle_epoch():
-    from rsrank.solver import SETTLE_AFTER
+    from rsrank.learning.solver import SETTLE_AFTER
 
     X, y, qid = toy_queries(n_queries=20)
     params = dict(learning_rate="curvature", l1=0.01, max_iter=100, random_state=0,
@@ -345,7 +345,7 @@ def test_learns_and_keeps_best_validation_epoch():
 @pytest.mark.parametrize("sparse", [False, True])
 def test_epoch_ndcg_bookkeeping_equals_metrics(convention, sparse):
     """The per-epoch NDCG (kernel over data grouped once) against
-    rsrank.metrics on shuffled rows with tied scores, queries shorter than
+    rsrank.evaluation.metrics on shuffled rows with tied scores, queries shorter than
     eval_k and queries without a relevant document."""
     rng = np.random.default_rng(7)
     sizes = rng.integers(1, 25, size=60)
@@ -356,7 +356,7 @@ def test_epoch_ndcg_bookkeeping_equals_metrics(convention, sparse):
     if sparse:
         X = sp.csr_matrix(X)
     from rsrank import QueryData
-    from rsrank.solver import NDCGMonitor
+    from rsrank.learning.solver import NDCGMonitor
     monitor = NDCGMonitor(QueryData(X, y, qid), 7, convention)
     for _ in range(5):
         w = rng.integers(-2, 3, size=4).astype(float)
@@ -625,7 +625,7 @@ def test_the_divergence_watch_keeps_min_of_the_losses_as_they_arrive():
     # infinite losses included, however many arrive between two looks
     from hypothesis import given, settings, strategies as st
 
-    from rsrank.solver import DivergenceWatch
+    from rsrank.learning.solver import DivergenceWatch
 
     @settings(max_examples=200, deadline=None)
     @given(st.lists(st.floats(allow_nan=True, allow_infinity=True), min_size=1, max_size=30),

@@ -6,8 +6,8 @@ from sklearn.base import clone
 from sklearn.utils import Bunch
 
 from rsrank import RSRank, load_letor_fold
-from rsrank import metrics as M
-from rsrank.experiments import (l1_grid, parse_metric, per_query_from_results, read_results,
+from rsrank.evaluation import metrics as M
+from rsrank.evaluation.experiments import (l1_grid, parse_metric, per_query_from_results, read_results,
                                 regularization_path, run_letor_folds, save_experiment,
                                 choose_fit, kind_choices, sparsest_index,
                                 sparsest_within)
@@ -322,7 +322,7 @@ def test_auto_rate_is_chosen_once_per_fold_without_l1_and_the_grid_runs_at_it(bu
 
 def test_a_selection_hands_out_an_estimator_per_fit_only_when_asked(bundled_root):
     from rsrank import QueryData
-    from rsrank.experiments import fit_and_select
+    from rsrank.evaluation.experiments import fit_and_select
 
     fold = load_letor_fold(bundled_root, 1)
     selection = fit_and_select(RSRank(max_iter=3), [{"l1": 0.0}, {"l1": 1.0}],
@@ -337,8 +337,8 @@ def test_a_selection_hands_out_an_estimator_per_fit_only_when_asked(bundled_root
 
 def test_a_path_on_more_rows_than_path_rows_walks_a_sample_and_refits_its_choice(bundled_root):
     from rsrank import QueryData
-    from rsrank.experiments import fit_and_select
-    from rsrank.path import carried_weights, path_sample
+    from rsrank.evaluation.experiments import fit_and_select
+    from rsrank.learning.path import carried_weights, path_sample
 
     fold = load_letor_fold(bundled_root, 1)
     train, vali = QueryData(*fold.train), QueryData(*fold.vali)

@@ -1,6 +1,6 @@
 """Exports to search engines, scored by evaluators that follow each engine's
 documented semantics (written from the formats' documentation, not from
-rsrank.export), compared with RSRank.predict on held-out rows."""
+rsrank.deployment.export), compared with RSRank.predict on held-out rows."""
 
 import json
 import re
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from rsrank import RSRank
-from rsrank.export import export_model
-from rsrank.synthetic import make_raw_features
+from rsrank.deployment.export import export_model
+from rsrank.reading.synthetic import make_raw_features
 
 
 def solr_scores(text, rows):

@@ -274,7 +274,7 @@ def test_force_replaces_results_in_one_step(tmp_path):
 
 
 def test_a_failing_rename_keeps_the_old_results(tmp_path, capsys, monkeypatch):
-    import rsrank._files
+    import rsrank.reading._files
 
     out = tmp_path / "run"
     assert main(["train", "--folds", "1", "--max-iter", "2", "--quiet", "--out", str(out)]) == 0
@@ -283,14 +283,14 @@ def test_a_failing_rename_keeps_the_old_results(tmp_path, capsys, monkeypatch):
     def broken(*_):
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(rsrank._files, "_exchange", broken)
+    monkeypatch.setattr(rsrank.reading._files, "_exchange", broken)
     capsys.readouterr()
     code, err = run(["train", "--folds", "1", "--max-iter", "3", "--quiet", "--out", out,
                      "--force"], capsys)
     assert_one_line(code, err, "Input/output error")
     assert digest(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
-    monkeypatch.setattr(rsrank._files.os, "rename", broken)
+    monkeypatch.setattr(rsrank.reading._files.os, "rename", broken)
     code, err = run(["train", "--folds", "1", "--max-iter", "2", "--quiet", "--out",
                      tmp_path / "fresh"], capsys)
     assert_one_line(code, err, "Input/output error")
@@ -302,7 +302,7 @@ def test_a_run_killed_while_writing_leaves_nothing_that_blocks_the_next(tmp_path
     out = tmp_path / "run"
     killed = subprocess.run([sys.executable, "-c", f"""
 import os, signal
-from rsrank._files import ResultsDirectory
+from rsrank.reading._files import ResultsDirectory
 claim = ResultsDirectory({str(out)!r}).__enter__()
 (claim.staging / "results.json").write_text('{{"half": ')
 os.kill(os.getpid(), signal.SIGKILL)
@@ -362,7 +362,7 @@ def test_a_dead_worker_process_is_one_line(capsys, monkeypatch, data_dir):
 
 
 def test_atomic_write_leaves_no_temporary_file(tmp_path, monkeypatch):
-    from rsrank._files import atomic_write_text
+    from rsrank.reading._files import atomic_write_text
 
     target = write(tmp_path, "scores.txt", "old\n")
 
@@ -431,7 +431,7 @@ def worker_processes(parent):
             command = (stat.parent / "cmdline").read_bytes()
         except (OSError, IndexError, ValueError):
             continue
-        if ppid == parent and b"rsrank._workers" in command:
+        if ppid == parent and b"rsrank.learning._workers" in command:
             found.append(int(stat.parent.name))
     return found
 

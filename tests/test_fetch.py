@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rsrank import _fetch
+from rsrank.reading import _fetch
 from rsrank.cli import main
-from rsrank.datasets import fetch_letor, load_letor
+from rsrank.reading.datasets import fetch_letor, load_letor
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -329,7 +329,7 @@ def test_a_data_home_that_cannot_be_one_is_told_in_one_line(toy, tmp_path, capsy
 
 def test_two_fetches_of_one_dataset_take_turns(toy, tmp_path):
     server, served, home = toy
-    script = ("import sys; from pathlib import Path; from rsrank import _fetch; "
+    script = ("import sys; from pathlib import Path; from rsrank.reading import _fetch; "
               f"_fetch.REGISTRY = Path({str(_fetch.REGISTRY)!r}); "
               f"print(_fetch.fetch_letor('Toy', data_home={str(home)!r}, "
               f"url={server.url!r}, quiet=True))")

@@ -1,10 +1,10 @@
-"""Outputs that never half-exist and never replace an input (rsrank._files)."""
+"""Outputs that never half-exist and never replace an input (rsrank.reading._files)."""
 
 import os
 
 import pytest
 
-from rsrank._files import (OutputError, ResultsDirectory, atomic_write_bytes,
+from rsrank.reading._files import (OutputError, ResultsDirectory, atomic_write_bytes,
                            atomic_write_text, check_not_input, read_bounded_text)
 
 

@@ -14,12 +14,13 @@ import scipy.sparse as sp
 
 from conftest import check_codes_against_indicators
 from rsrank import QueryData, RSRank
-from rsrank import export, trees
-from rsrank.binning import PairEncoding, fit_thresholds
-from rsrank.export import parity
-from rsrank.interactions import candidate_features, row_lambdas
-from rsrank.persistence import ModelFileError
-from rsrank.synthetic import make_edge_values, make_interactions
+from rsrank.deployment import export
+from rsrank.deployment import trees
+from rsrank.learning.binning import PairEncoding, fit_thresholds
+from rsrank.deployment.export import parity
+from rsrank.learning.interactions import candidate_features, row_lambdas
+from rsrank.deployment.persistence import ModelFileError
+from rsrank.reading.synthetic import make_edge_values, make_interactions
 
 
 def queries(seed=0, n_queries=14, sparse=False):
@@ -290,7 +291,7 @@ def test_a_pair_tree_splits_on_both_features_where_the_table_changes():
 
 @pytest.fixture(scope="module")
 def interaction_files(tmp_path_factory):
-    from rsrank import writers
+    from rsrank.evaluation import writers
 
     root = tmp_path_factory.mktemp("pairs")
     paths = {}

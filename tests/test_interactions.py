@@ -1,4 +1,4 @@
-"""Candidate pairs from the pair gradients (rsrank.interactions)."""
+"""Candidate pairs from the pair gradients (rsrank.learning.interactions)."""
 
 import warnings
 
@@ -7,8 +7,8 @@ import pytest
 
 from rsrank import RSRank, QueryData
 from rsrank import _kernels
-from rsrank.interactions import interaction_gain, pair_gains
-from rsrank.synthetic import make_interactions
+from rsrank.learning.interactions import interaction_gain, pair_gains
+from rsrank.reading.synthetic import make_interactions
 
 
 def test_pair_histograms_equal_a_bincount_per_pair():
@@ -77,7 +77,7 @@ def test_candidates_and_bins_are_checked():
 def test_the_grid_segments_are_the_best_split_by_brute_force():
     import itertools
 
-    from rsrank.interactions import _segments
+    from rsrank.learning.interactions import _segments
 
     rng = np.random.default_rng(5)
     for _ in range(20):
@@ -103,7 +103,7 @@ def test_the_grid_segments_are_the_best_split_by_brute_force():
 
 
 def test_a_pairs_grid_is_cut_where_an_and_switches():
-    from rsrank.interactions import pair_grids, row_lambdas
+    from rsrank.learning.interactions import pair_grids, row_lambdas
 
     data = make_interactions(("and",), n_queries=200, random_state=0)
     q = QueryData(data.X, data.y, data.qid, feature_names=data.feature_names)

@@ -3,7 +3,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from rsrank import _kernels as K
-from rsrank import metrics as M
+from rsrank.evaluation import metrics as M
 
 
 def discount_table(n, discount, k):
@@ -222,7 +222,7 @@ def test_threads_share_the_gradient_rows_and_change_no_bit(batch_size):
     import numba
 
     from rsrank import QueryData
-    from rsrank.objective import Objective, workspace
+    from rsrank.learning.objective import Objective, workspace
 
     rng = np.random.default_rng(5)
     sizes = rng.integers(2, 30, 41)
@@ -386,7 +386,7 @@ def test_top_order_is_a_stable_partial_ranking(values, k):
 @pytest.mark.parametrize("seed", range(6))
 def test_prefix_sum_lambdas_equal_the_pair_loop(seed):
     from rsrank import _kernels as K
-    from rsrank.metrics import discount_values, gain_values
+    from rsrank.evaluation.metrics import discount_values, gain_values
 
     rng = np.random.default_rng(seed)
     for trial in range(50):

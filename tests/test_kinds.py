@@ -11,9 +11,9 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from conftest import run_cli, small_queries
 from rsrank import RSRank, RSRankCV
-from rsrank.engines import ENGINES
-from rsrank.export import parity
-from rsrank.kinds import KINDS
+from rsrank.deployment.engines import ENGINES
+from rsrank.deployment.export import parity
+from rsrank.learning.kinds import KINDS
 
 #: the parameters that ask for each kind, on small data
 KIND_PARAMS = {
@@ -24,9 +24,9 @@ KIND_PARAMS = {
 
 
 def test_every_kind_is_tested_and_has_its_parts_everywhere():
-    from rsrank import persistence
-    from rsrank.export import WRITERS
-    from rsrank.kinds import for_kind
+    from rsrank.deployment import persistence
+    from rsrank.deployment.export import WRITERS
+    from rsrank.learning.kinds import for_kind
 
     assert set(KIND_PARAMS) == set(KINDS)
     # each module that keeps a part per kind has one for every kind, and no other
@@ -144,7 +144,7 @@ def test_every_engine_scores_the_export_as_predict(fitted, queries):
 
 def test_the_shape_plot_draws_additive_kinds_and_names_the_fix_for_linear(fitted, tmp_path):
     pytest.importorskip("matplotlib")
-    from rsrank.plotting import plot_shapes
+    from rsrank.deployment.plotting import plot_shapes
 
     kind, model = fitted
     path = tmp_path / "shapes.png"
@@ -163,14 +163,14 @@ def test_the_shape_plot_draws_additive_kinds_and_names_the_fix_for_linear(fitted
 def _no_work(monkeypatch):
     """Make every piece of a fit's work fail loudly: thresholds, the pair
     search and the solver's epochs."""
-    import rsrank.querydata
-    import rsrank.solver
+    import rsrank.reading.querydata
+    import rsrank.learning.solver
 
     def work(*args, **kwargs):
         raise AssertionError("a fit's work ran before its parameters were checked")
-    monkeypatch.setattr(rsrank.querydata.QueryData, "step_encoding", work)
-    monkeypatch.setattr(rsrank.solver.Solver, "run", work)
-    monkeypatch.setattr(rsrank.solver.Solver, "epoch", work)
+    monkeypatch.setattr(rsrank.reading.querydata.QueryData, "step_encoding", work)
+    monkeypatch.setattr(rsrank.learning.solver.Solver, "run", work)
+    monkeypatch.setattr(rsrank.learning.solver.Solver, "epoch", work)
 
 
 @pytest.mark.parametrize("kind", list(KIND_PARAMS))
@@ -206,14 +206,14 @@ def test_the_command_line_refuses_a_wrong_name_before_any_fit(bundled_root, caps
 def test_every_parameter_is_declared_with_what_it_may_be():
     import inspect
 
-    from rsrank.parameters import CONSTRAINTS
+    from rsrank.learning.parameters import CONSTRAINTS
 
     assert list(CONSTRAINTS) == [name for name in inspect.signature(RSRank).parameters]
 
 
 def _refused_values():
     """A value each declared constraint refuses, per parameter."""
-    from rsrank.parameters import CONSTRAINTS, Checked, Flag, Interval, Options
+    from rsrank.learning.parameters import CONSTRAINTS, Checked, Flag, Interval, Options
 
     for name, constraints in CONSTRAINTS.items():
         if any(isinstance(c, Checked) for c in constraints):

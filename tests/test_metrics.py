@@ -6,7 +6,7 @@ from hypothesis import given, settings, strategies as st
 from sklearn.metrics import ndcg_score
 
 from rsrank import load_letor_fold
-from rsrank import metrics as M
+from rsrank.evaluation import metrics as M
 
 from letor_reference import evaluate as letor_evaluate
 from letor_reference import query_ndcg
@@ -305,7 +305,7 @@ def test_many_query_path_equals_one_query_at_a_time(rows):
 
 
 def test_grouped_queries_can_be_reused():
-    from rsrank._queries import group_queries
+    from rsrank.reading._queries import group_queries
 
     rng = np.random.default_rng(10)
     qid = rng.integers(0, 5, 50)
@@ -386,8 +386,8 @@ def test_one_convention_in_every_score(bundled_root, tmp_path, capsys):
 
     from rsrank import RSRank, RSRankCV
     from rsrank.cli import main
-    from rsrank.datasets import load_letor_fold as fold_of
-    from rsrank.model_selection import make_ndcg_scorer
+    from rsrank.reading.datasets import load_letor_fold as fold_of
+    from rsrank.evaluation.model_selection import make_ndcg_scorer
 
     assert RSRank().eval_convention == RSRankCV().convention == M.DEFAULT_CONVENTION == "letor"
     out = tmp_path / "run"

@@ -10,10 +10,10 @@ import pytest
 import scipy.sparse as sp
 
 from rsrank import RSRank
-from rsrank.binning import MISSING, bin_codes, fit_thresholds
-from rsrank.engines import ENGINES, engine_scores
-from rsrank.export import export_model, guarantee
-from rsrank.synthetic import make_interactions
+from rsrank.learning.binning import MISSING, bin_codes, fit_thresholds
+from rsrank.deployment.engines import ENGINES, engine_scores
+from rsrank.deployment.export import export_model, guarantee
+from rsrank.reading.synthetic import make_interactions
 
 #: the engines that hold a missing feature as NaN and route it by the
 #: export's missing branches; Solr's defaults and the Elasticsearch plugin
@@ -183,8 +183,8 @@ def test_export_check_judges_each_feature_by_what_missing_means_for_it(fitted, k
     feature trained with NaN is then missing (predict's NaN), not 0, and an
     engine that reads missing features as the export says agrees."""
     from rsrank.cli import main
-    from rsrank.export import parity, trained_with_missing
-    from rsrank.writers import write_letor
+    from rsrank.deployment.export import parity, trained_with_missing
+    from rsrank.evaluation.writers import write_letor
 
     data, _, test, X_test, models = fitted
     model = models[kind]
@@ -223,7 +223,7 @@ def test_solr_scores_a_lacking_feature_as_predict_scores_nan_with_the_written_st
     which the export writes, and the feature store's defaultValue "NaN" for
     each feature trained with NaN, which --solr-features writes."""
     from rsrank.cli import main
-    from rsrank.export import solr_feature_store, to_solr
+    from rsrank.deployment.export import solr_feature_store, to_solr
 
     data, _, _, X_test, models = fitted
     model = models[kind]
@@ -273,7 +273,7 @@ def gappy():
 
 @pytest.mark.parametrize("policy", ["zero", "mean"])
 def test_a_linear_model_fills_a_missing_value_as_if_imputed_by_hand(gappy, policy):
-    from rsrank.querydata import fill_values
+    from rsrank.reading.querydata import fill_values
 
     data, X = gappy
     fill = fill_values(X, policy)
@@ -293,7 +293,7 @@ def test_a_linear_model_fills_a_missing_value_as_if_imputed_by_hand(gappy, polic
 
 
 def test_the_fill_is_kept_in_the_model_file_and_exported(gappy, tmp_path):
-    from rsrank.export import solr_defaults, to_elasticsearch
+    from rsrank.deployment.export import solr_defaults, to_elasticsearch
 
     data, X = gappy
     mean = RSRank(missing="mean", max_iter=20, learning_rate="curvature").fit(
@@ -367,7 +367,7 @@ def test_a_missing_value_met_only_after_training_is_filled_or_refused_in_words(g
     (the training mean from the column moments), or the refusal that names
     --missing, never NaN scores."""
     from rsrank import QueryData
-    from rsrank.metrics import mean_ndcg
+    from rsrank.evaluation.metrics import mean_ndcg
 
     data, X = gappy
     complete = np.nan_to_num(X, nan=0.5)
@@ -392,7 +392,7 @@ def test_unguarded_plugin_trees_score_a_value_beyond_float32_as_predict_does(fit
     plugin) in a feature trained with NaN takes the top finite bin, as in
     predict, not the missing value's bin: the missing cut is x < -Infinity,
     which only a NaN leaves, by ``missing``."""
-    from rsrank.engines import engine_scores
+    from rsrank.deployment.engines import engine_scores
 
     _, _, _, X_test, models = fitted
     model = models[kind]

@@ -8,9 +8,9 @@ from sklearn.model_selection import GridSearchCV, GroupKFold, RandomizedSearchCV
 
 from conftest import small_queries
 from rsrank import RSRank, load_letor_fold
-from rsrank import metrics as M
-from rsrank.experiments import run_letor_folds
-from rsrank.model_selection import (cross_val_score_by_query, fit_search, letor_fold_split,
+from rsrank.evaluation import metrics as M
+from rsrank.evaluation.experiments import run_letor_folds
+from rsrank.evaluation.model_selection import (cross_val_score_by_query, fit_search, letor_fold_split,
                                     make_map_scorer, make_ndcg_scorer)
 
 
@@ -78,7 +78,7 @@ def test_a_search_whose_scorer_cannot_see_qid_fails_in_one_line_naming_the_fix(w
     with pytest.raises(ValueError) as caught:
         run()
     last = str(caught.value).strip().splitlines()[-1]
-    assert "every score would be NaN" in last and "rsrank.model_selection.fit_search" in last
+    assert "every score would be NaN" in last and "rsrank.evaluation.model_selection.fit_search" in last
 
 
 def test_a_search_that_gives_fit_no_qid_fails_naming_the_fix():
@@ -103,7 +103,7 @@ def test_outside_a_search_routing_off_is_a_clear_error_at_score():
 def test_a_fitted_search_and_its_pipeline_score_by_query():
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
-    from rsrank.model_selection import score_by_query
+    from rsrank.evaluation.model_selection import score_by_query
 
     X, y, qid = queries()
     pipe = make_pipeline(StandardScaler(), clone(BASE))
@@ -171,7 +171,7 @@ def test_letor_split_rejects_shared_queries():
 
 def test_fit_without_qid_says_its_rows_are_one_query():
     from rsrank import OneQueryWarning
-    from rsrank.synthetic import make_raw_features
+    from rsrank.reading.synthetic import make_raw_features
 
     data = make_raw_features(30, random_state=0)
     with pytest.warns(OneQueryWarning, match=r"got no qid: its \d+ rows are ranked as one query"):

@@ -12,9 +12,9 @@ from sklearn.isotonic import IsotonicRegression
 
 from rsrank import RSRank, QueryData
 from rsrank import _kernels as K
-from rsrank.engines import ENGINES, engine_scores
-from rsrank.export import export_model
-from rsrank.synthetic import make_interactions, make_nonlinear
+from rsrank.deployment.engines import ENGINES, engine_scores
+from rsrank.deployment.export import export_model
+from rsrank.reading.synthetic import make_interactions, make_nonlinear
 
 #: increasing in and_a, and_b and main_1 (the AND and a main effect),
 #: decreasing asked of product_a, whose true effect has no direction

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from rsrank import RSRank, load_letor
-from rsrank._files import (RESULTS_MARKER, OutputError, ResultsDirectory, atomic_write_bytes,
+from rsrank.reading._files import (RESULTS_MARKER, OutputError, ResultsDirectory, atomic_write_bytes,
                            check_output_target, foreign_files)
 from rsrank.cli import main
 

@@ -9,6 +9,7 @@ import venv
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
@@ -58,7 +59,7 @@ def test_every_module_compiles_without_a_warning():
     """A fresh interpreter (a worker, a first run) compiles the sources and
     would print a SyntaxWarning, such as an invalid escape in a docstring,
     on the user's terminal."""
-    sources = sorted((REPO / "rsrank").glob("*.py")) + sorted((REPO / "scripts").glob("*.py"))
+    sources = sorted((REPO / "rsrank").rglob("*.py")) + sorted((REPO / "scripts").glob("*.py"))
     assert len(sources) > 20
     for path in sources:
         with warnings.catch_warnings():
@@ -165,3 +166,37 @@ def _is_module(name):
         return importlib.util.find_spec(name) is not None
     except ModuleNotFoundError:
         return False
+
+
+def test_each_room_lists_its_public_modules_and_their_short_names_are_the_same_modules():
+    """``rsrank.ROOMS`` names every public module of each room, and the short
+    name users import (``rsrank.metrics``) is the room's module itself, so
+    code, pickles and patches written against either name meet one object."""
+    import importlib
+    import pickle
+
+    from rsrank import ROOMS
+
+    for room, held in ROOMS.items():
+        on_disk = {p.stem for p in (REPO / "rsrank" / room).glob("*.py")
+                   if not p.stem.startswith("_")}
+        if room != "clicks":  # the clicks room holds modules that never had a short name
+            assert on_disk == set(held), room
+        for module in held:
+            short = importlib.import_module(f"rsrank.{module}")
+            assert short is importlib.import_module(f"rsrank.{room}.{module}")
+            assert short.__name__ == short.__spec__.name == f"rsrank.{room}.{module}"
+    from rsrank.metrics import ndcg_per_query
+    from rsrank.evaluation.metrics import ndcg_per_query as same
+
+    assert ndcg_per_query is same
+    # a model pickled when the learning modules sat at the top still loads
+    from rsrank.learning.model import LinearModel
+
+    model = LinearModel(np.array([1.0, 0.0, -2.0]))
+    old = pickle.dumps(model, protocol=0).replace(b"rsrank.learning.model", b"rsrank.model")
+    assert b"rsrank.model\n" in old
+    np.testing.assert_array_equal(pickle.loads(old).coef, model.coef)
+    # a name no room holds is still an ordinary ImportError
+    with pytest.raises(ImportError):
+        importlib.import_module("rsrank.no_such_module")

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import rsrank._parser
-import rsrank._reading as datasets
+import rsrank.reading._parser
+import rsrank.reading._reading as datasets
 from rsrank import load_letor
-from rsrank._parser import parse_buffer, parse_chunks
+from rsrank.reading._parser import parse_buffer, parse_chunks
 
 from conftest import SHARED_DATA
 
@@ -31,7 +31,7 @@ def test_a_first_run_reads_small_files_with_the_line_reader(monkeypatch):
     compiled = load_letor(path)
     monkeypatch.setattr(datasets, "cached", lambda kernel: False)
     calls = []
-    monkeypatch.setattr(rsrank._parser, "parse_chunks",
+    monkeypatch.setattr(rsrank.reading._parser, "parse_chunks",
                         lambda *args: calls.append(args) or None)
     assert_same(load_letor(path), compiled)
     assert calls == []
@@ -59,12 +59,18 @@ def assert_same(fast, slow):
     np.testing.assert_array_equal(qf, qs)
 
 
+BUNDLED = Path(rsrank.__file__).parent / "data" / "synthetic"
+
+
 def real_files():
-    bundled = Path(datasets.__file__).parent / "data" / "synthetic"
-    files = sorted(bundled.glob("Fold*/*.txt.gz"))
+    files = sorted(BUNDLED.glob("Fold*/*.txt.gz"))
     files += sorted((SHARED_DATA / "OHSUMED").glob("Fold*/*.txt.gz"))
     files += sorted((SHARED_DATA / "LightGBM-lambdarank-example").glob("rank.*[tn].gz"))
     return files
+
+
+def test_the_bundled_folds_are_among_the_real_files():
+    assert len([path for path in real_files() if BUNDLED in path.parents]) == 15
 
 
 @pytest.mark.parametrize("path", real_files(), ids=lambda p: f"{p.parent.name}/{p.name}")
@@ -226,7 +232,7 @@ def test_parsed_arrays_are_writable_pickle_and_outlive_the_parse(comment_lines, 
     import mmap
     import pickle
 
-    from rsrank import _parser
+    from rsrank.reading import _parser
 
     monkeypatch.setattr(_parser, "_OWN_MAPPING_BYTES", 0 if own_mapping else 1 << 40)
 

@@ -6,8 +6,8 @@ import pytest
 
 from conftest import weights_and_view
 from rsrank import QueryData, RSRank
-from rsrank.metrics import gain_values
-from rsrank.objective import Objective
+from rsrank.evaluation.metrics import gain_values
+from rsrank.learning.objective import Objective
 
 
 def label_preferences(y, qid, pair_weight, ndcg_k=None):

@@ -13,10 +13,10 @@ from sklearn.preprocessing import MinMaxScaler, StandardScaler
 
 from rsrank import RSRank
 from rsrank.estimator import DivergenceWarning
-from rsrank.metrics import mean_ndcg
-from rsrank.model_selection import fit_search
-from rsrank.preprocessing import QueryScaler, global_scaling, query_normalize
-from rsrank.synthetic import make_raw_features
+from rsrank.evaluation.metrics import mean_ndcg
+from rsrank.evaluation.model_selection import fit_search
+from rsrank.learning.preprocessing import QueryScaler, global_scaling, query_normalize
+from rsrank.reading.synthetic import make_raw_features
 
 
 def queries(seed=0, n_queries=12, n_docs=15, n_features=4):
@@ -176,7 +176,7 @@ def test_the_divergence_advice_names_the_cause_that_applies():
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
 def test_column_moments_match_numpy_on_dense_and_csr(dtype):
-    from rsrank.preprocessing import column_moments, column_sums, combine_moments
+    from rsrank.learning.preprocessing import column_moments, column_sums, combine_moments
 
     rng = np.random.default_rng(4)
     X = (rng.normal(scale=50, size=(300, 6)) * (rng.uniform(size=(300, 6)) < 0.4)).astype(dtype)
@@ -240,7 +240,7 @@ def test_dense_column_moments_equal_numpy_whatever_the_rows_and_nans(rows, width
     anywhere: sums as NumPy's (NaN where a NaN is), the smallest and largest
     of the other values (infinite where there are none); the pass without
     the extremes gives the same sums bit for bit."""
-    from rsrank.preprocessing import column_moments, column_sums
+    from rsrank.learning.preprocessing import column_moments, column_sums
 
     rng = np.random.default_rng(seed)
     X = rng.normal(scale=10, size=(rows, width)).astype(dtype)

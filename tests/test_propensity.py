@@ -12,13 +12,13 @@ from rsrank import QueryData, RSRank
 from rsrank.cli import main
 from rsrank.clicks import (ClickLog, click_preferences, grade_clicks, impression_log,
                            load_click_fold, session_lists)
-from rsrank.datasets import load_letor
-from rsrank.metrics import letor_per_query
-from rsrank.experiments import fit_and_select, run_letor_folds
-from rsrank.objective import Objective
-from rsrank.propensity import (ClickClasses, click_grades, estimate_examination,
+from rsrank.reading.datasets import load_letor
+from rsrank.evaluation.metrics import letor_per_query
+from rsrank.evaluation.experiments import fit_and_select, run_letor_folds
+from rsrank.learning.objective import Objective
+from rsrank.clicks.propensity import (ClickClasses, click_grades, estimate_examination,
                                known_examination)
-from rsrank.synthetic import examination_curve, make_letor_like, simulate_clicks
+from rsrank.reading.synthetic import examination_curve, make_letor_like, simulate_clicks
 
 
 def click_log(eta=1.0, n_queries=300, n_sessions=100, seed=0, model="position"):
@@ -545,7 +545,7 @@ def test_a_deep_position_fits_as_the_next_shown_one_not_as_long_as_the_list():
     """The curve is fitted over the positions the log shows: a row at
     position 10,000 fits exactly as the same row at position 11 does, and
     the positions between take the curve of the one shown above them."""
-    from rsrank.propensity import estimate_examination
+    from rsrank.clicks.propensity import estimate_examination
 
     data, sim = click_log(n_queries=40, n_sessions=30)
     log, rows = entries(sim)

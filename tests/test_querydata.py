@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 import rsrank
 from conftest import weights_and_view
 from rsrank import QueryData, RSRank
-from rsrank import metrics as M
-from rsrank._queries import QueryGroups
-from rsrank.objective import Objective
-from rsrank.preprocessing import column_moments
+from rsrank.evaluation import metrics as M
+from rsrank.reading._queries import QueryGroups
+from rsrank.learning.objective import Objective
+from rsrank.learning.preprocessing import column_moments
 
 
 @settings(max_examples=60, deadline=None)
@@ -144,12 +144,13 @@ def test_fit_on_query_data_equals_fit_on_arrays_and_reuses_its_preparation():
 @pytest.mark.parametrize("names", [False, True])
 def test_one_fold_of_rsrank_train_parses_validates_and_groups_each_split_once(
         bundled_root, monkeypatch, tmp_path, names):
-    from rsrank import _reading as datasets, querydata
+    from rsrank.reading import _reading as datasets
+    from rsrank.reading import querydata
     from rsrank.cli import main
 
     counts = {"parse": 0, "validate": 0, "group": 0}
     parse, check, group = (datasets._parse_file, querydata.check_array,
-                           rsrank._queries.group_queries)
+                           rsrank.reading._queries.group_queries)
 
     def counted(key, function, only=lambda *a, **k: True):
         def wrapper(*args, **kwargs):
@@ -255,7 +256,7 @@ def test_query_weights_weigh_the_validation_mean_and_survive_subsets():
                 max_size=30), st.booleans())
 def test_grouping_equals_a_stable_sort_in_query_order_or_not(values, in_order):
     # rows already in query order skip the sort, which would keep them as they are
-    from rsrank._queries import group_queries
+    from rsrank.reading._queries import group_queries
 
     qid = np.array(sorted(values) if in_order else values, dtype=np.float64)
     groups = group_queries(qid)
@@ -275,7 +276,7 @@ def test_grouping_equals_a_stable_sort_in_query_order_or_not(values, in_order):
 def test_a_malformed_sparse_matrix_is_refused_before_a_kernel_reads_it(indices, indptr, problem):
     # the kernels index with a CSR matrix's indices as they are: a bad one would
     # read or write outside the arrays, so every way in checks them first
-    from rsrank.preprocessing import QueryScaler, query_normalize
+    from rsrank.learning.preprocessing import QueryScaler, query_normalize
 
     bad = sp.csr_matrix((np.array([1.0, 2.0, 3.0]), np.array(indices, dtype=np.int32),
                          np.array(indptr)), shape=(3, 3))

@@ -40,7 +40,7 @@ def _fetched(code, home):
     import gzip
     import os
 
-    from rsrank.datasets import registry
+    from rsrank.reading.datasets import registry
 
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     if "fetch" not in code:

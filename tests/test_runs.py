@@ -9,7 +9,7 @@ import pytest
 
 from rsrank import LetorFormatError, RSRank, load_letor
 from rsrank.cli import main
-from rsrank.runs import read_scores
+from rsrank.evaluation.runs import read_scores
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rsrank import metrics as M
-from rsrank import stats
+from rsrank.evaluation import metrics as M
+from rsrank.evaluation import stats
 
 
 def test_paired_t_test_hand_computed():

@@ -64,7 +64,7 @@ def test_a_worker_that_cannot_start_says_why(tmp_path, monkeypatch, capsys, smal
     """A module the worker imports fails (here a broken cloudpickle on its
     path): the error is the worker's reason, not 'killed, or out of
     memory?'."""
-    from rsrank._workers import WorkerStartError, in_processes
+    from rsrank.learning._workers import WorkerStartError, in_processes
 
     broken = tmp_path / "broken"
     broken.mkdir()

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from rsrank.synthetic import MSLR_LABEL_SHARES, make_mslr_like
+from rsrank.reading.synthetic import MSLR_LABEL_SHARES, make_mslr_like
 
 
 @pytest.mark.parametrize("teacher", ["linear", "nonlinear"])

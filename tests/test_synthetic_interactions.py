@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from rsrank.synthetic import INTERACTIONS, make_interactions
+from rsrank.reading.synthetic import INTERACTIONS, make_interactions
 
 
 def test_shapes_names_and_pairs_are_as_documented():

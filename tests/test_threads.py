@@ -6,8 +6,9 @@ import numba
 import numpy as np
 import pytest
 
-from rsrank import RSRank, _threads
-from rsrank._threads import WORK_PER_THREAD, free_cores, threads
+from rsrank import RSRank
+from rsrank.learning import _threads
+from rsrank.learning._threads import WORK_PER_THREAD, free_cores, threads
 
 
 @pytest.fixture
@@ -64,7 +65,8 @@ def test_n_jobs_refuses(bad):
 def test_a_deferred_parallel_build_runs_serially_until_a_child_process_compiled_it():
     import time
 
-    from rsrank import _compile, _kernels
+    from rsrank.learning import _compile
+    from rsrank import _kernels
 
     rng = np.random.default_rng(0)
     # Fortran-ordered float32 rows: a signature no other call compiles
@@ -99,7 +101,7 @@ def test_the_pair_kernels_compiled_aside_are_those_a_fit_calls(tmp_path):
     probe = (
         "import numpy as np\n"
         "from rsrank import RSRank\n"
-        "from rsrank._compile import lambda_kernels\n"
+        "from rsrank.learning._compile import lambda_kernels\n"
         "rng = np.random.default_rng(0)\n"
         "X = rng.normal(size=(300, 4)).astype(np.float32)\n"
         "RSRank(max_iter=1).fit(X, rng.integers(0, 3, 300), qid=np.repeat(np.arange(5), 60))\n"
@@ -113,7 +115,7 @@ def test_the_pair_kernels_compiled_aside_are_those_a_fit_calls(tmp_path):
 def test_thread_count_blocks_nest_and_restore():
     # a block inside one that holds the same count leaves numba alone; any
     # other count is set for the block and the outer one's comes back after
-    from rsrank._threads import numba_threads
+    from rsrank.learning._threads import numba_threads
 
     every = numba.config.NUMBA_NUM_THREADS
     start = numba.get_num_threads()

@@ -1,4 +1,4 @@
-"""Worker processes for the folds (rsrank._workers): order, errors, deaths,
+"""Worker processes for the folds (rsrank.learning._workers): order, errors, deaths,
 and nothing left running."""
 
 import os
@@ -9,7 +9,7 @@ import warnings
 
 import pytest
 
-from rsrank._workers import cloudpickle, in_processes, worker_count
+from rsrank.learning._workers import cloudpickle, in_processes, worker_count
 
 # pytest imports this file by path: its functions travel by value, as a script's do
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -94,8 +94,8 @@ def test_a_tasks_warnings_are_raised_here_once():
 def test_the_command_shows_a_workers_warning_as_its_own_one_line(tmp_path):
     import subprocess
 
-    from rsrank.synthetic import make_raw_features
-    from rsrank.writers import write_letor
+    from rsrank.reading.synthetic import make_raw_features
+    from rsrank.evaluation.writers import write_letor
 
     data = make_raw_features(60, random_state=0)
     write_letor(tmp_path / "raw.txt", data.X, data.y, data.qid)

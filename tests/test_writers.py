@@ -9,10 +9,11 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 
-from rsrank import _docids, load_letor
-from rsrank.datasets import read_docids
-from rsrank.runs import read_scores
-from rsrank.writers import (letor_lines, run_problem, write_letor, write_lines, write_qrels,
+from rsrank.reading import _docids
+from rsrank import load_letor
+from rsrank.reading.datasets import read_docids
+from rsrank.evaluation.runs import read_scores
+from rsrank.evaluation.writers import (letor_lines, run_problem, write_letor, write_lines, write_qrels,
                             write_run, write_scores)
 
 

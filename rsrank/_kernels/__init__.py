@@ -23,29 +23,28 @@ gradient, and the rows are added up in order after the loop: both builds
 give the same weights bit for bit.
 """
 
-from .build import (cached, forget_stale_builds, read_only, twins, variant)
+from .build import cached, forget_stale_builds, read_only, twins, variant
 from .epoch import (GRADIENT_ONLY, Pairs, Rows, Steps, Work, coded_epoch_parallel,
                     coded_epoch_serial, compiled_before, csr_epoch_parallel, csr_epoch_serial,
                     epoch_kernels, epoch_parallel, epoch_serial, objective, period_steps,
                     scaled_weights, step_size, take_step)
 from .memory import (NOTHING_AHEAD, PREFETCH_SPAN_BYTES, items_span, prefetch_plan, rows_span,
                      share_lines)
-from .metrics import (grouped_order, ideal_dcg, ndcg_at_parallel, ndcg_at_serial)
-from .pairs import (pair_histograms, row_curvature, step_curvature)
+from .metrics import grouped_order, ideal_dcg, ndcg_at_parallel, ndcg_at_serial
+from .pairs import pair_histograms, row_curvature, step_curvature
 from .penalty import (clip_signs, cumulative_penalty, dense_column_moments, dense_column_sums,
                       group_shrink, isotonic, monotone_pairs, monotone_table,
                       stored_column_moments, truncate)
-from .lambdas import (PREFIX_COST_PER_LEVEL, PREFIX_MIN_SIZE, all_query_levels,
-                      pair_loop_lambdas, preference_lambdas, prefix_sums_apply, query_lambdas,
-                      query_lambdas_from, query_levels, ranked_lambdas, sorted_query_lambdas)
+from .lambdas import (PREFIX_COST_PER_LEVEL, PREFIX_MIN_SIZE, all_query_levels, pair_loop_lambdas,
+                      preference_lambdas, prefix_sums_apply, query_lambdas, query_lambdas_from,
+                      query_levels, ranked_lambdas, sorted_query_lambdas)
 from .ranking import (HINGE, LOGISTIC, MODIFIED_HUBER, PAIR_LOSSES, float_bits, label_levels,
                       pair_loss, pair_loss_and_derivative, pair_loss_derivative, ranked_order,
                       ranked_order_from, swap_weight, swap_weight_matrix, top_order)
-from .scores import (CODE_BLOCK, coded_add_histogram, coded_scores, coded_scores_all, csr_add_gradient,
-                     csr_scores, dense_add_gradient, dense_codes, dense_scores,
-                     linear_scores_parallel,
-                     linear_scores_serial, slotted_scores, step_table, stored_codes,
-                     strided_scores, suffix_sums, table_size, uniform_stride)
+from .scores import (CODE_BLOCK, coded_add_histogram, coded_scores, coded_scores_all,
+                     csr_add_gradient, csr_scores, dense_add_gradient, dense_codes, dense_scores,
+                     linear_scores_parallel, linear_scores_serial, slotted_scores, step_table,
+                     stored_codes, strided_scores, suffix_sums, table_size, uniform_stride)
 
 # before any kernel is loaded from numba's cache: builds of older sources go
 forget_stale_builds(epoch_serial)

@@ -39,7 +39,7 @@ from .scores import (coded_add_histogram, coded_scores, csr_add_gradient, csr_sc
 #   0: free; empty: none) and ``monotone_blocks``, a row per constrained pair
 #   (:func:`monotone_pairs`);
 # * ``Work``: per-fit scratch: ``scores`` and ``lam`` (one per row),
-#   ``partial`` (the gradient rows, :data:`rsrank.objective.GRADIENT_ROWS`),
+#   ``partial`` (the gradient rows, :data:`rsrank.learning.objective.GRADIENT_ROWS`),
 #   ``rankings`` (each query's last ranking, -1 where none yet),
 #   ``w_scaled`` (one per weight), ``table`` (an additive model's
 #   contributions per code, :func:`step_table`; empty otherwise) and

@@ -86,7 +86,7 @@ def dense_add_gradient(X, lo, hi, lam, scale, grad):
                 grad[c] += coefficient * X[row, c]
 
 
-# An additive model's rows are bin codes (rsrank.binning): ``dense_codes``, one
+# An additive model's rows are bin codes (rsrank.learning.binning): ``dense_codes``, one
 # uint8 per cell, or ``stored_codes`` aligned with the CSR ``indices`` plus
 # ``zero_codes``, the code of an implicit 0 per feature. Feature j has the
 # steps ``w[bins[j]:bins[j + 1]]`` (step b on when the code exceeds b), and
@@ -99,7 +99,7 @@ def dense_add_gradient(X, lo, hi, lam, scale, grad):
 #
 # The slots are packed (``slots[j] = bins[j] + j``) or, for dense codes, one
 # stride apart (``slots[j] = j * stride``, every feature given the room of the
-# one with most codes; :meth:`rsrank.binning.StepEncoding.rows` chooses). With
+# one with most codes; :meth:`rsrank.learning.binning.StepEncoding.rows` chooses). With
 # a stride the row loops find each feature's slots by adding the stride, not
 # by reading ``slots``, one load less per value. The lookups run as scalar
 # sums, four per row, and without fastmath: reassociated, LLVM turns them

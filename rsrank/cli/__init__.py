@@ -23,7 +23,7 @@ __all__ = ["main", "build_parser", "UsageError", "DEFAULT_L1_RATIO", "DEFAULT_WI
 
 #: names this package re-exports, from the module each comes from, imported on first use
 _LAZY = {"UsageError": "rsrank.cli._edge",
-         **{name: "rsrank.recipe" for name in (
+         **{name: "rsrank.learning.recipe" for name in (
              "DEFAULT_L1_RATIO", "DEFAULT_WITHIN", "PATH_EPOCHS", "PATH_EPOCHS_ADDITIVE",
              "PATH_PAIR_WEIGHTS", "PATH_WEIGHT_TOL")}}
 

@@ -7,8 +7,8 @@ from pathlib import Path
 from sklearn.utils import Bunch
 
 from ..clicks import has_click_logs, load_click_fold, load_click_folds
-from ..datasets import find_folds
-from ..layouts import data_name
+from ..reading.datasets import find_folds
+from ..reading.layouts import data_name
 from ._options import UsageError, loading
 
 

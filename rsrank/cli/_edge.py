@@ -10,9 +10,9 @@ import sys
 import warnings
 from concurrent.futures import BrokenExecutor
 
-from .._files import remove_empty
-from .._text import LetorFormatError
-from .._workers import WorkerStartError
+from ..reading._files import remove_empty
+from ..reading._text import LetorFormatError
+from ..learning._workers import WorkerStartError
 
 # this module imports no numerical library: a command that needs none (``fetch``)
 # starts in a tenth of a second

@@ -12,17 +12,18 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from .._compile import deferred
-from .._files import check_not_input, check_output_target, make_parents, resolved
+from ..learning._compile import deferred
+from ..reading._files import check_not_input, check_output_target, make_parents, resolved
 from .._kernels import compiled_before
-from ..datasets import align_columns, is_csv
-from ..experiments import parse_metric
-from ..layouts import resolve_training_data
-from ..penalty import L1_METHODS
-from ..plotting import check_picture_path
-from ..preprocessing import NORMALIZERS
-from ..selection import check_within
-from ..recipe import DEFAULTS, PATH_EPOCHS, PATH_EPOCHS_ADDITIVE, PATH_ROWS, PATH_WEIGHT_TOL
+from ..reading.datasets import align_columns, is_csv
+from ..evaluation.experiments import parse_metric
+from ..reading.layouts import resolve_training_data
+from ..learning.penalty import L1_METHODS
+from ..deployment.plotting import check_picture_path
+from ..learning.preprocessing import NORMALIZERS
+from ..learning.selection import check_within
+from ..learning.recipe import (DEFAULTS, PATH_EPOCHS, PATH_EPOCHS_ADDITIVE, PATH_ROWS,
+                               PATH_WEIGHT_TOL)
 from ._edge import MADE_DIRECTORIES, UsageError
 
 
@@ -243,7 +244,7 @@ def loading(args):
 
 def check_file_output(out, inputs, flag="--out"):
     """Refuse, before any work, an output file that is an input, a
-    directory (or anything :func:`rsrank._files.check_output_target`
+    directory (or anything :func:`rsrank.reading._files.check_output_target`
     refuses), or in a directory that cannot be written."""
     if out is None:
         return
@@ -274,7 +275,7 @@ def check_picture_output(out, inputs, flag="--out"):
 def first_run(args):
     """On a first run (numba's cache lacks the kernels): one line on a
     terminal, and the parallel kernels compiled aside while the serial ones
-    run (:func:`rsrank._compile.deferred`)."""
+    run (:func:`rsrank.learning._compile.deferred`)."""
     if compiled_before():
         return contextlib.nullcontext()
     if not getattr(args, "quiet", False) and on_terminal():

@@ -5,14 +5,14 @@ import sys
 from pathlib import Path
 
 from ..clicks.estimate import compare_on_clicks
-from ..datasets import load_letor
+from ..reading.datasets import load_letor
 from ..estimator import RSRank
 from .evaluate import click_reading, click_values_of, in_columns
-from ..reports import per_query_from_results, read_results
-from ..metrics import CONVENTIONS, letor_per_query
-from ..runs import on_file_queries, read_qrels, read_scores
-from ..stats import compare
-from ..plotting import plot_comparison
+from ..evaluation.reports import per_query_from_results, read_results
+from ..evaluation.metrics import CONVENTIONS, letor_per_query
+from ..evaluation.runs import on_file_queries, read_qrels, read_scores
+from ..evaluation.stats import compare
+from ..deployment.plotting import plot_comparison
 from ._commands import COMMANDS
 from ._options import UsageError, check_picture_output
 

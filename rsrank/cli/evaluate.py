@@ -3,13 +3,13 @@
 import sys
 from dataclasses import replace
 
-from .._text import LetorFormatError
+from ..reading._text import LetorFormatError
 from ..clicks import read_click_log
 from ..clicks.estimate import click_values, estimate
-from ..datasets import check_exp2_labels, load_letor
+from ..reading.datasets import check_exp2_labels, load_letor
 from ..estimator import RSRank
-from ..metrics import CONVENTIONS, letor_per_query, letor_report
-from ..runs import read_scores
+from ..evaluation.metrics import CONVENTIONS, letor_per_query, letor_report
+from ..evaluation.runs import read_scores
 from ._commands import COMMANDS
 from ._options import UsageError, fit_width
 
@@ -24,7 +24,7 @@ def add_parser(commands):
     evaluate.add_argument("--convention", choices=list(CONVENTIONS), default="letor",
                           help="letor (default): LETOR's Eval-Score-3.0; trec_eval: trec_eval's "
                           "ndcg_cut, P and map (ties by the file's docids); sklearn: "
-                          "scikit-learn's ndcg_score; see rsrank.metrics")
+                          "scikit-learn's ndcg_score; see rsrank.evaluation.metrics")
     evaluate.add_argument("--clicks", metavar="LOG", help="a click log of FILE's queries "
                           "(FILE's rows with their docids): the model's NDCG@10 on the shown "
                           "documents graded by their clicks without the position's bias, as "

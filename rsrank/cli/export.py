@@ -3,12 +3,12 @@
 import json
 import sys
 
-from .._files import atomic_write_text, read_bounded_text
-from ..datasets import load_letor
+from ..reading._files import atomic_write_text, read_bounded_text
+from ..reading.datasets import load_letor
 from ..estimator import RSRank
-from ..export import (FORMATS, engine_features, export_model, featureset_subset, guarantee,
-                      checked_engines, parity, solr_defaults, solr_feature_store,
-                      upload_hint)
+from ..deployment.export import (FORMATS, engine_features, export_model, featureset_subset,
+                                 guarantee, checked_engines, parity, solr_defaults,
+                                 solr_feature_store, upload_hint)
 from ._commands import COMMANDS
 from ._options import UsageError, check_file_output, fit_width
 
@@ -43,7 +43,7 @@ def add_parser(commands):
     export.add_argument("--out", help="output file (default: stdout)")
     export.add_argument("--check", metavar="DATA",
                         help="score DATA (a LETOR file) with the export by each version of the "
-                        "engine's rules (rsrank.engines), with every value given and with every "
+                        "engine's rules (rsrank.deployment.engines), with every value given and with every "
                         "0 sent as a missing feature (which predict scores as 0, or as NaN for a "
                         "feature the model was trained with NaN in), and say how many queries "
                         "any orders differently from predict (exit 1 if one does)")
@@ -117,7 +117,7 @@ def _model_features(path, what, select, model):
 def _check_export(args, model, X, qid):
     """``--check DATA`` (its rows ``X`` and queries ``qid``): one line per
     version of the engine's rules; a version the export's promise leaves
-    out (:func:`~rsrank.export.guarantee`) is reported as such and does not
+    out (:func:`~rsrank.deployment.export.guarantee`) is reported as such and does not
     fail the check."""
     engines, outside = checked_engines(args.format, model, args.guard)
     results = parity(model, X, qid, engines, name=args.name, store=args.store,

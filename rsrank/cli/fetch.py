@@ -2,7 +2,7 @@
 
 import sys
 
-from .._fetch import dataset_bytes, default_data_home, fetch_letor, registry
+from ..reading._fetch import dataset_bytes, default_data_home, fetch_letor, registry
 from ._commands import COMMANDS
 from ._edge import UsageError
 

@@ -3,8 +3,9 @@
 import sys
 from pathlib import Path
 
-from ..datasets import bundled_data_path, dataset_summary, find_folds, letor_summary, load_letor
-from ..layouts import find_splits
+from ..reading.datasets import (bundled_data_path, dataset_summary, find_folds, letor_summary,
+                                load_letor)
+from ..reading.layouts import find_splits
 from ._commands import COMMANDS
 
 

@@ -3,18 +3,17 @@
 import contextlib
 import json
 
-from .._files import ResultsDirectory, atomic_write_text
-from ..datasets import load_letor_fold
-from ..fitting import edge
-from ..layouts import read_feature_costs
-from ..path import l1_grid, path_markdown, walk
-from ..plotting import plot_path
-from ..querydata import QueryData
-from ..recipe import path_estimator
+from ..reading._files import ResultsDirectory, atomic_write_text
+from ..reading.datasets import load_letor_fold
+from ..learning.fitting import edge
+from ..reading.layouts import read_feature_costs
+from ..learning.path import l1_grid, path_markdown, walk
+from ..deployment.plotting import plot_path
+from ..reading.querydata import QueryData
+from ..learning.recipe import path_estimator
 from ._commands import COMMANDS
-from ._options import (UsageError, add_data_options, add_training_options,
-                       check_picture_output, command_line, first_run, loading, number_list,
-                       positive, training_data)
+from ._options import (UsageError, add_data_options, add_training_options, check_picture_output,
+                       command_line, first_run, loading, number_list, positive, training_data)
 
 
 def add_parser(commands):

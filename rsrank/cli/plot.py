@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from ..estimator import RSRank
-from ..plotting import plot_examination, plot_shapes
+from ..deployment.plotting import plot_examination, plot_shapes
 from ._commands import COMMANDS
 from ._options import UsageError, check_picture_output, positive
 

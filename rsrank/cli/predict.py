@@ -3,10 +3,10 @@
 import io
 import sys
 
-from .._files import atomic_write_text
-from ..datasets import LetorFormatError, data_line_numbers, load_letor
+from ..reading._files import atomic_write_text
+from ..reading.datasets import LetorFormatError, data_line_numbers, load_letor
 from ..estimator import RSRank
-from ..writers import run_problem, write_run, write_scores
+from ..evaluation.writers import run_problem, write_run, write_scores
 from ._commands import COMMANDS
 from ._options import UsageError, check_file_output, fit_width
 

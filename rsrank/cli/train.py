@@ -6,21 +6,21 @@ import sys
 
 from sklearn.model_selection import ParameterGrid
 
-from .._files import ResultsDirectory
+from ..reading._files import ResultsDirectory
 from .._version import __version__
-from ..datasets import find_folds
-from ..experiments import run_letor_folds
-from ..reports import experiment_markdown, write_experiment
-from ..layouts import read_feature_costs, read_feature_names
-from ..recipe import (DEFAULT_L1_RATIO, DEFAULT_WITHIN, SPARSE_L1_RATIO, SPARSE_VALI_CV,
-                      SPARSE_WITHIN, fold_threads, train_recipe, vali_folds)
+from ..reading.datasets import find_folds
+from ..evaluation.experiments import run_letor_folds
+from ..evaluation.reports import experiment_markdown, write_experiment
+from ..reading.layouts import read_feature_costs, read_feature_names
+from ..learning.recipe import (DEFAULT_L1_RATIO, DEFAULT_WITHIN, SPARSE_L1_RATIO, SPARSE_VALI_CV,
+                               SPARSE_WITHIN, fold_threads, train_recipe, vali_folds)
 from ._commands import COMMANDS
 from ..clicks.choice import keep_plain_unless_debiased
 from ._clicks import click_data, plain_folds, print_choices, print_examination
 from ._options import (UsageError, add_data_options, add_training_options, command_line,
                        curvature_recipe, first_run, jobs, loading, metric, non_negative_int,
-                       number_list, on_terminal, pair_weights, path_rows, positive,
-                       training_data, within)
+                       number_list, on_terminal, pair_weights, path_rows, positive, training_data,
+                       within)
 
 
 def add_parser(commands):
@@ -197,7 +197,7 @@ def _vali_cv(args):
 
 
 def _recipe(args):
-    """``(estimator, grid)`` of the options (:func:`rsrank.recipe.train_recipe`)."""
+    """``(estimator, grid)`` of the options (:func:`rsrank.learning.recipe.train_recipe`)."""
     costs = None if args.feature_costs is None else read_feature_costs(args.feature_costs)
     try:
         return train_recipe(

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils.validation import check_array
 
-from ..kinds import refuse_missing, takes_missing
-from ..querydata import QueryData
+from ..learning.kinds import refuse_missing, takes_missing
+from ..reading.querydata import QueryData
 from .log import check_log_arguments, impression_log
 from .splits import DEBIAS, LogPart, check_debias, read_clicks
 

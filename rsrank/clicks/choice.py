@@ -23,9 +23,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..experiments import LetorExperiment
-from ..metrics import letor_per_query
-from ..querydata import QueryData
+from ..evaluation.experiments import LetorExperiment
+from ..evaluation.metrics import letor_per_query
+from ..reading.querydata import QueryData
 
 __all__ = ["DebiasChoice", "debias_choice", "keep_plain_unless_debiased"]
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from ..metrics import letor_per_query
+from ..evaluation.metrics import letor_per_query
 from .grading import feature_rows, grade_clicks
 
 __all__ = ["ClickValues", "ClickEstimate", "click_values", "estimate", "compare_on_clicks"]

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 from sklearn.utils import Bunch
 
-from .._text import LetorFormatError
-from ..datasets import find_folds, load_files, split_file
+from ..reading._text import LetorFormatError
+from ..reading.datasets import find_folds, load_files, split_file
 from .grading import feature_rows
 from .reading import read_click_log
 from .splits import READINGS, LogPart, check_debias, read_clicks
@@ -42,10 +42,10 @@ def load_click_fold(train, train_clicks, vali=None, vali_clicks=None, test=None,
     click chance (:meth:`~rsrank.clicks.GradedClicks.graded_documents`),
     on which that choice compares the two readings' models.
 
-    Returns a Bunch as :func:`rsrank.layouts.load_splits` gives, with
-    ``examination`` (an :class:`rsrank.propensity.Examination`),
+    Returns a Bunch as :func:`rsrank.reading.layouts.load_splits` gives, with
+    ``examination`` (an :class:`rsrank.clicks.propensity.Examination`),
     ``clicks`` (the logs' paths) and ``query_options`` (per split, the
-    options of its :class:`~rsrank.querydata.QueryData`: the training
+    options of its :class:`~rsrank.reading.querydata.QueryData`: the training
     log's ``preferences`` (:meth:`GradedClicks.training`), the vali log's
     ``query_weight`` (:meth:`GradedClicks.queries`), or none).
     """

@@ -1,5 +1,5 @@
 """Click logs read without the position's bias: :func:`grade_clicks` reads
-a log (:mod:`rsrank.propensity`) as a position-based sessions log's
+a log (:mod:`rsrank.clicks.propensity`) as a position-based sessions log's
 session lists (each click above what its session left unclicked,
 weighted by the inverse of its position's examination,
 :func:`session_lists`), or a cascade's log or counts as the shown
@@ -11,9 +11,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..propensity import (CascadeClicks, cascade_examination, click_grades,
-                          estimate_examination)
-from ..querydata import QueryData
+from .propensity import CascadeClicks, cascade_examination, click_grades, estimate_examination
+from ..reading.querydata import QueryData
 from .log import impression_log
 
 __all__ = ["feature_rows", "grade_clicks", "click_preferences", "GradedClicks",
@@ -51,7 +50,7 @@ def feature_rows(log, qid, docids):
 @dataclass(frozen=True)
 class GradedClicks:
     """The documents a click log showed, graded by their clicks with the
-    position's bias taken out (:mod:`rsrank.propensity`): ``rows`` index
+    position's bias taken out (:mod:`rsrank.clicks.propensity`): ``rows`` index
     the features given, ``y`` are the grades, ``relevance`` the estimated
     click chance when examined (per document, in the order of their rows),
     ``examination`` the curve found in this log (None when graded by
@@ -101,7 +100,7 @@ class GradedClicks:
 
     def training(self, X, qid):
         """``(X, y, qid, options)`` to train on, ``options`` those of
-        :class:`~rsrank.querydata.QueryData`: the graded documents of each
+        :class:`~rsrank.reading.querydata.QueryData`: the graded documents of each
         query (no options), or the documents of the session lists with
         their pairs as ``preferences`` (:func:`click_preferences`), ``y``
         1 on a document clicked in some session."""
@@ -222,7 +221,7 @@ def grade_clicks(log, rows, *, model=None, propensity=None):
     finds them).
 
     The classes of click chance (with the examination curve) are ``model``
-    (the training log's :class:`rsrank.propensity.ClickClasses`, when
+    (the training log's :class:`rsrank.clicks.propensity.ClickClasses`, when
     grading the validation log), else fitted to this log with the curve
     ``propensity`` gives per position, else with the curve estimated too.
 
@@ -260,7 +259,7 @@ def plain_clicks(log, rows):
     pair and are left out; sessions that showed and clicked alike are one
     query, weighted by their count); an aggregated log's documents graded
     by their click rate over every position
-    (:func:`~rsrank.propensity.click_grades`). Returns a
+    (:func:`~rsrank.clicks.propensity.click_grades`). Returns a
     :class:`GradedClicks` with ``lists`` naming each row's query and
     ``list_weight`` its weight (``rows`` index the features as ``rows`` of
     the log's entries do)."""
@@ -303,7 +302,7 @@ def graded_eval_set(eval_set, model):
     """A validation click log ``(X_val, clicks_val, qid_val, position_val[,
     session_val])`` read with the training log's ``model``: ``(X, y, qid)``
     of its graded documents, or a weighted
-    :class:`~rsrank.querydata.QueryData` of its session lists."""
+    :class:`~rsrank.reading.querydata.QueryData` of its session lists."""
     if not isinstance(eval_set, (tuple, list)) or len(eval_set) not in (4, 5):
         raise ValueError("with position, eval_set is a click log too: (X_val, clicks_val, "
                          "qid_val, position_val[, session_val])")

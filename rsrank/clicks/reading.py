@@ -15,10 +15,9 @@ import operator
 import numpy as np
 
 from .._kernels import csvrows
-from .._text import LetorFormatError, open_text, reading
+from ..reading._text import LetorFormatError, open_text, reading
 from .log import (AGGREGATED_COLUMNS, BATCH, DIGITS, MAX_LINE, NUMBER_BOUNDS, SESSION_COLUMNS,
-                  ClickLog, Ids, LogError, allowed_values, check_log, checked_numbers,
-                  id_problem)
+                  ClickLog, Ids, LogError, allowed_values, check_log, checked_numbers, id_problem)
 
 __all__ = ["read_click_log"]
 

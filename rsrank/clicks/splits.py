@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..layouts import held_out_queries
+from ..reading.layouts import held_out_queries
 from .grading import grade_clicks, plain_clicks
 
 __all__ = ["LogPart", "ReadClicks", "read_clicks", "check_debias", "READINGS", "DEBIAS"]
@@ -51,7 +51,7 @@ class LogPart:
 class ReadClicks:
     """What :func:`read_clicks` makes of the logs. Per reading (``"on"``,
     ``"off"``), ``train`` and ``vali`` are ``(X, y, qid, options)``, the
-    options those of :class:`~rsrank.querydata.QueryData` (``vali`` None
+    options those of :class:`~rsrank.reading.querydata.QueryData` (``vali`` None
     without a vali log); ``judge`` is ``(X, y, qid)`` of the vali log's
     shown documents graded by their click chance (with the debiased
     reading), ``examination`` the curve and ``model`` the classes of click

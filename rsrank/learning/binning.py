@@ -1,0 +1,536 @@
+"""Step thresholds per feature and the bin codes of rows, for additive
+ranking models whose feature shapes are sums of steps,
+``f_j(x) = sum_b w_jb [x > t_jb]``.
+
+Each step is a depth-1 tree, so every search engine can run it, but each
+engine compares in float32 and with a rule of its own (Solr's trees send
+``x <= threshold`` left, XGBoost's JSON sends ``x < split_condition`` to
+"yes"). The thresholds are therefore float32 values of the training data,
+and a row's code is counted on its float32 value: the number of a
+feature's thresholds strictly below it, which is the number of its steps
+that are on. A value equal to a threshold has that step off, on every
+engine's side of the comparison as on this one.
+
+* :func:`fit_thresholds` picks at most ``max_bins - 1`` thresholds per
+  feature: every distinct value but the largest when there are few, else
+  training values at evenly spaced quantiles.
+* :func:`bin_codes` gives uint8 codes (``max_bins`` is at most 256), one per
+  stored value for CSR rows (and one per feature for the implicit zeros) or
+  one per cell for dense rows.
+"""
+
+import hashlib
+from typing import NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._kernels import CODE_BLOCK, Rows, dense_codes, read_only, stored_codes
+
+__all__ = ["MAX_BINS", "MISSING", "has_missing_bin", "fit_thresholds", "bin_codes", "bin_counts", "BinCodes",
+           "StepEncoding", "PairEncoding", "step_indicators", "ValueSummary", "value_summary", "SortedColumns",
+           "merged_thresholds"]
+
+#: Codes are uint8: at most 255 thresholds, 256 bins, per feature
+MAX_BINS = 256
+#: The last threshold of a feature trained with missing values (NaN): every
+#: value is at most +inf, so only NaN lies in the bin above it
+MISSING = np.float32(np.inf)
+
+
+def _check_max_bins(max_bins):
+    if (not isinstance(max_bins, (int, np.integer)) or isinstance(max_bins, bool)
+            or not 2 <= max_bins <= MAX_BINS):
+        raise ValueError(f"max_bins must be an integer from 2 to {MAX_BINS}, got {max_bins!r}")
+
+
+def _float32(values):
+    """``values`` in float32; one beyond float32's range becomes inf, which
+    :func:`fit_thresholds` refuses."""
+    with np.errstate(over="ignore"):
+        return np.asarray(values).astype(np.float32)
+
+
+def _columns(X):
+    """Each column's float32 values, the implicit zeros of a sparse ``X``
+    included (as many as the column has)."""
+    if sp.issparse(X):
+        X = sp.csc_matrix(X)
+        for j in range(X.shape[1]):
+            stored = _float32(X.data[X.indptr[j]:X.indptr[j + 1]])
+            zeros = X.shape[0] - len(stored)
+            yield np.concatenate([stored, np.zeros(zeros, np.float32)]) if zeros else stored
+    else:
+        X = np.asarray(X)
+        for j in range(X.shape[1]):
+            yield _float32(X[:, j])
+
+
+def fit_thresholds(X, max_bins=32):
+    """Increasing float32 thresholds per feature, at most ``max_bins - 1``.
+
+    A feature with at most ``max_bins`` distinct (float32) values gets
+    every distinct value but the largest, so each value has a bin of its
+    own. Otherwise the thresholds are the training values at the quantiles
+    ``b / max_bins`` (``b = 1 .. max_bins - 1``, the smallest value with at
+    least that share of the rows at or below it), without repeats and
+    without the largest value, which no row exceeds. A constant feature
+    gets none. NaN (a missing value) counts in no quantile: a feature with
+    any NaN gets one more threshold, +inf, above which only NaN lies (the
+    missing value's bin, :data:`MISSING`). Infinite values are refused.
+
+    Returns a list of float32 arrays, one per column of ``X``.
+    """
+    _check_max_bins(max_bins)
+    if X.ndim != 2:
+        raise ValueError(f"X must be two-dimensional, got shape {X.shape}")
+    thresholds = []
+    for values in _columns(X):
+        missing = np.isnan(values)
+        if np.any(np.isinf(values)):
+            raise ValueError("X has infinite values (as float32)")
+        bins = max_bins
+        if missing.any():  # room for the missing value's code among the uint8 codes
+            values, bins = values[~missing], min(max_bins, MAX_BINS - 1)
+        distinct = np.unique(values)
+        if len(distinct) <= bins:
+            cuts = distinct[:-1]
+        else:
+            ordered = np.sort(values)
+            ranks = np.ceil(np.arange(1, bins) / bins * len(ordered)).astype(np.int64)
+            cuts = np.unique(ordered[np.maximum(ranks - 1, 0)])
+            cuts = cuts[cuts < distinct[-1]]
+        if missing.any():
+            cuts = np.r_[cuts, MISSING]
+        thresholds.append(np.ascontiguousarray(cuts, dtype=np.float32))
+    return thresholds
+
+
+def has_missing_bin(cuts):
+    """Whether a feature's thresholds end with the missing value's bin."""
+    return len(cuts) > 0 and cuts[-1] == MISSING
+
+
+# -- the same thresholds from data split over machines -------------------------
+#
+# fit_thresholds needs every value of a column at once. Across machines, each
+# part of the rows sends its few distinct values (a column with more than
+# max_bins of them cannot have few overall), and each quantile is found by
+# bisection over the float32 values in their order, every round asking the
+# parts how many of their values lie at or below each candidate. The result
+# is fit_thresholds of all the rows together, and only O(features x bins)
+# numbers travel per round (about 32 rounds).
+
+
+class ValueSummary(NamedTuple):
+    """A part's share of :func:`merged_thresholds`: per column its
+    distinct float32 values when there are at most ``max_bins`` (else
+    None), its smallest and largest value, and the part's rows."""
+    few: list
+    low: np.ndarray
+    high: np.ndarray
+    n_rows: int
+
+
+def value_summary(X, max_bins):
+    """The :class:`ValueSummary` of the rows ``X`` (one part of them)."""
+    _check_max_bins(max_bins)
+    few, low, high = [], [], []
+    for values in _columns(X):
+        if not np.all(np.isfinite(values)):
+            raise ValueError("X has NaN or infinite values (as float32)")
+        distinct = np.unique(values)
+        few.append(distinct if len(distinct) <= max_bins else None)
+        low.append(distinct[0] if len(distinct) else np.inf)
+        high.append(distinct[-1] if len(distinct) else -np.inf)
+    return ValueSummary(few, np.array(low, np.float32), np.array(high, np.float32),
+                        int(X.shape[0]))
+
+
+class SortedColumns:
+    """A part's columns in increasing order, to count its values at or
+    below candidates (:meth:`count_at_most`) during the bisection."""
+
+    def __init__(self, X):
+        self.columns = [np.sort(values) for values in _columns(X)]
+
+    def count_at_most(self, features, candidates):
+        """Per feature of ``features``, the values at or below each of its
+        row of float32 ``candidates``."""
+        return np.array([np.searchsorted(self.columns[j], row, side="right")
+                         for j, row in zip(features, candidates)], dtype=np.int64).reshape(
+                             len(features), -1)
+
+
+def _order_keys(values):
+    """float32 values as int64 keys in the same order (-0.0 just below 0.0)."""
+    bits = np.asarray(values, dtype=np.float32).view(np.int32).astype(np.int64)
+    return np.where(bits >= 0, bits, -(bits & 0x7FFFFFFF) - 1)
+
+
+def _from_order_keys(keys):
+    keys = np.asarray(keys, dtype=np.int64)
+    bits = np.where(keys >= 0, keys, (-(keys + 1)) | -0x80000000).astype(np.int32)
+    return bits.view(np.float32) + np.float32(0.0)  # -0.0 becomes 0.0
+
+
+def merged_thresholds(summaries, max_bins, count_at_most):
+    """:func:`fit_thresholds` of the rows of every part together, from the
+    parts' :func:`value_summary` and ``count_at_most(features,
+    candidates)``, which returns the values at or below each candidate
+    summed over the parts (:meth:`SortedColumns.count_at_most` of each)."""
+    _check_max_bins(max_bins)
+    n_rows = sum(summary.n_rows for summary in summaries)
+    width = len(summaries[0].few)
+    low = np.min([summary.low for summary in summaries], axis=0)
+    high = np.max([summary.high for summary in summaries], axis=0)
+    thresholds, many = [None] * width, []
+    for j in range(width):
+        parts = [summary.few[j] for summary in summaries]
+        if all(part is not None for part in parts):
+            distinct = np.unique(np.concatenate(parts))
+            if len(distinct) <= max_bins:
+                thresholds[j] = np.ascontiguousarray(distinct[:-1], dtype=np.float32)
+                continue
+        many.append(j)
+    if many:
+        # fit_thresholds' ranks: the smallest value with at least rank rows at or below it
+        ranks = np.maximum(np.ceil(np.arange(1, max_bins) / max_bins * n_rows), 1)
+        lo = np.repeat(_order_keys(low[many])[:, None], max_bins - 1, axis=1)
+        hi = np.repeat(_order_keys(high[many])[:, None], max_bins - 1, axis=1)
+        while np.any(lo < hi):
+            mid = (lo + hi) // 2
+            enough = count_at_most(many, _from_order_keys(mid)) >= ranks
+            hi, lo = np.where(enough, mid, hi), np.where(enough, lo, mid + 1)
+        for row, j in enumerate(many):
+            cuts = np.unique(_from_order_keys(hi[row]))
+            thresholds[j] = np.ascontiguousarray(cuts[cuts < high[j]], dtype=np.float32)
+    return thresholds
+
+
+def bin_counts(X, thresholds):
+    """The rows of ``X`` in each bin, per feature (one more than its
+    thresholds)."""
+    codes = bin_codes(X, thresholds).toarray()
+    return [np.bincount(codes[:, j], minlength=len(t) + 1) for j, t in enumerate(thresholds)]
+
+
+class BinCodes:
+    """Bin codes of rows: ``codes`` (uint8) and, for CSR rows, the CSR
+    ``indices``/``indptr`` they align with and ``zero_codes``, the code of
+    0.0 per feature (the implicit entries). ``dense`` tells which."""
+
+    def __init__(self, codes, shape, indices=None, indptr=None, zero_codes=None):
+        self.codes, self.shape = codes, shape
+        self.indices, self.indptr, self.zero_codes = indices, indptr, zero_codes
+
+    @property
+    def dense(self):
+        return self.indptr is None
+
+    def toarray(self):
+        """The codes as a dense ``(n_rows, n_features)`` uint8 array."""
+        if self.dense:
+            return self.codes
+        out = np.repeat(self.zero_codes[None, :], self.shape[0], axis=0)
+        rows = np.repeat(np.arange(self.shape[0]), np.diff(self.indptr))
+        out[rows, self.indices] = self.codes
+        return out
+
+    @property
+    def nbytes(self):
+        parts = [self.codes, self.indices, self.indptr, self.zero_codes]
+        return sum(p.nbytes for p in parts if p is not None)
+
+
+def _code(values, cuts):
+    """Number of ``cuts`` strictly below each float32 value; a NaN takes the
+    missing value's bin when the feature has one (:func:`has_missing_bin`:
+    NaN sorts above +inf), else the bin of 0, as a value the training data
+    never lacked is read as 0 when it is missing (a sparse row's absent
+    value, an engine's missing feature)."""
+    values = _float32(values)
+    if not has_missing_bin(cuts):
+        values = np.where(np.isnan(values), np.float32(0.0), values)
+    return np.searchsorted(cuts, values, side="left").astype(np.uint8)
+
+
+def bin_codes(X, thresholds):
+    """The :class:`BinCodes` of ``X`` under ``thresholds`` (from
+    :func:`fit_thresholds`): per value, how many of its feature's
+    thresholds its float32 value exceeds (:func:`_code`'s), computed by the
+    kernels a row at a time (``scripts/bench_codes.py``: on 227,045 rows of
+    136 float32 features with 31 thresholds each, 0.36 times the time of
+    NumPy's searchsorted a column at a time)."""
+    if X.shape[1] != len(thresholds):
+        raise ValueError(f"X has {X.shape[1]} features, the thresholds {len(thresholds)}")
+    if any(len(cuts) >= MAX_BINS for cuts in thresholds):
+        raise ValueError(f"a feature has more than {MAX_BINS - 1} thresholds")
+    sizes = np.array([len(c) for c in thresholds], dtype=np.int64)
+    # each feature's thresholds in rows of CODE_BLOCK, the last row padded with +inf
+    starts = np.r_[0, np.cumsum(-(-sizes // CODE_BLOCK))].astype(np.int64)
+    cuts = np.full((starts[-1], CODE_BLOCK), np.inf, dtype=np.float32)
+    flat = cuts.reshape(-1)  # a view: the rows one after another
+    for j, c in enumerate(thresholds):
+        flat[starts[j] * CODE_BLOCK:starts[j] * CODE_BLOCK + len(c)] = c
+    missing = np.array([has_missing_bin(c) for c in thresholds], dtype=np.bool_)
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        codes = np.empty(X.nnz, dtype=np.uint8)
+        stored_codes(read_only(_numbers(X.data)), X.indices, cuts, starts, sizes, missing,
+                     codes)
+        zero_codes = np.array([_code(np.zeros(1), c)[0] for c in thresholds], dtype=np.uint8)
+        return BinCodes(codes, X.shape, X.indices.copy(), X.indptr.copy(), zero_codes)
+    X = _numbers(np.asarray(X))
+    codes = np.empty(X.shape, dtype=np.uint8)
+    dense_codes(read_only(X), cuts, starts, sizes, missing, codes)
+    return BinCodes(codes, X.shape)
+
+
+def _numbers(values):
+    """``values`` as the code kernels read them: float32, float64 and
+    integers as they are, anything else in float32 (:func:`_float32`)."""
+    if values.dtype in (np.float32, np.float64) or values.dtype.kind in "iu":
+        return values
+    return _float32(values)
+
+
+class StepEncoding:
+    """The steps of an additive model: per feature its thresholds (from
+    :func:`fit_thresholds`), laid out as one weight vector, feature ``j``'s
+    steps at ``bins[j]:bins[j + 1]``.
+
+    :meth:`rows` gives the kernels' :class:`~rsrank._kernels.Rows` of a
+    matrix as bin codes; :meth:`indicators` gives the same rows as the 0/1
+    step indicators ``[x > t_jb]``, on which a linear model is the additive
+    one (the kernels never build them; tests and the curvature do)."""
+
+    #: no pairs of features (:class:`PairEncoding` has some)
+    pairs = np.zeros((0, 2), dtype=np.int64)
+    grids = ()
+    n_pairs = 0
+
+    def __init__(self, thresholds, counts=None):
+        self.thresholds = [np.ascontiguousarray(t, dtype=np.float32) for t in thresholds]
+        #: training rows per bin and feature (one more than its thresholds), or None
+        self.counts = None if counts is None else [np.asarray(c, dtype=np.int64) for c in counts]
+        if self.counts is not None and [len(c) for c in self.counts] != [
+                len(t) + 1 for t in self.thresholds]:
+            raise ValueError("bin counts must have one more value than each feature's thresholds")
+        if any(len(t) >= MAX_BINS for t in self.thresholds):
+            raise ValueError(f"a feature has more than {MAX_BINS - 1} thresholds")
+        self.bins = np.r_[0, np.cumsum([len(t) for t in self.thresholds])].astype(np.int64)
+        digest = hashlib.sha256(self.bins.tobytes())
+        for cuts in self.thresholds:
+            digest.update(cuts.tobytes())
+        self.key = digest.hexdigest()
+
+    @classmethod
+    def fit(cls, X, max_bins=32):
+        """The thresholds of :func:`fit_thresholds` and the rows of ``X`` in
+        each bin (for pictures of the shapes over the data)."""
+        thresholds = fit_thresholds(X, max_bins)
+        return cls(thresholds, bin_counts(X, thresholds))
+
+    @property
+    def n_features(self):
+        """The features of the rows it encodes."""
+        return len(self.thresholds)
+
+    @property
+    def n_columns(self):
+        """The code columns (each with its own steps): one per feature here."""
+        return len(self.thresholds)
+
+    @property
+    def n_steps(self):
+        return int(self.bins[-1])
+
+    def feature_of_step(self):
+        """The column of every step (its feature, for one-feature steps)."""
+        return np.repeat(np.arange(self.n_columns), np.diff(self.bins))
+
+    def rows(self, X, offsets=None):
+        """:class:`~rsrank._kernels.Rows` of ``X`` (in query order, queries
+        at ``offsets``; None: one query) as bin codes."""
+        codes = bin_codes(X, self.thresholds)
+        offsets = (np.array([0, X.shape[0]], dtype=np.int64) if offsets is None
+                   else np.asarray(offsets, dtype=np.int64))
+        empty = (np.zeros(0), np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros((0, 0)))
+        # one array type per field for the kernels (writable, one index dtype), so that
+        # read-only or 64-bit-indexed input compiles no variant of its own
+        bins = np.array(self.bins, dtype=np.int64)
+        if codes.dense:
+            return Rows(*empty, offsets, np.ascontiguousarray(codes.codes),
+                        np.zeros(0, np.uint8), np.zeros(0, np.uint8), bins,
+                        self.strided_slots() if self.stride_fits() else self.slots)
+        index = np.int32 if len(codes.indices) < 2**31 else np.int64
+        return Rows(np.zeros(0), codes.indices.astype(index, copy=False),
+                    codes.indptr.astype(index, copy=False), np.zeros((0, 0)), offsets,
+                    np.zeros((0, 0), np.uint8), codes.codes, codes.zero_codes, bins,
+                    np.array(self.slots, dtype=np.int64))
+
+    def query_rows(self, X, groups):
+        """:meth:`rows` of ``X`` in query order, queries in ``groups`` (the
+        view protocol of :meth:`rsrank.reading.querydata.QueryData.rows`)."""
+        return self.rows(X, groups.offsets)
+
+    @property
+    def slots(self):
+        """Where each feature's codes start in a table of one value per code,
+        packed: ``bins[j] + j`` (feature j has one more code than steps)."""
+        return (self.bins[:-1] + np.arange(self.n_columns)).astype(np.int64)
+
+    @property
+    def stride(self):
+        """The most codes of any feature (at least 1)."""
+        return int(np.diff(self.bins).max(initial=0)) + 1
+
+    def strided_slots(self):
+        """Slots one :attr:`stride` apart, ``j * stride``: each feature has
+        the room of the one with most codes, and the kernels find its slots
+        without reading them (:func:`rsrank._kernels.uniform_stride`)."""
+        return np.arange(self.n_columns, dtype=np.int64) * self.stride
+
+    def stride_fits(self):
+        """Whether dense rows take :meth:`strided_slots`: when their tables
+        are at most twice as long as packed ones (every batch of an epoch
+        builds the table and sums a histogram of that length)."""
+        return self.n_columns * self.stride <= 2 * (self.n_steps + self.n_columns)
+
+    def indicators(self, X):
+        """The dense ``(n_rows, n_steps)`` float64 0/1 matrix ``[x_j > t_jb]``
+        of ``X``."""
+        return step_indicators(bin_codes(X, self.thresholds).toarray(), self.bins)
+
+
+class PairEncoding(StepEncoding):
+    """The steps of an additive model with pairwise interactions: each
+    feature's thresholds as in :class:`StepEncoding`, then one more code
+    column per pair of features ``(a, b)``: the index of the row's cell on
+    the pair's grid, ``code_a * n_b + code_b``, where ``code_a`` counts the
+    grid cuts of ``a`` below the row's float32 value (as for a feature's
+    own thresholds) and ``n_b`` is the number of ``b``'s grid bins. The
+    cell index is a column whose thresholds are ``0, 1, ..., n_a n_b - 2``,
+    so the kernels read a pair as one more coded column: its values per
+    cell are the running sums of its steps (the first cell 0), any table
+    of cell values.
+
+    Parameters
+    ----------
+    thresholds : list of float32 arrays
+        Each feature's thresholds (its one-feature steps).
+    pairs : array of shape (n_pairs, 2)
+        The features of each pair, ``a < b``.
+    grids : list of (cuts_a, cuts_b)
+        Each pair's grid: increasing float32 cuts of both features.
+    counts : list of int arrays, optional
+        Training rows per bin of each feature, then per cell of each pair.
+    """
+
+    def __init__(self, thresholds, pairs, grids, counts=None):
+        self.pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+        self.grids = [(np.ascontiguousarray(a, dtype=np.float32),
+                       np.ascontiguousarray(b, dtype=np.float32)) for a, b in grids]
+        width = len(thresholds)
+        if len(self.grids) != len(self.pairs):
+            raise ValueError(f"{len(self.pairs)} pairs but {len(self.grids)} grids")
+        if len(self.pairs) and (np.any(self.pairs < 0) or np.any(self.pairs >= width)
+                                or np.any(self.pairs[:, 0] >= self.pairs[:, 1])):
+            raise ValueError(f"each pair must be two feature indices a < b in 0..{width - 1}")
+        if len({tuple(pair) for pair in self.pairs.tolist()}) != len(self.pairs):
+            raise ValueError("a pair of features is given twice")
+        cells = []
+        for cuts_a, cuts_b in self.grids:
+            n_cells = (len(cuts_a) + 1) * (len(cuts_b) + 1)
+            if n_cells > MAX_BINS:
+                raise ValueError(f"a pair's grid has {n_cells} cells, more than {MAX_BINS}")
+            for cuts in (cuts_a, cuts_b):
+                finite = cuts[:-1] if has_missing_bin(cuts) else cuts
+                if not np.all(np.isfinite(finite)) or np.any(np.diff(cuts) <= 0):
+                    raise ValueError("a pair's grid cuts must be increasing finite values "
+                                     "(and +inf last: the missing value's bin)")
+            cells.append(np.arange(n_cells - 1, dtype=np.float32))
+        self.width = width
+        super().__init__(list(thresholds) + cells, counts)
+        digest = hashlib.sha256(self.key.encode())
+        digest.update(self.pairs.tobytes())
+        for cuts_a, cuts_b in self.grids:
+            digest.update(np.int64([len(cuts_a)]).tobytes() + cuts_a.tobytes() + cuts_b.tobytes())
+        self.key = digest.hexdigest()
+
+    @classmethod
+    def fit(cls, X, pairs, max_bins=32, pair_bins=8, thresholds=None, grids=None):
+        """The one-feature thresholds of ``X`` (``thresholds``, when given,
+        else :func:`fit_thresholds`), each pair's grid (``grids``, when
+        given, else the quantile cuts of at most ``pair_bins`` bins of its
+        features), and the rows of ``X`` per bin and per cell."""
+        thresholds = fit_thresholds(X, max_bins) if thresholds is None else thresholds
+        pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+        if grids is None:
+            used = np.unique(pairs)
+            coarse = dict(zip(used.tolist(), fit_thresholds(_take_columns(X, used), pair_bins)))
+            grids = [(coarse[a], coarse[b]) for a, b in pairs.tolist()]
+        encoding = cls(thresholds, pairs, grids)
+        counts = bin_counts(encoding.augment(X), encoding.thresholds)
+        return cls(thresholds, pairs, grids, counts)
+
+    @property
+    def n_features(self):
+        return self.width
+
+    @property
+    def n_pairs(self):
+        return len(self.pairs)
+
+    def grid_shape(self, p):
+        """``(n_a, n_b)``: the bins of pair ``p``'s grid along each feature."""
+        cuts_a, cuts_b = self.grids[p]
+        return len(cuts_a) + 1, len(cuts_b) + 1
+
+    def cells(self, X):
+        """Each row's cell per pair, an ``(n_rows, n_pairs)`` int array."""
+        out = np.zeros((X.shape[0], self.n_pairs), dtype=np.int64)
+        X = sp.csc_matrix(X) if sp.issparse(X) else X
+        for p, ((a, b), (cuts_a, cuts_b)) in enumerate(zip(self.pairs.tolist(), self.grids)):
+            column_a, column_b = (_take_columns(X, [j]) for j in (a, b))
+            column_a = column_a.toarray() if sp.issparse(column_a) else column_a
+            column_b = column_b.toarray() if sp.issparse(column_b) else column_b
+            out[:, p] = (_code(column_a.ravel(), cuts_a).astype(np.int64) * (len(cuts_b) + 1)
+                         + _code(column_b.ravel(), cuts_b))
+        return out
+
+    def augment(self, X):
+        """``X`` with one more column per pair: the row's cell index."""
+        if self.n_pairs == 0:
+            return X
+        if X.shape[1] != self.width:
+            raise ValueError(f"X has {X.shape[1]} features, the encoding {self.width}")
+        cells = self.cells(X)
+        if sp.issparse(X):
+            return sp.hstack([sp.csr_matrix(X), sp.csr_matrix(cells.astype(X.dtype))],
+                             format="csr")
+        return np.ascontiguousarray(np.column_stack([np.asarray(X), cells.astype(X.dtype)]))
+
+    def rows(self, X, offsets=None):
+        return super().rows(self.augment(X), offsets)
+
+    def indicators(self, X):
+        return super().indicators(self.augment(X))
+
+
+def _take_columns(X, columns):
+    """Columns of ``X`` (dense or sparse) as a matrix of its kind."""
+    columns = np.asarray(columns, dtype=np.int64)
+    if sp.issparse(X):
+        return sp.csc_matrix(X)[:, columns]
+    return np.asarray(X)[:, columns]
+
+
+def step_indicators(codes, bins):
+    """The 0/1 step indicators of dense ``codes``: column ``bins[j] + b`` is 1
+    where feature ``j``'s code exceeds ``b``."""
+    out = np.zeros((codes.shape[0], int(bins[-1])))
+    for j in range(len(bins) - 1):
+        out[:, bins[j]:bins[j + 1]] = codes[:, j:j + 1] > np.arange(bins[j + 1] - bins[j])
+    return out

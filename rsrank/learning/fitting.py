@@ -1,0 +1,605 @@
+"""One fit pipeline: parameters in, a :class:`Fitted` value out.
+
+:func:`setup` turns an estimator's parameters into objects once per public
+call (the model :class:`~rsrank.learning.kinds.Kind`, the
+:class:`~rsrank.learning.solver.Solver` with its objective and penalty, what the
+epochs record), checking every parameter. :func:`fit` is then one flat
+sequence on :class:`~rsrank.reading.querydata.QueryData`: the step size (a number,
+chosen on validation among :data:`AUTO_RATES`, or from the curvature of
+the loss), the penalized fit, and with ``relax`` the refit on the features
+it kept. :func:`fit_stream` and :func:`partial_fit` are the same steps on
+data that comes in blocks; :mod:`rsrank.dask` runs them on a cluster
+through :func:`start`, :func:`laid_out` and :meth:`Solver.run`.
+"""
+
+import copy
+import functools
+import warnings
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from .interactions import pair_grids, row_lambdas, top_pairs
+from .kinds import DEFAULT_INTERACTION_BINS, kind_of
+from .objective import Objective
+from .feature_keys import (check_feature_keys, excluded, monotone_directions, penalty_layout,
+                           source_columns)
+from .parameters import check_parameters
+from .penalty import L1Penalty
+from .solver import DivergenceWarning, Monitoring, Solver, SolverState, finite_check
+
+__all__ = ["Setup", "Fitted", "setup", "fit", "fit_stream", "partial_fit", "refit_kept",
+           "start", "laid_out", "curvature_rate", "edge", "l1_edge", "group_edge", "scale_advice",
+           "rate_from_parts", "part_curvature", "fit_source", "EpochSource", "InMemory",
+           "Blocks", "AUTO_RATES", "AUTO_DEFAULT", "CURVATURE_STEP"]
+
+#: The step sizes ``learning_rate="auto"`` tries on the validation data, and
+#: the one it takes without validation data
+AUTO_RATES = (1e-3, 1e-2, 1e-1)
+AUTO_DEFAULT = 1e-2
+#: ``learning_rate="curvature"`` takes this over the trace of the loss's
+#: Hessian at w = 0 (:meth:`~rsrank.learning.objective.Objective.curvature`)
+CURVATURE_STEP = 2.0
+
+
+@dataclass(frozen=True)
+class Setup:
+    """An estimator's parameters as objects: ``params`` (the dict, for what
+    stays a value), the model ``kind``, the ``solver`` (its penalty not yet
+    laid out on a model's weights; its step size ``learning_rate`` or 1e-2
+    for ``"auto"`` and ``"curvature"``) and the per-epoch ``monitoring``."""
+
+    params: dict
+    kind: object
+    solver: Solver
+    monitoring: Monitoring
+
+    @property
+    def rule(self):
+        """``"auto"``, ``"curvature"`` or None (a number)."""
+        rate = self.params["learning_rate"]
+        return rate if isinstance(rate, str) else None
+
+    @property
+    def relaxed(self):
+        """Whether :func:`fit` refits on the penalized fit's features."""
+        return bool(self.params["relax"]) and (self.params["l1"] != 0
+                                               or self.params["l1_group"] != 0)
+
+    def but(self, **changes):
+        """This setup with ``changes`` to the parameters a fit sequence
+        varies (a numeric ``learning_rate``, ``relax``, ``l1``,
+        ``l1_group``, ``exclude``), without checking the others again; each
+        parameter copied as scikit-learn's ``clone`` copies them."""
+        unknown = set(changes) - {"learning_rate", "relax", "l1", "l1_group", "exclude"}
+        if unknown:
+            raise ValueError(f"Setup.but changes {sorted(changes)}; use setup() for "
+                             f"{sorted(unknown)}")
+        params = {**{k: copy.deepcopy(v) for k, v in self.params.items()}, **changes}
+        penalty = replace(self.solver.penalty, l1=params["l1"], group=params["l1_group"])
+        solver = replace(self.solver, penalty=penalty, learning_rate=(
+            params["learning_rate"] if not isinstance(params["learning_rate"], str)
+            else self.solver.learning_rate))
+        return replace(self, params=params, solver=solver)
+
+
+def setup(params):
+    """The :class:`Setup` of ``params``; building it checks every parameter
+    (:func:`rsrank.learning.parameters.check_parameters`, then what the kind refuses)."""
+    p = params
+    check_parameters(p)
+    objective = Objective(p["pair_loss"], p["pair_weight"], p["gain"], p["discount"], p["ndcg_k"])
+    kind = kind_of(p)
+    kind.check(p)
+    momentum = kind.momentum if p["momentum"] is None else p["momentum"]
+    rate = AUTO_DEFAULT if isinstance(p["learning_rate"], str) else p["learning_rate"]
+    penalty = L1Penalty(p["l1"], p["l1_method"], p["truncation_period"],
+                        p["truncation_threshold"], p["l1_group"])
+    solver = Solver(objective, penalty, rate, p["power_t"], p["batch_size"], p["shuffle"],
+                    p["average"], p["max_iter"], p["early_stopping"], p["n_iter_no_change"],
+                    p["tol"], p["restore_best"], p["n_jobs"], p["verbose"], p["weight_tol"],
+                    momentum)
+    return Setup(dict(params), kind, solver,
+                 Monitoring(p["eval_k"], p["eval_convention"], p["eval_train"]))
+
+
+@dataclass
+class Fitted:
+    """What a fit leaves: the ``model`` value, the solver ``state`` that
+    ``warm_start`` and ``partial_fit`` go on from, the epochs run, the epoch
+    kept, the per-epoch ``history``, the step size it trained with, what the
+    model is made with (``shape``, see :meth:`~rsrank.learning.kinds.Kind.shape`),
+    after a relaxed fit the ``penalized`` fit whose features it kept, and
+    the ``params`` it was fitted with."""
+
+    model: object
+    state: SolverState
+    n_iter: int
+    best_iteration: object
+    history: dict
+    learning_rate: float
+    shape: dict
+    penalized: object = None
+    params: dict = field(default_factory=dict)
+
+
+# -- the penalty on a model's weights -----------------------------------------------------
+
+
+def laid_out(plan, model, rate=None):
+    """``plan``'s solver (at step size ``rate`` if given) with the penalty
+    laid out on ``model``'s weights. An excluded feature's group gets the
+    factor inf: its proximal step, taken every step, is then the
+    projection onto zero. ``monotone`` becomes the projections that keep
+    the model monotone (:meth:`~rsrank.learning.model.AdditiveModel.monotone_layout`)."""
+    solver = plan.solver if rate is None else replace(plan.solver, learning_rate=rate)
+    groups, factors, weights = penalty_layout(plan.params, model)
+    penalty = replace(solver.penalty, groups=groups, group_factors=factors,
+                      weight_factors=weights)
+    directions = monotone_directions(plan.params, model)
+    if directions is not None:
+        signs, blocks = model.monotone_layout(directions)
+        penalty = replace(penalty, signs=signs, monotone_blocks=blocks)
+    held = excluded(plan.params, model)
+    if held is not None:
+        if penalty.period != 1:
+            raise ValueError("exclude holds features at zero at every step: use "
+                             "truncation_period=1")
+        kept = factors if penalty.group > 0 else np.zeros(len(factors))
+        penalty = replace(penalty, group=penalty.group or 1.0,
+                          group_factors=np.where(held, np.inf, kept))
+    return replace(solver, penalty=penalty)
+
+
+# -- where a fit starts ---------------------------------------------------------------------
+
+
+def start(plan, source, warm=None):
+    """The model a fit starts from: the kind's all-zero model on ``source``,
+    or the model of ``warm`` (a :class:`Fitted` that ``warm_start`` goes on
+    from), refused when a parameter that shapes it has changed since: going
+    on would keep the old one."""
+    if warm is None:
+        check_feature_keys(plan.params, source_columns(source))
+        pairs = None
+        if plan.kind.pairs:  # a stage of its own: the search, then the model of its pairs
+            if not source.rows_in_memory:
+                source.pair_encoding(plan.params["max_bins"], None, None)  # refuses in words
+            pairs = pair_search(plan, source)
+        return plan.kind.start(plan.params, source, pairs)
+    now = plan.kind.shape(plan.params)
+    for name, value in warm.shape.items():
+        if now.get(name) != value:
+            raise ValueError(f"the fitted model has {name}={value!r}, now {name}="
+                             f"{now.get(name)!r}: going on from it would keep {name}="
+                             f"{value!r}; fit without warm_start to refit")
+    return warm.model
+
+
+#: the epochs of the additive fit whose ranking a pair search reads
+SEARCH_EPOCHS = 200
+
+
+def pair_search(plan, source):
+    """``(pairs, grids)`` of a model with ``interactions=K``: the ``K``
+    pairs of largest interaction gain (:func:`rsrank.learning.interactions.top_pairs`)
+    of the pair gradients at the ranking of an additive model without
+    pairs, fitted on ``source`` (a :class:`QueryData`) with the plan's
+    objective, no penalty and the step of the curvature, for at most
+    :data:`SEARCH_EPOCHS` epochs, and each pair's grid cut where its
+    interaction changes (:func:`rsrank.learning.interactions.pair_grids`). Made once
+    per training data and setting (a path fits the same data many times)."""
+    p = plan.params
+    key = ("pair search", p["interactions"], p["interaction_bins"], p["max_bins"],
+           p["pair_loss"], p["pair_weight"], p["gain"], p["discount"], p["ndcg_k"])
+
+    def make():
+        search = setup({**p, "interactions": 0, "interaction_bins": DEFAULT_INTERACTION_BINS,
+                        "l1": 0.0, "l1_group": 0.0, "relax": False, "exclude": None,
+                        "feature_costs": None, "warm_start": False, "early_stopping": False,
+                        "learning_rate": "curvature", "max_iter": SEARCH_EPOCHS,
+                        "average": False, "batch_size": None, "verbose": 0,
+                        "weight_tol": p["weight_tol"] or 1e-4, "restore_best": False})
+        additive = fit(search, source).model
+        lam = row_lambdas(additive, search.solver.objective, source)  # once, for both
+        pairs = top_pairs(additive, lam, source, p["interactions"], p["interaction_bins"])
+        return pairs, pair_grids(lam, source, pairs, additive.encoding.thresholds,
+                                 p["interaction_bins"])
+    return source.memo(key, make)
+
+
+def start_state(n_weights, coef_init, warm=None):
+    """Where the steps start: ``coef_init``, else the previous iterate
+    (``warm``: with its step count and penalty record), else zeros."""
+    if coef_init is not None:
+        coef = np.array(coef_init, dtype=np.float64).ravel()
+        if coef.shape != (n_weights,):
+            raise ValueError(f"coef_init has {coef.size} values for {n_weights} features")
+        if not np.all(np.isfinite(coef)):
+            raise ValueError("coef_init contains NaN or infinite values")
+    else:
+        coef = np.zeros(n_weights) if warm is None else warm.model.coef.copy()
+    if warm is None:
+        return SolverState(coef)
+    return SolverState(coef, warm.state.t, warm.state.l1_state.copy())
+
+
+def split(plan, data, validation, rng):
+    """(train, validation or None) as :class:`QueryData`: ``validation``
+    as given, else with ``early_stopping`` a seeded share of the queries."""
+    if validation is not None or not plan.params["early_stopping"]:
+        return data, validation
+    n_val = int(np.ceil(plan.params["validation_fraction"] * data.n_queries))
+    if data.n_queries < 2 or n_val >= data.n_queries:
+        raise ValueError("early_stopping without eval_set needs at least 2 queries to "
+                         "hold some out; pass eval_set or more queries")
+    held_out = rng.permutation(data.n_queries)[:n_val]
+    kept = np.setdiff1d(np.arange(data.n_queries), held_out)
+    return data.subset(kept), data.subset(held_out)
+
+
+#: Features whose ranges differ by more than this factor are named as the
+#: cause of a divergence when the model does not scale them
+SCALE_SPREAD = 100.0
+
+
+def scale_advice(moments, names, normalize, learning_rate):
+    """What to do when training diverges, by the cause that applies: with
+    ``normalize="none"`` and feature ranges (the column ``moments`` of the
+    training data, None when unknown) more than :data:`SCALE_SPREAD` apart,
+    the widest features and scaling; otherwise the step size itself."""
+    step = (f"take a step from the data (learning_rate='curvature', or 'auto' with an "
+            f"eval_set) or lower learning_rate (now {learning_rate:g})")
+    if normalize != "none" or moments is None or not len(moments[3]):
+        return f". Fix: {step}"
+    low, high = moments[3], moments[4]
+    width = np.where(np.isfinite(high - low), high - low, 0.0)
+    if width.max(initial=0.0) <= SCALE_SPREAD * max(np.median(width[width > 0]) if np.any(
+            width > 0) else 0.0, np.finfo(float).tiny):
+        return f"; the features' ranges are alike, so the step is too long. Fix: {step}"
+    widest = np.argsort(-width, kind="stable")[:3]
+    label = (lambda j: names[j]) if names is not None else (lambda j: f"f{j + 1}")
+    listed = ", ".join(f"{label(j)} in [{low[j]:.3g}, {high[j]:.3g}]" for j in widest)
+    return (f"; widest features: {listed}. Fix: scale the features (normalize='zscore', "
+            f"rsrank train --normalize zscore) or {step}")
+
+
+def advice(plan, moments, names=None, rate=None):
+    """What the divergence warning and error end with: ``moments()`` gives
+    the training data's column moments (None when unknown)."""
+    rate = plan.solver.learning_rate if rate is None else rate
+    return lambda: scale_advice(moments(), names, plan.params["normalize"], rate)
+
+
+# -- the fit --------------------------------------------------------------------------------
+
+
+def fit(plan, data, validation=None, *, warm=None, coef_init=None):
+    """Train on ``data`` (a :class:`QueryData`), validating on
+    ``validation``: the step size by ``plan``'s rule, the fit, and with
+    ``relax`` the refit on the features the penalized fit kept."""
+    if plan.relaxed:
+        penalized = fit(plan.but(relax=False), data, validation, coef_init=coef_init)
+        return replace(refit_kept(plan, penalized, data, validation), penalized=penalized,
+                       params=plan.params)
+    if plan.rule == "auto" and validation is not None:
+        result = _fit_auto(plan, data, validation, warm, coef_init)
+    else:
+        # "auto" without validation data takes the curvature step too: one
+        # that full-batch descent cannot overshoot, where 1e-2 may
+        rate = curvature_rate(plan, data, start(plan, data, warm)) if (
+            plan.rule in ("curvature", "auto")) else None
+        result = _fit_at(plan, rate, data, validation, warm, coef_init)
+    return replace(result, params=plan.params)
+
+
+def _fit_at(plan, rate, data, validation, warm, coef_init):
+    """One run of the solver at step size ``rate`` (None: the plan's) on
+    training data in memory."""
+    rng = check_random_state(plan.params["random_state"])
+    train, validation = split(plan, data, validation, rng)
+    if train.n_mixed_queries == 0:
+        if train.n_rows < 2:
+            raise ValueError(f"{train.n_rows} sample: no pair of documents to learn from")
+        raise ValueError(f"no pair to learn from: in each of the {train.n_queries} training "
+                         "queries every document has the same label (or the query has one "
+                         "document); RSRank learns from pairs of documents with different "
+                         "labels: check the labels and the qid")
+    return fit_source(plan, InMemory(train, rng), validation, warm=warm, coef_init=coef_init,
+                      rate=rate)
+
+
+def fit_source(plan, source, validation=None, *, warm=None, coef_init=None, rate=None):
+    """The one assembly of a fit, for every kind of training data (an
+    :class:`EpochSource`: rows in memory, blocks of a stream, a cluster's
+    partitions): the kind's model started on it (or ``warm``'s), the step
+    (``rate``; else by the plan's rule: the curvature of all its parts, or
+    ``warm``'s step), the penalty laid out on the model, the state, the
+    epochs, and the :class:`Fitted` they leave."""
+    model = start(plan, source.data_source, warm)
+    if validation is not None:  # its scores choose the epoch: a NaN would choose blindly
+        plan.kind.check_rows(plan.params, validation, "eval_set")
+    if rate is None and plan.rule:
+        rate = warm.learning_rate if warm is not None else rate_from_parts(
+            source.curvature_parts(plan, model))
+    solver = laid_out(plan, model, rate)
+    state = start_state(len(model.coef), coef_init, warm)
+    names = source.data_source.feature_names
+    moments = (lambda: None) if warm is not None and not source.moments_known else (
+        lambda: source.data_source.moments)
+    result = source.run(solver, state, model, validation, plan.monitoring,
+                        advice(plan, moments, names, solver.learning_rate))
+    return fitted(plan, model, result, state, source.n_queries, source.fingerprint,
+                  solver.learning_rate)
+
+
+class EpochSource(Protocol):
+    """Training data as :func:`fit_source` runs epochs over it: the
+    :class:`~rsrank.learning.kinds.DataSource` its model starts from, its queries'
+    number and fingerprint (None when unknown), the ``(trace, n_queries)``
+    of each part for the curvature step (:func:`rate_from_parts`), and
+    ``run``, the epochs (:meth:`~rsrank.learning.solver.Solver.run`) of a laid-out
+    solver from a state, returning their :class:`~rsrank.learning.solver.Fit`."""
+
+    data_source: object
+    n_queries: int
+    fingerprint: object
+    moments_known: bool
+
+    def curvature_parts(self, plan, model): ...
+
+    def run(self, solver, state, model, validation, monitoring, advice): ...
+
+
+class InMemory:
+    """Training rows in memory (a :class:`QueryData`): epochs over its
+    queries in ``rng``'s order, the training NDCG, full-batch momentum."""
+
+    moments_known = True
+
+    def __init__(self, data, rng):
+        self.data, self.rng = data, rng
+        self.data_source, self.n_queries = data, data.n_queries
+
+    @property
+    def fingerprint(self):
+        return self.data.fingerprint
+
+    def curvature_parts(self, plan, model):
+        return [part_curvature(plan, self.data, model)]
+
+    def run(self, solver, state, model, validation, monitoring, advice):
+        return solver.fit(self.data, state, self.rng, view=model.view,
+                          scale=model.training_scale(), validation=validation,
+                          monitoring=monitoring, advice=advice)
+
+
+class Blocks:
+    """Training data read in blocks of whole queries, every epoch
+    (``blocks()`` gives one epoch's :class:`QueryData`, ``first`` is the
+    first of them, ``moments()`` the column moments of all)."""
+
+    fingerprint = None
+
+    def __init__(self, plan, first, blocks, moments, method, warm=None):
+        self.blocks, self.n_queries = blocks, None
+        self.data_source = Stream(first, moments, method)
+        self.moments_known = warm is None
+        self.rng = check_random_state(plan.params["random_state"])
+
+    def curvature_parts(self, plan, model):
+        return (part_curvature(plan, block, model) for block in self.blocks())
+
+    def run(self, solver, state, model, validation, monitoring, advice):
+        result, self.n_queries = solver.fit_blocks(
+            self.blocks, state, self.rng, view=model.view, scale=model.training_scale(),
+            validation=validation, monitoring=monitoring, advice=advice)
+        return result
+
+
+def fitted(plan, model, result, state, n_queries, fingerprint, rate):
+    """The :class:`Fitted` of a solver's ``result`` on ``model``."""
+    if not plan.params["average"]:
+        state.w = result.coef.copy()  # partial_fit and warm_start go on from the model
+    return Fitted(model.with_fit(result.coef, fingerprint, n_queries), state, result.n_iter,
+                  result.best_iteration, result.history, rate, plan.kind.shape(plan.params))
+
+
+def _fit_auto(plan, data, validation, warm, coef_init):
+    """``learning_rate="auto"`` with validation data: one fit per rate of
+    :data:`AUTO_RATES` on the data built once; the best validation
+    NDCG@eval_k wins (the smaller rate on ties), among the rates whose
+    training loss did not diverge (:class:`DivergenceWarning`) when there
+    are any: such a fit may rank well on validation while its weights grow
+    without bound."""
+    best, failure = None, None
+    for rate in AUTO_RATES:
+        # a rate too large for the data warns or fails; that counts only if it wins
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                result = fit(plan.but(learning_rate=rate), data, validation, warm=warm,
+                             coef_init=coef_init)
+            except ValueError as error:
+                if "non-finite" not in str(error):
+                    raise
+                failure = error
+                continue
+        # a rate whose loss diverged ranks after every rate whose loss did not
+        stable = not any(issubclass(w.category, DivergenceWarning) for w in caught)
+        score = (stable, float(np.nanmax(result.history["val_ndcg"], initial=-np.inf)))
+        if best is None or score > best[0]:
+            best = (score, result, caught)
+    if best is None:
+        raise failure
+    for warning in best[2]:
+        warnings.warn_explicit(warning.message, warning.category, warning.filename,
+                               warning.lineno)
+    return best[1]
+
+
+def curvature_rate(plan, data, model=None, *, support=None, step=CURVATURE_STEP,
+                   otherwise=AUTO_DEFAULT):
+    """``learning_rate="curvature"``: ``step`` over the trace of the
+    training loss's Hessian at w = 0 on the features as ``model`` (default:
+    the plan's all-zero model on ``data``) reads them, over the weights of
+    the terms ``support`` keeps (a boolean per group of weights, a
+    feature's or a pair's; default all);
+    ``otherwise`` when the trace is 0 (no pair to learn from)."""
+    model = start(plan, data) if model is None else model
+    weights = None if support is None else np.repeat(support, np.diff(model.groups()))
+    trace = plan.solver.objective.curvature(data, view=model.view, scale=model.training_scale(),
+                                            support=weights)
+    return step / trace if trace > 0 else otherwise
+
+
+def rate_from_parts(parts):
+    """``learning_rate="curvature"`` on data in parts (blocks of a stream, a
+    cluster's partitions): :data:`CURVATURE_STEP` over the trace of the
+    Hessian of the mean per-query loss of them all, from each part's
+    ``(trace, n_queries)``: the trace is a sum over queries, so the parts'
+    traces weighted by their queries give the one of all the data, as
+    :func:`curvature_rate` does in memory."""
+    total = queries = 0
+    for trace, n_queries in parts:
+        total, queries = total + trace * n_queries, queries + n_queries
+    trace = total / queries if queries else 0.0
+    return CURVATURE_STEP / trace if trace > 0 else AUTO_DEFAULT
+
+
+def part_curvature(plan, data, model):
+    """``(trace, n_queries)`` of one part of the training data for
+    :func:`rate_from_parts`."""
+    return (plan.solver.objective.curvature(data, view=model.view,
+                                            scale=model.training_scale()), data.n_queries)
+
+
+def refit_kept(plan, penalized, data, validation=None):
+    """A fit from ``penalized``'s weights on the terms it keeps (features,
+    and pairs), without ``l1`` or ``l1_group``, the others excluded (the
+    relaxed fit; the same training data). With ``learning_rate="curvature"``
+    its step is 2 over the curvature of the kept weights alone; otherwise
+    it keeps the penalized fit's step."""
+    model = penalized.model
+    terms = model.term_features()
+    held = np.ones(len(terms), dtype=bool)
+    held[model.selected_terms()] = False
+    rate = penalized.learning_rate
+    if plan.rule == "curvature":
+        rate = curvature_rate(plan, data, model, support=~held, otherwise=rate)
+    refit = plan.but(relax=False, l1=0.0, l1_group=0.0, learning_rate=rate,
+                     exclude=[terms[g] for g in np.flatnonzero(held)])
+    return fit(refit, data, validation, coef_init=model.coef)
+
+
+# -- data in blocks -------------------------------------------------------------------------
+
+
+class Stream:
+    """A data source for :meth:`~rsrank.learning.kinds.Kind.start` read in blocks of
+    whole queries: its column moments take one pass; its rows are never in
+    memory at once."""
+
+    rows_in_memory = False
+
+    def __init__(self, first, moments, method):
+        self._moments, self.method, self.n_features = moments, method, first.n_features
+        self.feature_names, self.names_from_columns = (first.feature_names,
+                                                       first.names_from_columns)
+
+    @property
+    def sums(self):
+        return self._moments()[:3]
+
+    @property
+    def moments(self):
+        return self._moments()
+
+    def step_encoding(self, max_bins):
+        raise ValueError("additive models fit their thresholds on training data in memory: "
+                         f"use fit, not {self.method}")
+
+    def pair_encoding(self, max_bins, pairs, pair_bins):
+        self.step_encoding(max_bins)
+
+
+def refuse_relax(plan, method):
+    if plan.relaxed:
+        raise ValueError(f"relax refits on the training data in memory: use fit, not "
+                         f"{method}, or set relax=False")
+
+
+def fit_stream(plan, first, blocks, moments, validation=None, *, warm=None, coef_init=None):
+    """Epochs over blocks of whole queries (``blocks()`` gives one epoch's
+    :class:`QueryData`, ``first`` is the first of them, ``moments()`` the
+    column moments of all, None with ``warm``): :func:`fit_source` on
+    :class:`Blocks`. A step rule takes the curvature of all the blocks
+    (``"auto"`` too: choosing on vali would take a stream pass per step)."""
+    refuse_relax(plan, "fit_chunks")
+    if plan.params["early_stopping"] and validation is None:
+        raise ValueError("fit_chunks with early_stopping needs an eval_set (no queries "
+                         "can be held out of a stream)")
+    moments = functools.cache(moments)  # one pass, for the scaling and any advice
+    return fit_source(plan, Blocks(plan, first, blocks, moments, "fit_chunks", warm),
+                      validation, warm=warm, coef_init=coef_init)
+
+
+def partial_fit(plan, data, previous, rng):
+    """One pass over ``data``'s queries from ``previous`` (a :class:`Fitted`,
+    or None: the first block fixes the model's scaling, or an additive
+    model's thresholds and pairs, and with ``learning_rate="curvature"``
+    or ``"auto"`` the step size, from its curvature). A rule's step goes on
+    at the one ``previous`` took (for a fit with ``"auto"``: the one it
+    chose on validation)."""
+    refuse_relax(plan, "partial_fit")
+    if previous is None:
+        model = start(plan, data)
+        rate = curvature_rate(plan, data, model) if plan.rule else plan.solver.learning_rate
+        previous = Fitted(model, SolverState(np.zeros(len(model.coef))), 0, None, {},
+                          rate, plan.kind.shape(plan.params))
+    model = start(plan, None, previous)
+    rate = previous.learning_rate if plan.rule and previous.learning_rate else None
+    state, solver = previous.state, laid_out(plan, model, rate)
+    solver.epoch(data, state, solver.query_order(data.n_queries, rng), view=model.view,
+                 scale=model.training_scale(), work=solver.new_work(data, model.view))
+    finite_check(advice(plan, lambda: data.moments, data.feature_names))(state)
+    if plan.params["average"]:  # the steps go on from the last iterate; the model is their mean
+        state.n_averaged += 1
+        coef = model.coef + (state.w - model.coef) / state.n_averaged
+    else:
+        coef = state.w.copy()
+    return replace(previous, model=model.with_coef(coef), n_iter=previous.n_iter + 1)
+
+
+# -- the edges of a path --------------------------------------------------------------------
+
+
+def l1_edge(plan, data, source=None):
+    """The smallest ``l1`` at which the plan keeps every weight at zero, in
+    the units of the model's weights: on a :class:`QueryData`, or on an
+    iterable of them (blocks of a stream, whose column moments ``source``
+    holds)."""
+    model = start(plan, data if source is None else source)
+    weights = penalty_layout(plan.params, model)[2]
+    return plan.solver.objective.l1_max(data, view=model.view,
+                                        scale=model.training_scale(), weight_factors=weights)
+
+
+def group_edge(plan, data):
+    """The smallest ``l1_group`` at which the plan (without ``l1``) keeps
+    every weight at zero."""
+    model = start(plan, data)
+    groups, factors, _ = penalty_layout(plan.params, model)
+    return plan.solver.objective.group_max(data, groups, factors, view=model.view,
+                                           scale=model.training_scale())
+
+
+#: the edge of each penalty a path walks
+EDGES = {"l1": l1_edge, "l1_group": group_edge}
+
+
+def edge(plan, data, strength=None):
+    """The edge of the path of ``strength`` (default: the kind's)."""
+    return EDGES[strength or plan.kind.strength](plan, data)

@@ -1,0 +1,254 @@
+"""Candidate pairwise interactions, found from the ranking objective itself.
+
+At a fitted model's ranking every row has a pair gradient (its
+|Delta NDCG|-weighted lambda, :meth:`rsrank.learning.objective.Objective.row_lambdas`):
+the direction a further term of the model would have to follow. On a coarse
+bin grid of two features, the share of the lambdas' variation that the
+grid's cells explain beyond each feature's own bins is the two-way
+interaction sum of squares: what a step function of the pair could still
+fit that the model's one-feature shapes cannot. It is the gain of FAST
+(Lou, Caruana, Gehrke and Hooker, KDD 2013) computed on the ranking
+objective's gradients instead of a regression residual, over the whole grid
+instead of its best 2x2 cut. Every pair's histogram comes from one pass
+over the rows (:func:`rsrank._kernels.pair_histograms`).
+"""
+
+import itertools
+
+import numpy as np
+import scipy.sparse as sp
+
+from .. import _kernels
+from .binning import bin_codes, fit_thresholds
+from ..reading.querydata import QueryData
+
+__all__ = ["pair_gains", "interaction_gain", "interaction_residuals", "row_lambdas",
+           "gains_at", "top_pairs", "candidate_features", "pair_grids", "SEARCH_WORK"]
+
+
+def _dense_codes(X, n_bins):
+    """One uint8 code per row and feature on a grid of at most ``n_bins``
+    quantile bins per feature, and a code above them for a missing value."""
+    codes = bin_codes(X, fit_thresholds(X, n_bins))
+    if codes.dense:
+        return np.ascontiguousarray(codes.codes)
+    out = np.tile(codes.zero_codes.astype(np.uint8), (codes.shape[0], 1))
+    rows = np.repeat(np.arange(codes.shape[0]), np.diff(codes.indptr))
+    out[rows, codes.indices] = codes.codes
+    return out
+
+
+def interaction_residuals(sums, counts, rounds=50):
+    """``(left, filled)`` of grids of cells (``sums`` and ``counts`` of the
+    values per cell, shape ``(n_grids, n_a, n_b)``): the cell means less
+    the best sum of a row effect and a column effect (fitted by ``rounds``
+    of count-weighted backfitting; exact for any counts, not only balanced
+    ones), and which cells hold any value."""
+    filled = counts > 0
+    means = np.where(filled, sums / np.where(filled, counts, 1), 0.0)
+    rows, columns = np.zeros(sums.shape[:2]), np.zeros((sums.shape[0], sums.shape[2]))
+    row_counts, column_counts = counts.sum(2), counts.sum(1)
+    for _ in range(rounds):
+        rows = np.where(row_counts > 0, (counts * (means - columns[:, None, :])).sum(2)
+                        / np.maximum(row_counts, 1), 0.0)
+        columns = np.where(column_counts > 0, (counts * (means - rows[:, :, None])).sum(1)
+                           / np.maximum(column_counts, 1), 0.0)
+    return np.where(filled, means - rows[:, :, None] - columns[:, None, :], 0.0), filled
+
+
+def interaction_gain(sums, counts, n_bins, rounds=50):
+    """The two-way interaction sum of squares of a pair's grid (``sums``
+    and ``counts`` of the values per cell, ``code_a * n_bins + code_b``):
+    the count-weighted squares of the cell means that the best sum of a
+    row effect and a column effect leaves (:func:`interaction_residuals`).
+    With one grid per row of ``sums`` and ``counts`` (shape
+    ``(n_pairs, n_bins ** 2)``), every pair at once: an array of gains."""
+    single = np.ndim(sums) == 1
+    counts = np.reshape(counts, (-1, n_bins, n_bins))
+    left, _ = interaction_residuals(np.reshape(sums, (-1, n_bins, n_bins)), counts, rounds)
+    gains = np.sum(counts * left ** 2, axis=(1, 2))
+    return float(gains[0]) if single else gains
+
+
+def row_lambdas(model, objective, data):
+    """The pair gradient of every row at ``model``'s ranking of ``data``."""
+    return objective.row_lambdas(data, model.coef, view=model.view,
+                                 scale=model.training_scale())
+
+
+def pair_gains(estimator, X, y=None, *, qid=None, candidates=None, n_bins=8):
+    """Pairs of features by the interaction gain of the pair gradients at a
+    fitted estimator's ranking, largest first.
+
+    Parameters
+    ----------
+    estimator : fitted RSRank
+        The model whose ranking the gradients are taken at (an additive
+        model's shapes, a linear model's weights).
+    X, y, qid : training data, or a QueryData as ``X``
+    candidates : sequence of int, optional
+        The features whose pairs are scored (default: every feature); the
+        histograms of all their pairs come from one pass over the rows.
+    n_bins : int
+        Quantile bins per feature of the grid (2 to 16).
+
+    Returns
+    -------
+    list of ((name_a, name_b), gain)
+        Every pair of ``candidates``, by decreasing gain.
+    """
+    data = X if isinstance(X, QueryData) else QueryData(X, y, qid)
+    model = estimator.model_
+    names = model.names()
+    lam = row_lambdas(model, estimator.setup().solver.objective, data)
+    pairs, gains = gains_at(lam, data, candidates, n_bins)
+    order = np.argsort(-gains, kind="stable")
+    return [((names[pairs[i, 0]], names[pairs[i, 1]]), float(gains[i])) for i in order]
+
+
+def gains_at(lam, data, candidates=None, n_bins=8):
+    """``(pairs, gains)``: every pair of ``candidates`` (feature indices;
+    default all) as an ``(n_pairs, 2)`` array and the interaction gain of
+    the rows' pair gradients ``lam`` (:func:`row_lambdas`) over ``data`` (a
+    :class:`QueryData`) on a grid of ``n_bins`` quantile bins per feature."""
+    if not (isinstance(n_bins, (int, np.integer)) and 2 <= n_bins <= 16):
+        raise ValueError(f"n_bins must be an integer from 2 to 16, got {n_bins!r}")
+    features = (np.arange(data.n_features) if candidates is None
+                else np.unique(np.asarray(candidates, dtype=np.int64)))
+    pairs = np.array(list(itertools.combinations(features, 2)), dtype=np.int64).reshape(-1, 2)
+    if len(pairs) == 0:
+        return pairs, np.zeros(0)
+    X = data.X if not sp.issparse(data.X) else sp.csr_matrix(data.X)
+    codes = _dense_codes(_columns_of(X, features), n_bins)
+    # a feature with missing values has one more code, its missing value's
+    side = max(n_bins, int(codes.max(initial=0)) + 1)
+    where = np.full(data.n_features, -1, dtype=np.int64)
+    where[features] = np.arange(len(features))
+    sums = np.zeros((len(pairs), side * side))
+    counts = np.zeros((len(pairs), side * side))
+    _kernels.pair_histograms(codes, lam, np.ascontiguousarray(where[pairs[:, 0]]),
+                             np.ascontiguousarray(where[pairs[:, 1]]), side, sums, counts)
+    return pairs, interaction_gain(sums, counts, side)
+
+
+def _columns_of(X, features):
+    if len(features) == X.shape[1]:
+        return X
+    return sp.csc_matrix(X)[:, features] if sp.issparse(X) else np.asarray(X)[:, features]
+
+
+#: the most row-pair visits (rows x candidate pairs) of one search: beyond
+#: it (MSLR-WEB30K's 136 features over its 2.3 million training rows, not
+#: OHSUMED or LightGBM's example) the candidates are the features the model
+#: uses most, then the others by the variation of their pair gradients over
+#: their bins
+SEARCH_WORK = 2e9
+
+
+def candidate_features(model, lam, data, budget=SEARCH_WORK, n_bins=8):
+    """The features whose pairs a search scores: every feature when all
+    pairs fit ``budget`` row visits, else as many as fit, the features of
+    the largest shapes of ``model`` (an additive model) first, then those
+    whose pair gradients vary most between their own bins. A screen of one
+    feature at a time cannot see a pair without any one-feature effect (an
+    XOR) between two features the model does not use: on data that large,
+    such a pair is found only when its features are among the first."""
+    width, rows = data.n_features, max(data.n_rows, 1)
+    most = int((1 + np.sqrt(1 + 8 * budget / rows)) / 2)
+    if width <= most:
+        return np.arange(width)
+    ranges = model.feature_ranges()[:width]
+    X = data.X if not sp.issparse(data.X) else sp.csr_matrix(data.X)
+    codes = _dense_codes(X, n_bins)
+    spread = np.zeros(width)
+    for j in range(width):
+        sums = np.bincount(codes[:, j], weights=lam, minlength=n_bins)
+        counts = np.bincount(codes[:, j], minlength=n_bins)
+        spread[j] = np.sum(np.where(counts > 0, sums ** 2 / np.maximum(counts, 1), 0.0))
+    order = np.lexsort((-spread, -ranges))
+    return np.sort(order[:max(most, 2)])
+
+
+def top_pairs(model, lam, data, k, n_bins=8, budget=SEARCH_WORK):
+    """The ``k`` pairs of largest interaction gain (:func:`gains_at`) of the
+    pair gradients ``lam`` at ``model``'s ranking among
+    :func:`candidate_features`, as a ``(k, 2)`` array of feature indices
+    (fewer when there are fewer pairs, and none of gain 0)."""
+    candidates = candidate_features(model, lam, data, budget, n_bins)
+    pairs, gains = gains_at(lam, data, candidates, n_bins)
+    order = np.argsort(-gains, kind="stable")[:k]
+    order = order[gains[order] > 0]
+    return pairs[np.sort(order)]
+
+
+def _segments(sums, counts, n_segments):
+    """The best split of the rows of a table into at most ``n_segments``
+    runs of consecutive rows: the one whose run means of each column leave
+    the least count-weighted sum of squares of the row means around them
+    (exact, by dynamic programming). Returns the last row of every run but
+    the last."""
+    n = sums.shape[0]
+    means = np.where(counts > 0, sums / np.maximum(counts, 1), 0.0)
+    # prefix sums over rows of the weights, weighted means and squares, per column
+    w = np.vstack([np.zeros(counts.shape[1]), np.cumsum(counts, axis=0)])
+    wm = np.vstack([np.zeros(counts.shape[1]), np.cumsum(counts * means, axis=0)])
+    wmm = np.vstack([np.zeros(counts.shape[1]), np.cumsum(counts * means ** 2, axis=0)])
+
+    def cost(i, j):  # rows i..j-1 as one run
+        weight, first, second = w[j] - w[i], wm[j] - wm[i], wmm[j] - wmm[i]
+        return float(np.sum(second - np.where(weight > 0, first ** 2 / np.maximum(weight, 1e-300),
+                                              0.0)))
+    k_max = min(n_segments, n)
+    best = np.full((k_max + 1, n + 1), np.inf)
+    back = np.zeros((k_max + 1, n + 1), dtype=np.int64)
+    best[0, 0] = 0.0
+    costs = np.full((n + 1, n + 1), np.inf)
+    for i in range(n):
+        for j in range(i + 1, n + 1):
+            costs[i, j] = cost(i, j)
+    for k in range(1, k_max + 1):
+        for j in range(1, n + 1):
+            options = best[k - 1, :j] + costs[:j, j]
+            back[k, j] = int(np.argmin(options))
+            best[k, j] = options[back[k, j]]
+    k = int(np.argmin(best[1:, n])) + 1
+    ends, j = [], n
+    while k > 0:
+        i = back[k, j]
+        if i > 0:
+            ends.append(i - 1)
+        j, k = i, k - 1
+    return sorted(ends)
+
+
+def pair_grids(lam, data, pairs, thresholds, n_bins=8):
+    """Each pair's grid, cut where its interaction changes: on the grid of
+    both features' own ``thresholds`` (a model's, up to 256 bins each), the
+    pair gradients ``lam`` (:func:`row_lambdas`) less each feature's own effect
+    (backfitted on that grid), and each feature's bins merged into at most
+    ``n_bins`` runs of consecutive bins that keep that interaction best
+    (:func:`_segments`); a missing value's bin stays a run of its own.
+    Returns ``[(cuts_a, cuts_b), ...]``, cuts among ``thresholds``."""
+    X = data.X if not sp.issparse(data.X) else sp.csr_matrix(data.X)
+    out = []
+    for a, b in np.asarray(pairs, dtype=np.int64).reshape(-1, 2):
+        cuts = [thresholds[a], thresholds[b]]
+        codes = bin_codes(_columns_of(X, [a, b]), cuts).toarray().astype(np.int64)
+        shape = (len(cuts[0]) + 1, len(cuts[1]) + 1)
+        cells = codes[:, 0] * shape[1] + codes[:, 1]
+        size = shape[0] * shape[1]
+        sums = np.bincount(cells, lam, size).reshape(shape)
+        counts = np.bincount(cells, minlength=size).astype(float).reshape(shape)
+        left = interaction_residuals(sums[None], counts[None])[0][0] * counts
+        grid = []
+        for axis, feature_cuts in enumerate(cuts):
+            table, weight = (left, counts) if axis == 0 else (left.T, counts.T)
+            missing = len(feature_cuts) > 0 and not np.isfinite(feature_cuts[-1])
+            valued = len(feature_cuts) + 1 - missing
+            ends = _segments(table[:valued], weight[:valued], n_bins - missing)
+            chosen = np.asarray(feature_cuts)[ends]
+            if missing:
+                chosen = np.r_[chosen, feature_cuts[-1]]
+            grid.append(np.ascontiguousarray(chosen, dtype=np.float32))
+        out.append(tuple(grid))
+    return out
