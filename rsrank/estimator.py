@@ -446,7 +446,7 @@ def load_estimator(cls, path):
     return adopt(estimator, Fitted(
         saved.model, SolverState(saved.model.coef.copy(), saved.fitted["t"]),
         saved.fitted["n_iter"], saved.fitted["best_iteration"], {}, None,
-        plan.kind.shape(plan.params)))
+        plan.kind.shape(plan.model)))
 
 
 def _face(estimator, fitted):

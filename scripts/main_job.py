@@ -1,23 +1,64 @@
-"""The main job's tables, now and at an earlier commit, compared to the last digit.
+"""The main job's tables and every kind's weights, now and at an earlier commit, compared to the last digit.
 
     python scripts/main_job.py [--out results] [--name main_job] [--before COMMIT]
 
 Runs ``rsrank train`` and ``rsrank train --additive`` on the bundled data
 (the README's main job and its additive twin) in fresh processes and keeps
-what they print. With ``--before``, the same commands run on the package as
-it was at ``COMMIT`` (a temporary git worktree), and every line that
+what they print, and fits ``RSRank`` of every kind (with a penalty, feature
+costs, monotone directions and excluded features among them) on Fold1 of
+the bundled data and of OHSUMED, early stopped on vali, keeping a digest of
+each model's weights. With ``--before``, the same runs on the package as it
+was at ``COMMIT`` (a temporary git worktree), and every line or digest that
 differs is listed: a refactoring that keeps every behaviour lists none.
 """
 
 import argparse
 import difflib
+import hashlib
 import subprocess
 import sys
+import warnings
 
-from _bench import command_line, write_report
+import numpy as np
+from _bench import SHARED_DATA, command_line, write_report
 from _code import report_at
 
+from rsrank import RSRank, load_letor_fold
+
 JOBS = {"rsrank train": ["train"], "rsrank train --additive": ["train", "--additive"]}
+
+#: the fits whose weights are compared, by name: RSRank's parameters
+MODELS = {
+    "linear": {},
+    "linear, curvature step, l1": {"learning_rate": "curvature", "l1": 1e-3},
+    "linear, costs, monotone, exclude": {"feature_costs": {0: 2.0, 3: 0.5}, "monotone": {1: 1},
+                                         "exclude": [2], "l1": 1e-3, "truncation_period": 1},
+    "additive": {"additive": True, "max_iter": 30},
+    "additive, group penalty, relaxed": {"additive": True, "l1_group": 1e-3, "max_iter": 30,
+                                         "relax": True},
+    "interactions": {"additive": True, "interactions": 3, "max_iter": 30},
+}
+
+
+def model_digests():
+    """Per data set and :data:`MODELS` entry: the epochs run and the first
+    16 hex digits of the SHA-256 of the model's weights."""
+    import rsrank
+
+    roots = {"bundled": rsrank.__file__.rsplit("/", 1)[0] + "/data/synthetic",
+             "OHSUMED": SHARED_DATA / "OHSUMED"}
+    out = {}
+    for data, root in roots.items():
+        fold = load_letor_fold(root, 1)
+        for name, params in MODELS.items():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fitted = RSRank(random_state=0, **params).fit(*fold.train[:2], qid=fold.train[2],
+                                                              eval_set=fold.vali)
+            weights = np.ascontiguousarray(fitted.model_.coef, dtype=np.float64).tobytes()
+            out[f"{data}: {name}"] = (f"{fitted.n_iter_} epochs, "
+                                      f"{hashlib.sha256(weights).hexdigest()[:16]}")
+    return out
 
 
 def run(argv):
@@ -35,7 +76,9 @@ def main(argv=None):
                         help="also run the jobs on the package as it was at COMMIT")
     args = parser.parse_args(argv)
     outputs = {name: run(job) for name, job in JOBS.items()}
-    before = report_at(args.before, "main_job.py")["outputs"] if args.before else None
+    models = model_digests()
+    report = report_at(args.before, "main_job.py") if args.before else None
+    before = report["outputs"] if report else None
     lines = ["# The main job, to the last digit", "", f"`{command_line()}`", ""]
     for name, output in outputs.items():
         lines += [f"## `{name}`", ""]
@@ -49,8 +92,17 @@ def main(argv=None):
             if changed:
                 lines += ["```", *changed, "```", ""]
         lines += output + [""]
+    lines += ["## Every kind's weights (`RSRank().fit` on Fold1, early stopped on vali)", "",
+              "| data: fit | now |" + (f" at `{args.before}` |" if report else ""),
+              "|---|---|" + ("---|" if report else "")]
+    for name, digest in models.items():
+        lines.append(f"| {name} | {digest} |" + (
+            f" {'the same' if report['models'].get(name) == digest else report['models'].get(name)} |"
+            if report else ""))
     write_report(args.out, args.name, {"command": command_line(), "outputs": outputs,
-                                       "before": {"commit": args.before, "outputs": before}},
+                                       "models": models,
+                                       "before": {"commit": args.before, "outputs": before,
+                                                  "models": report and report["models"]}},
                  "\n".join(lines))
     print("\n".join(lines))
 

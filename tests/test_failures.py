@@ -259,6 +259,7 @@ def test_force_replaces_results_in_one_step(tmp_path):
                 json.loads((out / "results.json").read_text())
             except (OSError, ValueError):
                 seen_missing.append(True)
+            time.sleep(0.0005)  # a look every half millisecond, leaving the cores to the runs
 
     watcher = threading.Thread(target=watch)
     watcher.start()

@@ -5,14 +5,33 @@ any work on the data (:func:`check_feature_keys` on its :class:`Columns`),
 and laid out on a model's weights as its penalty's groups and factors, its
 held terms and its monotone directions (:func:`rsrank.learning.fitting.laid_out`)."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
 from .model import feature_names_or_letor
 
-__all__ = ["feature_indices", "feature_costs", "penalty_layout", "excluded",
+__all__ = ["FeatureKeys", "feature_indices", "feature_costs", "penalty_layout", "excluded",
            "monotone_directions", "Columns", "check_feature_keys", "source_columns"]
+
+
+@dataclass(frozen=True)
+class FeatureKeys:
+    """The parameters that name features, read from an estimator's
+    parameters once (:meth:`of`): what each feature costs, the monotone
+    direction of each, and the features held at zero. The functions below
+    take it (or the parameters, which they read through it)."""
+
+    feature_costs: object = None
+    monotone: object = None
+    exclude: object = None
+
+    @classmethod
+    def of(cls, params):
+        """The keys of ``params`` (a :class:`FeatureKeys` is its own)."""
+        if isinstance(params, cls):
+            return params
+        return cls(*(params[field.name] for field in fields(cls)))
 
 
 def feature_indices(model, keys, what):
@@ -46,7 +65,7 @@ def feature_costs(params, model):
     """``feature_costs`` as one positive number per feature of ``model``
     (a sequence in feature order, or a dict by name or index; features a
     dict leaves out cost 1), or None."""
-    costs = params["feature_costs"]
+    costs = FeatureKeys.of(params).feature_costs
     if costs is None:
         return None
     width = model.n_features
@@ -97,7 +116,7 @@ def _exclude_keys(params, model):
     """``exclude`` resolved on ``model``'s features: ``(held, terms)``, a
     boolean per feature held in every term and the set of terms (sorted
     tuples of feature indices) held alone; None without ``exclude``."""
-    exclude = params["exclude"]
+    exclude = FeatureKeys.of(params).exclude
     if exclude is None:
         return None
     if isinstance(exclude, (str, bytes)) or not hasattr(exclude, "__iter__"):
@@ -151,7 +170,7 @@ def monotone_directions(params, model):
     increasing, -1 decreasing, 0 free): a dict by name or index (features
     it leaves out are free) or a sequence in feature order; None without
     constraints."""
-    monotone = params["monotone"]
+    monotone = FeatureKeys.of(params).monotone
     if monotone is None:
         return None
     width = model.n_features

@@ -22,10 +22,10 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from .interactions import pair_grids, row_lambdas, top_pairs
-from .kinds import DEFAULT_INTERACTION_BINS, kind_of
+from .kinds import DEFAULT_INTERACTION_BINS, ModelSpec, kind_of
 from .objective import Objective
-from .feature_keys import (check_feature_keys, excluded, monotone_directions, penalty_layout,
-                           source_columns)
+from .feature_keys import (FeatureKeys, check_feature_keys, excluded, monotone_directions,
+                           penalty_layout, source_columns)
 from .parameters import check_parameters
 from .penalty import L1Penalty
 from .solver import DivergenceWarning, Monitoring, Solver, SolverState, finite_check
@@ -47,14 +47,19 @@ CURVATURE_STEP = 2.0
 @dataclass(frozen=True)
 class Setup:
     """An estimator's parameters as objects: ``params`` (the dict, for what
-    stays a value), the model ``kind``, the ``solver`` (its penalty not yet
-    laid out on a model's weights; its step size ``learning_rate`` or 1e-2
-    for ``"auto"`` and ``"curvature"``) and the per-epoch ``monitoring``."""
+    stays a value), the model ``kind`` and its :class:`~rsrank.learning.kinds.ModelSpec`
+    (``model``), the parameters that name features
+    (:class:`~rsrank.learning.feature_keys.FeatureKeys`), the ``solver`` (its
+    penalty not yet laid out on a model's weights; its step size
+    ``learning_rate`` or 1e-2 for ``"auto"`` and ``"curvature"``) and the
+    per-epoch ``monitoring``."""
 
     params: dict
     kind: object
     solver: Solver
     monitoring: Monitoring
+    model: ModelSpec
+    features: FeatureKeys
 
     @property
     def rule(self):
@@ -82,7 +87,8 @@ class Setup:
         solver = replace(self.solver, penalty=penalty, learning_rate=(
             params["learning_rate"] if not isinstance(params["learning_rate"], str)
             else self.solver.learning_rate))
-        return replace(self, params=params, solver=solver)
+        return replace(self, params=params, solver=solver,
+                       features=replace(self.features, exclude=params["exclude"]))
 
 
 def setup(params):
@@ -91,8 +97,9 @@ def setup(params):
     p = params
     check_parameters(p)
     objective = Objective(p["pair_loss"], p["pair_weight"], p["gain"], p["discount"], p["ndcg_k"])
-    kind = kind_of(p)
-    kind.check(p)
+    model = ModelSpec.of(p)
+    kind = kind_of(model)
+    kind.check(model)
     momentum = kind.momentum if p["momentum"] is None else p["momentum"]
     rate = AUTO_DEFAULT if isinstance(p["learning_rate"], str) else p["learning_rate"]
     penalty = L1Penalty(p["l1"], p["l1_method"], p["truncation_period"],
@@ -102,7 +109,8 @@ def setup(params):
                     p["tol"], p["restore_best"], p["n_jobs"], p["verbose"], p["weight_tol"],
                     momentum)
     return Setup(dict(params), kind, solver,
-                 Monitoring(p["eval_k"], p["eval_convention"], p["eval_train"]))
+                 Monitoring(p["eval_k"], p["eval_convention"], p["eval_train"]), model,
+                 FeatureKeys.of(p))
 
 
 @dataclass
@@ -135,14 +143,14 @@ def laid_out(plan, model, rate=None):
     projection onto zero. ``monotone`` becomes the projections that keep
     the model monotone (:meth:`~rsrank.learning.model.AdditiveModel.monotone_layout`)."""
     solver = plan.solver if rate is None else replace(plan.solver, learning_rate=rate)
-    groups, factors, weights = penalty_layout(plan.params, model)
+    groups, factors, weights = penalty_layout(plan.features, model)
     penalty = replace(solver.penalty, groups=groups, group_factors=factors,
                       weight_factors=weights)
-    directions = monotone_directions(plan.params, model)
+    directions = monotone_directions(plan.features, model)
     if directions is not None:
         signs, blocks = model.monotone_layout(directions)
         penalty = replace(penalty, signs=signs, monotone_blocks=blocks)
-    held = excluded(plan.params, model)
+    held = excluded(plan.features, model)
     if held is not None:
         if penalty.period != 1:
             raise ValueError("exclude holds features at zero at every step: use "
@@ -162,14 +170,14 @@ def start(plan, source, warm=None):
     from), refused when a parameter that shapes it has changed since: going
     on would keep the old one."""
     if warm is None:
-        check_feature_keys(plan.params, source_columns(source))
+        check_feature_keys(plan.features, source_columns(source))
         pairs = None
         if plan.kind.pairs:  # a stage of its own: the search, then the model of its pairs
             if not source.rows_in_memory:
-                source.pair_encoding(plan.params["max_bins"], None, None)  # refuses in words
+                source.pair_encoding(plan.model.max_bins, None, None)  # refuses in words
             pairs = pair_search(plan, source)
-        return plan.kind.start(plan.params, source, pairs)
-    now = plan.kind.shape(plan.params)
+        return plan.kind.start(plan.model, source, pairs)
+    now = plan.kind.shape(plan.model)
     for name, value in warm.shape.items():
         if now.get(name) != value:
             raise ValueError(f"the fitted model has {name}={value!r}, now {name}="
@@ -191,9 +199,9 @@ def pair_search(plan, source):
     :data:`SEARCH_EPOCHS` epochs, and each pair's grid cut where its
     interaction changes (:func:`rsrank.learning.interactions.pair_grids`). Made once
     per training data and setting (a path fits the same data many times)."""
-    p = plan.params
-    key = ("pair search", p["interactions"], p["interaction_bins"], p["max_bins"],
-           p["pair_loss"], p["pair_weight"], p["gain"], p["discount"], p["ndcg_k"])
+    p, spec = plan.params, plan.model
+    key = ("pair search", spec.interactions, spec.interaction_bins, spec.max_bins,
+           plan.solver.objective)
 
     def make():
         search = setup({**p, "interactions": 0, "interaction_bins": DEFAULT_INTERACTION_BINS,
@@ -204,9 +212,9 @@ def pair_search(plan, source):
                         "weight_tol": p["weight_tol"] or 1e-4, "restore_best": False})
         additive = fit(search, source).model
         lam = row_lambdas(additive, search.solver.objective, source)  # once, for both
-        pairs = top_pairs(additive, lam, source, p["interactions"], p["interaction_bins"])
+        pairs = top_pairs(additive, lam, source, spec.interactions, spec.interaction_bins)
         return pairs, pair_grids(lam, source, pairs, additive.encoding.thresholds,
-                                 p["interaction_bins"])
+                                 spec.interaction_bins)
     return source.memo(key, make)
 
 
@@ -320,7 +328,7 @@ def fit_source(plan, source, validation=None, *, warm=None, coef_init=None, rate
     epochs, and the :class:`Fitted` they leave."""
     model = start(plan, source.data_source, warm)
     if validation is not None:  # its scores choose the epoch: a NaN would choose blindly
-        plan.kind.check_rows(plan.params, validation, "eval_set")
+        plan.kind.check_rows(plan.model, validation, "eval_set")
     if rate is None and plan.rule:
         rate = warm.learning_rate if warm is not None else rate_from_parts(
             source.curvature_parts(plan, model))
@@ -404,7 +412,7 @@ def fitted(plan, model, result, state, n_queries, fingerprint, rate):
     if not plan.params["average"]:
         state.w = result.coef.copy()  # partial_fit and warm_start go on from the model
     return Fitted(model.with_fit(result.coef, fingerprint, n_queries), state, result.n_iter,
-                  result.best_iteration, result.history, rate, plan.kind.shape(plan.params))
+                  result.best_iteration, result.history, rate, plan.kind.shape(plan.model))
 
 
 def _fit_auto(plan, data, validation, warm, coef_init):
@@ -558,7 +566,7 @@ def partial_fit(plan, data, previous, rng):
         model = start(plan, data)
         rate = curvature_rate(plan, data, model) if plan.rule else plan.solver.learning_rate
         previous = Fitted(model, SolverState(np.zeros(len(model.coef))), 0, None, {},
-                          rate, plan.kind.shape(plan.params))
+                          rate, plan.kind.shape(plan.model))
     model = start(plan, None, previous)
     rate = previous.learning_rate if plan.rule and previous.learning_rate else None
     state, solver = previous.state, laid_out(plan, model, rate)
@@ -582,7 +590,7 @@ def l1_edge(plan, data, source=None):
     iterable of them (blocks of a stream, whose column moments ``source``
     holds)."""
     model = start(plan, data if source is None else source)
-    weights = penalty_layout(plan.params, model)[2]
+    weights = penalty_layout(plan.features, model)[2]
     return plan.solver.objective.l1_max(data, view=model.view,
                                         scale=model.training_scale(), weight_factors=weights)
 
@@ -591,7 +599,7 @@ def group_edge(plan, data):
     """The smallest ``l1_group`` at which the plan (without ``l1``) keeps
     every weight at zero."""
     model = start(plan, data)
-    groups, factors, _ = penalty_layout(plan.params, model)
+    groups, factors, _ = penalty_layout(plan.features, model)
     return plan.solver.objective.group_max(data, groups, factors, view=model.view,
                                            scale=model.training_scale())
 

@@ -18,7 +18,7 @@ before it starts, as a stage of the fit (:func:`rsrank.learning.fitting.start`),
 given to it.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Callable, Protocol
 
 import numpy as np
@@ -27,7 +27,7 @@ from .model import AdditiveModel, InteractionModel, LinearModel, feature_names_o
 from ..reading.querydata import QueryData, fill_values
 from .preprocessing import GLOBAL_NORMALIZERS, QUERY_NORMALIZERS, scaling_from_moments
 
-__all__ = ["Kind", "KINDS", "DataSource", "for_kind", "takes_missing", "check_rows", "LINEAR", "ADDITIVE", "INTERACTIONS", "kind_of", "DEFAULT_MAX_BINS",
+__all__ = ["ModelSpec", "Kind", "KINDS", "DataSource", "for_kind", "takes_missing", "check_rows", "LINEAR", "ADDITIVE", "INTERACTIONS", "kind_of", "DEFAULT_MAX_BINS",
            "DEFAULT_INTERACTION_BINS", "MAX_INTERACTION_BINS"]
 
 #: bins per feature of an additive model unless ``max_bins`` says otherwise
@@ -84,99 +84,121 @@ def refuse_missing(source, what="X"):
                          "or impute them")
 
 
-def _start_linear(params, source, pairs):
+def _start_linear(spec, source, pairs):
     """All-zero weights with the scaling fitted on ``source``'s column
     sums (its moments for a min-max scaling); with ``missing="zero"`` or
     ``"mean"`` and missing values in ``source``, what each stands for (the
     model's ``fill``) and the scaling of the filled values."""
     fill = None
-    if params["missing"] != "refuse":
+    if spec.missing != "refuse":
         counts, sums = source.sums[:2]
         if np.isnan(sums).any():
             if not isinstance(source, QueryData):
-                raise ValueError(f"missing={params['missing']!r} fills missing values from the "
+                raise ValueError(f"missing={spec.missing!r} fills missing values from the "
                                  "training rows, which a stream of blocks does not hold: impute "
                                  "them, or fit in memory")
-            fill = fill_values(source.X, params["missing"])
+            fill = fill_values(source.X, spec.missing)
             source = source.filled(fill)
         else:  # none in training: the fill of one met in vali, test or predict
-            fill = np.zeros(len(sums)) if params["missing"] == "zero" else np.divide(
+            fill = np.zeros(len(sums)) if spec.missing == "zero" else np.divide(
                 sums, counts, out=np.zeros(len(sums)), where=np.asarray(counts) > 0)
     refuse_missing(source)
     width = source.n_features
     offset, scale = np.zeros(width), np.ones(width)
-    if params["normalize"] == "minmax":
+    if spec.normalize == "minmax":
         offset, scale = scaling_from_moments(source.moments, "minmax")
-    elif params["normalize"] in GLOBAL_NORMALIZERS:
-        offset, scale = scaling_from_moments(source.sums, params["normalize"],
+    elif spec.normalize in GLOBAL_NORMALIZERS:
+        offset, scale = scaling_from_moments(source.sums, spec.normalize,
                                              lambda: source.moments[3:])
-    return LinearModel(np.zeros(width), params["normalize"], offset, scale,
+    return LinearModel(np.zeros(width), spec.normalize, offset, scale,
                        source.feature_names, source.names_from_columns, fill=fill)
 
 
-def _start_additive(params, source, pairs):
+def _start_additive(spec, source, pairs):
     """All-zero steps at thresholds fitted on ``source``'s rows."""
-    encoding = source.step_encoding(params["max_bins"])
+    encoding = source.step_encoding(spec.max_bins)
     return AdditiveModel(np.zeros(encoding.n_steps), encoding, source.feature_names,
                          source.names_from_columns)
 
 
-def _start_interactions(params, source, pairs):
+def _start_interactions(spec, source, pairs):
     """All-zero steps of every feature and all-zero cells of ``pairs``
     (``(pairs, grids)`` found by :func:`rsrank.learning.fitting.pair_search`: the
     pairs of largest interaction gain at an additive model's ranking)."""
-    encoding = source.pair_encoding(params["max_bins"], pairs, params["interaction_bins"])
+    encoding = source.pair_encoding(spec.max_bins, pairs, spec.interaction_bins)
     return InteractionModel(np.zeros(encoding.n_steps), encoding, source.feature_names,
                             source.names_from_columns)
 
 
-def _refuse_bins(params, what):
-    if params["interaction_bins"] != DEFAULT_INTERACTION_BINS:
-        return (f"interaction_bins={params['interaction_bins']!r} applies to pairwise "
+def _refuse_bins(spec, what):
+    if spec.interaction_bins != DEFAULT_INTERACTION_BINS:
+        return (f"interaction_bins={spec.interaction_bins!r} applies to pairwise "
                 f"interactions (additive=True, interactions=K; --interactions K); {what}")
     return None
 
 
-def _refuse_missing_policy(params):
-    if params["missing"] != "refuse":
-        return (f"missing={params['missing']!r} says what a missing value stands for in a "
+def _refuse_missing_policy(spec):
+    if spec.missing != "refuse":
+        return (f"missing={spec.missing!r} says what a missing value stands for in a "
                 "linear model; an additive model gives it a step of its own: leave missing "
                 "out (--missing)")
     return None
 
 
-def _refuse_linear(params):
-    if params["missing"] not in ("refuse", "zero", "mean"):
+def _refuse_linear(spec):
+    if spec.missing not in ("refuse", "zero", "mean"):
         return (f"missing must be 'refuse', 'zero' or 'mean' (what a missing value stands "
-                f"for), got {params['missing']!r}")
-    if params["max_bins"] != DEFAULT_MAX_BINS:
-        return (f"max_bins={params['max_bins']!r} applies to additive models (additive=True; "
+                f"for), got {spec.missing!r}")
+    if spec.max_bins != DEFAULT_MAX_BINS:
+        return (f"max_bins={spec.max_bins!r} applies to additive models (additive=True; "
                 "--max-bins with --additive); a linear model has no bins")
-    return _refuse_bins(params, "a linear model has none")
+    return _refuse_bins(spec, "a linear model has none")
 
 
-def _refuse_additive(params):
-    return (_refuse_missing_policy(params) or _refuse_query_scaling(params)
-            or _refuse_bins(params, "this model has none (interactions=0)"))
+def _refuse_additive(spec):
+    return (_refuse_missing_policy(spec) or _refuse_query_scaling(spec)
+            or _refuse_bins(spec, "this model has none (interactions=0)"))
 
 
-def _refuse_interactions(params):
-    bins = params["interaction_bins"]
+def _refuse_interactions(spec):
+    bins = spec.interaction_bins
     if (not isinstance(bins, (int, np.integer)) or isinstance(bins, bool)
             or not 2 <= bins <= MAX_INTERACTION_BINS):
         return (f"interaction_bins must be an integer from 2 to {MAX_INTERACTION_BINS} (a "
                 f"pair's grid has at most {MAX_INTERACTION_BINS ** 2} cells), got {bins!r}")
-    return _refuse_missing_policy(params) or _refuse_query_scaling(params)
+    return _refuse_missing_policy(spec) or _refuse_query_scaling(spec)
 
 
-def _refuse_query_scaling(params):
-    normalize = params["normalize"]
+def _refuse_query_scaling(spec):
+    normalize = spec.normalize
     if normalize in QUERY_NORMALIZERS:
         return (f"normalize={normalize!r} (--normalize {normalize}) scales features within "
                 "each query, which the thresholds of an additive model (additive=True, "
                 "--additive) cannot follow: an engine compares a document's raw value with "
                 "them; use normalize='zscore' or 'none' (a global scaling changes no step)")
     return None
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """What an estimator's parameters say of its model, the part the kinds
+    own: which kind (``additive``, ``interactions``), its bins, the scaling
+    of its features and what a missing value stands for. Read from the
+    parameters once (:meth:`of`); the kinds take it, not the parameters."""
+
+    additive: object
+    interactions: object
+    max_bins: object
+    interaction_bins: object
+    normalize: object
+    missing: object
+
+    @classmethod
+    def of(cls, params):
+        """The spec of an estimator's parameters (a dict holding at least
+        this spec's fields), unchecked: :func:`kind_of` and
+        :meth:`Kind.check` refuse what cannot be made."""
+        return cls(*(params[field.name] for field in fields(cls)))
 
 
 @dataclass(frozen=True)
@@ -213,11 +235,12 @@ class Kind:
         The parameters its model is made with: ``warm_start`` goes on
         from a fitted model only while they are unchanged.
     start : callable
-        ``start(params, source, pairs)``: the all-zero model on a data
+        ``start(spec, source, pairs)``: the all-zero model of a
+        :class:`ModelSpec` on a data
         source (:class:`DataSource`); ``pairs``: for a kind with ``pairs``,
         the ``(pairs, grids)`` the pair search found on it, else None.
     refuse : callable
-        ``refuse(params)``: why the kind cannot take these parameters, or None.
+        ``refuse(spec)``: why the kind cannot take a :class:`ModelSpec`, or None.
     missing : bool
         Whether its model scores a missing value (NaN); a kind that does not
         refuses data that holds one, training and validation alike.
@@ -236,25 +259,26 @@ class Kind:
     refuse: Callable
     missing: bool = True
 
-    def shape(self, params):
-        """What the model is made with, for the ``warm_start`` check."""
-        return {"additive": self.additive, "interactions": params["interactions"] if self.pairs
-                else 0, **{name: params[name] for name in self.shaping}}
+    def shape(self, spec):
+        """What the model of a :class:`ModelSpec` is made with, for the
+        ``warm_start`` check."""
+        return {"additive": self.additive, "interactions": spec.interactions if self.pairs
+                else 0, **{name: getattr(spec, name) for name in self.shaping}}
 
-    def check_rows(self, params, source, what):
+    def check_rows(self, spec, source, what):
         """``ValueError`` when ``source`` holds a missing value this kind's
         model cannot score (``what`` names the data: eval_set); a linear
         model with ``missing="zero"`` or ``"mean"`` scores one as its fill."""
-        if not self.takes_missing(params):
+        if not self.takes_missing(spec):
             refuse_missing(source, what)
 
-    def takes_missing(self, params):
-        """Whether its models, made with ``params``, take a missing value."""
-        return self.missing or params["missing"] != "refuse"
+    def takes_missing(self, spec):
+        """Whether its models, made as ``spec`` says, take a missing value."""
+        return self.missing or spec.missing != "refuse"
 
-    def check(self, params):
-        """``ValueError`` when the kind refuses ``params``."""
-        problem = self.refuse(params)
+    def check(self, spec):
+        """``ValueError`` when the kind refuses ``spec``."""
+        problem = self.refuse(spec)
         if problem:
             raise ValueError(problem)
 
@@ -285,11 +309,12 @@ def for_kind(table, kind, what):
 
 
 def takes_missing(params):
-    """Whether the model ``params`` ask for takes a missing value (NaN):
-    an additive model's own bin, or a linear model's ``missing`` fill; False
-    for parameters :func:`kind_of` refuses."""
+    """Whether the model ``params`` (an estimator's) ask for takes a missing
+    value (NaN): an additive model's own bin, or a linear model's
+    ``missing`` fill; False for parameters :func:`kind_of` refuses."""
+    spec = ModelSpec.of(params)
     try:
-        return kind_of(params).takes_missing(params)
+        return kind_of(spec).takes_missing(spec)
     except ValueError:
         return False
 
@@ -297,13 +322,13 @@ def takes_missing(params):
 def check_rows(model, params, source, what):
     """``ValueError`` when ``source`` holds a missing value that ``model``
     (fitted with ``params``) cannot score (:meth:`Kind.check_rows`)."""
-    KINDS[model.kind].check_rows(params, source, what)
+    KINDS[model.kind].check_rows(ModelSpec.of(params), source, what)
 
 
-def kind_of(params):
-    """The :class:`Kind` that ``params`` (an estimator's parameters) ask for:
-    the one place where parameters decide the kind."""
-    additive, interactions = params["additive"], params["interactions"]
+def kind_of(spec):
+    """The :class:`Kind` that ``spec`` (a :class:`ModelSpec`) asks for: the
+    one place where parameters decide the kind."""
+    additive, interactions = spec.additive, spec.interactions
     if not isinstance(additive, (bool, np.bool_)):
         raise ValueError(f"additive must be True or False, got {additive!r}")
     if (not isinstance(interactions, (int, np.integer)) or isinstance(interactions, bool)
