@@ -45,7 +45,7 @@ def warn_without_qid(method, X, qid):
     if n_rows >= 2:
         warnings.warn(f"{method}() got no qid: its {n_rows} rows are ranked as one query; "
                       "pass qid= (one id per row), or for GridSearchCV and cross_val_score use "
-                      "rsrank.evaluation.model_selection.fit_search or cross_val_score_by_query, which "
+                      "rsrank.model_selection.fit_search or cross_val_score_by_query, which "
                       "route it (qid=np.zeros(n) says one query)", OneQueryWarning, stacklevel=3)
 
 
@@ -371,7 +371,7 @@ class RSRank(FittedViews, BaseEstimator):
                 "score() got no qid, but the model was trained on "
                 f"{self.model_.n_fit_queries} queries: pass qid=...; a Pipeline or a fitted "
                 "search drops it while metadata routing is off: use "
-                "rsrank.evaluation.model_selection.score_by_query(estimator, X, y, qid), or "
+                "rsrank.model_selection.score_by_query(estimator, X, y, qid), or "
                 "sklearn.set_config(enable_metadata_routing=True)")
         scores = self.predict(X, qid=qid)
         return mean_ndcg(check_labels(y, scores.shape[0]), scores, qid, self.eval_k,

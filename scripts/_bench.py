@@ -17,20 +17,20 @@ import numpy as np
 #: everything the scripts reach inside the package, and why; the rest they
 #: reach through its public names
 INTERNALS = {
-    ("_files", "atomic_write_text"): "the report writer writes through the package's one "
+    ("reading._files", "atomic_write_text"): "the report writer writes through the package's one "
                                      "output edge",
-    ("_cache", "content_crc"): "bench_cache times the cache's checksum of an array",
+    ("reading._cache", "content_crc"): "bench_cache times the cache's checksum of an array",
     ("_kernels", "ranked_order"): "bench_lambdas times the ranking kernel against a sort",
     ("_kernels", "pair_loss_derivative"): "frontier_variants checks its slope against it",
     ("_kernels", "MODIFIED_HUBER"): "frontier_variants checks its slope against it",
-    ("_reading", "_read_bytes"): "bench_load warms the compiled parser on a file's bytes",
-    ("_reading", "_fast_parse"): "bench_load times the line reader with the parser off",
-    ("_parser", "parse_buffer"): "bench_load warms the compiled parser",
-    ("_parser", "_fresh"): "bench_load times the parser's own page mapping",
-    ("_threads", "WORK_PER_THREAD"): "bench_threads measures the rule's threshold",
-    ("_threads", "threads"): "bench_threads measures the rule",
-    ("_fetch", "REGISTRY"): "fault_probe serves a registry of its own",
-    ("_fetch", "shutil"): "fault_probe fakes a full disk",
+    ("reading._reading", "_read_bytes"): "bench_load warms the compiled parser on a file's bytes",
+    ("reading._reading", "_fast_parse"): "bench_load times the line reader with the parser off",
+    ("reading._parser", "parse_buffer"): "bench_load warms the compiled parser",
+    ("reading._parser", "_fresh"): "bench_load times the parser's own page mapping",
+    ("learning._threads", "WORK_PER_THREAD"): "bench_threads measures the rule's threshold",
+    ("learning._threads", "threads"): "bench_threads measures the rule",
+    ("reading._fetch", "REGISTRY"): "fault_probe serves a registry of its own",
+    ("reading._fetch", "shutil"): "fault_probe fakes a full disk",
     ("_kernels", "dense_scores"): "bench_epoch times the epoch's passes over X",
     ("_kernels", "dense_add_gradient"): "bench_epoch times the epoch's passes over X",
     ("_kernels", "query_lambdas_from"): "bench_epoch times the epoch's lambdas",
@@ -42,13 +42,13 @@ INTERNALS = {
     ("_kernels", "step_table"): "bench_epoch times the additive epoch's passes over the codes",
     ("_kernels", "uniform_stride"): "bench_epoch times the additive epoch's passes over the "
                                     "codes",
-    ("objective", "workspace"): "bench_epoch sizes the additive epoch's histograms as a fit does",
+    ("learning.objective", "workspace"): "bench_epoch sizes the additive epoch's histograms as a fit does",
     ("_kernels", "pair_loop_lambdas"): "bench_crossover times the two lambda kernels",
     ("_kernels", "ranked_lambdas"): "bench_crossover times the two lambda kernels",
     ("_kernels", "label_levels"): "bench_crossover times the two lambda kernels",
     ("_kernels", "PREFIX_MIN_SIZE"): "bench_crossover reads the rule against its times",
     ("_kernels", "PREFIX_COST_PER_LEVEL"): "bench_crossover reads the rule against its times",
-    ("binning", "_code"): "bench_codes times the codes' definition, a column at a time",
+    ("learning.binning", "_code"): "bench_codes times the codes' definition, a column at a time",
 }
 
 
@@ -56,7 +56,10 @@ def _internal_module(module, name):
     if (module, name) not in INTERNALS:
         raise ValueError(f"rsrank.{module}.{name} is not in _bench.INTERNALS: reach the "
                          "package through its public names, or add it there with the reason")
-    return importlib.import_module(f"rsrank.{module}")
+    try:
+        return importlib.import_module(f"rsrank.{module}")
+    except ModuleNotFoundError:  # a package from before the rooms (a --before comparison)
+        return importlib.import_module(f"rsrank.{module.rpartition('.')[2]}")
 
 
 def internal(module, name):
@@ -256,7 +259,7 @@ def stamp_markdown(stamp):
 
 
 def _replace(path, text):
-    internal("_files", "atomic_write_text")(path, text)  # the package's one output edge
+    internal("reading._files", "atomic_write_text")(path, text)  # the package's one output edge
 
 
 def write_report(out, name, report, markdown, *, compact=False):

@@ -72,7 +72,7 @@ def main():
         X, y, qid = load_letor(path, cache=cache)
         arrays = [X.data, X.indices, X.indptr, y, qid]
         nbytes = sum(a.nbytes for a in arrays)
-        crc = fastest(lambda: [internal("_cache", "content_crc")(a) for a in arrays], args.repeats)
+        crc = fastest(lambda: [internal("reading._cache", "content_crc")(a) for a in arrays], args.repeats)
         text_bytes = path.stat().st_size
     rows = {"parse": parse, "store": store, "load": load, "load touched": load_touched,
             "crc32": crc}

@@ -36,7 +36,7 @@ def main(argv=None):
     from rsrank.learning.objective import Objective
     from rsrank.reading.synthetic import make_mslr_like
 
-    column_code = internal("binning", "_code")
+    column_code = internal("learning.binning", "_code")
     queries = max(args.documents * 4000 // 468_598, 1)
     made = make_mslr_like(n_documents=args.documents, n_queries=queries, random_state=0)
     X, y, qid = made.X, made.y, made.qid

@@ -156,7 +156,7 @@ def additive_parts(data, rounds):
     coded_add_histogram = internal("_kernels", "coded_add_histogram")
     step_table = internal("_kernels", "step_table")
     uniform_stride = internal("_kernels", "uniform_stride")
-    workspace = internal("objective", "workspace")
+    workspace = internal("learning.objective", "workspace")
 
     @njit
     def loop(rows, table, scores, lam, grad, stride, score, histogram):

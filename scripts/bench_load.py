@@ -63,13 +63,13 @@ def child(method, directory, repeats):
         from rsrank import load_letor
 
         if method == "rsrank-line-reader":
-            set_internal("_reading", "_fast_parse", lambda *args: None)
+            set_internal("reading._reading", "_fast_parse", lambda *args: None)
         path = directory / ("data.txt.gz" if method == "rsrank-gz" else "data.txt")
         cache = directory / "cache" if method == "rsrank-cache" else None
         # load the compiled kernels (serial and parallel) before measuring
         warm = REPO / "rsrank" / "data" / "synthetic" / "Fold1" / "vali.txt.gz"
         load_letor(warm)
-        internal("_parser", "parse_buffer")(internal("_reading", "_read_bytes")(str(warm), warm), 2)
+        internal("reading._parser", "parse_buffer")(internal("reading._reading", "_read_bytes")(str(warm), warm), 2)
 
         def run():
             X, y, qid = load_letor(path, cache=cache)
@@ -109,7 +109,7 @@ def child(method, directory, repeats):
 def first_touch(method, nbytes):
     """Seconds to write one byte per page of ``nbytes`` of new memory, from
     NumPy's allocator or from the parser's own mapping."""
-    _fresh = internal("_parser", "_fresh")
+    _fresh = internal("reading._parser", "_fresh")
     start = time.perf_counter()
     allocate = np.empty if method == "touch-numpy" else _fresh
     array = allocate(nbytes, np.uint8)

@@ -35,7 +35,7 @@ from rsrank.reading.synthetic import make_mslr_like
 
 from _bench import epoch_timer, fastest, internal, write_report
 
-WORK_PER_THREAD, threads = internal("_threads", "WORK_PER_THREAD"), internal("_threads", "threads")
+WORK_PER_THREAD, threads = internal("learning._threads", "WORK_PER_THREAD"), internal("learning._threads", "threads")
 
 MODES = (1, -1, "auto")
 

@@ -342,7 +342,7 @@ def toy_registry(root):
     registry.write_text(json.dumps({"datasets": {"Toy": {
         "description": "toy", "url": "http://127.0.0.1:9/", "licence": "none", "cite": "",
         "files": files}}}))
-    set_internal("_fetch", "REGISTRY", registry)
+    set_internal("reading._fetch", "REGISTRY", registry)
     return served, files["Fold1/train.txt"]["bytes"]
 
 
@@ -405,7 +405,7 @@ def register_fetch_cases(root):
 
     def full_disk():
         home = root / "cases" / "fetch-full"
-        disk = internal("_fetch", "shutil")
+        disk = internal("reading._fetch", "shutil")
         real = disk.disk_usage
         disk.disk_usage = lambda p: real(p)._replace(free=1000)
         try:

@@ -18,6 +18,7 @@ import hashlib
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 from _bench import SHARED_DATA, command_line, write_report
@@ -40,13 +41,13 @@ MODELS = {
 }
 
 
-def model_digests():
+def model_digests(shared):
     """Per data set and :data:`MODELS` entry: the epochs run and the first
     16 hex digits of the SHA-256 of the model's weights."""
     import rsrank
 
     roots = {"bundled": rsrank.__file__.rsplit("/", 1)[0] + "/data/synthetic",
-             "OHSUMED": SHARED_DATA / "OHSUMED"}
+             "OHSUMED": Path(shared) / "OHSUMED"}
     out = {}
     for data, root in roots.items():
         fold = load_letor_fold(root, 1)
@@ -72,12 +73,15 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="results")
     parser.add_argument("--name", default="main_job")
+    parser.add_argument("--shared", default=str(SHARED_DATA), help="the shared data "
+                        "directory, which holds OHSUMED (default: ../shared/data)")
     parser.add_argument("--before", metavar="COMMIT",
                         help="also run the jobs on the package as it was at COMMIT")
     args = parser.parse_args(argv)
     outputs = {name: run(job) for name, job in JOBS.items()}
-    models = model_digests()
-    report = report_at(args.before, "main_job.py") if args.before else None
+    models = model_digests(args.shared)
+    report = (report_at(args.before, "main_job.py", "--shared", args.shared) if args.before
+              else None)
     before = report["outputs"] if report else None
     lines = ["# The main job, to the last digit", "", f"`{command_line()}`", ""]
     for name, output in outputs.items():

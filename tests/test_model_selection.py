@@ -78,7 +78,7 @@ def test_a_search_whose_scorer_cannot_see_qid_fails_in_one_line_naming_the_fix(w
     with pytest.raises(ValueError) as caught:
         run()
     last = str(caught.value).strip().splitlines()[-1]
-    assert "every score would be NaN" in last and "rsrank.evaluation.model_selection.fit_search" in last
+    assert "every score would be NaN" in last and "rsrank.model_selection.fit_search" in last
 
 
 def test_a_search_that_gives_fit_no_qid_fails_naming_the_fix():

@@ -115,6 +115,12 @@ def test_the_scripts_reach_the_internals_only_by_the_allow_list_and_use_all_of_i
                 assert (module, name) in INTERNALS, f"{path.name}: {module}.{name}"
                 used.add((module, name))
     assert used == set(INTERNALS)
+    # and each is there: a study nothing runs would otherwise break on a moved name
+    import importlib
+
+    missing = [f"rsrank.{module}.{name}" for module, name in INTERNALS
+               if not hasattr(importlib.import_module(f"rsrank.{module}"), name)]
+    assert missing == []
 
 
 def test_every_name_a_script_imports_exists():

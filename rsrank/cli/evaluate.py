@@ -24,7 +24,7 @@ def add_parser(commands):
     evaluate.add_argument("--convention", choices=list(CONVENTIONS), default="letor",
                           help="letor (default): LETOR's Eval-Score-3.0; trec_eval: trec_eval's "
                           "ndcg_cut, P and map (ties by the file's docids); sklearn: "
-                          "scikit-learn's ndcg_score; see rsrank.evaluation.metrics")
+                          "scikit-learn's ndcg_score; see rsrank.metrics")
     evaluate.add_argument("--clicks", metavar="LOG", help="a click log of FILE's queries "
                           "(FILE's rows with their docids): the model's NDCG@10 on the shown "
                           "documents graded by their clicks without the position's bias, as "

@@ -43,7 +43,7 @@ def add_parser(commands):
     export.add_argument("--out", help="output file (default: stdout)")
     export.add_argument("--check", metavar="DATA",
                         help="score DATA (a LETOR file) with the export by each version of the "
-                        "engine's rules (rsrank.deployment.engines), with every value given and with every "
+                        "engine's rules (rsrank.engines), with every value given and with every "
                         "0 sent as a missing feature (which predict scores as 0, or as NaN for a "
                         "feature the model was trained with NaN in), and say how many queries "
                         "any orders differently from predict (exit 1 if one does)")

@@ -45,7 +45,7 @@ def _require_qid(qid):
         raise ValueError(
             "this ranking scorer needs the held-out rows' qid; enable metadata routing "
             "(sklearn.set_config(enable_metadata_routing=True)) and pass qid=... to the "
-            "search's fit, or use rsrank.evaluation.model_selection.fit_search")
+            "search's fit, or use rsrank.model_selection.fit_search")
     return qid
 
 
@@ -135,7 +135,7 @@ def score_by_query(estimator, X, y, qid):
 
 
 _FIT_AND_SCORE = ("_fit_and_score", "sklearn.model_selection._validation")
-_FIX = ("use rsrank.evaluation.model_selection.fit_search(search, X, y, qid) or "
+_FIX = ("use rsrank.model_selection.fit_search(search, X, y, qid) or "
         "cross_val_score_by_query(estimator, X, y, qid), which route qid to both")
 
 

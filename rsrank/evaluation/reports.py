@@ -37,7 +37,7 @@ def experiment_markdown(experiment, title="RSRank on LETOR folds", command=None)
         rule_text = (f"the sparsest model whose vali {experiment.select} is within "
                      f"{experiment.within:.0%} of the best")
     lines += [f"Selection on vali: {rule_text}. Metrics with the {experiment.convention!r} "
-              "convention (see rsrank.evaluation.metrics).", ""]
+              "convention (see rsrank.metrics).", ""]
     sampled = [f.fold for f in experiment.folds if f.grid and f.grid[-1].get("refit")]
     if sampled:
         folds = sorted(set(sampled))

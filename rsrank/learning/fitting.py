@@ -52,7 +52,8 @@ class Setup:
     (:class:`~rsrank.learning.feature_keys.FeatureKeys`), the ``solver`` (its
     penalty not yet laid out on a model's weights; its step size
     ``learning_rate`` or 1e-2 for ``"auto"`` and ``"curvature"``) and the
-    per-epoch ``monitoring``."""
+    per-epoch ``monitoring``, and what concerns the fit as a whole
+    (:class:`Run`)."""
 
     params: dict
     kind: object
@@ -60,18 +61,19 @@ class Setup:
     monitoring: Monitoring
     model: ModelSpec
     features: FeatureKeys
+    run: "Run"
 
     @property
     def rule(self):
         """``"auto"``, ``"curvature"`` or None (a number)."""
-        rate = self.params["learning_rate"]
+        rate = self.run.learning_rate
         return rate if isinstance(rate, str) else None
 
     @property
     def relaxed(self):
         """Whether :func:`fit` refits on the penalized fit's features."""
-        return bool(self.params["relax"]) and (self.params["l1"] != 0
-                                               or self.params["l1_group"] != 0)
+        penalty = self.solver.penalty
+        return bool(self.run.relax) and (penalty.l1 != 0 or penalty.group != 0)
 
     def but(self, **changes):
         """This setup with ``changes`` to the parameters a fit sequence
@@ -88,7 +90,21 @@ class Setup:
             params["learning_rate"] if not isinstance(params["learning_rate"], str)
             else self.solver.learning_rate))
         return replace(self, params=params, solver=solver,
-                       features=replace(self.features, exclude=params["exclude"]))
+                       features=replace(self.features, exclude=params["exclude"]),
+                       run=replace(self.run, learning_rate=params["learning_rate"],
+                                   relax=params["relax"]))
+
+
+@dataclass(frozen=True)
+class Run:
+    """The parameters of a fit as a whole: its step rule as given (a number,
+    ``"auto"`` or ``"curvature"``), whether it refits relaxed, its seed, and
+    the share of queries early stopping holds out without an eval set."""
+
+    learning_rate: object
+    relax: object
+    random_state: object
+    validation_fraction: float
 
 
 def setup(params):
@@ -110,7 +126,8 @@ def setup(params):
                     momentum)
     return Setup(dict(params), kind, solver,
                  Monitoring(p["eval_k"], p["eval_convention"], p["eval_train"]), model,
-                 FeatureKeys.of(p))
+                 FeatureKeys.of(p), Run(p["learning_rate"], p["relax"], p["random_state"],
+                                        p["validation_fraction"]))
 
 
 @dataclass
@@ -237,9 +254,9 @@ def start_state(n_weights, coef_init, warm=None):
 def split(plan, data, validation, rng):
     """(train, validation or None) as :class:`QueryData`: ``validation``
     as given, else with ``early_stopping`` a seeded share of the queries."""
-    if validation is not None or not plan.params["early_stopping"]:
+    if validation is not None or not plan.solver.early_stopping:
         return data, validation
-    n_val = int(np.ceil(plan.params["validation_fraction"] * data.n_queries))
+    n_val = int(np.ceil(plan.run.validation_fraction * data.n_queries))
     if data.n_queries < 2 or n_val >= data.n_queries:
         raise ValueError("early_stopping without eval_set needs at least 2 queries to "
                          "hold some out; pass eval_set or more queries")
@@ -278,7 +295,7 @@ def advice(plan, moments, names=None, rate=None):
     """What the divergence warning and error end with: ``moments()`` gives
     the training data's column moments (None when unknown)."""
     rate = plan.solver.learning_rate if rate is None else rate
-    return lambda: scale_advice(moments(), names, plan.params["normalize"], rate)
+    return lambda: scale_advice(moments(), names, plan.model.normalize, rate)
 
 
 # -- the fit --------------------------------------------------------------------------------
@@ -306,7 +323,7 @@ def fit(plan, data, validation=None, *, warm=None, coef_init=None):
 def _fit_at(plan, rate, data, validation, warm, coef_init):
     """One run of the solver at step size ``rate`` (None: the plan's) on
     training data in memory."""
-    rng = check_random_state(plan.params["random_state"])
+    rng = check_random_state(plan.run.random_state)
     train, validation = split(plan, data, validation, rng)
     if train.n_mixed_queries == 0:
         if train.n_rows < 2:
@@ -395,7 +412,7 @@ class Blocks:
         self.blocks, self.n_queries = blocks, None
         self.data_source = Stream(first, moments, method)
         self.moments_known = warm is None
-        self.rng = check_random_state(plan.params["random_state"])
+        self.rng = check_random_state(plan.run.random_state)
 
     def curvature_parts(self, plan, model):
         return (part_curvature(plan, block, model) for block in self.blocks())
@@ -409,7 +426,7 @@ class Blocks:
 
 def fitted(plan, model, result, state, n_queries, fingerprint, rate):
     """The :class:`Fitted` of a solver's ``result`` on ``model``."""
-    if not plan.params["average"]:
+    if not plan.solver.average:
         state.w = result.coef.copy()  # partial_fit and warm_start go on from the model
     return Fitted(model.with_fit(result.coef, fingerprint, n_queries), state, result.n_iter,
                   result.best_iteration, result.history, rate, plan.kind.shape(plan.model))
@@ -546,7 +563,7 @@ def fit_stream(plan, first, blocks, moments, validation=None, *, warm=None, coef
     :class:`Blocks`. A step rule takes the curvature of all the blocks
     (``"auto"`` too: choosing on vali would take a stream pass per step)."""
     refuse_relax(plan, "fit_chunks")
-    if plan.params["early_stopping"] and validation is None:
+    if plan.solver.early_stopping and validation is None:
         raise ValueError("fit_chunks with early_stopping needs an eval_set (no queries "
                          "can be held out of a stream)")
     moments = functools.cache(moments)  # one pass, for the scaling and any advice
@@ -573,7 +590,7 @@ def partial_fit(plan, data, previous, rng):
     solver.epoch(data, state, solver.query_order(data.n_queries, rng), view=model.view,
                  scale=model.training_scale(), work=solver.new_work(data, model.view))
     finite_check(advice(plan, lambda: data.moments, data.feature_names))(state)
-    if plan.params["average"]:  # the steps go on from the last iterate; the model is their mean
+    if plan.solver.average:  # the steps go on from the last iterate; the model is their mean
         state.n_averaged += 1
         coef = model.coef + (state.w - model.coef) / state.n_averaged
     else:

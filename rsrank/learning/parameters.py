@@ -94,8 +94,8 @@ CONSTRAINTS = {
     "batch_size": (Interval(1, integer=True), Options((None,))),
     "shuffle": (Flag(),),
     "ndcg_k": (Interval(1, integer=True), Options((None,))),
-    "gain": (Checked("rsrank.evaluation.metrics.gain_values"),),
-    "discount": (Checked("rsrank.evaluation.metrics.discount_values"),),
+    "gain": (Checked("rsrank.metrics.gain_values"),),
+    "discount": (Checked("rsrank.metrics.discount_values"),),
     "pair_loss": (Options(PAIR_LOSSES),),
     "pair_weight": (Options(PAIR_WEIGHTS),),
     "eval_k": (Interval(1, integer=True),),
@@ -109,17 +109,17 @@ CONSTRAINTS = {
     "eval_train": (Flag(),),
     "random_state": (Checked("sklearn.utils.check_random_state"),),
     "warm_start": (Flag(),),
-    "n_jobs": (Checked("rsrank.learning.solver.Solver (a non-zero integer, 'auto' or None)"),),
+    "n_jobs": (Checked("rsrank.solver.Solver (a non-zero integer, 'auto' or None)"),),
     "verbose": (Interval(0, integer=True), Flag()),
     "weight_tol": (Interval(0), Options((None,))),
     "additive": (Flag(),),
-    "max_bins": (Checked("rsrank.learning.binning (an integer from 2 to 255)"),),
+    "max_bins": (Checked("rsrank.binning (an integer from 2 to 255)"),),
     "l1_group": (Interval(0),),
     "feature_costs": (Checked("the training data's feature names"),),
     "relax": (Flag(),),
     "exclude": (Checked("the training data's feature names"),),
-    "interactions": (Checked("rsrank.learning.kinds.kind_of"),),
-    "interaction_bins": (Checked("rsrank.learning.kinds.INTERACTIONS"),),
+    "interactions": (Checked("rsrank.kinds.kind_of"),),
+    "interaction_bins": (Checked("rsrank.kinds.INTERACTIONS"),),
     "monotone": (Checked("the training data's feature names"),),
     "momentum": (Flag(), Options((None,))),
     "missing": (Options(("refuse", "zero", "mean")),),
@@ -148,7 +148,7 @@ def check_parameters(params):
 #: what a refused value's message adds
 _HINTS = {"eval_convention": " (trec_eval's convention orders tied scores by document id, "
                              "which a fit does not see: evaluate its rankings with "
-                             "rsrank.evaluation.metrics and docids=)"}
+                             "rsrank.metrics and docids=)"}
 
 RSRANK_DOC = """Sparse linear ranker trained on |Delta NDCG|-weighted pairwise losses.
 
@@ -404,7 +404,7 @@ feature_names_in_ : ndarray of str, when X has column names
 feature_offset_, feature_scale_ : ndarray of shape (n_features,)
     The global scaling ``(x - offset) / scale`` (offset 0 and scale 1
     for ``normalize="none"`` or a per-query scaling).
-model_ : rsrank.learning.model.LinearModel or rsrank.learning.model.AdditiveModel
+model_ : rsrank.model.LinearModel or rsrank.model.AdditiveModel
     The fitted model as a value (weights, scaling or thresholds, names,
     fingerprint): what model files, ``predict``, plots and the exports
     read.
@@ -412,7 +412,7 @@ model_shape_ : dict
     The parameters the model was made with (its kind, its scaling or
     bins): ``warm_start`` and ``partial_fit`` go on from it only while
     they are unchanged.
-solver_state_ : rsrank.learning.solver.SolverState
+solver_state_ : rsrank.solver.SolverState
     The iterate, step count and penalty record that ``warm_start`` and
     ``partial_fit`` continue from.
 """

@@ -208,7 +208,7 @@ class _Walk:
         Streamed training keeps ``"auto"``, which ``fit_chunks`` settles
         as the curvature step of all the blocks."""
         plan = self.plan(point)
-        if plan.params["learning_rate"] != "auto" or self.train is None:
+        if plan.run.learning_rate != "auto" or self.train is None:
             return point, None
         key = _setting(point)
         if key not in self.dense:
@@ -255,8 +255,8 @@ def walk(estimator, points, train, *, validation=None, chunks=None, warm=True, c
             plan = path.plan(point).but(**changes)
             relax = plan.relaxed
             plan = plan.but(relax=False, learning_rate=settled.get(
-                "learning_rate", plan.params["learning_rate"]))
-            watched = plan.params["restore_best"] or plan.params["early_stopping"]
+                "learning_rate", plan.run.learning_rate))
+            watched = plan.solver.restore_best or plan.solver.early_stopping
             eval_set = validation if watched else None
             fit = PathFit(estimator, fitting.fit(
                 plan, train, eval_set, coef_init=last.get(setting) if warm else None), train)
@@ -319,7 +319,7 @@ def carried_weights(estimator, point, model, train):
     whose weights read the bins of its data starts from zero too."""
     plan = fitting.setup({**estimator.get_params(deep=False),
                           **{k: v for k, v in point.items() if k not in STRENGTHS}})
-    if not isinstance(model, LinearModel) or plan.params["pair_weight"] != "unit":
+    if not isinstance(model, LinearModel) or plan.solver.objective.pair_weight != "unit":
         return None
     whole = fitting.start(plan, train)
     if model.scale is None or whole.scale is None:

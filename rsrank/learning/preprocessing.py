@@ -263,7 +263,7 @@ class QueryScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                 "QueryScaler.transform needs qid=... (the query of every row); in a "
                 "Pipeline or a search, enable metadata routing "
                 "(sklearn.set_config(enable_metadata_routing=True)) and pass qid, or use "
-                "rsrank.evaluation.model_selection.fit_search")
+                "rsrank.model_selection.fit_search")
         X = validate_data(self, X, reset=False, accept_sparse="csr",
                           dtype=[np.float64, np.float32])
         return query_normalize(X, qid, self.method)

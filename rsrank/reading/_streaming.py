@@ -64,7 +64,7 @@ def iter_letor_chunks(path, queries_per_chunk=1000, *, n_features, dtype=np.floa
     if is_csv(path):
         raise LetorFormatError(path, None, "a CSV file is read whole, not streamed: leave "
                                "--stream out, or write it as LETOR text "
-                               "(rsrank.evaluation.writers.write_letor)")
+                               "(rsrank.writers.write_letor)")
     path = Path(path)
     if not path.is_file():
         raise not_a_file(path)
