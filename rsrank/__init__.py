@@ -35,7 +35,7 @@ __all__ = [*_EXPORTS, "__version__"]
 #: is imported from its room (``rsrank.evaluation.metrics``) or by its short
 #: name (``rsrank.metrics``), which names the same module object
 ROOMS = {
-    "reading": ("datasets", "layouts", "querydata", "synthetic"),
+    "reading": ("datasets", "folds", "layouts", "querydata", "synthetic"),
     "learning": ("binning", "feature_keys", "fitting", "interactions", "kinds", "model",
                  "objective", "parameters", "path", "penalty", "preprocessing", "recipe",
                  "selection", "solver"),

@@ -451,7 +451,7 @@ def test_a_log_as_files_and_as_arrays_reads_to_the_same_data(tmp_path, debias, w
         data = readings[reading]
         for split in ("train", "vali"):
             made = getattr(found, split)[reading]
-            read = QueryData(*data[split], **data["query_options"][split])
+            read = QueryData(*getattr(data, split), **data.query_options[split])
             for name in ("X", "y", "order", "offsets", "qids", "query_weights"):
                 np.testing.assert_array_equal(_dense(getattr(made, name)),
                                               _dense(getattr(read, name)), err_msg=name)

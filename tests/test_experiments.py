@@ -389,3 +389,20 @@ def test_a_path_on_more_rows_than_path_rows_walks_a_sample_and_refits_its_choice
                            path_rows=train.n_rows)
     assert whole.tried == fit_and_select(base, grid, train, vali, path=True,
                                          within=0.01).tried
+
+
+def test_a_fold_given_by_hand_is_a_typed_fold_and_a_misnamed_part_is_refused(bundled_root):
+    from rsrank.evaluation.experiments import run_letor_folds
+    from rsrank.reading.folds import Fold
+
+    fold = load_letor_fold(bundled_root, 1)
+    assert isinstance(fold, Fold) and fold["train"] is fold.train and fold.paths["train"]
+    by_hand = Bunch(train=fold.train, vali=fold.vali, test=fold.test)
+    made = Fold.of(by_hand)
+    assert made.test is fold.test and made.paths == {} and made.query_options == {}
+    # "tset" for "test" used to be dropped without a word, and the fold judged on vali
+    with pytest.raises(ValueError, match="a fold has no 'tset'"):
+        run_letor_folds([Bunch(train=fold.train, vali=fold.vali, tset=fold.test)],
+                        RSRank(max_iter=1), {})
+    with pytest.raises(KeyError):
+        made["tset"]

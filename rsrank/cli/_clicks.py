@@ -4,7 +4,6 @@ examination curve it reports."""
 import sys
 from pathlib import Path
 
-from sklearn.utils import Bunch
 
 from ..clicks import has_click_logs, load_click_fold, load_click_folds
 from ..reading.datasets import find_folds
@@ -71,7 +70,7 @@ def print_examination(examinations):
 def plain_folds(data):
     """The folds of ``--debias auto``'s plain run: each click fold with its
     plain reading's training and vali data."""
-    return [Bunch(**{**fold, **fold.plain}) for fold in data]
+    return [fold.with_reading(fold.plain) for fold in data]
 
 
 def print_choices(experiment):

@@ -77,7 +77,7 @@ def _estimator(args):
 def _run_path(args, estimator, name, data, results):
     strength = estimator.setup().kind.strength
     train, vali = QueryData(*data.train[:3]), QueryData(*data.vali[:3])
-    test = None if data.get("test") is None else QueryData(*data.test[:3])
+    test = None if data.test is None else QueryData(*data.test[:3])
     l1_values, top = args.l1, None
     if l1_values is None:
         top = edge(estimator.setup(), train)

@@ -6,10 +6,10 @@ vali log) with the features of the documents they showed, graded by
 from pathlib import Path
 
 import numpy as np
-from sklearn.utils import Bunch
 
 from ..reading._text import LetorFormatError
 from ..reading.datasets import find_folds, load_files, split_file
+from ..reading.folds import Fold, Reading
 from .grading import feature_rows
 from .reading import read_click_log
 from .splits import READINGS, LogPart, check_debias, read_clicks
@@ -42,7 +42,7 @@ def load_click_fold(train, train_clicks, vali=None, vali_clicks=None, test=None,
     click chance (:meth:`~rsrank.clicks.GradedClicks.graded_documents`),
     on which that choice compares the two readings' models.
 
-    Returns a Bunch as :func:`rsrank.reading.layouts.load_splits` gives, with
+    Returns a :class:`~rsrank.reading.folds.Fold` as :func:`rsrank.reading.layouts.load_splits` gives, with
     ``examination`` (an :class:`rsrank.clicks.propensity.Examination`),
     ``clicks`` (the logs' paths) and ``query_options`` (per split, the
     options of its :class:`~rsrank.reading.querydata.QueryData`: the training
@@ -81,22 +81,20 @@ def load_click_fold(train, train_clicks, vali=None, vali_clicks=None, test=None,
     source = read.vali_source or f"{logs['vali']} on {paths['vali']}"
     test_part = parts.get("test")
     readings = [_reading(read, reading) for reading in READINGS[debias]]
-    out = Bunch(**readings[0], test=None if test_part is None else test_part[:3],
-                n_features=width, fold=fold, paths=paths, vali_source=source,
-                examination=read.examination, clicks=logs)
-    if len(readings) > 1:
-        out.plain = Bunch(**readings[1])
-    return out
+    first = readings[0]
+    return Fold(first.train, first.vali, None if test_part is None else test_part[:3],
+                width, fold, paths, source, query_options=first.query_options,
+                judge=first.judge, examination=read.examination, clicks=logs,
+                plain=readings[1] if len(readings) > 1 else None)
 
 
 def _reading(read, reading):
     """A reading's ``train``, ``vali``, ``query_options`` and ``judge`` as a
-    fold holds them."""
+    fold holds them (a :class:`~rsrank.reading.folds.Reading`)."""
     *train, train_options = read.train[reading]
     *vali, vali_options = read.vali[reading]
-    return {"train": tuple(train), "vali": tuple(vali),
-            "query_options": {"train": train_options, "vali": vali_options},
-            "judge": read.judge if reading == "on" else None}
+    return Reading(tuple(train), tuple(vali), {"train": train_options, "vali": vali_options},
+                   read.judge if reading == "on" else None)
 
 
 def _named(logs, paths):

@@ -30,6 +30,7 @@ from ..reading.datasets import (check_exp2_labels, csv_feature_names, find_folds
                                 iter_letor_folds, read_docids, streamed_fold)
 from ..learning.feature_keys import feature_costs
 from ..reading._queries import QueryGroups
+from ..reading.folds import Fold
 from ..reading.querydata import QueryData
 from ..learning.model import query_scores
 from ..learning.path import (l1_grid, path_sample, refit_point, regularization_path,
@@ -243,19 +244,19 @@ def _fit_fold_seeds(estimator, grid, data, select, convention, within, features,
     reused by every grid point and seed)."""
     if callable(features):
         features = features(data.vali[0].shape[1])
-    train_file = (data.get("paths") or {}).get("train")
+    train_file = data.paths.get("train")
     if features is None and train_file is not None and is_csv(train_file):
         features = csv_feature_names(train_file)  # the header's names
         features += [f"f{j}" for j in range(len(features) + 1, data.vali[0].shape[1] + 1)]
     _check_exp2_labels(data, [gain for part in (grid if isinstance(grid, list) else [grid])
                               for gain in part.get("gain", [estimator.gain])], convention)
-    options = data.get("query_options") or {}
-    splits = Bunch(fold=data.fold, train_chunks=data.get("train_chunks"),
+    options = data.query_options
+    splits = Bunch(fold=data.fold, train_chunks=data.train_chunks,
                    train=None if data.train is None else QueryData(
                        *data.train[:3], feature_names=features, **options.get("train", {})),
                    vali=QueryData(*data.vali[:3], feature_names=features,
                                   **options.get("vali", {})),
-                   test=None if data.get("test") is None else QueryData(
+                   test=None if data.test is None else QueryData(
                        *data.test[:3], feature_names=features))
     results = []
     for seed in seeds:
@@ -284,8 +285,8 @@ def _evaluated_rows(data, split):
     for folds given as arrays. A vali split held out of the training file
     (``vali_rows``) has that file's docids of its rows."""
     _, y, qid = data[split][:3]
-    paths = data.get("paths") or {}
-    rows = data.get("vali_rows") if split == "vali" else None
+    paths = data.paths
+    rows = data.vali_rows if split == "vali" else None
     path = paths.get(split) if rows is None else paths.get("train")
     if path is None:
         docids = np.array([f"row{n}" for n in range(1, len(y) + 1)], dtype=object)
@@ -302,8 +303,8 @@ def _check_exp2_labels(data, gains, convention):
     training."""
     if "exp2" not in [*gains, metrics.CONVENTIONS[convention]["gain"]]:
         return
-    for split, path in (data.get("paths") or {}).items():
-        if path is not None and data.get(split) is not None:
+    for split, path in data.paths.items():
+        if path is not None and data[split] is not None:
             check_exp2_labels(path, data[split][1])
 
 
@@ -510,10 +511,12 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
 
     Parameters
     ----------
-    root : path-like or list of Bunch
+    root : path-like or list of Fold
         Directory with ``Fold1``, ``Fold2``, ..., or folds already loaded
         (:func:`rsrank.reading.layouts.load_splits` gives one from explicit files;
-        a fold without ``test`` is evaluated on vali, and says so).
+        a fold without ``test`` is evaluated on vali, and says so): each a
+        :class:`~rsrank.reading.folds.Fold`, or a mapping of its parts'
+        names (``Bunch(train=..., vali=..., test=...)``).
     estimator : RSRank
         Base parameters; each grid point is set on a clone.
     param_grid : dict or list of dicts
@@ -609,7 +612,7 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
         if stream_queries is not None or folds is not None:
             raise ValueError("stream_queries and folds apply to a directory of Fold<k>, not to "
                              "folds already loaded")
-        fold_data = list(root)  # folds already loaded
+        fold_data = [Fold.of(data) for data in root]  # folds already loaded
     elif stream_queries is None:
         fold_data = iter_letor_folds(root, folds, n_features=n_features, cache=cache,
                                      dtype=dtype, dense=dense)

@@ -22,6 +22,7 @@ from ._reading import (LetorFormatError, NonContiguousQueryWarning, check_exp2_l
                        data_line_numbers, dense_if_complete, load_letor, query_file_for,
                        read_lines, read_query_sizes, with_columns)
 from ._streaming import iter_letor_chunks
+from .folds import Fold
 
 __all__ = [
     "LetorFormatError",
@@ -137,11 +138,11 @@ def stream_files(train, vali, test, queries_per_chunk, *, n_features=None, cache
     ``queries_per_chunk`` (see :func:`iter_letor_chunks`)."""
     parts, width = load_files({"vali": vali, "test": test}, n_features, cache=cache,
                               dtype=dtype, dense=dense)
-    return Bunch(fold=fold, train=None, n_features=width, vali=parts["vali"],
-                 test=parts.get("test"),
-                 # a partial, not a lambda: the fold travels to worker processes
-                 train_chunks=functools.partial(iter_letor_chunks, train, queries_per_chunk,
-                                                n_features=width, dtype=dtype, cache=cache))
+    return Fold(fold=fold, train=None, n_features=width, vali=parts["vali"],
+                test=parts.get("test"),
+                # a partial, not a lambda: the fold travels to worker processes
+                train_chunks=functools.partial(iter_letor_chunks, train, queries_per_chunk,
+                                               n_features=width, dtype=dtype, cache=cache))
 
 
 def streamed_fold(root, fold, n_features, queries_per_chunk, cache=None, *, dtype=np.float64,
@@ -173,10 +174,11 @@ def load_letor_fold(root, fold, *, n_features=None, dtype=np.float64, return_doc
 
     Returns
     -------
-    Bunch
+    Fold
         ``train``, ``vali``, ``test`` (each ``(X, y, qid)``, plus docids as a
         fourth item with ``return_docids=True``), ``n_features``, ``fold``
-        and ``paths``.
+        and ``paths`` (:class:`~rsrank.reading.folds.Fold`; ``fold["train"]``
+        reads as well).
     """
     if fold not in find_folds(root):
         raise FileNotFoundError(f"{Path(root) / f'Fold{fold}'}: fold {fold} does not exist "
@@ -184,7 +186,7 @@ def load_letor_fold(root, fold, *, n_features=None, dtype=np.float64, return_doc
     paths = {split: split_file(root, fold, split) for split in SPLITS}
     parts, width = load_files(paths, n_features, dtype=dtype, dense=dense,
                               return_docids=return_docids, cache=cache)
-    return Bunch(**parts, n_features=width, fold=fold, paths=paths)
+    return Fold(**parts, n_features=width, fold=fold, paths=paths)
 
 
 def iter_letor_folds(root, folds=None, **options):

@@ -13,9 +13,10 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from sklearn.utils import Bunch, check_random_state
+from sklearn.utils import check_random_state
 
 from ._files import not_a_file
+from .folds import Fold
 from .datasets import (SPLITS, LetorFormatError, bundled_data_path, find_folds, load_files,
                        query_file_for, read_lines, stream_files)
 from ..learning.model import feature_name_problem
@@ -103,7 +104,7 @@ def load_splits(train, vali=None, test=None, *, vali_fraction=None, random_state
 
     Returns
     -------
-    Bunch
+    Fold
         As :func:`rsrank.reading.datasets.load_letor_fold`: ``train``, ``vali``, ``test`` (``None``
         without a test file), ``n_features``, ``fold`` (1), ``paths`` and
         ``vali_source`` (the vali file, or a description of the split), and
@@ -128,9 +129,9 @@ def load_splits(train, vali=None, test=None, *, vali_fraction=None, random_state
         if split in parts:
             _check_disjoint_queries(parts["train"][2], parts[split][2], paths["train"],
                                     paths[split] or "the held-out queries")
-    return Bunch(train=parts["train"], vali=parts["vali"], test=parts.get("test"),
-                 n_features=width, fold=1, paths=paths, vali_source=source,
-                 vali_rows=vali_rows)
+    return Fold(train=parts["train"], vali=parts["vali"], test=parts.get("test"),
+                n_features=width, fold=1, paths=paths, vali_source=source,
+                vali_rows=vali_rows)
 
 
 def streamed_splits(train, vali, test=None, *, queries_per_chunk=1000, n_features=None,
@@ -185,7 +186,7 @@ def resolve_training_data(path=None, *, train=None, vali=None, test=None, vali_f
 
     Returns
     -------
-    data : path or list of Bunch
+    data : path or list of Fold
         The ``Fold<k>`` root, or a list with the one fold loaded from files,
         as :func:`rsrank.evaluation.experiments.run_letor_folds` takes them.
     name : str

@@ -1,0 +1,101 @@
+"""One fold of data, as every reader makes it and every run takes it."""
+
+from dataclasses import dataclass, field, fields, replace
+
+__all__ = ["Fold", "Reading"]
+
+
+@dataclass
+class Reading:
+    """One reading of a fold's click logs (the other one of ``debias="auto"``):
+    ``train`` and ``vali`` as :class:`Fold` holds them, their
+    ``query_options``, and the ``judge`` of the vali log (None)."""
+
+    train: object
+    vali: object
+    query_options: dict = field(default_factory=dict)
+    judge: object = None
+
+
+@dataclass
+class Fold:
+    """One fold: its splits and where they came from.
+
+    Attributes
+    ----------
+    train, vali, test : tuple or None
+        ``(X, y, qid)`` each, with the rows' docids as a fourth item when a
+        reader was asked for them; ``train`` is None when it is streamed
+        (``train_chunks``), ``test`` None without a test split.
+    n_features : int or None
+        The features of every split.
+    fold : int
+        Its number (``Fold<k>``; 1 for files given by name or arrays).
+    paths : dict
+        Each split's file (None for one held out of another file); empty
+        for arrays.
+    vali_source : str or None
+        Where ``vali`` came from: its file, or the share of the training
+        queries held out.
+    vali_rows : ndarray or None
+        The training file's data rows that were held out as ``vali``.
+    train_chunks : callable or None
+        Called, the training queries in blocks (a streamed fold).
+    query_options : dict
+        Per split, the options of its :class:`~rsrank.reading.querydata.QueryData`
+        (a click log's preferences and query weights); empty for labels.
+    judge : tuple or None
+        ``(X, y, qid)`` of a vali click log's shown documents graded by their
+        click chance.
+    examination : object or None
+        The examination curve of a training click log.
+    clicks : dict or None
+        The click logs' paths.
+    plain : Reading or None
+        With ``debias="auto"``, the other reading of the logs (plain clicks).
+    """
+
+    train: object
+    vali: object
+    test: object = None
+    n_features: object = None
+    fold: int = 1
+    paths: dict = field(default_factory=dict)
+    vali_source: object = None
+    vali_rows: object = None
+    train_chunks: object = None
+    query_options: dict = field(default_factory=dict)
+    judge: object = None
+    examination: object = None
+    clicks: object = None
+    plain: object = None
+
+    def __post_init__(self):
+        self.paths = dict(self.paths or {})
+        self.query_options = dict(self.query_options or {})
+
+    @classmethod
+    def of(cls, data):
+        """``data`` as a fold: a :class:`Fold`, or a mapping of the same
+        names (a fold given by hand, as ``Bunch(train=..., vali=...)``); a
+        name a fold does not have is refused, not dropped."""
+        if isinstance(data, cls):
+            return data
+        names = {part.name for part in fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise ValueError(f"a fold has no {', '.join(map(repr, unknown))}: its parts are "
+                             f"{', '.join(part.name for part in fields(cls))}")
+        return cls(**data)
+
+    def __getitem__(self, name):
+        """A part by its name, as a ``Bunch`` gives it (``fold["train"]``)."""
+        if name not in {part.name for part in fields(self)}:
+            raise KeyError(name)
+        return getattr(self, name)
+
+    def with_reading(self, reading):
+        """This fold with its splits, options and judge from ``reading`` (a
+        :class:`Reading`), and no other reading."""
+        return replace(self, train=reading.train, vali=reading.vali,
+                       query_options=reading.query_options, judge=reading.judge, plain=None)
