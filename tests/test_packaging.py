@@ -206,3 +206,27 @@ def test_each_room_lists_its_public_modules_and_their_short_names_are_the_same_m
     # a name no room holds is still an ordinary ImportError
     with pytest.raises(ImportError):
         importlib.import_module("rsrank.no_such_module")
+
+
+def test_every_script_imports():
+    """Every benchmark and study is at least imported (its top level run,
+    not its main): a name it reaches at import that moved or went is caught
+    here though nothing runs the study. One fresh process imports them all;
+    the peers (LightGBM, XGBoost) are imported only where a study runs them."""
+    probe = (
+        "import importlib.util, sys\n"
+        "from pathlib import Path\n"
+        "sys.path.insert(0, sys.argv[1])\n"
+        "failed = []\n"
+        "for path in sorted(Path(sys.argv[1]).glob('*.py')):\n"
+        "    spec = importlib.util.spec_from_file_location('script_' + path.stem, path)\n"
+        "    try:\n"
+        "        spec.loader.exec_module(importlib.util.module_from_spec(spec))\n"
+        "    except BaseException as error:\n"
+        "        failed.append(f'{path.name}: {type(error).__name__}: {error}')\n"
+        "print(len(list(Path(sys.argv[1]).glob('*.py'))))\n"
+        "print('\\n'.join(failed))\n")
+    done = run([sys.executable, "-c", probe, str(REPO / "scripts")], cwd=REPO)
+    count, *failed = done.stdout.splitlines()
+    assert int(count) > 40
+    assert [line for line in failed if line] == []
