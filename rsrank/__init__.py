@@ -29,7 +29,7 @@ _EXPORTS = {
     "read_query_sizes": "reading.datasets",
 }
 
-__all__ = [*_EXPORTS, "__version__"]
+__all__ = [*_EXPORTS, "ROOMS", "__version__"]
 
 #: The package's rooms by role, and the public modules each holds: a module
 #: is imported from its room (``rsrank.evaluation.metrics``) or by its short
