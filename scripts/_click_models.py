@@ -155,9 +155,18 @@ def production_ranker(train, seed, n_queries=3):
     return lambda Z: np.nan_to_num(np.asarray(Z, dtype=np.float64)) @ w[:-1]
 
 
+def random_ranker(train, seed):
+    """A production ranker that knows nothing: a seeded random direction in
+    the feature space (its top is not better than the rest)."""
+    w = np.random.default_rng(seed + 99).normal(size=train[0].shape[1])
+    return lambda Z: np.nan_to_num(np.asarray(Z, dtype=np.float64)) @ w
+
+
+RANKERS = {"lambdamart": lambdamart_ranker, "random": random_ranker}
+
+
 def make_logs(fold, config, seed):
-    ranker = (lambdamart_ranker if config.get("ranker") == "lambdamart"
-              else production_ranker)(fold["train"], seed)
+    ranker = RANKERS.get(config.get("ranker"), production_ranker)(fold["train"], seed)
     max_grade = int(fold["train"][1].max())
     logs = {}
     for offset, split in enumerate(("train", "vali")):
@@ -198,6 +207,9 @@ OTHER_LOGS = {
     "trust": {"model": "trust", "sessions": 100},
     "pbm-1-long-tail": {"model": "position", "eta": 1.0, "sessions": "long-tail"},
     "baidu-long-tail": {"model": "baidu", "sessions": "long-tail"},
+    "pbm-1-random-ranker": {"model": "position", "eta": 1.0, "sessions": 100,
+                            "ranker": "random"},
+    "dcm-random-ranker": {"model": "dcm", "sessions": 100, "ranker": "random"},
 }
 
 
@@ -220,17 +232,23 @@ def pooled(runs, method):
     return np.nan_to_num(np.concatenate(parts))
 
 
+#: ``unshown`` of :func:`rsrank.clicks.splits.read_clicks` in every reading
+#: of a study (``click_study.py --unshown``)
+UNSHOWN = 0.0
+
+
 def read_logs(fold, logs, debias):
     """The fold's training and vali logs read as ``rsrank train --clicks
     --debias DEBIAS`` reads them (:func:`rsrank.clicks.splits.read_clicks`:
-    the training log's curve reads both)."""
+    the training log's curve reads both; :data:`UNSHOWN`)."""
     parts = {}
     for split in ("train", "vali"):
         sim = logs[split]
         log = ClickLog.from_sessions(sim.session, sim.qid, sim.docid, sim.position, sim.click)
         X, _, qid = fold[split][:3]
         parts[split] = LogPart(log, log.docid.astype(np.int64), X, np.asarray(qid))
-    return read_clicks(parts["train"], parts["vali"], debias=debias, vali_fraction=None)
+    return read_clicks(parts["train"], parts["vali"], debias=debias, vali_fraction=None,
+                       unshown=UNSHOWN)
 
 
 def _splits(read, reading):

@@ -43,6 +43,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _bench import SHARED_DATA, command_line, write_report  # noqa: E402
+import _click_models  # noqa: E402
 from _click_models import (LOGS, OTHER_LOGS, debiased_splits, dense_folds,  # noqa: E402
                            make_logs, plain_splits, pooled, shown)
 from sklearn.utils import Bunch  # noqa: E402
@@ -182,6 +183,11 @@ def main(argv=None):
     parser.add_argument("--max-click-weight", type=float, default=None,
                         help="the largest inverse-propensity weight of a click (default: "
                         "rsrank.clicks.MAX_CLICK_WEIGHT)")
+    parser.add_argument("--unshown", type=float, default=0.0,
+                        help="put the training features' documents the log never showed "
+                        "below each click of the debiased reading, weighing this share of "
+                        "a session list's unclicked documents (rsrank.clicks.splits."
+                        "read_clicks' unshown; default 0: left out)")
     parser.add_argument("--summarize", metavar="JSON", help="print the summary of a run's "
                         "clicks.json and stop")
     args = parser.parse_args(argv)
@@ -190,8 +196,9 @@ def main(argv=None):
         return
     if args.max_click_weight is not None:  # read by every session_lists call
         grading.MAX_CLICK_WEIGHT = args.max_click_weight
+    _click_models.UNSHOWN = args.unshown  # read by every reading of the logs
     report = {"command": command_line(argv), "max_click_weight": grading.MAX_CLICK_WEIGHT,
-              "runs": []}
+              "unshown": args.unshown, "runs": []}
     for dataset in args.datasets:
         for seed in range(args.seeds):
             for index, fold in enumerate(dense_folds(dataset, seed, SHARED_DATA, args.folds)):
@@ -208,8 +215,8 @@ def main(argv=None):
                           np.round(curve["true"][:5], 3), flush=True)
                     if args.out:  # after every log: a run cut short keeps what it did
                         write_report(args.out, args.name, report, summarize(report["runs"])
-                                     + WEIGHTS.format(grading.MAX_CLICK_WEIGHT))
-    print(summarize(report["runs"]) + WEIGHTS.format(grading.MAX_CLICK_WEIGHT))
+                                     + settings(args))
+    print(summarize(report["runs"]) + settings(args))
 
 
 def compare(a, b):
@@ -346,6 +353,15 @@ def choice_rules(groups, margins=(0.0, 0.5, 1.0, 2.0)):
 
 #: the run's bound on a click's weight, under its summary
 WEIGHTS = "\nA click's inverse-propensity weight is at most {:g} in this run.\n"
+
+
+def settings(args):
+    """The run's settings of the debiased reading, under its summary."""
+    out = WEIGHTS.format(grading.MAX_CLICK_WEIGHT)
+    if args.unshown:
+        out += (f"The debiased reading puts the documents the log never showed below each "
+                f"click, weighing {args.unshown:g} times its session list's unclicked ones.\n")
+    return out
 
 METHODS = ["naive", "auto", "debiased", "skyline-shown", "skyline", "lightgbm", "xgboost"]
 

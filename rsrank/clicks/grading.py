@@ -215,6 +215,39 @@ def session_lists(log, rows, curve, max_weight=None):
             np.repeat(weight, lengths))
 
 
+def below_the_unshown(clicks, shown, qid, share):
+    """Session lists (a :class:`GradedClicks` with ``lists``) with, below
+    each click, the documents of its query that the log never showed: the
+    rows of ``qid`` (the features' queries) outside ``shown`` (the feature
+    rows the log shows), each weighing ``share`` times the list's shown
+    unclicked documents' weight in all. The engine's choice of what to show
+    then counts as a preference: right where its top is better than the
+    rest, wrong where it is not (``results/clicks_unshown*.md``)."""
+    qid = np.asarray(qid)
+    seen = np.zeros(len(qid), dtype=bool)
+    seen[np.asarray(shown)] = True
+    _, query = np.unique(qid, return_inverse=True)
+    query = query.ravel()
+    unshown = np.flatnonzero(~seen)
+    unshown = unshown[np.argsort(query[unshown], kind="stable")]
+    bounds = np.searchsorted(query[unshown], np.arange(query.max() + 2))
+    top = np.flatnonzero(clicks.y == 1)  # the k-th is list k's click
+    sizes = np.bincount(clicks.lists, minlength=len(top))
+    first, last = bounds[query[clicks.rows[top]]], bounds[query[clicks.rows[top]] + 1]
+    counts = last - first
+    held = np.flatnonzero(counts > 0)
+    if not len(held):
+        return clicks
+    lengths = counts[held]
+    offsets = np.repeat(first[held] - np.cumsum(lengths) + lengths, lengths)
+    rows = unshown[np.arange(int(lengths.sum())) + offsets]
+    each = clicks.list_weight[top[held]] * share * np.maximum(sizes[held] - 1, 1) / lengths
+    return replace(clicks, rows=np.concatenate([clicks.rows, rows]),
+                   y=np.concatenate([clicks.y, np.zeros(len(rows), dtype=clicks.y.dtype)]),
+                   lists=np.concatenate([clicks.lists, np.repeat(held, lengths)]),
+                   list_weight=np.concatenate([clicks.list_weight, np.repeat(each, lengths)]))
+
+
 def grade_clicks(log, rows, *, model=None, propensity=None):
     """Grade the documents of ``log`` (a :class:`ClickLog` whose entry ``i``
     shows the document of feature row ``rows[i]``, as :func:`feature_rows`

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..reading.layouts import held_out_queries
-from .grading import grade_clicks, plain_clicks
+from .grading import below_the_unshown, grade_clicks, plain_clicks
 
 __all__ = ["LogPart", "ReadClicks", "read_clicks", "check_debias", "READINGS", "DEBIAS"]
 
@@ -68,7 +68,7 @@ class ReadClicks:
 
 
 def read_clicks(train, vali=None, *, debias="on", propensity=None, vali_fraction=0.2,
-                random_state=0, model=None, named=None):
+                random_state=0, model=None, named=None, unshown=0.0):
     """Read the :class:`LogPart` ``train`` (and ``vali``) as ``debias``
     says (:data:`READINGS`). Without ``vali``, the queries of a seeded
     ``vali_fraction`` of the training log's queries validate, the same in
@@ -76,7 +76,11 @@ def read_clicks(train, vali=None, *, debias="on", propensity=None, vali_fraction
     a former fit's classes of click chance, reads the logs as that fit
     read its own; else the examination is ``propensity`` per position or
     estimated from the training log. ``named(split, error)``, when given,
-    is what a log that cannot be read raises instead of ``error``."""
+    is what a log that cannot be read raises instead of ``error``.
+    ``unshown`` above 0 puts the training features' documents the log never
+    showed below each click of the debiased reading's session lists
+    (:func:`~rsrank.clicks.grading.below_the_unshown`, that share of a
+    list's weight); 0, the default, leaves them out."""
     parts = {"train": train, "vali": vali}
     graded, examination, trained = {}, None, model
     for reading in READINGS[debias]:
@@ -105,7 +109,10 @@ def read_clicks(train, vali=None, *, debias="on", propensity=None, vali_fraction
         vali = train
     training, validating, judge = {}, {}, None
     for reading, found in graded.items():
-        training[reading] = found["train"].training(train.X, train.qid)
+        clicks = found["train"]
+        if unshown and reading == "on" and clicks.lists is not None:
+            clicks = below_the_unshown(clicks, train.rows, train.qid, unshown)
+        training[reading] = clicks.training(train.X, train.qid)
         if "vali" in found:
             *data, weight = found["vali"].queries(vali.X, vali.qid)
             validating[reading] = (*data, {} if weight is None else {"query_weight": weight})
