@@ -468,3 +468,31 @@ def test_a_log_as_files_and_as_arrays_reads_to_the_same_data(tmp_path, debias, w
 
 def _dense(values):
     return values.toarray() if hasattr(values, "toarray") else np.asarray(values)
+
+
+def test_the_unshown_documents_go_below_each_click_with_their_share_of_its_list():
+    from rsrank.clicks.grading import below_the_unshown
+
+    rng = np.random.default_rng(3)
+    qid = np.repeat(np.arange(6), 20)  # 20 documents a query, 10 shown
+    y = rng.integers(0, 3, len(qid))
+    sim = simulate_clicks(y, qid, rng.normal(size=len(qid)), n_sessions=15, top_k=10,
+                          random_state=0)
+    log = ClickLog.from_sessions(sim.session, sim.qid, sim.docid, sim.position, sim.click)
+    rows = log.docid.astype(np.int64)  # the feature row each entry shows
+    clicks = grade_clicks(log, rows, propensity=np.linspace(1.0, 0.2, 10))
+    out = below_the_unshown(clicks, rows, qid, 0.5)
+    n = len(clicks.rows)
+    # the lists as they were, then per click its query's unshown documents below it
+    np.testing.assert_array_equal(out.rows[:n], clicks.rows)
+    np.testing.assert_array_equal(out.list_weight[:n], clicks.list_weight)
+    assert not out.y[n:].any()
+    shown = set(rows.tolist())
+    for k, top in enumerate(np.flatnonzero(clicks.y == 1)):  # brute force, list by list
+        query = qid[clicks.rows[top]]
+        unshown = {r for r in np.flatnonzero(qid == query) if r not in shown}
+        mine = np.flatnonzero(out.lists[n:] == k) + n
+        assert set(out.rows[mine].tolist()) == unshown and len(mine) == len(unshown)
+        unclicked = np.count_nonzero(clicks.lists == k) - 1
+        np.testing.assert_allclose(out.list_weight[mine], clicks.list_weight[top] * 0.5
+                                   * max(unclicked, 1) / len(unshown))
