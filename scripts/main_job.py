@@ -25,6 +25,7 @@ from _bench import SHARED_DATA, command_line, write_report
 from _code import report_at
 
 from rsrank import RSRank, load_letor_fold
+from rsrank.datasets import bundled_data_path  # its short name: --before runs it on older trees
 
 JOBS = {"rsrank train": ["train"], "rsrank train --additive": ["train", "--additive"]}
 
@@ -44,10 +45,7 @@ MODELS = {
 def model_digests(shared):
     """Per data set and :data:`MODELS` entry: the epochs run and the first
     16 hex digits of the SHA-256 of the model's weights."""
-    import rsrank
-
-    roots = {"bundled": rsrank.__file__.rsplit("/", 1)[0] + "/data/synthetic",
-             "OHSUMED": Path(shared) / "OHSUMED"}
+    roots = {"bundled": bundled_data_path(), "OHSUMED": Path(shared) / "OHSUMED"}
     out = {}
     for data, root in roots.items():
         fold = load_letor_fold(root, 1)

@@ -81,16 +81,15 @@ class Fold:
         name a fold does not have is refused, not dropped."""
         if isinstance(data, cls):
             return data
-        names = {part.name for part in fields(cls)}
-        unknown = sorted(set(data) - names)
+        unknown = sorted(set(data) - set(_PARTS))
         if unknown:
             raise ValueError(f"a fold has no {', '.join(map(repr, unknown))}: its parts are "
-                             f"{', '.join(part.name for part in fields(cls))}")
+                             f"{', '.join(_PARTS)}")
         return cls(**data)
 
     def __getitem__(self, name):
         """A part by its name, as a ``Bunch`` gives it (``fold["train"]``)."""
-        if name not in {part.name for part in fields(self)}:
+        if name not in _PARTS:
             raise KeyError(name)
         return getattr(self, name)
 
@@ -99,3 +98,7 @@ class Fold:
         :class:`Reading`), and no other reading."""
         return replace(self, train=reading.train, vali=reading.vali,
                        query_options=reading.query_options, judge=reading.judge, plain=None)
+
+
+#: a fold's parts, in order
+_PARTS = tuple(part.name for part in fields(Fold))
