@@ -315,6 +315,27 @@ def test_blocks_of_any_size_read_as_csv_reads_the_whole_file(tmp_path, monkeypat
         read_click_log(path)
 
 
+@pytest.mark.parametrize("block", [16, 1 << 22])
+def test_a_problem_between_rows_names_both_lines_across_blank_lines_and_blocks(
+        tmp_path, monkeypatch, block):
+    """Rows' lines are kept as runs of consecutive lines: a repeated row
+    found only once the whole log is read still names its own line and the
+    earlier one's, with blank lines between them and in any blocks."""
+    import rsrank.clicks.reading as clicklog
+
+    monkeypatch.setattr(clicklog, "_BLOCK", block)
+    lines = [f"s{k // 2},q{k // 4},d{k},{k % 2 + 1},{k % 2}" for k in range(40)]
+    lines[25] = lines[9]  # the row of line 11 again
+    text = HEAD + "\n".join(lines[:5]) + "\n\n\n" + "\n".join(lines[5:20]) + "\n\n" + \
+        "\n".join(lines[20:]) + "\n"
+    path = tmp_path / "log.csv"
+    path.write_text(text)
+    # header line 1; rows 0-4 on lines 2-6; two blank lines; rows 5-19 on lines 9-23;
+    # one blank line; rows 20- on lines 25-
+    with pytest.raises(ValueError, match=r"log.csv, line 30: repeats line 13 "):
+        read_click_log(path)
+
+
 @pytest.mark.parametrize("ending", ["\n", "\r\n"])
 def test_a_line_of_exactly_the_bound_is_read_and_one_more_character_is_not(tmp_path, ending):
     path = tmp_path / "log.csv"
@@ -496,3 +517,17 @@ def test_the_unshown_documents_go_below_each_click_with_their_share_of_its_list(
         unclicked = np.count_nonzero(clicks.lists == k) - 1
         np.testing.assert_allclose(out.list_weight[mine], clicks.list_weight[top] * 0.5
                                    * max(unclicked, 1) / len(unshown))
+
+
+def test_a_sessions_log_keeps_its_rows_narrow_and_refuses_what_would_not_fit():
+    """The rows a sessions log keeps are int32 codes, int16 positions and
+    int8 clicks; a position beyond the bounds is refused, not wrapped
+    round into one that reads as valid (65,537 would be 1 in int16)."""
+    log = ClickLog.from_sessions(["s1", "s1", "s2"], ["q", "q", "q"], ["a", "b", "a"],
+                                 [1, 2, 1], [1, 0, 0])
+    rows = log.session_rows
+    assert (rows.session.dtype, rows.entry.dtype, rows.click.dtype) == (
+        np.int32, np.int32, np.int8)
+    assert log.position.dtype == np.int64 and log.position.tolist() == [1, 2]
+    with pytest.raises(ValueError, match="position must be a whole number from 1"):
+        ClickLog.from_sessions(["s1", "s1"], ["q", "q"], ["a", "b"], [1, 65_537], [1, 0])

@@ -314,7 +314,8 @@ def plain_clicks(log, rows):
     codes = np.random.default_rng(1).integers(1, 2**63, size=2 * max(len(log.qid), 1),
                                               dtype=np.uint64)
     name = np.zeros(len(size), dtype=np.uint64)
-    np.add.at(name, shown.session, codes[2 * shown.entry + shown.click])
+    np.add.at(name, shown.session,
+              codes[2 * shown.entry.astype(np.int64) + shown.click])
     sessions = np.flatnonzero(kept)
     _, first, count = np.unique(name[sessions], return_index=True, return_counts=True)
     chosen = np.full(len(size), -1)

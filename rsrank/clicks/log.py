@@ -36,7 +36,7 @@ import numpy as np
 
 
 __all__ = ["ClickLog", "SessionClicks", "SessionRows", "Ids", "LogError", "impression_log",
-           "id_problem", "checked_numbers", "allowed_values", "NUMBER_BOUNDS", "DIGITS", "BATCH",
+           "id_problem", "checked_numbers", "allowed_values", "NUMBER_BOUNDS", "NUMBER_TYPES", "DIGITS", "BATCH",
            "check_log_arguments", "check_log", "checked_rows", "checked_log", "document_keys", "SESSION_COLUMNS",
            "AGGREGATED_COLUMNS", "MAX_POSITION", "MAX_IMPRESSIONS", "MAX_ID", "MAX_LINE"]
 
@@ -61,6 +61,10 @@ MISSING_IDS = ("", "nan", "na", "n/a", "null", "none")
 #: per number column, its smallest and largest value
 NUMBER_BOUNDS = {"position": (1, MAX_POSITION), "click": (0, 1),
            "impressions": (1, MAX_IMPRESSIONS), "clicks": (0, MAX_IMPRESSIONS)}
+#: per number column, the narrowest type its values fit (a log's rows are
+#: kept in it: the memory of a long log is its rows times a few bytes)
+NUMBER_TYPES = {"position": np.int16, "click": np.int8, "impressions": np.int64,
+                "clicks": np.int64}
 _WHAT = {"session": "session id", "qid": "query id", "docid": "document id"}
 DIGITS = re.compile(r"[0-9]{1,15}(?:\n[0-9]{1,15})*")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\ufffd]")
@@ -183,13 +187,17 @@ def _groups(*columns):
             ordered = column[order]
             new[1:] |= ordered[1:] != ordered[:-1]
             del ordered
-    first = order[new]
+    index = np.int32 if n <= np.iinfo(np.int32).max else np.int64  # rows and groups fit it
+    first = order[new].astype(index)
     seen = np.argsort(first, kind="stable")
-    rank = np.empty(len(first), dtype=np.int64)
-    rank[seen] = np.arange(len(first))
-    group = np.empty(n, dtype=np.int64)
-    group[order] = rank[np.cumsum(new) - 1]
-    return first[seen], group
+    rank = np.empty(len(first), dtype=index)
+    rank[seen] = np.arange(len(first), dtype=index)
+    group = np.cumsum(new, dtype=index)
+    del new
+    group -= 1
+    out = np.empty(n, dtype=index)
+    out[order] = rank[group]
+    return first[seen], out
 
 
 def _first_repeat(*columns):
@@ -297,15 +305,19 @@ class ClickLog:
     def from_sessions(cls, session, qid, docid, position, click):
         """The log of one row per document shown in a session (arrays or
         :class:`Ids`; checked by :func:`check_log` before)."""
-        click = np.asarray(click, dtype=np.int64)
-        position = np.asarray(position, dtype=np.int64)
-        session = Ids.of(session).codes
+        click = _narrow(click, "click")
+        position = _narrow(position, "position")
+        session = _narrow(Ids.of(session).codes, None)
         count = int(session.max()) + 1 if len(session) else 0
-        first = np.full(count, np.iinfo(np.int64).max)
-        np.minimum.at(first, session, np.where(click > 0, position, np.iinfo(np.int64).max))
-        reached = (position <= first[session]).astype(np.int64)
-        per_session = np.bincount(session, weights=click, minlength=count)
-        log, entry = cls._summed(qid, docid, position, np.ones_like(click), click, reached)
+        clicked = click > 0
+        first = np.full(count, MAX_POSITION + 1, dtype=position.dtype)
+        np.minimum.at(first, session[clicked], position[clicked])
+        reached = position <= first[session]
+        del first
+        per_session = np.bincount(session[clicked], minlength=count)
+        log, entry = cls._summed(qid, docid, position, None, clicked, reached)
+        del reached
+        entry = _narrow(entry, None)
         return cls(log.qid, log.docid, log.position, log.impressions, log.clicks, count,
                    log.reached, int(np.count_nonzero(per_session)),
                    int(np.count_nonzero(per_session > 1)),
@@ -320,15 +332,16 @@ class ClickLog:
 
     @classmethod
     def _summed(cls, qid, docid, position, impressions, clicks, reached):
-        """:meth:`from_counts`'s log and the entry of each row."""
-        position = np.asarray(position, dtype=np.int64)
+        """:meth:`from_counts`'s log and the entry of each row (``impressions``
+        None: one a row; 0/1 counts may come as booleans)."""
+        position = np.asarray(position)
         qid, docid = Ids.of(qid), Ids.of(docid)
         rows, inverse = _groups(qid.codes, docid.codes, position)
-        total = [None if values is None else
-                 np.bincount(inverse, weights=values, minlength=len(rows)).astype(np.int64)
-                 for values in (impressions, clicks, reached)]
-        return cls(qid.take(rows), docid.take(rows), position[rows], *total[:2],
-                   reached=total[2]), inverse
+        total = [_sum_by(inverse, values, len(rows)) for values in (impressions, clicks, reached)]
+        if impressions is None:
+            total[0] = np.bincount(inverse, minlength=len(rows)).astype(np.int64)
+        return cls(qid.take(rows), docid.take(rows), position[rows].astype(np.int64),
+                   *total[:2], reached=total[2]), inverse
 
     @property
     def n_clicks(self):
@@ -341,6 +354,32 @@ class ClickLog:
         shown = np.bincount(self.position, weights=self.impressions, minlength=top_k + 1)
         clicked = np.bincount(self.position, weights=self.clicks, minlength=top_k + 1)
         return np.divide(clicked, shown, out=np.zeros_like(clicked), where=shown > 0)[1:top_k + 1]
+
+
+def _narrow(values, column):
+    """A sessions log's per-row ``values`` in the narrowest type they fit:
+    a number column's :data:`NUMBER_TYPES` (within its bounds, else a
+    ValueError),
+    codes (``column`` None) int32 while they fit it."""
+    values = np.asarray(values)
+    if column is not None:
+        lowest, highest = NUMBER_BOUNDS[column]
+        if len(values) and (values.min() < lowest or values.max() > highest):
+            raise ValueError(f"a click log's {column} must be {allowed_values(column)}")
+        return values.astype(NUMBER_TYPES[column], copy=False)
+    fits = not len(values) or int(values.max()) <= np.iinfo(np.int32).max
+    return values.astype(np.int32 if fits else np.int64, copy=False)
+
+
+def _sum_by(group, values, n):
+    """Per group (0 to ``n`` - 1), the sum of ``values`` over its rows
+    (int64; None for None), counting booleans without a float copy."""
+    if values is None:
+        return None
+    values = np.asarray(values)
+    if values.dtype == bool:
+        return np.bincount(group[values], minlength=n).astype(np.int64)
+    return np.bincount(group, weights=values, minlength=n).astype(np.int64)
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ each as codes into their names; every value checked as it is read, a
 problem one line naming the file, the line and the fix.
 """
 
+import bisect
 import contextlib
 import csv
 import gc
@@ -16,10 +17,37 @@ import numpy as np
 
 from .._kernels import csvrows
 from ..reading._text import LetorFormatError, open_text, reading
-from .log import (AGGREGATED_COLUMNS, BATCH, DIGITS, MAX_LINE, NUMBER_BOUNDS, SESSION_COLUMNS,
+from .log import (AGGREGATED_COLUMNS, BATCH, DIGITS, MAX_LINE, NUMBER_BOUNDS, NUMBER_TYPES,
+                  SESSION_COLUMNS,
                   ClickLog, Ids, LogError, allowed_values, check_log, checked_numbers, id_problem)
 
 __all__ = ["read_click_log"]
+
+
+class _LineNumbers:
+    """The file line of each row read, kept as runs: a batch of rows on
+    consecutive lines (the usual case) is its first row and first line, not
+    a number per row."""
+
+    def __init__(self):
+        self.starts, self.firsts, self.numbers, self.rows = [], [], [], 0
+
+    def append(self, numbers):
+        numbers = np.asarray(numbers, dtype=np.int64)
+        if not len(numbers):
+            return
+        consecutive = int(numbers[-1] - numbers[0]) == len(numbers) - 1
+        self.starts.append(self.rows)
+        self.firsts.append(int(numbers[0]))
+        self.numbers.append(None if consecutive else numbers)
+        self.rows += len(numbers)
+
+    def __getitem__(self, row):
+        """The line of row ``row``."""
+        run = bisect.bisect_right(self.starts, row) - 1
+        numbers = self.numbers[run]
+        offset = row - self.starts[run]
+        return self.firsts[run] + offset if numbers is None else int(numbers[offset])
 
 
 class _Columns:
@@ -55,7 +83,7 @@ class _Columns:
                 values = read(*arguments)
             except LogError as error:
                 raise LogError(self.rows + error.row, error.problem) from None
-            self.parts[column].append(values)
+            self.parts[column].append(values.astype(NUMBER_TYPES.get(column, np.int32)))
         self.rows += rows
 
     def _coded(self, column, names, first, inverse):
@@ -82,6 +110,9 @@ class _Columns:
             problem = id_problem(column, text)
             if problem is not None:
                 raise LogError(first_row(), problem)
+            if len(known) == np.iinfo(np.int32).max:
+                raise LogError(first_row(), f"more than {len(known):,} distinct {column} ids: "
+                               "split the log")
             code = table[text] = len(known)
             known.append(text)
         return code
@@ -99,14 +130,14 @@ class _Columns:
 
     def log(self):
         """The :class:`ClickLog` of the rows read, checked together."""
-        columns = {}
+        columns, self.tables = {}, None  # each id's code is known: the lookups go
         for column in self.form:
             parts = self.parts.pop(column)  # each column's batches go once it is whole
             values = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
             del parts
-            if column in self.tables:
+            if column in self.names:
                 names = np.empty(len(self.names[column]), dtype=object)
-                names[:] = self.names[column]
+                names[:] = self.names.pop(column)
                 values = Ids(names, values)
             columns[column] = values
         check_log(self.form, columns, self.where)
@@ -155,10 +186,10 @@ def read_click_log(path):
     module's docstring), its header telling which; every value checked.
     Lines without a quote are split at their commas a block at a time;
     from the first quote on, the rows are read by :mod:`csv`."""
-    lines = []  # per batch, its rows' line numbers
+    lines = _LineNumbers()
 
     def where(row):
-        return f"line {np.concatenate(lines)[row]}"
+        return f"line {lines[row]}"
 
     with open_text(path) as handle, reading(path), _collecting_later():
         blocks = _blocks(handle, path)
@@ -177,7 +208,7 @@ def read_click_log(path):
                 _plain(path, number, block, width, where_column, columns, lines)
             return columns.log()
         except LogError as error:
-            raise LetorFormatError(path, int(np.concatenate(lines)[error.row]),
+            raise LetorFormatError(path, lines[error.row],
                                    error.problem) from None
 
 
