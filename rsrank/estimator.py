@@ -18,7 +18,9 @@ from .deployment import persistence
 from .clicks.arrays import click_splits
 from .clicks.log import check_log_arguments
 from .learning.fitting import AUTO_RATES, CURVATURE_STEP, Fitted, Stream, scale_advice
-from .learning.kinds import DEFAULT_INTERACTION_BINS, DEFAULT_MAX_BINS, check_rows, takes_missing
+from .learning.defaults import (DEFAULT_INTERACTION_BINS, DEFAULT_L1_METHOD, DEFAULT_MAX_BINS,
+                               DEFAULT_MAX_ITER, DEFAULT_NORMALIZE)
+from .learning.kinds import check_rows, takes_missing
 from .evaluation.metrics import mean_ndcg
 from .learning.model import query_scores
 from .evaluation.model_selection import check_search_fit
@@ -110,9 +112,9 @@ class RSRank(FittedViews, BaseEstimator):
     __metadata_request__score = {"qid": True}
     __metadata_request__predict = {"qid": True}
 
-    def __init__(self, learning_rate="auto", power_t=0.0, normalize="zscore", l1=0.0,
-                 truncation_period=1, truncation_threshold=np.inf, l1_method="truncated",
-                 average=False, max_iter=100, batch_size=None, shuffle=True, ndcg_k=None,
+    def __init__(self, learning_rate="auto", power_t=0.0, normalize=DEFAULT_NORMALIZE, l1=0.0,
+                 truncation_period=1, truncation_threshold=np.inf, l1_method=DEFAULT_L1_METHOD,
+                 average=False, max_iter=DEFAULT_MAX_ITER, batch_size=None, shuffle=True, ndcg_k=None,
                  gain="exp2", discount="log2", pair_loss="modified_huber",
                  pair_weight="delta_ndcg", eval_k=10, eval_convention="letor",
                  early_stopping=False, validation_fraction=0.1, n_iter_no_change=10, tol=1e-4,

@@ -404,11 +404,18 @@ def test_path_and_compare_draw_their_pictures_and_one_fold_prints_no_spread(
                  str(tmp_path / "a" / "results.json")]) == 2
 
 
+_COMMAND_HELPS = [[name, "--help"] for name in ("info", "fetch", "train", "evaluate", "compare",
+                                                 "predict", "export", "plot", "path")]
+
+
 @pytest.mark.parametrize("argv", [["--version"], ["--help"], ["--debug", "--help"], ["nosuch"],
-                                  ["fetch", "--list"], ["fetch", "--help"]])
-def test_the_version_the_help_and_fetch_import_no_numerical_library(argv):
-    """Nor does ``rsrank fetch``, which downloads and checks files: the first
-    command of a new user, and of scripts that fetch before each run."""
+                                  ["fetch", "--list"], *_COMMAND_HELPS,
+                                  ["train", "--max-iter", "0"], ["export", "--format", "bing"]])
+def test_the_version_every_help_a_usage_error_and_fetch_import_no_numerical_library(argv):
+    """Every command's ``--help`` (its defaults included) and a usage error
+    read the arguments alone; nor does ``rsrank fetch``, which downloads and
+    checks files: the first command of a new user, and of scripts that
+    fetch before each run."""
     import subprocess
     import sys
 
@@ -424,6 +431,18 @@ def test_the_version_the_help_and_fetch_import_no_numerical_library(argv):
             assert name in done.stdout
     if argv == ["nosuch"]:
         assert "invalid choice: 'nosuch'" in done.stderr
+    if argv == ["train", "--help"]:  # the defaults shown are the estimator's and the recipe's
+        from rsrank import RSRank
+        from rsrank.learning.recipe import PATH_EPOCHS
+
+        defaults = RSRank().get_params()
+        text = " ".join(done.stdout.split())
+        assert f"epochs (default {defaults['max_iter']}; {PATH_EPOCHS} with" in text
+        assert f"(2 to 256, default {defaults['max_bins']};" in text
+        assert f"(2 to 16, default {defaults['interaction_bins']})" in text
+    if argv[-1] in ("0", "bing"):  # argparse's usage, then the one line that says why
+        assert done.stderr.strip().splitlines()[-1].startswith(f"rsrank {argv[0]}: error: "
+                                                               f"argument {argv[1]}")
     if argv == ["fetch", "--list"]:
         assert "OHSUMED" in done.stdout
 

@@ -1,14 +1,15 @@
-"""The ``rsrank`` command line: one module per command, each with its parser
-(``add_parser``) and its action (``run``) over the public API; the options
-several commands share are defined once (:mod:`rsrank.cli._options`), and
-every error ends at one edge (:mod:`rsrank.cli._edge`).
+"""The ``rsrank`` command line: every command's arguments in one table
+(:mod:`rsrank.cli._parsers`, the shared ones defined once in
+:mod:`rsrank.cli._arguments`), its action (``run``) in a module of its own
+over the public API, and every error ending at one edge
+(:mod:`rsrank.cli._edge`).
 
 Every action calls the public API; a user mistake (missing file, bad grid
 value, wrong data) is one line on stderr and exit status 2, not a
-traceback (``--debug`` shows it). :func:`main` imports only the command it
-runs: ``rsrank --help`` lists the commands from their table
-(:data:`rsrank.cli._commands.COMMANDS`) and ``rsrank --version`` prints
-the version, neither importing scikit-learn, SciPy or numba.
+traceback (``--debug`` shows it). Every command's arguments are defined
+apart from its action (:mod:`rsrank.cli._parsers`), and :func:`main`
+imports only the action it runs: ``rsrank --help``, ``rsrank CMD --help``,
+``rsrank --version`` and a usage error import no numerical library.
 """
 
 import argparse
@@ -16,7 +17,7 @@ import importlib
 import sys
 
 from .._version import __version__
-from ._commands import COMMANDS
+from ._parsers import PARSERS
 
 __all__ = ["main", "build_parser", "UsageError", "DEFAULT_L1_RATIO", "DEFAULT_WITHIN",
            "PATH_EPOCHS", "PATH_EPOCHS_ADDITIVE", "PATH_PAIR_WEIGHTS", "PATH_WEIGHT_TOL"]
@@ -38,9 +39,9 @@ def _command_module(name):
     return importlib.import_module(f"rsrank.cli.{name}")
 
 
-def build_parser(only=None):
-    """The parser of every command, or with ``only`` (a command's name) of
-    that one, the others listed by name and help without their options."""
+def build_parser():
+    """The parser of every command (:data:`rsrank.cli._parsers.PARSERS`:
+    their arguments alone, without a numerical library)."""
     parser = argparse.ArgumentParser(prog="rsrank", description=(
         "Sparse linear rankers that target NDCG (RSRank: |dNDCG|-weighted pairwise "
         "modified-Huber loss with truncated-gradient L1)."))
@@ -48,37 +49,20 @@ def build_parser(only=None):
     parser.add_argument("--debug", action="store_true",
                         help="show the traceback of an error instead of one line")
     commands = parser.add_subparsers(dest="command", required=True)
-    for name, summary in COMMANDS.items():
-        if only is None or name == only:
-            _command_module(name).add_parser(commands)
-        else:
-            commands.add_parser(name, help=summary)
+    for add_parser in PARSERS.values():
+        add_parser(commands)
     return parser
-
-
-def _chosen(argv):
-    """The command ``argv`` names (its first word that is not an option of
-    ``rsrank`` itself), or None."""
-    for word in argv:
-        if word in ("--", "-h", "--help", "--version"):
-            return None
-        if not word.startswith("-"):
-            return word if word in COMMANDS else None
-    return None
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
-    chosen = _chosen(argv)
-    try:  # a command's module imports the numerical libraries: a second or more
-        parser = build_parser(only=chosen or "")
-        if chosen is None:  # help, the version or a usage error: each exits here
-            parser.parse_args(argv)
+    args = build_parser().parse_args(argv)  # help, the version and usage errors exit here
+    try:  # the command's action imports the numerical libraries: a second or more
+        args.run = _command_module(args.command).run
         edge = importlib.import_module("rsrank.cli._edge")
     except KeyboardInterrupt:
         print("rsrank: interrupted", file=sys.stderr)
         return 130
-    args = parser.parse_args(argv)
     args.argv = argv
     return edge.run(args)
 

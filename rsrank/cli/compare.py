@@ -9,54 +9,14 @@ from ..reading.datasets import load_letor
 from ..estimator import RSRank
 from .evaluate import click_reading, click_values_of, in_columns
 from ..evaluation.reports import per_query_from_results, read_results
-from ..evaluation.metrics import CONVENTIONS, letor_per_query
+from ..evaluation.metrics import letor_per_query
 from ..evaluation.runs import on_file_queries, read_qrels, read_scores
 from ..evaluation.stats import compare
 from ..deployment.plotting import plot_comparison
-from ._commands import COMMANDS
+from ._parsers import DEFAULT_METRICS
 from ._options import UsageError, check_picture_output
 
 
-_DEFAULT_METRICS = "NDCG@1,NDCG@3,NDCG@5,NDCG@10,MAP"
-
-
-def add_parser(commands):
-    compare_ = commands.add_parser(
-        "compare", help=COMMANDS["compare"],
-        description="Each run against the first (or --baseline), per metric: the paired "
-        "t-test and the paired randomization test over queries, Holm-corrected across "
-        "metrics and runs. A run is a directory written by rsrank train (its per-query test "
-        "values, averaged over its seeds), a score file (one score per line) or a run (TSV "
-        "or TREC) with --data, or a TREC run with --qrels.")
-    compare_.add_argument("runs", nargs="+", metavar="RUN")
-    judged = compare_.add_mutually_exclusive_group()
-    judged.add_argument("--data", help="LETOR file that the score files score")
-    judged.add_argument("--qrels", help="TREC qrels that the runs are judged by (as rsrank "
-                        "train --out writes in trec/): every judged document must be in "
-                        "each run")
-    compare_.add_argument("--clicks", metavar="LOG", help="compare models (RUN: model files) "
-                          "on a click log of --data's queries, before an A/B test: each "
-                          "model's NDCG@10 on the shown documents graded by their clicks "
-                          "without the position's bias (as rsrank train --debias auto "
-                          "compares), and each one's difference from the first, paired over "
-                          "queries, with its 95%% interval and p-value")
-    compare_.add_argument("--metrics", default=_DEFAULT_METRICS,
-                          help="comma-separated (default NDCG@1,NDCG@3,NDCG@5,NDCG@10,MAP)")
-    compare_.add_argument("--convention", choices=list(CONVENTIONS),
-                          default=None, help="for score files (default: the directories', "
-                          "else letor; trec_eval reproduces trec_eval's ndcg_cut and map on "
-                          "TREC runs); directories must have been evaluated with it")
-    compare_.add_argument("--baseline", help="the run the others are compared with "
-                          "(default: the first)")
-    compare_.add_argument("--resamples", type=int, default=100_000,
-                          help="randomization-test resamples (default 100000)")
-    compare_.add_argument("--seed", type=int, default=0,
-                          help="seed of the randomization test (default 0)")
-    compare_.add_argument("--json", action="store_true", help="print the tests as JSON")
-    compare_.add_argument("--plot", metavar="FILE", help="also draw each run's per-query "
-                          "difference from the baseline in NDCG@10 (or the first metric when "
-                          "NDCG@10 is not compared), sorted, into FILE")
-    compare_.set_defaults(run=run)
 
 
 def _is_results(path):
@@ -98,7 +58,7 @@ def _on_clicks(args):
     if args.plot or args.baseline or args.json or args.convention is not None:
         raise UsageError("--clicks compares each model with the first: not with --plot, "
                          "--baseline, --json or --convention")
-    if args.metrics != _DEFAULT_METRICS:
+    if args.metrics != DEFAULT_METRICS:
         raise UsageError("--clicks estimates NDCG@10 (LETOR's convention): leave --metrics "
                          "out")
     values = click_values_of(args.data, args.clicks)

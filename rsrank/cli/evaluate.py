@@ -10,30 +10,7 @@ from ..reading.datasets import check_exp2_labels, load_letor
 from ..estimator import RSRank
 from ..evaluation.metrics import CONVENTIONS, letor_per_query, letor_report
 from ..evaluation.runs import read_scores
-from ._commands import COMMANDS
 from ._options import UsageError, fit_width
-
-
-def add_parser(commands):
-    evaluate = commands.add_parser("evaluate", help=COMMANDS["evaluate"])
-    evaluate.add_argument("model", nargs="?", help="model file written by train / save()")
-    evaluate.add_argument("file", help="LETOR file with labels and qid")
-    evaluate.add_argument("--scores", help="scores instead of a model: one per line in the "
-                          "file's row order, or a TSV or TREC run from rsrank predict (matched "
-                          "to the file by qid and docid)")
-    evaluate.add_argument("--convention", choices=list(CONVENTIONS), default="letor",
-                          help="letor (default): LETOR's Eval-Score-3.0; trec_eval: trec_eval's "
-                          "ndcg_cut, P and map (ties by the file's docids); sklearn: "
-                          "scikit-learn's ndcg_score; see rsrank.metrics")
-    evaluate.add_argument("--clicks", metavar="LOG", help="a click log of FILE's queries "
-                          "(FILE's rows with their docids): the model's NDCG@10 on the shown "
-                          "documents graded by their clicks without the position's bias, as "
-                          "rsrank train --debias auto compares models, with a 95%% interval "
-                          "over queries, instead of FILE's labels")
-    evaluate.add_argument("--per-query", action="store_true",
-                          help="one TSV line per query (qid, NDCG@1..10, P@1..10, AP) instead "
-                          "of the means")
-    evaluate.set_defaults(run=run)
 
 
 def on_clicks(model_path, features, log_path):

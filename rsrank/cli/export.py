@@ -6,48 +6,10 @@ import sys
 from ..reading._files import atomic_write_text, read_bounded_text
 from ..reading.datasets import load_letor
 from ..estimator import RSRank
-from ..deployment.export import (FORMATS, engine_features, export_model, featureset_subset,
-                                 guarantee, checked_engines, parity, solr_defaults,
-                                 solr_feature_store, upload_hint)
-from ._commands import COMMANDS
+from ..deployment.export import (engine_features, export_model, featureset_subset, guarantee,
+                                 checked_engines, parity, solr_defaults, solr_feature_store,
+                                 upload_hint)
 from ._options import UsageError, check_file_output, fit_width
-
-
-def add_parser(commands):
-    export = commands.add_parser("export", help=COMMANDS["export"])
-    export.add_argument("model", help="a model file (rsrank train's models/Fold<k>.json, or "
-                        "RSRank.save)")
-    export.add_argument("--format", choices=FORMATS, required=True,
-                        help="the engine: solr (the LTR module's model-store JSON), "
-                        "elasticsearch or opensearch (the LTR plugin's _createmodel body), "
-                        "vespa (a rank profile)")
-    export.add_argument("--name", default="rsrank", help="model or rank-profile name")
-    export.add_argument("--featureset", default="rsrank_features",
-                        help="Elasticsearch/OpenSearch feature set of the upload URL")
-    export.add_argument("--store", default="_DEFAULT_", help="Solr feature store")
-    export.add_argument("--subset-featureset", nargs=2, metavar=("FULL", "OUT"),
-                        help="Elasticsearch/OpenSearch: write to OUT the featureset FULL (a "
-                        "_ltr/_featureset body) with only the model's features, the ones the "
-                        "plugin then computes")
-    export.add_argument("--solr-features", nargs=2, metavar=("FULL", "OUT"),
-                        help="Solr: write to OUT the feature store FULL (the JSON list PUT to "
-                        "/schema/feature-store) with only the model's features, each feature "
-                        "the model was trained with missing values in given defaultValue \"NaN\" "
-                        "(so that a document lacking it scores as predict scores NaN)")
-    export.add_argument("--no-nan-guard", dest="guard", action="store_false",
-                        help="Elasticsearch/OpenSearch, step models: leave out the trees' guard "
-                        "that OpenSearch LTR 3.2-3.7 needs to score a lacking feature as predict "
-                        "does; Elasticsearch LTR 1.5.9+ and OpenSearch LTR 3.8+ then also score "
-                        "values beyond float32's range (above 3.4e38) as predict does, and "
-                        "OpenSearch LTR 3.2-3.7 scores lacking features wrongly")
-    export.add_argument("--out", help="output file (default: stdout)")
-    export.add_argument("--check", metavar="DATA",
-                        help="score DATA (a LETOR file) with the export by each version of the "
-                        "engine's rules (rsrank.engines), with every value given and with every "
-                        "0 sent as a missing feature (which predict scores as 0, or as NaN for a "
-                        "feature the model was trained with NaN in), and say how many queries "
-                        "any orders differently from predict (exit 1 if one does)")
-    export.set_defaults(run=run)
 
 
 def run(args):

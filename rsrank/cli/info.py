@@ -6,14 +6,6 @@ from pathlib import Path
 from ..reading.datasets import (bundled_data_path, dataset_summary, find_folds, letor_summary,
                                 load_letor)
 from ..reading.layouts import find_splits
-from ._commands import COMMANDS
-
-
-def add_parser(commands):
-    info = commands.add_parser("info", help=COMMANDS["info"])
-    info.add_argument("path", nargs="?", help="LETOR file, fold root or a directory with "
-                      "rank.train/rank.test or train.txt/test.txt (default: bundled data)")
-    info.set_defaults(run=run)
 
 
 def _print_summary(summaries, out):

@@ -11,30 +11,8 @@ from ..learning.path import l1_grid, path_markdown, walk
 from ..deployment.plotting import plot_path
 from ..reading.querydata import QueryData
 from ..learning.recipe import path_estimator
-from ._commands import COMMANDS
-from ._options import (UsageError, add_data_options, add_training_options, check_picture_output,
-                       command_line, first_run, loading, number_list, positive, training_data)
-
-
-def add_parser(commands):
-    path = commands.add_parser("path", help=COMMANDS["path"])
-    add_data_options(path)
-    path.add_argument("--fold", type=int, default=1, help="fold of a Fold<k> root (default 1)")
-    path.add_argument("--l1", type=number_list(float), default=None,
-                      help="L1 strengths (default: 10 on a log scale from the smallest that "
-                      "keeps every weight at zero down to 1/1000 of it, and 0)")
-    path.add_argument("--n-features", type=positive(int), default=None,
-                      help="number of features (default: largest index in the files)")
-    path.add_argument("--cache", nargs="?", const=True, default=None, metavar="DIR",
-                      help="keep parsed files as memory-mappable arrays (as for train)")
-    path.add_argument("--dtype", choices=["float32", "float64"], default="float32",
-                      help="precision the features are kept in (as for train)")
-    add_training_options(path, grid=False)
-    path.add_argument("--out", help="directory for path.json and path.md")
-    path.add_argument("--plot", metavar="FILE", help="also draw NDCG@10 against the "
-                      "features in use, per split, into FILE (.png, .svg, .pdf)")
-    path.add_argument("--force", action="store_true", help="replace an existing --out")
-    path.set_defaults(run=run)
+from ._options import (UsageError, check_picture_output, command_line, first_run, loading,
+                       training_data)
 
 
 def run(args):

@@ -6,18 +6,7 @@ from pathlib import Path
 
 from ..estimator import RSRank
 from ..deployment.plotting import plot_examination, plot_shapes
-from ._commands import COMMANDS
-from ._options import UsageError, check_picture_output, positive
-
-
-def add_parser(commands):
-    plot = commands.add_parser("plot", help=COMMANDS["plot"])
-    plot.add_argument("model", help="a model file (its shapes), or the results.json (or --out "
-                      "directory) of rsrank train --clicks (its examination curve)")
-    plot.add_argument("--out", required=True, help="picture file (.png, .svg, .pdf)")
-    plot.add_argument("--columns", type=positive(int), default=3,
-                      help="pictures per row (default 3)")
-    plot.set_defaults(run=run)
+from ._options import UsageError, check_picture_output
 
 
 def run(args):

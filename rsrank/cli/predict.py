@@ -7,20 +7,7 @@ from ..reading._files import atomic_write_text
 from ..reading.datasets import LetorFormatError, data_line_numbers, load_letor
 from ..estimator import RSRank
 from ..evaluation.writers import run_problem, write_run, write_scores
-from ._commands import COMMANDS
 from ._options import UsageError, check_file_output, fit_width
-
-
-def add_parser(commands):
-    predict = commands.add_parser("predict", help=COMMANDS["predict"])
-    predict.add_argument("model")
-    predict.add_argument("file")
-    predict.add_argument("--format", choices=["scores", "tsv", "trec"], default="scores",
-                         help="scores: one per line (LETOR's Eval-Score input); tsv: qid, "
-                         "docid, score; trec: 'qid Q0 docid rank score tag' (trec_eval, ranx)")
-    predict.add_argument("--tag", default="rsrank", help="run tag of a TREC run")
-    predict.add_argument("--out", help="output file (default: stdout)")
-    predict.set_defaults(run=run)
 
 
 def run(args):

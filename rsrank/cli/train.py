@@ -12,107 +12,11 @@ from ..reading.datasets import find_folds
 from ..evaluation.experiments import run_letor_folds
 from ..evaluation.reports import experiment_markdown, write_experiment
 from ..reading.layouts import read_feature_costs, read_feature_names
-from ..learning.recipe import (DEFAULT_L1_RATIO, DEFAULT_WITHIN, SPARSE_L1_RATIO, SPARSE_VALI_CV,
-                               SPARSE_WITHIN, fold_threads, train_recipe, vali_folds)
-from ._commands import COMMANDS
+from ..learning.recipe import fold_threads, train_recipe, vali_folds
 from ..clicks.choice import keep_plain_unless_debiased
 from ._clicks import click_data, plain_folds, print_choices, print_examination
-from ._options import (UsageError, add_data_options, add_training_options, command_line,
-                       curvature_recipe, first_run, jobs, loading, metric, non_negative_int,
-                       number_list, on_terminal, pair_weights, path_rows, positive, training_data,
-                       within)
-
-
-def add_parser(commands):
-    train = commands.add_parser("train", help=COMMANDS["train"],
-                                description="For each fold: train every grid point on train, "
-                                "select on vali, evaluate on test; print the LETOR table.")
-    add_data_options(train)
-    clicks = train.add_argument_group("click logs", "train on what users clicked instead of "
-                                      "the labels (docs/guide/clicks.md)")
-    clicks.add_argument("--clicks", metavar="LOG", help="click log of the training queries "
-                        "(CSV: session,qid,docid,position,click or qid,docid,position,"
-                        "impressions,clicks), joined to --train's rows on qid and docid; a "
-                        "Fold<k> root trains on clicks when its folds hold train.clicks.csv")
-    clicks.add_argument("--vali-clicks", metavar="LOG", help="click log of --vali's queries: "
-                        "selection and early stopping judge NDCG@10 on its clicks, with "
-                        "the position's bias taken out")
-    clicks.add_argument("--propensity", type=number_list(float), default=None,
-                        metavar="P1,P2,...", help="the chance of examining each position, "
-                        "from the top (for example from a randomised experiment), instead "
-                        "of estimating it from the training log")
-    clicks.add_argument("--debias", choices=("auto", "on", "off"), default="auto",
-                        help="auto (default): fit both of the others and keep the one that "
-                        "ranks the vali log's documents better, graded by their clicks "
-                        "without the position's bias (plain on a tie); on: take the "
-                        "position's bias out of the clicks; "
-                        "off: plain click training, each session a query and its clicks "
-                        "the labels (the baseline to compare with)")
-    train.add_argument("--feature-names", help="file of feature names: one per line, or "
-                       "'index name' lines (RankLib, Elasticsearch LTR feature lists)")
-    train.add_argument("--folds", type=number_list(int), default=None,
-                       help="comma-separated fold numbers (default: all found)")
-    strengths = train.add_mutually_exclusive_group()
-    strengths.add_argument("--l1-ratio", type=number_list(float), default=None,
-                           help="comma-separated L1 strengths as fractions of each fold's "
-                           "l1_max, the smallest l1 that keeps every weight at zero (default "
-                           f"{','.join(f'{v:g}' for v in DEFAULT_L1_RATIO)}; with --within "
-                           f"{SPARSE_WITHIN:g} or more "
-                           f"{','.join(f'{v:g}' for v in SPARSE_L1_RATIO)})")
-    strengths.add_argument("--l1", type=number_list(float), default=None,
-                           help="comma-separated L1 strengths g, in the units of the scaled "
-                           "features (instead of --l1-ratio)")
-    train.add_argument("--vali-cv", type=non_negative_int, default=None, metavar="K",
-                       help="also judge every grid point on K folds of the training queries "
-                       "(each held-out query scored by the path fitted on the others), beside "
-                       "vali: more queries to select on where vali has few (0: vali alone; "
-                       f"default: vali alone, and {SPARSE_VALI_CV} with --within "
-                       f"{SPARSE_WITHIN:g} or more unless --stream)")
-    train.add_argument("--with-linear", action="store_true",
-                       help="with --additive, also walk the linear model's path: the "
-                       "selection keeps the linear model unless the shapes beat it on vali by "
-                       "more than one standard error over the vali queries (about one more "
-                       "linear run of time; results/kind_rule.md)")
-    train.add_argument("--within", type=within, default=DEFAULT_WITHIN,
-                       help="keep the sparsest grid point whose vali score is within this "
-                       "fraction of the best (0 keeps the best), or '1se': within one "
-                       "standard error of the best over the vali queries (default "
-                       f"{DEFAULT_WITHIN}; {SPARSE_WITHIN:g} or more also takes the sparse "
-                       "path and --vali-cv, results/sparse3.md)")
-    train.add_argument("--truncation-period", type=number_list(int), default=None,
-                       help="K of truncated gradient (comma-separated grid; default 1)")
-    train.add_argument("--pair-weight", type=pair_weights, default=None,
-                       help="pair weights: delta_ndcg (|Delta NDCG| of the swap, RSRank's), "
-                       "unit (every pair 1, as RankSVM), comma-separated (default with "
-                       "--learning-rate curvature: both, else delta_ndcg)")
-    add_training_options(train, grid=True)
-    train.add_argument("--select", type=metric, default="ndcg@10",
-                       help="validation metric: ndcg@K, p@K or map (default ndcg@10)")
-    train.add_argument("--jobs", type=jobs, default=1,
-                       help="folds in parallel (default 1; -1: one per core)")
-    train.add_argument("--stream", type=positive(int), nargs="?", const=1000, default=None,
-                       metavar="QUERIES", help="read training files from disk in blocks of "
-                       "QUERIES queries (default 1000) every epoch instead of loading them")
-    train.add_argument("--cache", nargs="?", const=True, default=None, metavar="DIR",
-                       help="keep parsed files as memory-mappable arrays and reuse them "
-                       "while the files are unchanged (default place: .rsrank-cache beside "
-                       "the data, or ~/.cache/rsrank when that is read-only)")
-    train.add_argument("--n-features", type=positive(int), default=None,
-                       help="number of features (default: largest index in the files)")
-    train.add_argument("--dtype", choices=["float32", "float64"], default="float32",
-                       help="precision the features are kept in (default float32: half the "
-                       "memory; float64 trains on the values exactly as written)")
-    train.add_argument("--scheduler", metavar="ADDRESS",
-                       help="run the folds on a Dask cluster (tcp://host:8786)")
-    train.add_argument("--out", help="directory for results.json/.md, models, predictions")
-    train.add_argument("--force", action="store_true", help="replace an existing --out")
-    train.add_argument("--seeds", type=positive(int), default=None, metavar="N",
-                       help="run every fold with N seeds (--seed, --seed + 1, ...): mean ± "
-                       "std over folds and seeds, per-seed per-query values in results.json")
-    train.add_argument("--quiet", action="store_true", help="no progress: without it, a line "
-                       "per finished fold on stderr and, on a terminal, one bar over every fit "
-                       "of the run")
-    train.set_defaults(run=run)
+from ._options import (UsageError, command_line, curvature_recipe, first_run, loading, on_terminal,
+                       path_rows, training_data)
 
 
 class _Progress:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ._formats import FORMATS
 from .engines import ENGINES, EngineError, engine_scores
 from ..learning.kinds import for_kind
 from .trees import (exact_text, feature_cuts, shape_trees, solr_node, solr_scale_exponent,
@@ -30,7 +31,6 @@ __all__ = ["FORMATS", "export_model", "to_solr", "to_elasticsearch", "to_opensea
            "solr_feature_store", "solr_defaults", "parity", "reordered_queries",
            "trained_with_missing", "checked_engines", "ENGINE_VERSIONS"]
 
-FORMATS = ("solr", "elasticsearch", "opensearch", "vespa")
 
 
 def _number(value):

@@ -45,6 +45,7 @@ import numpy as np
 
 from .. import _kernels
 from ..reading._queries import group_queries
+from ._conventions import CONVENTIONS, DEFAULT_CONVENTION
 
 __all__ = [
     "nanmean",
@@ -77,17 +78,7 @@ __all__ = [
     "letor_per_query",
 ]
 
-CONVENTIONS = {
-    "letor": dict(gain="exp2", discount="letor", empty=0.0, ties="stable", short_list="zero"),
-    "trec_eval": dict(gain="linear", discount="log2", empty=0.0, ties="docid",
-                      short_list="truncate"),
-    "sklearn": dict(gain="linear", discount="log2", empty=0.0, ties="average", short_list="truncate"),
-    "lightgbm": dict(gain="exp2", discount="log2", empty=1.0, ties="stable", short_list="truncate"),
-    "standard": dict(gain="exp2", discount="log2", empty=0.0, ties="stable", short_list="truncate"),
-}
 
-#: the convention of every score and selection unless one is named
-DEFAULT_CONVENTION = "letor"
 
 _TIES = ("stable", "pessimistic", "optimistic", "docid", "average")
 

@@ -22,7 +22,8 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from .interactions import pair_grids, row_lambdas, top_pairs
-from .kinds import DEFAULT_INTERACTION_BINS, ModelSpec, kind_of
+from .defaults import DEFAULT_INTERACTION_BINS
+from .kinds import ModelSpec, kind_of
 from .objective import Objective
 from .feature_keys import (FeatureKeys, check_feature_keys, excluded, monotone_directions,
                            penalty_layout, source_columns)

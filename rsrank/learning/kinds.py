@@ -25,17 +25,13 @@ import numpy as np
 
 from .model import AdditiveModel, InteractionModel, LinearModel, feature_names_or_letor
 from ..reading.querydata import QueryData, fill_values
-from .preprocessing import GLOBAL_NORMALIZERS, QUERY_NORMALIZERS, scaling_from_moments
+from .defaults import (DEFAULT_INTERACTION_BINS, DEFAULT_MAX_BINS, GLOBAL_NORMALIZERS,
+                       MAX_INTERACTION_BINS, PATH_EPOCHS, QUERY_NORMALIZERS)
+from .preprocessing import scaling_from_moments
 
 __all__ = ["ModelSpec", "Kind", "KINDS", "DataSource", "for_kind", "takes_missing", "check_rows", "LINEAR", "ADDITIVE", "INTERACTIONS", "kind_of", "DEFAULT_MAX_BINS",
            "DEFAULT_INTERACTION_BINS", "MAX_INTERACTION_BINS"]
 
-#: bins per feature of an additive model unless ``max_bins`` says otherwise
-DEFAULT_MAX_BINS = 32
-#: bins per feature of a pair's grid unless ``interaction_bins`` says otherwise,
-#: and the most (a pair's cells are one uint8 code: at most 16 x 16)
-DEFAULT_INTERACTION_BINS = 8
-MAX_INTERACTION_BINS = 16
 
 
 class DataSource(Protocol):
@@ -283,15 +279,15 @@ class Kind:
             raise ValueError(problem)
 
 
-LINEAR = Kind("linear", False, False, LinearModel, "l1", relax=False, path_epochs=300,
+LINEAR = Kind("linear", False, False, LinearModel, "l1", relax=False, path_epochs=PATH_EPOCHS,
               momentum=False,
               shaping=("normalize",), start=_start_linear, refuse=_refuse_linear,
               missing=False)
-ADDITIVE = Kind("additive", True, False, AdditiveModel, "l1_group", relax=True, path_epochs=300,
+ADDITIVE = Kind("additive", True, False, AdditiveModel, "l1_group", relax=True, path_epochs=PATH_EPOCHS,
                 momentum=True,
                 shaping=("max_bins",), start=_start_additive, refuse=_refuse_additive)
 INTERACTIONS = Kind("interactions", True, True, InteractionModel, "l1_group", relax=True,
-                    path_epochs=300, momentum=True, shaping=("max_bins", "interaction_bins"),
+                    path_epochs=PATH_EPOCHS, momentum=True, shaping=("max_bins", "interaction_bins"),
                     start=_start_interactions, refuse=_refuse_interactions)
 
 #: every kind by name (a model's ``kind`` and a model file's ``"model"``)

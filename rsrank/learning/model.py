@@ -11,7 +11,8 @@ from .. import _kernels
 from ._compile import choose
 from ._threads import SCORING_WORK_PER_THREAD, numba_threads, threads
 from .binning import has_missing_bin
-from .preprocessing import GLOBAL_NORMALIZERS, QUERY_NORMALIZERS, query_normalize
+from .defaults import GLOBAL_NORMALIZERS, QUERY_NORMALIZERS
+from .preprocessing import query_normalize
 from ..reading.querydata import ROW_VIEWS, Filled, filled, matrix_rows
 
 __all__ = ["LinearModel", "AdditiveModel", "InteractionModel", "linear_scores",

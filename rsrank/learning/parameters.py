@@ -13,8 +13,7 @@ import numpy as np
 
 from ..evaluation.metrics import CONVENTIONS
 from .objective import PAIR_LOSSES, PAIR_WEIGHTS
-from .penalty import L1_METHODS
-from .preprocessing import NORMALIZERS
+from .defaults import L1_METHODS, NORMALIZERS
 
 __all__ = ["RSRANK_DOC", "CONSTRAINTS", "check_parameters", "Interval", "Options", "Flag",
            "Checked"]

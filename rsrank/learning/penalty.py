@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["L1Penalty", "L1_METHODS"]
+from .defaults import L1_METHODS
 
-L1_METHODS = ("truncated", "cumulative")
+__all__ = ["L1Penalty", "L1_METHODS"]
 
 
 def check_number(name, value, low, *, integer=False, strict=False, allow_none=False):

@@ -28,13 +28,10 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..reading._queries import group_queries
+from .defaults import GLOBAL_NORMALIZERS, NORMALIZERS
 
 __all__ = ["NORMALIZERS", "QueryScaler", "global_scaling", "query_normalize"]
 
-#: Values of ``RSRank(normalize=...)`` and ``rsrank train --normalize``.
-NORMALIZERS = ("none", "zscore", "minmax", "query-zscore", "query-minmax")
-GLOBAL_NORMALIZERS = ("zscore", "minmax")
-QUERY_NORMALIZERS = ("query-zscore", "query-minmax")
 
 
 def _safe_scale(scale, offset):

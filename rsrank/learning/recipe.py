@@ -15,65 +15,22 @@ point may take and whether the points are refit on the features they keep.
 
 import os
 
-import numpy as np
 
 from ..estimator import RSRank
-from .kinds import ADDITIVE, DEFAULT_INTERACTION_BINS, DEFAULT_MAX_BINS, LINEAR
+from .defaults import (DEFAULT_INTERACTION_BINS, DEFAULT_L1_RATIO, DEFAULT_MAX_BINS,
+                       DEFAULT_MAX_ITER, DEFAULT_WITHIN, PATH_MOMENTUM, PATH_PAIR_WEIGHTS,
+                       PATH_ROWS, PATH_WEIGHT_TOL, SPARSE_L1_RATIO, SPARSE_VALI_CV,
+                       SPARSE_WITHIN)
+from .kinds import ADDITIVE, LINEAR
 
 __all__ = ["train_recipe", "DEFAULT_L1_RATIO", "DEFAULT_WITHIN", "PATH_WEIGHT_TOL",
            "SPARSE_WITHIN", "SPARSE_L1_RATIO", "SPARSE_VALI_CV", "vali_folds",
-           "PATH_PAIR_WEIGHTS", "PATH_EPOCHS", "PATH_MOMENTUM", "PATH_ROWS", "PATH_EPOCHS_ADDITIVE", "DEFAULTS",
+           "PATH_PAIR_WEIGHTS", "PATH_EPOCHS", "PATH_MOMENTUM", "PATH_ROWS", "PATH_EPOCHS_ADDITIVE",
            "fold_threads", "path_estimator"]
 
-#: The default grid of ``rsrank train``: L1 strengths as fractions of each
-#: fold's l1_max, nine log-spaced points from 0.46 down to 1/1000 (1 itself
-#: keeps every weight at zero), then 0: a regularization path from strong
-#: to weak. With ``--within``, the sparsest point whose vali score is
-#: within 1% of the best is kept.
-DEFAULT_L1_RATIO = [float(f"{r:.3g}") for r in np.geomspace(1.0, 1e-3, 10)[1:]] + [0.0]
-DEFAULT_WITHIN = 0.01
-#: The sparse recipe, for a selection that gives up 3% or more of the best
-#: vali score for fewer features (``within >= SPARSE_WITHIN``): the path
-#: twice as dense from 1 down to 0.1 of l1_max, where the sparse models
-#: are (six points a decade instead of three), and every point judged on
-#: SPARSE_VALI_CV folds of the training queries beside vali, so that the
-#: sparsest point within 3% is picked on more queries than vali holds.
-#: Across ten datasets it keeps 8.7 features where the default grid kept
-#: 11.7 at 3%, and 3.6 of OHSUMED's 45 at 0.973x the dense model's test
-#: NDCG@10 (``results/sparse3.md``).
-SPARSE_WITHIN = 0.03
-SPARSE_L1_RATIO = ([float(f"{r:.3g}") for r in np.geomspace(1.0, 0.1, 7)[1:]]
-                   + [r for r in DEFAULT_L1_RATIO if r < 0.1])
-SPARSE_VALI_CV = 3
-#: ``rsrank train``'s default recipe (``--learning-rate curvature``): every
-#: point of the path at 2 over the trace of the loss's Hessian at w = 0,
-#: warm-started from the stronger point, kept at its last epoch (the
-#: penalized optimum), for both pair weightings; the selection sees all of
-#: them (``results/paths.md``). The epochs: the kind's ``path_epochs``
-#: (300 for every kind; with momentum, which every kind's path takes, 300
-#: epochs reach what 1000 plain ones did not; ``results/interactions.md``).
+#: the epochs of each kind's path (every kind's: :data:`~rsrank.learning.defaults.PATH_EPOCHS`)
 PATH_EPOCHS = LINEAR.path_epochs
 PATH_EPOCHS_ADDITIVE = ADDITIVE.path_epochs
-#: ... and stopped earlier once an epoch moves no weight by more than this
-#: times the largest (``RSRank(weight_tol=...)``; ``results/paths_tol.md``: 1e-3
-#: loses on OHSUMED, 1e-4 keeps every dataset where all 300 epochs put it)
-PATH_WEIGHT_TOL = 1e-4
-PATH_PAIR_WEIGHTS = ["unit", "delta_ndcg"]
-#: ... and every kind's path steps with Nesterov's momentum: a linear
-#: point settles in tens of epochs where plain steps at the curvature-safe
-#: size were still moving after 300 (``results/recipe_speed.md``)
-PATH_MOMENTUM = True
-#: A training set of more rows walks the path on a seeded sample of its
-#: queries of about this many rows, and the chosen point is fitted again on
-#: all of them (:func:`rsrank.evaluation.experiments.fit_and_select`;
-#: ``results/path_rows.md``: never significantly below the path on all rows
-#: on eight generated sets at MSLR's shape, where 25,000 was twice;
-#: ``results/path_rows_other.md``: once below and once above on six draws
-#: of other generators, mean -0.0001)
-PATH_ROWS = 50_000
-
-#: RSRank's parameters as it is made without any
-DEFAULTS = RSRank().get_params()
 
 
 def _shape(additive, max_bins, interactions, interaction_bins):
@@ -133,7 +90,7 @@ def train_recipe(*, learning_rate=("curvature",), additive=False, max_bins=None,
     params = dict(normalize=normalize, random_state=seed, eval_convention=convention,
                   eval_train=False, verbose=verbose, n_jobs=n_jobs, l1_method=l1_method,
                   average=average, relax=kind.relax if relax is None else relax, **shape,
-                  max_iter=max_iter or (kind.path_epochs if curvature else DEFAULTS["max_iter"]))
+                  max_iter=max_iter or (kind.path_epochs if curvature else DEFAULT_MAX_ITER))
     if patience is not None:
         params.update(early_stopping=True, n_iter_no_change=patience, tol=0.0)
     if curvature:
@@ -192,7 +149,7 @@ def path_estimator(*, learning_rate="curvature", additive=False, max_bins=None, 
     if learning_rate == "curvature":
         recipe = dict(restore_best=False, weight_tol=PATH_WEIGHT_TOL)
         max_iter = max_iter or kind.path_epochs
-    return RSRank(learning_rate=learning_rate, max_iter=max_iter or DEFAULTS["max_iter"],
+    return RSRank(learning_rate=learning_rate, max_iter=max_iter or DEFAULT_MAX_ITER,
                   normalize=normalize, batch_size=batch_size, ndcg_k=ndcg_k,
                   random_state=seed, l1_method=l1_method, power_t=power_t or 0.0,
                   average=average, relax=kind.relax if relax is None else relax,

@@ -1,0 +1,83 @@
+"""The defaults and choices of RSRank's parameters and of ``rsrank
+train``'s recipe, as plain values: declared once here and read by the
+estimator, the kinds, the penalty, the scaling, the recipe and the command
+line. Nothing here needs a numerical library, so ``rsrank train --help``
+shows them without loading one."""
+
+__all__ = ["NORMALIZERS", "GLOBAL_NORMALIZERS", "QUERY_NORMALIZERS", "L1_METHODS",
+           "DEFAULT_NORMALIZE", "DEFAULT_L1_METHOD", "DEFAULT_MAX_ITER", "DEFAULT_MAX_BINS",
+           "DEFAULT_INTERACTION_BINS", "MAX_INTERACTION_BINS", "DEFAULT_L1_RATIO",
+           "DEFAULT_WITHIN", "SPARSE_WITHIN", "SPARSE_L1_RATIO", "SPARSE_VALI_CV", "PATH_EPOCHS",
+           "PATH_WEIGHT_TOL", "PATH_PAIR_WEIGHTS", "PATH_MOMENTUM", "PATH_ROWS"]
+
+#: values of ``RSRank(normalize=...)`` and ``rsrank train --normalize``
+NORMALIZERS = ("none", "zscore", "minmax", "query-zscore", "query-minmax")
+GLOBAL_NORMALIZERS = ("zscore", "minmax")
+QUERY_NORMALIZERS = ("query-zscore", "query-minmax")
+#: values of ``RSRank(l1_method=...)``: truncated gradient, Tsuruoka's cumulative penalty
+L1_METHODS = ("truncated", "cumulative")
+
+DEFAULT_NORMALIZE = "zscore"
+DEFAULT_L1_METHOD = "truncated"
+#: epochs of a fit unless ``max_iter`` says otherwise (the recipe's path takes
+#: :data:`PATH_EPOCHS`)
+DEFAULT_MAX_ITER = 100
+#: bins per feature of an additive model unless ``max_bins`` says otherwise
+DEFAULT_MAX_BINS = 32
+#: bins per feature of a pair's grid unless ``interaction_bins`` says otherwise,
+#: and the most (a pair's cells are one uint8 code: at most 16 x 16)
+DEFAULT_INTERACTION_BINS = 8
+MAX_INTERACTION_BINS = 16
+
+
+def _log_spaced(low_decades, per_decade):
+    """Fractions of l1_max from 1 down ``low_decades`` decades, ``per_decade``
+    points a decade, 1 itself left out, each to three significant digits."""
+    return [float(f"{10 ** (-k / per_decade):.3g}")
+            for k in range(1, low_decades * per_decade + 1)]
+
+
+#: The default grid of ``rsrank train``: L1 strengths as fractions of each
+#: fold's l1_max, nine log-spaced points from 0.46 down to 1/1000 (1 itself
+#: keeps every weight at zero), then 0: a regularization path from strong
+#: to weak. With ``--within``, the sparsest point whose vali score is
+#: within 1% of the best is kept.
+DEFAULT_L1_RATIO = _log_spaced(3, 3) + [0.0]
+DEFAULT_WITHIN = 0.01
+#: The sparse recipe, for a selection that gives up 3% or more of the best
+#: vali score for fewer features (``within >= SPARSE_WITHIN``): the path
+#: twice as dense from 1 down to 0.1 of l1_max, where the sparse models
+#: are (six points a decade instead of three), and every point judged on
+#: SPARSE_VALI_CV folds of the training queries beside vali, so that the
+#: sparsest point within 3% is picked on more queries than vali holds.
+#: Across ten datasets it keeps 8.7 features where the default grid kept
+#: 11.7 at 3%, and 3.6 of OHSUMED's 45 at 0.973x the dense model's test
+#: NDCG@10 (``results/sparse3.md``).
+SPARSE_WITHIN = 0.03
+SPARSE_L1_RATIO = _log_spaced(1, 6) + [r for r in DEFAULT_L1_RATIO if r < 0.1]
+SPARSE_VALI_CV = 3
+#: ``rsrank train``'s default recipe (``--learning-rate curvature``): every
+#: point of the path at 2 over the trace of the loss's Hessian at w = 0,
+#: warm-started from the stronger point, kept at its last epoch (the
+#: penalized optimum), for both pair weightings; the selection sees all of
+#: them (``results/paths.md``). The epochs a point may take: every kind's
+#: (with momentum, which every kind's path takes, 300 epochs reach what
+#: 1000 plain ones did not; ``results/interactions.md``).
+PATH_EPOCHS = 300
+#: ... and stopped earlier once an epoch moves no weight by more than this
+#: times the largest (``RSRank(weight_tol=...)``; ``results/paths_tol.md``: 1e-3
+#: loses on OHSUMED, 1e-4 keeps every dataset where all 300 epochs put it)
+PATH_WEIGHT_TOL = 1e-4
+PATH_PAIR_WEIGHTS = ["unit", "delta_ndcg"]
+#: ... and every kind's path steps with Nesterov's momentum: a linear
+#: point settles in tens of epochs where plain steps at the curvature-safe
+#: size were still moving after 300 (``results/recipe_speed.md``)
+PATH_MOMENTUM = True
+#: A training set of more rows walks the path on a seeded sample of its
+#: queries of about this many rows, and the chosen point is fitted again on
+#: all of them (:func:`rsrank.evaluation.experiments.fit_and_select`;
+#: ``results/path_rows.md``: never significantly below the path on all rows
+#: on eight generated sets at MSLR's shape, where 25,000 was twice;
+#: ``results/path_rows_other.md``: once below and once above on six draws
+#: of other generators, mean -0.0001)
+PATH_ROWS = 50_000
