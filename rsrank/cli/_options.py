@@ -1,6 +1,8 @@
-"""What the commands share: argument types, the data and training options
-(defined once), the command line as text, output checks and the first-run
-notice."""
+"""What the commands' actions share once the command line is read: the
+rules between options (``--path-rows``), the training data and how it is
+loaded, the command line as text, output checks, the fit of a file's
+columns to a model and the first-run notice (the arguments themselves are
+:mod:`rsrank.cli._arguments`')."""
 
 import contextlib
 import os
@@ -17,7 +19,7 @@ from .._kernels import compiled_before
 from ..reading.datasets import align_columns, is_csv
 from ..reading.layouts import resolve_training_data
 from ..deployment.plotting import check_picture_path
-from ..learning.recipe import PATH_ROWS
+from ..learning.defaults import PATH_ROWS
 from ._edge import MADE_DIRECTORIES, UsageError
 
 
