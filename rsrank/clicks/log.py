@@ -337,11 +337,11 @@ class ClickLog:
         position = np.asarray(position)
         qid, docid = Ids.of(qid), Ids.of(docid)
         rows, inverse = _groups(qid.codes, docid.codes, position)
-        total = [_sum_by(inverse, values, len(rows)) for values in (impressions, clicks, reached)]
-        if impressions is None:
-            total[0] = np.bincount(inverse, minlength=len(rows)).astype(np.int64)
-        return cls(qid.take(rows), docid.take(rows), position[rows].astype(np.int64),
-                   *total[:2], reached=total[2]), inverse
+        shown = (np.bincount(inverse, minlength=len(rows)).astype(np.int64) if impressions is None
+                 else _sum_by(inverse, impressions, len(rows)))
+        clicked, reached = (_sum_by(inverse, values, len(rows)) for values in (clicks, reached))
+        return cls(qid.take(rows), docid.take(rows), position[rows].astype(np.int64), shown,
+                   clicked, reached=reached), inverse
 
     @property
     def n_clicks(self):
