@@ -6,6 +6,7 @@ runs the fit, :mod:`rsrank.learning.kinds` knows each model kind, and the fitted
 model (:mod:`rsrank.learning.model`) scores, names and describes itself.
 """
 
+import copy
 import warnings
 
 import numpy as np
@@ -461,8 +462,12 @@ def _face(estimator, fitted):
 
 
 def _blank(template, fitted):
+    """A new estimator of ``template``'s type with ``fitted``'s parameters,
+    each copied as scikit-learn's ``clone`` copies them (a fit shares
+    them with its setup)."""
     names = template.get_params(deep=False)
-    return type(template)(**{k: v for k, v in fitted.params.items() if k in names})
+    return type(template)(**{k: copy.deepcopy(v) for k, v in fitted.params.items()
+                             if k in names})
 
 
 def face_on(template, fitted, data):

@@ -39,6 +39,9 @@ MODELS = {
     "additive, group penalty, relaxed": {"additive": True, "l1_group": 1e-3, "max_iter": 30,
                                          "relax": True},
     "interactions": {"additive": True, "interactions": 3, "max_iter": 30},
+    "interactions, costs, auto step, relaxed": {
+        "additive": True, "interactions": 2, "max_iter": 20, "l1_group": 1e-3, "relax": True,
+        "feature_costs": {0: 2.0}, "learning_rate": "auto"},
 }
 
 

@@ -1,18 +1,20 @@
 """The parameters that name features: ``feature_costs``, ``monotone`` and
 ``exclude``, each a sequence in feature order or keyed by feature name or
 index. They are resolved against a training set's features once, before
-any work on the data (:func:`check_feature_keys` on its :class:`Columns`),
-and laid out on a model's weights as its penalty's groups and factors, its
-held terms and its monotone directions (:func:`rsrank.learning.fitting.laid_out`)."""
+any work on the data (:func:`check_feature_keys` on its :class:`Columns`;
+:meth:`FeatureKeys.resolved` keeps what it found for every later use on the
+same features), and laid out on a model's weights as its penalty's groups
+and factors, its held terms and its monotone directions
+(:func:`rsrank.learning.fitting.laid_out`)."""
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
 from .model import feature_names_or_letor
 
-__all__ = ["FeatureKeys", "feature_indices", "feature_costs", "penalty_layout", "excluded",
-           "monotone_directions", "Columns", "check_feature_keys", "source_columns"]
+__all__ = ["FeatureKeys", "Resolved", "feature_indices", "feature_costs", "penalty_layout",
+           "excluded", "monotone_directions", "Columns", "check_feature_keys", "source_columns"]
 
 
 @dataclass(frozen=True)
@@ -31,7 +33,60 @@ class FeatureKeys:
         """The keys of ``params`` (a :class:`FeatureKeys` is its own)."""
         if isinstance(params, cls):
             return params
-        return cls(*(params[field.name] for field in fields(cls)))
+        return cls(*(params[f.name] for f in fields(cls) if f.init))
+
+    #: what :meth:`resolved` found, by the features it was resolved on
+    found: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def resolved(self, columns):
+        """These keys resolved on ``columns``' features (a :class:`Columns`
+        or a model: their ``n_features`` and ``names()``) as a
+        :class:`Resolved`, once per set of features: a fit sequence (a
+        path, the step rates ``"auto"`` tries, a relaxed refit) lays out
+        many models on one training set's features."""
+        key = (columns.n_features, tuple(columns.names()))
+        if key not in self.found:
+            self.found[key] = _resolve(self, columns)
+        return self.found[key]
+
+    def excluding(self, exclude):
+        """These keys with ``exclude`` in place of theirs (a relaxed refit
+        holds the terms a penalized fit dropped), keeping the costs and
+        directions already resolved."""
+        keys = replace(self, exclude=exclude)
+        for (width, names), found in self.found.items():
+            keys.found[width, names] = replace(found, exclude=_read_only(
+                _exclude_keys(exclude, Columns(width, names))))
+        return keys
+
+
+@dataclass(frozen=True, eq=False)
+class Resolved:
+    """:class:`FeatureKeys` resolved on a set of features: ``costs`` (a
+    positive number per feature, or None), ``directions`` (1, -1 or 0 per
+    feature, or None without constraints) and ``exclude`` (``(held,
+    terms)``: a boolean per feature held in every term, and the terms held
+    alone as sorted tuples of feature indices; or None), read-only."""
+
+    costs: object
+    directions: object
+    exclude: object
+
+
+def _resolve(keys, columns):
+    """The :class:`Resolved` of ``keys`` on ``columns``; a wrong name or
+    index, a feature given twice or a bad value refused in one line."""
+    return Resolved(_read_only(_costs(keys.feature_costs, columns)),
+                    _read_only(_directions(keys.monotone, columns)),
+                    _read_only(_exclude_keys(keys.exclude, columns)))
+
+
+def _read_only(found):
+    """``found`` (an array, ``(held, terms)`` or None) made read-only."""
+    array = found[0] if isinstance(found, tuple) else found
+    if array is not None:
+        array.setflags(write=False)
+    return found
 
 
 def feature_indices(model, keys, what):
@@ -65,7 +120,10 @@ def feature_costs(params, model):
     """``feature_costs`` as one positive number per feature of ``model``
     (a sequence in feature order, or a dict by name or index; features a
     dict leaves out cost 1), or None."""
-    costs = FeatureKeys.of(params).feature_costs
+    return FeatureKeys.of(params).resolved(model).costs
+
+
+def _costs(costs, model):
     if costs is None:
         return None
     width = model.n_features
@@ -73,7 +131,7 @@ def feature_costs(params, model):
         out = np.ones(width)
         out[feature_indices(model, costs, "feature_costs")] = list(costs.values())
     else:
-        out = np.asarray(costs, dtype=np.float64).ravel()
+        out = np.array(costs, dtype=np.float64).ravel()  # a copy: it is kept read-only
         if out.shape != (width,):
             raise ValueError(f"feature_costs has {out.size} values for {width} features")
     out = np.asarray(out, dtype=np.float64)
@@ -104,7 +162,7 @@ def excluded(params, model):
     weights), or None. A feature (a name or an index) holds every term it
     is in, its own shape and its pairs; a tuple of one feature holds only
     its own shape, a tuple of two only their pair."""
-    keys = _exclude_keys(params, model)
+    keys = FeatureKeys.of(params).resolved(model).exclude
     if keys is None:
         return None
     held, terms = keys
@@ -112,11 +170,10 @@ def excluded(params, model):
                      for features in model.term_features()], dtype=bool)
 
 
-def _exclude_keys(params, model):
+def _exclude_keys(exclude, model):
     """``exclude`` resolved on ``model``'s features: ``(held, terms)``, a
     boolean per feature held in every term and the set of terms (sorted
     tuples of feature indices) held alone; None without ``exclude``."""
-    exclude = FeatureKeys.of(params).exclude
     if exclude is None:
         return None
     if isinstance(exclude, (str, bytes)) or not hasattr(exclude, "__iter__"):
@@ -132,7 +189,7 @@ def _exclude_keys(params, model):
             raise ValueError(f"exclude: a term is a tuple of one feature (its shape) or two (a "
                              f"pair), got {term!r}")
         terms.add(tuple(sorted(feature_indices(model, term, "exclude").tolist())))
-    return held, terms
+    return held, frozenset(terms)
 
 
 @dataclass(frozen=True)
@@ -153,9 +210,7 @@ def check_feature_keys(params, columns):
     ``monotone``, ``exclude``) against ``columns`` (:class:`Columns`) once,
     before any work on the data: a wrong name or index, a feature given
     twice, or a bad value is refused in one line."""
-    feature_costs(params, columns)
-    monotone_directions(params, columns)
-    _exclude_keys(params, columns)
+    FeatureKeys.of(params).resolved(columns)
 
 
 def source_columns(source):
@@ -170,7 +225,10 @@ def monotone_directions(params, model):
     increasing, -1 decreasing, 0 free): a dict by name or index (features
     it leaves out are free) or a sequence in feature order; None without
     constraints."""
-    monotone = FeatureKeys.of(params).monotone
+    return FeatureKeys.of(params).resolved(model).directions
+
+
+def _directions(monotone, model):
     if monotone is None:
         return None
     width = model.n_features

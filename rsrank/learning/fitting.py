@@ -12,7 +12,6 @@ data that comes in blocks; :mod:`rsrank.dask` runs them on a cluster
 through :func:`start`, :func:`laid_out` and :meth:`Solver.run`.
 """
 
-import copy
 import functools
 import warnings
 from dataclasses import dataclass, field, replace
@@ -27,7 +26,7 @@ from .kinds import ModelSpec, kind_of
 from .objective import Objective
 from .feature_keys import (FeatureKeys, check_feature_keys, excluded, monotone_directions,
                            penalty_layout, source_columns)
-from .parameters import check_parameters
+from .parameters import Parameters, check_parameters
 from .penalty import L1Penalty
 from .solver import DivergenceWarning, Monitoring, Solver, SolverState, finite_check
 
@@ -45,10 +44,15 @@ AUTO_DEFAULT = 1e-2
 CURVATURE_STEP = 2.0
 
 
+#: :meth:`Setup.but`'s mark of a parameter it keeps
+KEEP = object()
+
+
 @dataclass(frozen=True)
 class Setup:
-    """An estimator's parameters as objects: ``params`` (the dict, for what
-    stays a value), the model ``kind`` and its :class:`~rsrank.learning.kinds.ModelSpec`
+    """An estimator's parameters as objects: ``params`` (the
+    :class:`~rsrank.learning.parameters.Parameters` a fit records), the
+    model ``kind`` and its :class:`~rsrank.learning.kinds.ModelSpec`
     (``model``), the parameters that name features
     (:class:`~rsrank.learning.feature_keys.FeatureKeys`), the ``solver`` (its
     penalty not yet laid out on a model's weights; its step size
@@ -56,7 +60,7 @@ class Setup:
     per-epoch ``monitoring``, and what concerns the fit as a whole
     (:class:`Run`)."""
 
-    params: dict
+    params: Parameters
     kind: object
     solver: Solver
     monitoring: Monitoring
@@ -76,24 +80,24 @@ class Setup:
         penalty = self.solver.penalty
         return bool(self.run.relax) and (penalty.l1 != 0 or penalty.group != 0)
 
-    def but(self, **changes):
-        """This setup with ``changes`` to the parameters a fit sequence
-        varies (a numeric ``learning_rate``, ``relax``, ``l1``,
-        ``l1_group``, ``exclude``), without checking the others again; each
-        parameter copied as scikit-learn's ``clone`` copies them."""
-        unknown = set(changes) - {"learning_rate", "relax", "l1", "l1_group", "exclude"}
-        if unknown:
-            raise ValueError(f"Setup.but changes {sorted(changes)}; use setup() for "
-                             f"{sorted(unknown)}")
-        params = {**{k: copy.deepcopy(v) for k, v in self.params.items()}, **changes}
-        penalty = replace(self.solver.penalty, l1=params["l1"], group=params["l1_group"])
+    def but(self, *, learning_rate=KEEP, relax=KEEP, l1=KEEP, l1_group=KEEP, exclude=KEEP):
+        """This setup with changes to the parameters a fit sequence varies (a
+        numeric ``learning_rate``, ``relax``, ``l1``, ``l1_group``,
+        ``exclude``), without checking the others again or copying them."""
+        changes = {name: value for name, value in (
+            ("learning_rate", learning_rate), ("relax", relax), ("l1", l1),
+            ("l1_group", l1_group), ("exclude", exclude)) if value is not KEEP}
+        penalty = replace(self.solver.penalty, **{
+            field: changes[name] for name, field in (("l1", "l1"), ("l1_group", "group"))
+            if name in changes})
+        run = replace(self.run, **{name: changes[name] for name in ("learning_rate", "relax")
+                                   if name in changes})
         solver = replace(self.solver, penalty=penalty, learning_rate=(
-            params["learning_rate"] if not isinstance(params["learning_rate"], str)
+            run.learning_rate if not isinstance(run.learning_rate, str)
             else self.solver.learning_rate))
-        return replace(self, params=params, solver=solver,
-                       features=replace(self.features, exclude=params["exclude"]),
-                       run=replace(self.run, learning_rate=params["learning_rate"],
-                                   relax=params["relax"]))
+        features = self.features if exclude is KEEP else self.features.excluding(exclude)
+        return replace(self, params=self.params.but(**changes), solver=solver,
+                       features=features, run=run)
 
 
 @dataclass(frozen=True)
@@ -109,26 +113,33 @@ class Run:
 
 
 def setup(params):
-    """The :class:`Setup` of ``params``; building it checks every parameter
-    (:func:`rsrank.learning.parameters.check_parameters`, then what the kind refuses)."""
-    p = params
-    check_parameters(p)
-    objective = Objective(p["pair_loss"], p["pair_weight"], p["gain"], p["discount"], p["ndcg_k"])
-    model = ModelSpec.of(p)
+    """The :class:`Setup` of ``params`` (an estimator's, by name); building
+    it checks every parameter (:func:`rsrank.learning.parameters.check_parameters`,
+    then what the kind refuses). It is the one reader of the parameters:
+    each part takes its own by keyword."""
+    check_parameters(params)
+    params = Parameters(params)
+    model = ModelSpec.of(params)
     kind = kind_of(model)
     kind.check(model)
-    momentum = kind.momentum if p["momentum"] is None else p["momentum"]
-    rate = AUTO_DEFAULT if isinstance(p["learning_rate"], str) else p["learning_rate"]
-    penalty = L1Penalty(p["l1"], p["l1_method"], p["truncation_period"],
-                        p["truncation_threshold"], p["l1_group"])
-    solver = Solver(objective, penalty, rate, p["power_t"], p["batch_size"], p["shuffle"],
-                    p["average"], p["max_iter"], p["early_stopping"], p["n_iter_no_change"],
-                    p["tol"], p["restore_best"], p["n_jobs"], p["verbose"], p["weight_tol"],
-                    momentum)
-    return Setup(dict(params), kind, solver,
-                 Monitoring(p["eval_k"], p["eval_convention"], p["eval_train"]), model,
-                 FeatureKeys.of(p), Run(p["learning_rate"], p["relax"], p["random_state"],
-                                        p["validation_fraction"]))
+    return _bound(params, kind, model, **params)
+
+
+def _bound(params, kind, model, *, pair_loss, pair_weight, gain, discount, ndcg_k, l1,
+           l1_method, truncation_period, truncation_threshold, l1_group, learning_rate,
+           power_t, batch_size, shuffle, average, max_iter, early_stopping, n_iter_no_change,
+           tol, restore_best, n_jobs, verbose, weight_tol, momentum, eval_k, eval_convention,
+           eval_train, relax, random_state, validation_fraction, **_):
+    objective = Objective(pair_loss, pair_weight, gain, discount, ndcg_k)
+    penalty = L1Penalty(l1, l1_method, truncation_period, truncation_threshold, l1_group)
+    solver = Solver(objective, penalty,
+                    AUTO_DEFAULT if isinstance(learning_rate, str) else learning_rate, power_t,
+                    batch_size, shuffle, average, max_iter, early_stopping, n_iter_no_change,
+                    tol, restore_best, n_jobs, verbose, weight_tol,
+                    kind.momentum if momentum is None else momentum)
+    return Setup(params, kind, solver, Monitoring(eval_k, eval_convention, eval_train), model,
+                 FeatureKeys.of(params),
+                 Run(learning_rate, relax, random_state, validation_fraction))
 
 
 @dataclass
@@ -217,17 +228,17 @@ def pair_search(plan, source):
     :data:`SEARCH_EPOCHS` epochs, and each pair's grid cut where its
     interaction changes (:func:`rsrank.learning.interactions.pair_grids`). Made once
     per training data and setting (a path fits the same data many times)."""
-    p, spec = plan.params, plan.model
+    spec = plan.model
     key = ("pair search", spec.interactions, spec.interaction_bins, spec.max_bins,
            plan.solver.objective)
 
     def make():
-        search = setup({**p, "interactions": 0, "interaction_bins": DEFAULT_INTERACTION_BINS,
-                        "l1": 0.0, "l1_group": 0.0, "relax": False, "exclude": None,
-                        "feature_costs": None, "warm_start": False, "early_stopping": False,
-                        "learning_rate": "curvature", "max_iter": SEARCH_EPOCHS,
-                        "average": False, "batch_size": None, "verbose": 0,
-                        "weight_tol": p["weight_tol"] or 1e-4, "restore_best": False})
+        search = setup(plan.params.but(
+            interactions=0, interaction_bins=DEFAULT_INTERACTION_BINS, l1=0.0, l1_group=0.0,
+            relax=False, exclude=None, feature_costs=None, warm_start=False,
+            early_stopping=False, learning_rate="curvature", max_iter=SEARCH_EPOCHS,
+            average=False, batch_size=None, verbose=0,
+            weight_tol=plan.solver.weight_tol or 1e-4, restore_best=False))
         additive = fit(search, source).model
         lam = row_lambdas(additive, search.solver.objective, source)  # once, for both
         pairs = top_pairs(additive, lam, source, spec.interactions, spec.interaction_bins)

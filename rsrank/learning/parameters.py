@@ -7,7 +7,9 @@ the API reference read).
 """
 
 import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
@@ -15,8 +17,8 @@ from ..evaluation.metrics import CONVENTIONS
 from .objective import PAIR_LOSSES, PAIR_WEIGHTS
 from .defaults import L1_METHODS, NORMALIZERS
 
-__all__ = ["RSRANK_DOC", "CONSTRAINTS", "check_parameters", "Interval", "Options", "Flag",
-           "Checked"]
+__all__ = ["RSRANK_DOC", "CONSTRAINTS", "check_parameters", "Parameters", "Interval",
+           "Options", "Flag", "Checked"]
 
 
 @dataclass(frozen=True)
@@ -136,12 +138,51 @@ def check_parameters(params):
             raise ValueError(f"{name} must be "
                              f"{' or '.join(c.words() for c in constraints)}, got {value!r}"
                              + _HINTS.get(name, ""))
-    if params["validation_fraction"] >= 1:
+    _check_combinations(**params)
+
+
+def _check_combinations(*, validation_fraction, relax, warm_start, **_):
+    if validation_fraction >= 1:
         raise ValueError(f"validation_fraction must be in (0, 1), got "
-                         f"{params['validation_fraction']!r}")
-    if params["relax"] and params["warm_start"]:
+                         f"{validation_fraction!r}")
+    if relax and warm_start:
         raise ValueError("relax refits every fit from the penalized one; it does not go on "
                          "from a previous fit: set warm_start=False")
+
+
+class Parameters(Mapping):
+    """An estimator's parameters as a fit was made with them, read-only:
+    the set :func:`~rsrank.learning.fitting.setup` was given (copied once,
+    as scikit-learn's ``clone`` copies parameters), and the few values a
+    fit sequence varies (:meth:`but`) laid over it, never a copy of the
+    whole set."""
+
+    __slots__ = ("_base", "_changes")
+
+    def __init__(self, base, changes=None):
+        # a base already read-only is shared (by but); any other mapping is copied
+        self._base = base if isinstance(base, MappingProxyType) else MappingProxyType(
+            dict(base))
+        self._changes = dict(changes or {})
+
+    def but(self, **changes):
+        """These parameters with ``changes``: one layer over the same base."""
+        return Parameters(self._base, {**self._changes, **changes})
+
+    def __getitem__(self, name):
+        return self._changes[name] if name in self._changes else self._base[name]
+
+    def __iter__(self):
+        return iter(self._base)
+
+    def __len__(self):
+        return len(self._base)
+
+    def __repr__(self):
+        return f"Parameters({dict(self)!r})"
+
+    def __reduce__(self):
+        return Parameters, (dict(self),)
 
 
 #: what a refused value's message adds

@@ -96,13 +96,10 @@ def train_recipe(*, learning_rate=("curvature",), additive=False, max_bins=None,
     if curvature:
         params.update(restore_best=False, weight_tol=PATH_WEIGHT_TOL, momentum=PATH_MOMENTUM)
     if weight_tol is not None:
-        params["weight_tol"] = weight_tol or None
-    if feature_costs is not None:
-        params["feature_costs"] = feature_costs
-    if monotone is not None:
-        params["monotone"] = monotone
-    if missing is not None:
-        params["missing"] = missing
+        params.update(weight_tol=weight_tol or None)
+    params.update({name: value for name, value in (
+        ("feature_costs", feature_costs), ("monotone", monotone), ("missing", missing))
+        if value is not None})
     grid = {"learning_rate": list(learning_rate)}
     if l1 is not None:
         grid["l1"] = l1

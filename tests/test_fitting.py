@@ -1,0 +1,64 @@
+"""A unit test of rsrank.learning.fitting's setup: the one reader of an
+estimator's parameters, each part built from its own, and ``Setup.but``
+changing the few a fit sequence varies without copying the rest."""
+
+import pickle
+
+import pytest
+
+from rsrank import RSRank
+from rsrank.learning.fitting import AUTO_DEFAULT, setup
+from rsrank.learning.parameters import Parameters
+
+
+def plan_of(**params):
+    return setup(RSRank(**params).get_params(deep=False))
+
+
+def test_each_part_holds_its_own_parameters():
+    plan = plan_of(l1=0.01, l1_group=0.002, pair_loss="hinge", ndcg_k=5, max_iter=7,
+                   momentum=False, eval_k=3, learning_rate="curvature", relax=True,
+                   random_state=4, monotone=[1, 0], additive=True, max_bins=16)
+    solver = plan.solver
+    assert (solver.penalty.l1, solver.penalty.group) == (0.01, 0.002)
+    assert (solver.objective.pair_loss, solver.objective.ndcg_k) == ("hinge", 5)
+    assert (solver.max_iter, solver.momentum, solver.learning_rate) == (7, False, AUTO_DEFAULT)
+    assert plan.monitoring.k == 3
+    assert (plan.model.additive, plan.model.max_bins) == (True, 16)
+    assert plan.features.monotone == [1, 0]
+    assert (plan.run.learning_rate, plan.run.relax, plan.run.random_state) == (
+        "curvature", True, 4)
+    assert plan.rule == "curvature" and plan.relaxed
+    # the kind's momentum when none is given
+    assert plan_of(additive=True).solver.momentum == plan_of(additive=True).kind.momentum
+
+
+def test_but_changes_the_named_parts_and_shares_the_rest():
+    costs = [1.0, 2.0, 3.0]
+    plan = plan_of(l1=0.01, feature_costs=costs, relax=True, learning_rate="auto")
+    changed = plan.but(l1=0.0, l1_group=0.0, relax=False, learning_rate=0.05)
+    assert (changed.solver.penalty.l1, changed.solver.penalty.group) == (0.0, 0.0)
+    assert changed.solver.learning_rate == 0.05 and changed.rule is None
+    assert not changed.relaxed
+    assert changed.params["l1"] == 0.0 and plan.params["l1"] == 0.01
+    # nothing else is copied: the same values, the same feature keys
+    assert changed.params["feature_costs"] is plan.params["feature_costs"]
+    assert changed.features is plan.features
+    assert changed.solver.objective is plan.solver.objective
+    held = changed.but(exclude=[0])
+    assert held.features.exclude == [0] and held.features.feature_costs is costs
+    assert held.params["exclude"] == [0] and changed.params["exclude"] is None
+    with pytest.raises(TypeError, match="max_iter"):
+        plan.but(max_iter=3)
+
+
+def test_parameters_read_as_a_dict_and_keep_one_layer():
+    base = RSRank(l1=0.01).get_params(deep=False)
+    params = Parameters(base).but(l1=0.0).but(relax=True)
+    assert dict(params) == {**base, "l1": 0.0, "relax": True}
+    assert params == {**base, "l1": 0.0, "relax": True} and len(params) == len(base)
+    base["l1"] = 5.0  # the set given was copied once: the caller's dict is theirs
+    assert params["l1"] == 0.0 and Parameters(base)["l1"] == 5.0
+    assert pickle.loads(pickle.dumps(params)) == params
+    with pytest.raises(TypeError):
+        params["l1"] = 1.0
