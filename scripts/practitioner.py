@@ -209,7 +209,7 @@ def markdown(report):
               f"{raw['exports']['n_features']} features "
               f"({', '.join(raw['exports']['engine_features'])}): "
               + ", ".join(f"[{Path(f).name}]({f})" for f in raw["exports"]["files"])
-              + ". `tests/test_export.py` scores each format with an evaluator that follows "
+              + ". `tests/unit/deployment/test_export.py` scores each format with an evaluator that follows "
               "the engine's documented semantics and compares with `RSRank.predict`.", "",
               "## LightGBM's layout: `rsrank train ../shared/data/LightGBM-lambdarank-example`",
               "", "Vali: a seeded 20% of rank.train's queries (`--seed`), the same split for "
