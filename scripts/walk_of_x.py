@@ -41,8 +41,9 @@ from _code import PACKAGE, module_name, package_imports, report_at
 
 ROOT = str(PACKAGE)
 #: where the parameters become objects (objective, penalty, solver): the
-#: pipeline's setup, and RSRank.solver() before there was one
-SETUPS = {"fitting": ("setup",), "estimator": ("RSRank.solver",)}
+#: pipeline's setup (in its room since the package has rooms), and
+#: RSRank.solver() before there was one
+SETUPS = {"fitting": ("setup",), "learning.fitting": ("setup",), "estimator": ("RSRank.solver",)}
 #: where an estimator (an RSRank face, a clone included) is made
 FACES = {"estimator": ("RSRank.__init__",)}
 
