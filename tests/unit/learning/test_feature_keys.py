@@ -34,11 +34,16 @@ def test_a_sequence_given_is_copied_not_frozen():
     assert found.costs[0] == 1.0
 
 
-def test_the_same_features_are_resolved_once_and_other_features_again(monkeypatch):
-    calls = []
-    resolve = feature_keys._resolve
+@pytest.fixture
+def calls(monkeypatch):
+    """The features each resolution of feature keys is made on, in order."""
+    made, resolve = [], feature_keys._resolve
     monkeypatch.setattr(feature_keys, "_resolve",
-                        lambda keys, columns: calls.append(columns) or resolve(keys, columns))
+                        lambda keys, columns: made.append(columns) or resolve(keys, columns))
+    return made
+
+
+def test_the_same_features_are_resolved_once_and_other_features_again(calls):
     keys = FeatureKeys(feature_costs=[1.0, 2.0, 1.0, 1.0, 1.0])
     # the same features given as Columns without names and as LETOR's names
     assert keys.resolved(Columns(5)) is keys.resolved(Columns(5, ("f1", "f2", "f3", "f4", "f5")))
@@ -53,14 +58,10 @@ def test_the_same_features_are_resolved_once_and_other_features_again(monkeypatc
     {"additive": True, "max_bins": 8, "l1_group": 1e-3, "relax": True,
      "learning_rate": "curvature"},
 ], ids=["linear, auto rate, relaxed", "additive, curvature, relaxed"])
-def test_a_fit_sequence_resolves_its_training_features_once(monkeypatch, params):
+def test_a_fit_sequence_resolves_its_training_features_once(calls, params):
     """The rates "auto" tries, each penalized fit and its relaxed refit lay
     out 6 models (or 2 and a pair search) on one training set: one
     resolution, where each model start resolved the keys again before."""
-    calls = []
-    resolve = feature_keys._resolve
-    monkeypatch.setattr(feature_keys, "_resolve",
-                        lambda keys, columns: calls.append(columns) or resolve(keys, columns))
     X, y, qid = small_queries(n_queries=20, seed=2)
     vali = small_queries(n_queries=6, seed=3)
     model = RSRank(**params, max_iter=5, random_state=0,
