@@ -148,7 +148,12 @@ def run_log(fold, config, seed, peers=True, additive=False):
                                           query_options=options, vali_shown=vali_shown)
     seconds["debiased"] = time.perf_counter() - t
     choice = debias_choice(debiased_model, naive_model, QueryData(*options["judge"]))
-    out["auto"] = {**out["debiased" if choice.debiased else "naive"], "choice": choice.to_dict()}
+    Xv, yv, qv = fold["vali"][:3]  # the expert labels of every vali document: an oracle
+    oracle = {name: float(np.nanmean(ndcg_per_query(yv, model.predict(Xv), qv, 10,
+                                                    convention="letor")))
+              for name, model in (("debiased", debiased_model), ("naive", naive_model))}
+    out["auto"] = {**out["debiased" if choice.debiased else "naive"],
+                   "choice": {**choice.to_dict(), "oracle": oracle}}
     t = time.perf_counter()
     out["skyline-shown"] = fit(shown(fold["train"], logs["train"]),
                                shown(fold["vali"], logs["vali"]))[0]
@@ -323,31 +328,50 @@ def summarize(runs):
     return "\n".join(lines) + "\n"
 
 
-def choice_rules(groups, margins=(0.0, 0.5, 1.0, 2.0)):
-    """How ``--debias auto`` would fare keeping the debiased model only
-    where it beats plain clicks on the vali judge by more than ``margin``
-    standard errors of the difference (0: the default), from each run's
-    stored choice: the gap closed and the logs significantly below naive."""
+def _by_margin(margin):
+    return lambda choice: choice["difference"] > margin * choice["standard_error"]
+
+
+#: how ``--debias auto`` would fare under other rules, from each run's stored
+#: choice: keeping the debiased model only where it beats plain clicks on the
+#: vali judge by more than a margin of standard errors (0: the default), and
+#: where the expert labels of the vali queries' documents rank it above (an
+#: oracle no log gives: what the better of the two models closes)
+CHOICE_RULES = {
+    **{f"Debiased kept only where it beats plain clicks on the vali judge by more than "
+       f"{margin:g} standard errors": _by_margin(margin) for margin in (0.0, 0.5, 1.0, 2.0)},
+    "Debiased kept where the vali queries' expert labels rank it above plain clicks "
+    "(an oracle)": lambda choice: choice["oracle"]["debiased"] > choice["oracle"]["naive"],
+}
+
+
+def choice_rules(groups):
+    """Each rule of :data:`CHOICE_RULES`: the gap closed and the logs
+    significantly below naive (runs made before a rule's inputs were
+    stored are left out of it)."""
     out = []
-    for margin in margins:
+    for name, rule in CHOICE_RULES.items():
         closed, below = [], []
         for (dataset, log), group in groups.items():
-            picked = [dict(r, methods={**r["methods"], "rule": r["methods"][
-                "debiased" if r["methods"]["auto"]["choice"]["difference"]
-                > margin * r["methods"]["auto"]["choice"]["standard_error"] else "naive"]})
-                for r in group if "auto" in r["methods"]]
+            try:
+                picked = [dict(r, methods={**r["methods"], "rule": r["methods"][
+                    "debiased" if rule(r["methods"]["auto"]["choice"]) else "naive"]})
+                    for r in group if "auto" in r["methods"]]
+            except KeyError:
+                picked = []
             if not picked:
-                return []
-            naive, rule = pooled(picked, "naive"), pooled(picked, "rule")
+                break
+            naive, kept = pooled(picked, "naive"), pooled(picked, "rule")
             best = max(pooled(picked, "skyline").mean(), pooled(picked, "skyline-shown").mean())
-            if compare(naive, rule)[2] == "-":
+            if compare(naive, kept)[2] == "-":
                 below.append(f"{dataset} {log}")
             if best > naive.mean() + 0.005:
-                closed.append((rule.mean() - naive.mean()) / (best - naive.mean()))
-        out.append(f"- Debiased kept only where it beats plain clicks on the vali judge by more "
-                   f"than {margin:g} standard errors: gap closed {np.mean(closed):.2f} (median "
-                   f"{np.median(closed):.2f}), significantly below naive on "
-                   f"{', '.join(below) or 'no log'}.")
+                closed.append((kept.mean() - naive.mean()) / (best - naive.mean()))
+        else:
+            if closed:
+                out.append(f"- {name}: gap closed {np.mean(closed):.2f} (median "
+                           f"{np.median(closed):.2f}), significantly below naive on "
+                           f"{', '.join(below) or 'no log'}.")
     return out
 
 

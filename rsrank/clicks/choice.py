@@ -9,8 +9,10 @@ model that ranks the vali log's documents better, the plain one on a tie:
 
 Both models are judged on the same queries by the same estimate: NDCG@10
 of the vali log's shown documents graded by their click chance without
-the position's bias, summed over every session that showed them
-(:meth:`~rsrank.clicks.GradedClicks.graded_documents`). Over the models a
+the position's bias, summed over every session that showed them, and
+where the log shows under 5% of its queries' documents, their whole lists
+with the documents never shown graded 0
+(:meth:`~rsrank.clicks.GradedClicks.judged_documents`). Over the models a
 path visits, it orders them as the expert labels of the same documents do
 more often than the session lists selection judges on
 (``scripts/click_judge.py``). The standard error of the difference is

@@ -4,7 +4,8 @@
 its vali log to compare models: the shown documents, each graded by its
 click chance without the position's bias (the log's own examination
 curve, :func:`~rsrank.clicks.grade_clicks`), summed over every session
-that showed it (:meth:`~rsrank.clicks.GradedClicks.graded_documents`). A
+that showed it, or on long lists every document of its queries
+(:meth:`~rsrank.clicks.GradedClicks.judged_documents`). A
 model's estimate of NDCG@10 is its mean over the log's queries, with a
 95% t interval over queries; :func:`compare_on_clicks`
 pairs two or more models query by query. ``scripts/click_judge.py``
@@ -62,9 +63,10 @@ def click_values(log, X, qid, docids):
     on the features ``X`` of its documents (``qid`` and ``docids`` per
     row, joined as :func:`~rsrank.clicks.feature_rows` joins them): its
     shown documents graded by their click chance without the position's
-    bias (:meth:`GradedClicks.graded_documents`)."""
+    bias, or on long lists every document of its queries
+    (:meth:`GradedClicks.judged_documents`)."""
     graded = grade_clicks(log, feature_rows(log, qid, docids))
-    Xl, y, queries = graded.graded_documents(X, qid)
+    Xl, y, queries = graded.judged_documents(X, qid)
     query = np.unique(np.asarray(queries).astype(str), return_inverse=True)[1].ravel()
     return ClickValues(Xl, np.asarray(y), query)
 

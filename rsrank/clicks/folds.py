@@ -39,8 +39,9 @@ def load_click_fold(train, train_clicks, vali=None, vali_clicks=None, test=None,
     ``query_options`` (for
     :func:`~rsrank.clicks.choice.keep_plain_unless_debiased`). ``judge``
     is ``(X, y, qid)`` of the vali log's shown documents graded by their
-    click chance (:meth:`~rsrank.clicks.GradedClicks.graded_documents`),
-    on which that choice compares the two readings' models.
+    click chance, or on long lists its queries' whole lists
+    (:meth:`~rsrank.clicks.GradedClicks.judged_documents`), on which that
+    choice compares the two readings' models.
 
     Returns a :class:`~rsrank.reading.folds.Fold` as :func:`rsrank.reading.layouts.load_splits` gives, with
     ``examination`` (an :class:`rsrank.clicks.propensity.Examination`),

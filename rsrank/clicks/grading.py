@@ -17,7 +17,7 @@ from .log import impression_log
 
 __all__ = ["feature_rows", "grade_clicks", "click_preferences", "GradedClicks",
            "session_lists", "MAX_CLICK_WEIGHT", "CASCADE_REPEATS", "reads_to_first_click",
-           "graded_eval_set", "plain_clicks"]
+           "graded_eval_set", "plain_clicks", "LONG_LISTS"]
 
 
 def feature_rows(log, qid, docids):
@@ -45,6 +45,14 @@ def feature_rows(log, qid, docids):
                          f"query {q!r}: give each a feature row (# docid = D after its LETOR "
                          "line, or a docid column in CSV)")
     return rows
+
+
+#: the share of its queries' documents below which a log's shown documents
+#: alone no longer judge a ranking (:meth:`GradedClicks.judged_documents`):
+#: between the longest lists on which they judged well (OHSUMED's ten shown of
+#: about 170, 6%) and lists of 300 to 1000 where they did not (2%,
+#: ``results/clicks_confirm.md``)
+LONG_LISTS = 0.05
 
 
 @dataclass(frozen=True)
@@ -87,6 +95,30 @@ class GradedClicks:
         gamma = self.model.gamma
         return (X[docs], click_grades(self.relevance, gamma.min(), gamma.max()),
                 np.asarray(qid)[docs])
+
+    def judged_documents(self, X, qid):
+        """``(X, y, qid)`` on which a model's ranking is judged from the
+        clicks: the shown documents graded by their click chance
+        (:meth:`graded_documents`), or, where the log shows on average less
+        than :data:`LONG_LISTS` of each of its queries' documents in ``X``,
+        every document of those queries, the ones it never showed graded 0.
+
+        On such long lists a model's top ten is mostly documents no session
+        saw, and the shown documents alone cannot tell a model that keeps
+        what the engine found from one that lifts what nobody judged; with
+        the rest graded 0, lifting them costs what it would if they were not
+        relevant."""
+        Xs, y, shown = self.graded_documents(X, qid)
+        qid = np.asarray(qid)
+        queries, n_shown = np.unique(shown, return_counts=True)
+        in_lists = np.isin(qid, queries)
+        n_listed = np.unique(qid[in_lists], return_counts=True)[1]
+        if not len(queries) or np.mean(n_shown / n_listed) >= LONG_LISTS:
+            return Xs, y, shown
+        grades = np.zeros(len(qid), dtype=np.asarray(y).dtype)
+        grades[self.rows if self.documents is None else self.documents] = y
+        rows = np.flatnonzero(in_lists)
+        return X[rows], grades[rows], qid[rows]
 
     def queries(self, X, qid):
         """``(X, y, qid, query_weight)`` to validate on, from the features

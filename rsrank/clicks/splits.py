@@ -117,7 +117,7 @@ def read_clicks(train, vali=None, *, debias="on", propensity=None, vali_fraction
             *data, weight = found["vali"].queries(vali.X, vali.qid)
             validating[reading] = (*data, {} if weight is None else {"query_weight": weight})
     if "vali" in graded.get("on", {}):
-        judge = graded["on"]["vali"].graded_documents(vali.X, vali.qid)
+        judge = graded["on"]["vali"].judged_documents(vali.X, vali.qid)
     return ReadClicks(training, validating, judge, examination,
                       trained if "on" in graded else None, source)
 

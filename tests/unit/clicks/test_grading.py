@@ -1,0 +1,77 @@
+"""rsrank.clicks.grading: the documents a ranking is judged on from the
+clicks, the shown ones graded, or on long lists every document of the
+logged queries with the unshown ones graded 0."""
+
+import numpy as np
+import pytest
+
+from rsrank.clicks import ClickLog
+from rsrank.clicks.grading import LONG_LISTS, GradedClicks, grade_clicks
+from rsrank.reading.synthetic import simulate_clicks
+
+
+def graded(rows, grades):
+    """Documents graded as given (plain clicks: the grades are the rows' own)."""
+    return GradedClicks(rows=np.asarray(rows), y=np.asarray(grades), relevance=None,
+                        examination=None, model=None)
+
+
+def lists(sizes):
+    """qid of queries 0, 1, ... with the given numbers of documents."""
+    return np.repeat(np.arange(len(sizes)), sizes)
+
+
+def test_short_lists_are_judged_on_the_shown_documents_alone():
+    qid = lists([10, 12, 20])  # 3 shown of each: 30%, 25%, 15%
+    X = np.arange(len(qid), dtype=np.float64)[:, None]
+    rows = [0, 1, 2, 10, 11, 12, 22, 23, 24]
+    clicks = graded(rows, [2, 0, 1, 0, 0, 3, 1, 1, 0])
+    Xj, y, q = clicks.judged_documents(X, qid)
+    Xs, ys, qs = clicks.graded_documents(X, qid)
+    np.testing.assert_array_equal(Xj, Xs)
+    np.testing.assert_array_equal(y, ys)
+    np.testing.assert_array_equal(q, qs)
+    assert len(y) == 9
+
+
+def test_long_lists_are_judged_whole_with_the_unshown_documents_at_0():
+    qid = lists([100, 50, 300, 40])  # the log shows queries 0 and 2: 2 of 100, 3 of 300
+    X = np.arange(len(qid), dtype=np.float64)[:, None]
+    rows = [5, 7, 150, 151, 152]
+    clicks = graded(rows, [3, 1, 2, 0, 4])
+    Xj, y, q = clicks.judged_documents(X, qid)
+    logged = np.flatnonzero(np.isin(qid, [0, 2]))  # query 1 and 3 are not in the log
+    np.testing.assert_array_equal(Xj[:, 0], logged)
+    np.testing.assert_array_equal(q, qid[logged])
+    expected = np.zeros(len(qid), dtype=np.int64)
+    expected[rows] = [3, 1, 2, 0, 4]
+    np.testing.assert_array_equal(y, expected[logged])
+
+
+@pytest.mark.parametrize("n_documents, whole", [(int(round(1 / LONG_LISTS)), False),
+                                                (int(round(1 / LONG_LISTS)) + 1, True)])
+def test_the_whole_lists_begin_below_the_long_lists_share(n_documents, whole):
+    """One shown document per query: at exactly LONG_LISTS of a list the
+    shown documents judge alone; one document more, the whole lists do."""
+    qid = lists([n_documents] * 3)
+    X = np.zeros((len(qid), 1))
+    clicks = graded([0, n_documents, 2 * n_documents], [1, 0, 2])
+    assert len(clicks.judged_documents(X, qid)[1]) == (len(qid) if whole else 3)
+
+
+def test_a_simulated_long_list_log_keeps_its_grades_on_the_shown_documents():
+    rng = np.random.default_rng(3)
+    qid = lists([400] * 6)
+    y = rng.integers(0, 3, size=len(qid))
+    X = rng.normal(size=(len(qid), 4))
+    log = simulate_clicks(y, qid, X @ rng.normal(size=4), n_sessions=30, random_state=0)
+    sessions = ClickLog.from_sessions(log.session, log.qid, log.docid, log.position, log.click)
+    clicks = grade_clicks(sessions, sessions.docid.astype(np.int64))  # docids are rows here
+    Xs, ys, _ = clicks.graded_documents(X, qid)
+    Xj, yj, qj = clicks.judged_documents(X, qid)
+    assert len(yj) == len(qid)  # 10 shown of 400: every document is judged
+    shown = np.unique(log.docid)
+    np.testing.assert_array_equal(Xj[shown], Xs)
+    np.testing.assert_array_equal(yj[shown], ys)
+    assert not np.any(np.delete(yj, shown))
+    np.testing.assert_array_equal(qj, qid)
