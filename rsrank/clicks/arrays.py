@@ -69,7 +69,7 @@ def click_splits(X, clicks, qid, position, *, impressions=None, session=None,
     check_log_arguments(position, impressions, propensity, session)
     X = click_features(X, qid, params)
     train = LogPart(*impression_log(X, clicks, qid, position, impressions, session), X,
-                    np.asarray(qid))
+                    np.asarray(qid), whole_lists=False)
     vali = None
     if eval_set is not None:
         if not isinstance(eval_set, (tuple, list)) or len(eval_set) not in (4, 5):
@@ -78,7 +78,7 @@ def click_splits(X, clicks, qid, position, *, impressions=None, session=None,
         Xv, cv, qv, pv, *sv = eval_set
         Xv = click_features(Xv, qv, params)
         vali = LogPart(*impression_log(Xv, cv, qv, pv, None, (sv or [None])[0]), Xv,
-                       np.asarray(qv))
+                       np.asarray(qv), whole_lists=False)
     read = read_clicks(train, vali, debias=debias, propensity=propensity,
                        vali_fraction=vali_fraction, random_state=random_state, model=model)
     options = {"feature_names": feature_names}

@@ -96,12 +96,15 @@ class GradedClicks:
         return (X[docs], click_grades(self.relevance, gamma.min(), gamma.max()),
                 np.asarray(qid)[docs])
 
-    def judged_documents(self, X, qid):
+    def judged_documents(self, X, qid, *, whole_lists=True):
         """``(X, y, qid)`` on which a model's ranking is judged from the
         clicks: the shown documents graded by their click chance
         (:meth:`graded_documents`), or, where the log shows on average less
         than :data:`LONG_LISTS` of each of its queries' documents in ``X``,
-        every document of those queries, the ones it never showed graded 0.
+        every document of those queries, the ones it never showed (rows of
+        ``X`` no entry names) graded 0. ``whole_lists`` False says ``X``
+        holds the log's entries alone (a log given as arrays): the shown
+        documents then judge alone.
 
         On such long lists a model's top ten is mostly documents no session
         saw, and the shown documents alone cannot tell a model that keeps
@@ -109,15 +112,22 @@ class GradedClicks:
         the rest graded 0, lifting them costs what it would if they were not
         relevant."""
         Xs, y, shown = self.graded_documents(X, qid)
+        if not whole_lists:
+            return Xs, y, shown
         qid = np.asarray(qid)
         queries, n_shown = np.unique(shown, return_counts=True)
-        in_lists = np.isin(qid, queries)
-        n_listed = np.unique(qid[in_lists], return_counts=True)[1]
-        if not len(queries) or np.mean(n_shown / n_listed) >= LONG_LISTS:
+        seen = np.zeros(len(qid), dtype=bool)  # rows the log names (arrays: one per entry)
+        seen[self.rows] = True
+        unshown = np.flatnonzero(np.isin(qid, queries) & ~seen)
+        n_unshown = np.zeros(len(queries), dtype=np.int64)
+        found, counts = np.unique(qid[unshown], return_counts=True)
+        n_unshown[np.searchsorted(queries, found)] = counts
+        if not len(unshown) or np.mean(n_shown / (n_shown + n_unshown)) >= LONG_LISTS:
             return Xs, y, shown
         grades = np.zeros(len(qid), dtype=np.asarray(y).dtype)
-        grades[self.rows if self.documents is None else self.documents] = y
-        rows = np.flatnonzero(in_lists)
+        docs = self.rows if self.documents is None else self.documents
+        grades[docs] = y
+        rows = np.sort(np.concatenate([docs, unshown]))  # in the features' order
         return X[rows], grades[rows], qid[rows]
 
     def queries(self, X, qid):

@@ -45,6 +45,10 @@ class LogPart:
     rows: np.ndarray
     X: object
     qid: np.ndarray
+    #: whether ``X`` holds its queries' whole lists (a features file), so that
+    #: a row no entry names is a document the log never showed; False for a
+    #: log given as arrays, whose rows are its entries
+    whole_lists: bool = True
 
 
 @dataclass(frozen=True)
@@ -117,7 +121,8 @@ def read_clicks(train, vali=None, *, debias="on", propensity=None, vali_fraction
             *data, weight = found["vali"].queries(vali.X, vali.qid)
             validating[reading] = (*data, {} if weight is None else {"query_weight": weight})
     if "vali" in graded.get("on", {}):
-        judge = graded["on"]["vali"].judged_documents(vali.X, vali.qid)
+        judge = graded["on"]["vali"].judged_documents(vali.X, vali.qid,
+                                                      whole_lists=vali.whole_lists)
     return ReadClicks(training, validating, judge, examination,
                       trained if "on" in graded else None, source)
 

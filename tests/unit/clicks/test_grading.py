@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from rsrank.clicks import ClickLog
+from rsrank.clicks.arrays import click_splits
 from rsrank.clicks.grading import LONG_LISTS, GradedClicks, grade_clicks
 from rsrank.reading.synthetic import simulate_clicks
 
@@ -70,8 +71,24 @@ def test_a_simulated_long_list_log_keeps_its_grades_on_the_shown_documents():
     Xs, ys, _ = clicks.graded_documents(X, qid)
     Xj, yj, qj = clicks.judged_documents(X, qid)
     assert len(yj) == len(qid)  # 10 shown of 400: every document is judged
-    shown = np.unique(log.docid)
+    shown = np.unique(log.docid)  # here the rows are the features' (every document's)
     np.testing.assert_array_equal(Xj[shown], Xs)
     np.testing.assert_array_equal(yj[shown], ys)
     assert not np.any(np.delete(yj, shown))
+    np.testing.assert_array_equal(Xj, X)
     np.testing.assert_array_equal(qj, qid)
+
+
+def test_a_log_given_as_arrays_is_judged_on_its_shown_documents():
+    """Arrays hold one row per entry of the log (a document shown in 30
+    sessions has 30 rows), not the queries' lists: however long those are,
+    the shown documents judge alone."""
+    rng = np.random.default_rng(4)
+    qid = lists([400] * 8)
+    y = rng.integers(0, 3, size=len(qid))
+    features = rng.normal(size=(len(qid), 3))
+    log = simulate_clicks(y, qid, features[:, 0], n_sessions=30, random_state=0)
+    found = click_splits(features[log.docid], log.click, log.qid, log.position,
+                         session=log.session, vali_fraction=0.5)
+    n_shown = len(np.unique(log.docid[np.isin(log.qid, found.judge.qids)]))
+    assert found.judge.n_rows == n_shown
