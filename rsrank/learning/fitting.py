@@ -28,7 +28,7 @@ from .feature_keys import (FeatureKeys, check_feature_keys, excluded, monotone_d
                            penalty_layout, source_columns)
 from .parameters import Parameters, check_parameters
 from .penalty import L1Penalty
-from .solver import DivergenceWarning, Monitoring, Solver, SolverState, finite_check
+from .solver import DivergenceWarning, Fit, Monitoring, Solver, SolverState, finite_check
 
 __all__ = ["Setup", "Fitted", "setup", "fit", "fit_stream", "partial_fit", "refit_kept",
            "start", "laid_out", "curvature_rate", "edge", "l1_edge", "group_edge", "scale_advice",
@@ -348,13 +348,15 @@ def _fit_at(plan, rate, data, validation, warm, coef_init):
                       rate=rate)
 
 
-def fit_source(plan, source, validation=None, *, warm=None, coef_init=None, rate=None):
+def fit_source(plan, source, validation=None, *, warm=None, coef_init=None, rate=None,
+               state=None):
     """The one assembly of a fit, for every kind of training data (an
     :class:`EpochSource`: rows in memory, blocks of a stream, a cluster's
-    partitions): the kind's model started on it (or ``warm``'s), the step
-    (``rate``; else by the plan's rule: the curvature of all its parts, or
-    ``warm``'s step), the penalty laid out on the model, the state, the
-    epochs, and the :class:`Fitted` they leave."""
+    partitions, one block of ``partial_fit``): the kind's model started on
+    it (or ``warm``'s), the step (``rate``; else by the plan's rule: the
+    curvature of all its parts, or ``warm``'s step), the penalty laid out on
+    the model, the state (``state`` to go on from in place, else a new one:
+    :func:`start_state`), the epochs, and the :class:`Fitted` they leave."""
     model = start(plan, source.data_source, warm)
     if validation is not None:  # its scores choose the epoch: a NaN would choose blindly
         plan.kind.check_rows(plan.model, validation, "eval_set")
@@ -362,7 +364,8 @@ def fit_source(plan, source, validation=None, *, warm=None, coef_init=None, rate
         rate = warm.learning_rate if warm is not None else rate_from_parts(
             source.curvature_parts(plan, model))
     solver = laid_out(plan, model, rate)
-    state = start_state(len(model.coef), coef_init, warm)
+    if state is None:
+        state = start_state(len(model.coef), coef_init, warm)
     names = source.data_source.feature_names
     moments = (lambda: None) if warm is not None and not source.moments_known else (
         lambda: source.data_source.moments)
@@ -411,6 +414,24 @@ class InMemory:
         return solver.fit(self.data, state, self.rng, view=model.view,
                           scale=model.training_scale(), validation=validation,
                           monitoring=monitoring, advice=advice)
+
+
+class OneEpoch(InMemory):
+    """One block of queries in memory, one pass over them (``partial_fit``):
+    the steps go on from the state as it is; with ``average`` the model is
+    the running mean of the iterates, one more per pass."""
+
+    def run(self, solver, state, model, validation, monitoring, advice):
+        solver.epoch(self.data, state, solver.query_order(self.n_queries, self.rng),
+                     view=model.view, scale=model.training_scale(),
+                     work=solver.new_work(self.data, model.view))
+        finite_check(advice)(state)
+        if solver.average:  # the steps go on from the last iterate; the model is their mean
+            state.n_averaged += 1
+            coef = model.coef + (state.w - model.coef) / state.n_averaged
+        else:
+            coef = state.w.copy()
+        return Fit(coef, 1, None)
 
 
 class Blocks:
@@ -587,27 +608,19 @@ def partial_fit(plan, data, previous, rng):
     """One pass over ``data``'s queries from ``previous`` (a :class:`Fitted`,
     or None: the first block fixes the model's scaling, or an additive
     model's thresholds and pairs, and with ``learning_rate="curvature"``
-    or ``"auto"`` the step size, from its curvature). A rule's step goes on
-    at the one ``previous`` took (for a fit with ``"auto"``: the one it
-    chose on validation)."""
+    or ``"auto"`` the step size, from its curvature), through
+    :func:`fit_source` (:class:`OneEpoch`). A rule's step goes on at the one
+    ``previous`` took (for a fit with ``"auto"``: the one it chose on
+    validation); the steps go on from ``previous``'s state, which the pass
+    updates in place."""
     refuse_relax(plan, "partial_fit")
     if previous is None:
-        model = start(plan, data)
-        rate = curvature_rate(plan, data, model) if plan.rule else plan.solver.learning_rate
-        previous = Fitted(model, SolverState(np.zeros(len(model.coef))), 0, None, {},
-                          rate, plan.kind.shape(plan.model))
-    model = start(plan, None, previous)
+        rate = curvature_rate(plan, data, start(plan, data)) if plan.rule else None
+        return fit_source(plan, OneEpoch(data, rng), rate=rate)
     rate = previous.learning_rate if plan.rule and previous.learning_rate else None
-    state, solver = previous.state, laid_out(plan, model, rate)
-    solver.epoch(data, state, solver.query_order(data.n_queries, rng), view=model.view,
-                 scale=model.training_scale(), work=solver.new_work(data, model.view))
-    finite_check(advice(plan, lambda: data.moments, data.feature_names))(state)
-    if plan.solver.average:  # the steps go on from the last iterate; the model is their mean
-        state.n_averaged += 1
-        coef = model.coef + (state.w - model.coef) / state.n_averaged
-    else:
-        coef = state.w.copy()
-    return replace(previous, model=model.with_coef(coef), n_iter=previous.n_iter + 1)
+    result = fit_source(plan, OneEpoch(data, rng), warm=previous, rate=rate,
+                        state=previous.state)
+    return replace(previous, model=result.model, n_iter=previous.n_iter + 1)
 
 
 # -- the edges of a path --------------------------------------------------------------------
