@@ -347,32 +347,39 @@ CHOICE_RULES = {
 
 def choice_rules(groups):
     """Each rule of :data:`CHOICE_RULES`: the gap closed and the logs
-    significantly below naive (runs made before a rule's inputs were
-    stored are left out of it)."""
+    significantly below naive (a rule whose inputs some run lacks, made
+    before they were stored, is left out)."""
     out = []
     for name, rule in CHOICE_RULES.items():
-        closed, below = [], []
-        for (dataset, log), group in groups.items():
-            try:
-                picked = [dict(r, methods={**r["methods"], "rule": r["methods"][
-                    "debiased" if rule(r["methods"]["auto"]["choice"]) else "naive"]})
-                    for r in group if "auto" in r["methods"]]
-            except KeyError:
-                picked = []
-            if not picked:
-                break
-            naive, kept = pooled(picked, "naive"), pooled(picked, "rule")
-            best = max(pooled(picked, "skyline").mean(), pooled(picked, "skyline-shown").mean())
-            if compare(naive, kept)[2] == "-":
-                below.append(f"{dataset} {log}")
-            if best > naive.mean() + 0.005:
-                closed.append((kept.mean() - naive.mean()) / (best - naive.mean()))
-        else:
-            if closed:
-                out.append(f"- {name}: gap closed {np.mean(closed):.2f} (median "
-                           f"{np.median(closed):.2f}), significantly below naive on "
-                           f"{', '.join(below) or 'no log'}.")
+        try:
+            found = _under_rule(groups, rule)
+        except KeyError:
+            continue
+        if found:
+            closed, below = found
+            out.append(f"- {name}: gap closed {np.mean(closed):.2f} (median "
+                       f"{np.median(closed):.2f}), significantly below naive on "
+                       f"{', '.join(below) or 'no log'}.")
     return out
+
+
+def _under_rule(groups, rule):
+    """``(gap closed per log, logs significantly below naive)`` with the
+    model ``rule(choice)`` keeps in each run, or None without choices."""
+    closed, below = [], []
+    for (dataset, log), group in groups.items():
+        picked = [dict(r, methods={**r["methods"], "rule": r["methods"][
+            "debiased" if rule(r["methods"]["auto"]["choice"]) else "naive"]})
+            for r in group if "auto" in r["methods"]]
+        if not picked:
+            return None
+        naive, kept = pooled(picked, "naive"), pooled(picked, "rule")
+        best = max(pooled(picked, "skyline").mean(), pooled(picked, "skyline-shown").mean())
+        if compare(naive, kept)[2] == "-":
+            below.append(f"{dataset} {log}")
+        if best > naive.mean() + 0.005:
+            closed.append((kept.mean() - naive.mean()) / (best - naive.mean()))
+    return closed, below
 
 
 #: the run's bound on a click's weight, under its summary
