@@ -15,11 +15,14 @@ every model the two paths visit is scored on the vali log by
 * ``plain``: NDCG@10 of the vali sessions as queries, their clicks the
   labels (no debiasing);
 
-and by ``truth``, NDCG@10 of the same shown documents by their expert
-labels (never used to select). Per log: Spearman's correlation of each
-estimate with the truth over the models, and, over the pairs of models
-whose truth differs by more than 0.01, how often the estimate's
-difference has the truth's sign.
+and by two truths never used to select: ``shown``, NDCG@10 of the same
+shown documents by their expert labels, and ``whole``, NDCG@10 of the vali
+log's queries over all their documents by their expert labels (what a
+test of the model on those queries measures; on long lists most of a
+model's top ten was never shown). Per log and truth: Spearman's
+correlation of each estimate with the truth over the models, and, over the
+pairs of models whose truth differs by more than 0.01, how often the
+estimate's difference has the truth's sign.
 
     python scripts/click_judge.py [--datasets bundled ohsumed] [--logs pbm-1 ...] \\
         [--folds 1] [--seeds 1] [--out results] [--name click_judge]
@@ -46,6 +49,8 @@ from rsrank.reading.querydata import QueryData  # noqa: E402
 from rsrank.learning.recipe import DEFAULT_WITHIN, train_recipe  # noqa: E402
 
 JUDGES = ("lists", "graded", "plain")
+#: the truths, by what their expert labels cover
+TRUTHS = {"shown": "the shown documents", "whole": "the whole lists"}
 
 
 def ndcg10(model, data):
@@ -64,7 +69,8 @@ def judge_log(fold, config, seed):
     data = {"lists": QueryData(*graded["vali"], **options["vali"]),
             "graded": QueryData(*options["judge"]),
             "plain": QueryData(*plain["vali"], **plain_options["vali"]),
-            "truth": QueryData(*shown)}
+            "shown": QueryData(*shown), "whole": QueryData(*logged_queries(fold["vali"],
+                                                                          logs["vali"]))}
     estimator, grid = train_recipe(seed=seed, n_jobs="auto")
     grid = list(ParameterGrid(grid))
     models = []
@@ -76,6 +82,14 @@ def judge_log(fold, config, seed):
         models.extend(fit.model for fit in selection.fits)
     return {name: [float(ndcg10(model, part)) for model in models]
             for name, part in data.items()}
+
+
+def logged_queries(split, sim):
+    """Every document of the queries a simulated log holds, with its expert
+    label."""
+    X, y, qid = split[:3]
+    rows = np.flatnonzero(np.isin(qid, qid[np.unique(sim.docid)]))
+    return X[rows], y[rows], qid[rows]
 
 
 def agreement(estimate, truth, margin=0.01):
@@ -93,29 +107,41 @@ def agreement(estimate, truth, margin=0.01):
 
 def summarize(runs):
     header = ("| data | log | fold | models | " + " | ".join(
-        f"{judge}: Spearman / sign agreement" for judge in JUDGES) + " | pairs |")
+        f"{judge}: Spearman / sign agreement ({truth})" for judge in JUDGES for truth in TRUTHS)
+        + " | pairs (shown / whole) |")
     lines = [header, "|---" * (header.count("|") - 1) + "|"]
-    totals = {judge: [] for judge in JUDGES}
-    correlations = {judge: [] for judge in JUDGES}
+    totals = {(judge, truth): [] for judge in JUDGES for truth in TRUTHS}
+    correlations = {(judge, truth): [] for judge in JUDGES for truth in TRUTHS}
     for run in runs:
-        cells, pairs = [], 0
+        values = run["values"]
+        if "truth" in values:  # a run from before the whole lists were judged
+            values = {**values, "shown": values["truth"]}
+        cells, pairs = [], {}
         for judge in JUDGES:
-            rho = spearmanr(run["values"][judge], run["values"]["truth"]).statistic
-            share, pairs = agreement(run["values"][judge], run["values"]["truth"])
-            correlations[judge].append(rho)
-            if share is not None:
-                totals[judge].append((share, pairs))
-            cells.append(f"{rho:.2f} / {'' if share is None else f'{share:.2f}'}")
+            for truth in TRUTHS:
+                if truth not in values:
+                    cells.append("")
+                    continue
+                rho = spearmanr(values[judge], values[truth]).statistic
+                share, pairs[truth] = agreement(values[judge], values[truth])
+                correlations[judge, truth].append(rho)
+                if share is not None:
+                    totals[judge, truth].append((share, pairs[truth]))
+                cells.append(f"{rho:.2f} / {'' if share is None else f'{share:.2f}'}")
         lines.append(f"| {run['dataset']} | {run['log']} | {run['fold']} | "
-                     f"{len(run['values']['truth'])} | " + " | ".join(cells) + f" | {pairs} |")
+                     f"{len(values['shown'])} | " + " | ".join(cells) + " | "
+                     + " / ".join(str(pairs.get(truth, "")) for truth in TRUTHS) + " |")
     lines.append("")
-    for judge in JUDGES:
-        shares = totals[judge]
+    for (judge, truth), shares in totals.items():
+        if not correlations[judge, truth]:
+            continue
         pooled = (sum(s * n for s, n in shares) / max(sum(n for _, n in shares), 1)
                   if shares else float("nan"))
-        lines.append(f"- {judge}: mean Spearman {np.nanmean(correlations[judge]):.2f} over "
-                     f"{len(correlations[judge])} logs; the sign of the truth in {pooled:.2f} "
-                     "of the pairs of models whose truth differs by more than 0.01 (pooled).")
+        lines.append(f"- {judge} against the expert labels of {TRUTHS[truth]}: mean Spearman "
+                     f"{np.nanmean(correlations[judge, truth]):.2f} over "
+                     f"{len(correlations[judge, truth])} logs; the sign of the truth in "
+                     f"{pooled:.2f} of the pairs of models whose truth differs by more than "
+                     "0.01 (pooled).")
     return "\n".join(lines) + "\n"
 
 
