@@ -99,12 +99,9 @@ class GradedClicks:
     def judged_documents(self, X, qid, *, whole_lists=True):
         """``(X, y, qid)`` on which a model's ranking is judged from the
         clicks: the shown documents graded by their click chance
-        (:meth:`graded_documents`), or, where the log shows on average less
-        than :data:`LONG_LISTS` of each of its queries' documents in ``X``,
-        every document of those queries, the ones it never showed (rows of
-        ``X`` no entry names) graded 0. ``whole_lists`` False says ``X``
-        holds the log's entries alone (a log given as arrays): the shown
-        documents then judge alone.
+        (:meth:`graded_documents`), or, where the log shows little of its
+        queries' lists (:meth:`unshown_rows`), every document of those
+        queries, the ones it never showed graded 0.
 
         On such long lists a model's top ten is mostly documents no session
         saw, and the shown documents alone cannot tell a model that keeps
@@ -112,10 +109,27 @@ class GradedClicks:
         the rest graded 0, lifting them costs what it would if they were not
         relevant."""
         Xs, y, shown = self.graded_documents(X, qid)
-        if not whole_lists:
+        unshown = self.unshown_rows(qid, whole_lists=whole_lists)
+        if unshown is None:
             return Xs, y, shown
         qid = np.asarray(qid)
-        queries, n_shown = np.unique(shown, return_counts=True)
+        grades = np.zeros(len(qid), dtype=np.asarray(y).dtype)
+        docs = self.rows if self.documents is None else self.documents
+        grades[docs] = y
+        rows = np.sort(np.concatenate([docs, unshown]))  # in the features' order
+        return X[rows], grades[rows], qid[rows]
+
+    def unshown_rows(self, qid, *, whole_lists=True):
+        """The rows of ``qid`` (the queries of the rows the log indexes) of
+        the log's queries that no entry names, where the log shows on average
+        less than :data:`LONG_LISTS` of each of those queries' documents;
+        None where it shows more, and where ``whole_lists`` is False (the
+        rows hold the log's entries alone: a log given as arrays)."""
+        if not whole_lists:
+            return None
+        qid = np.asarray(qid)
+        docs = self.rows if self.documents is None else self.documents
+        queries, n_shown = np.unique(qid[docs], return_counts=True)
         seen = np.zeros(len(qid), dtype=bool)  # rows the log names (arrays: one per entry)
         seen[self.rows] = True
         unshown = np.flatnonzero(np.isin(qid, queries) & ~seen)
@@ -123,12 +137,8 @@ class GradedClicks:
         found, counts = np.unique(qid[unshown], return_counts=True)
         n_unshown[np.searchsorted(queries, found)] = counts
         if not len(unshown) or np.mean(n_shown / (n_shown + n_unshown)) >= LONG_LISTS:
-            return Xs, y, shown
-        grades = np.zeros(len(qid), dtype=np.asarray(y).dtype)
-        docs = self.rows if self.documents is None else self.documents
-        grades[docs] = y
-        rows = np.sort(np.concatenate([docs, unshown]))  # in the features' order
-        return X[rows], grades[rows], qid[rows]
+            return None
+        return unshown
 
     def queries(self, X, qid):
         """``(X, y, qid, query_weight)`` to validate on, from the features

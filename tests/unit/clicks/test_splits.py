@@ -1,0 +1,51 @@
+"""rsrank.clicks.splits: what each reading of the logs trains and selects
+on. Where the vali log shows little of its queries' lists, every reading
+that grades the clicks selects on the judge (the whole lists), and plain
+clicks alone keep their sessions."""
+
+import numpy as np
+import pytest
+
+from rsrank.clicks import ClickLog
+from rsrank.clicks.splits import LogPart, read_clicks
+from rsrank.reading.synthetic import simulate_clicks
+
+
+def log_part(n_documents, seed):
+    """A simulated log of 8 queries of ``n_documents`` each, 10 shown a
+    session, with the features of every document (a features file's rows)."""
+    rng = np.random.default_rng(seed)
+    qid = np.repeat(np.arange(8), n_documents)
+    y = rng.integers(0, 3, size=len(qid))
+    X = rng.normal(size=(len(qid), 3))
+    sim = simulate_clicks(y, qid, X @ rng.normal(size=3), n_sessions=20, random_state=seed)
+    log = ClickLog.from_sessions(sim.session, sim.qid, sim.docid, sim.position, sim.click)
+    return LogPart(log, log.docid.astype(np.int64), X, qid)
+
+
+def same(a, b):
+    return all(np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(a, b))
+
+
+@pytest.mark.parametrize("debias", ["auto", "on"])
+def test_on_long_lists_every_grading_reading_selects_on_the_whole_lists(debias):
+    read = read_clicks(log_part(400, 0), log_part(400, 1), debias=debias, vali_fraction=None)
+    assert len(read.judge[1]) == 8 * 400  # 10 of 400 shown: the whole lists judge
+    for reading in read.vali:
+        *data, options = read.vali[reading]
+        assert same(data, read.judge) and options == {}
+
+
+def test_on_long_lists_plain_clicks_alone_keep_their_sessions():
+    read = read_clicks(log_part(400, 0), log_part(400, 1), debias="off", vali_fraction=None)
+    *data, options = read.vali["off"]
+    assert read.judge is None
+    assert len(data[1]) < 8 * 400 and "query_weight" in options  # sessions, weighted
+
+
+def test_on_short_lists_the_readings_select_on_their_own_lists():
+    read = read_clicks(log_part(20, 0), log_part(20, 1), debias="auto", vali_fraction=None)
+    assert len(read.judge[1]) <= 8 * 20
+    for reading in ("on", "off"):
+        *data, options = read.vali[reading]
+        assert not same(data, read.judge) and "query_weight" in options
