@@ -29,12 +29,12 @@ from _bench import fastest, internal, write_letor_text, write_report
 REPO = Path(__file__).resolve().parents[1]
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=300_000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", default=str(REPO / "results"))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     from rsrank import load_letor
     from rsrank.reading.synthetic import make_mslr_like

@@ -67,12 +67,12 @@ def checkout(commit, into):
     return into
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="results")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--before", default=None, help="a commit to time beside this code")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as scratch:
         roots = {"now": str(REPO)}
         if args.before:

@@ -102,12 +102,12 @@ def worktree(revision, directory):
     return directory
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="results")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--baseline", help="git revision to time rsrank train against")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     report = {"cores": os.cpu_count()}
     with tempfile.TemporaryDirectory() as scratch:
         sources = (None,)

@@ -32,12 +32,12 @@ def per_epoch(make_model, fit, epochs):
     return float(np.median(model.history_["seconds"])), whole, model
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--documents", type=int, default=1_000_000)
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--out", default=str(REPO / "results"), help="directory of dask.md/.json")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     import dask.array as da
     import distributed

@@ -177,7 +177,7 @@ def child(system, directory, rounds, scratch):
                       **extra, "peak_rss_bytes": peak_rss_bytes()}))
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--rounds", type=int, default=300)
@@ -188,7 +188,7 @@ def main():
     parser.add_argument("--append", action="store_true",
                         help="keep the other systems' rows of --out/end_to_end.json (same data)")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.child:
         return child(args.child[0], args.child[1], int(args.child[2]), args.child[3])
     name = "end_to_end" if args.teacher == "linear" else "end_to_end_nonlinear"

@@ -124,14 +124,14 @@ def markdown(report):
         "train and vali (target: at most 2x).", ""])
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--train-rows", type=int, default=300_000)
     parser.add_argument("--vali-rows", type=int, default=100_000)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "results"))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     child("fit", 1000, 1)  # numba's cache, warm
     f = child("fit", args.rows, args.repeats)

@@ -74,7 +74,7 @@ def loop_seconds(settings, repeats, epochs=2000):
     return (longer - shorter) / epochs
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", default=str(SHARED_DATA / "OHSUMED"))
     parser.add_argument("--fold", type=int, default=1)
@@ -82,7 +82,7 @@ def main():
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", default=str(REPO / "results"),
                         help="directory of bench_fit.md/.json")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     data = load_letor_fold(args.root, args.fold)
     X, y, qid = data.train

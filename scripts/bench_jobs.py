@@ -50,11 +50,11 @@ def timed_train(data, jobs, scratch):
     return wall, cpu
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="results")
     parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     cores = os.cpu_count() or 1
     settings = [1, 2] + ([-1] if cores > 2 else [])
     datasets = {"bundled": bundled_data_path()}

@@ -91,12 +91,12 @@ def equal_queries(size, total=200_000, n_features=136, seed=0):
     return X, y, qid
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--documents", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--out", default=str(REPO / "results"))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     from rsrank.reading.synthetic import make_mslr_like
 
     n_queries = max(1, round(args.documents * 31_531 / 3_771_125))

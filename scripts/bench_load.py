@@ -123,7 +123,7 @@ def run_child(method, directory, repeats):
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=300_000)
     parser.add_argument("--repeats", type=int, default=3)
@@ -132,7 +132,7 @@ def main():
                              "fresh process each, for the ratio of their times")
     parser.add_argument("--out", default=str(REPO / "results"))
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.child:
         return child(args.child[0], args.child[1], int(args.child[2]))
     with tempfile.TemporaryDirectory() as scratch:

@@ -300,7 +300,7 @@ def plot(report, out):
     plt.close(fig)
 
 
-def main():
+def main(argv=None):
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         child(sys.argv[2:])
         return
@@ -312,7 +312,7 @@ def main():
     parser.add_argument("--xgb-rounds", type=int, default=10, help="XGBoost rounds at most")
     parser.add_argument("--out", default=str(REPO / "results"),
                         help="directory of scale.md/.json")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     sizes = [int(float(s)) for s in args.sizes.split(",")]
     peer_sizes = {int(float(s)) for s in args.peer_sizes.split(",") if s}
     report = {"command": command_line(),

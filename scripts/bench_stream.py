@@ -86,7 +86,7 @@ def run(kind, path, budget, epochs, out):
     return json.loads(lines[-1])
 
 
-def main():
+def main(argv=None):
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         kind, path, budget, epochs, out = sys.argv[2:]
         child(kind, path, int(budget), int(epochs), out)
@@ -97,7 +97,7 @@ def main():
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--out", default=str(REPO / "results"),
                         help="directory of stream.md/.json")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     from rsrank.reading.synthetic import make_mslr_like
 
     budget = args.limit_mb * 2**20

@@ -130,11 +130,11 @@ def markdown(sizes, loaded):
     return "\n".join(lines) + "\n"
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="results")
     parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     RSRank(max_iter=1).fit(np.ones((4, 2)), [0, 1, 0, 1], qid=[1, 1, 2, 2])  # compile first
     sizes = epoch_sizes(args.repeats)
     loaded = busy_cores(args.repeats)

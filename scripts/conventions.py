@@ -24,11 +24,11 @@ from _bench import SHARED_DATA, write_report
 REPO = Path(__file__).resolve().parents[1]
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=str(SHARED_DATA / "OHSUMED"))
     parser.add_argument("--out", default=str(REPO / "results"))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     import pytrec_eval
     import ranx

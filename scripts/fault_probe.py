@@ -630,12 +630,12 @@ def register_reading_cases(root, data):
     ])
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(REPO / "results"))
     parser.add_argument("--before", help="fault_probe.json of an earlier run: its outcome of "
                         "each case beside this one's")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     before = {}
     if args.before:
         earlier = json.loads(Path(args.before).read_text())

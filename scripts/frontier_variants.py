@@ -144,14 +144,14 @@ def variant_fold(data, seed, base, spec):
     return chosen, points
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", default=str(SHARED_DATA / "OHSUMED"))
     parser.add_argument("--results", default=str(REPO / "results" / "ohsumed.json"))
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--out", default=str(REPO / "results"))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     committed = json.loads(Path(args.results).read_text())["frontier"]["runs"]
     unit = committed[R.UNIT]
     base = {(e["fold"], e["seed"]): {k: v for k, v in e["params"].items()

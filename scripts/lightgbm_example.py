@@ -58,13 +58,13 @@ def averaged_weights(data, per_seed):
     return R.per_query_values(data, data.test[0] @ w)
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", default=str(SHARED_DATA / "LightGBM-lambdarank-example"))
     parser.add_argument("--out", default=str(REPO / "results"))
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--jobs", type=int, default=2)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     start = time.perf_counter()
     folds, _, _ = resolve_training_data(args.root, vali_fraction=0.2, random_state=0)
     data = folds[0]

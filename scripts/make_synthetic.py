@@ -24,7 +24,7 @@ from _bench import write_letor_text
 REPO = Path(__file__).resolve().parents[1]
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shape", choices=["ohsumed", "mslr30k"], default="ohsumed")
     parser.add_argument("--documents", type=int, default=3_771_125,
@@ -32,7 +32,7 @@ def main():
     parser.add_argument("--format", choices=["npy", "letor"], default="npy")
     parser.add_argument("--out", default=None)
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.shape == "ohsumed":
         out = Path(args.out or REPO / "rsrank" / "data" / "synthetic")
         data = make_letor_like(random_state=args.seed)

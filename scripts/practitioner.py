@@ -242,12 +242,12 @@ def markdown(report):
     return "\n".join(lines)
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(REPO / "results"))
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--lightgbm", default=str(SHARED_DATA / "LightGBM-lambdarank-example"))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     out = Path(args.out)
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)

@@ -746,7 +746,7 @@ def for_json(report):
     return out
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", default=str(SHARED_DATA / "OHSUMED"))
     parser.add_argument("--out", default=str(REPO / "results"))
@@ -755,7 +755,7 @@ def main():
     parser.add_argument("--name", default="ohsumed", help="prefix of the output files")
     parser.add_argument("--seeds", type=int, default=5,
                         help="seeds of every method (default 5): query order, shuffles")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()

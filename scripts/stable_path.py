@@ -68,14 +68,14 @@ def fold_path(root, fold, epochs, multiplier, pair_weight="delta_ndcg"):
             "points": points}
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", default=str(SHARED_DATA / "OHSUMED"))
     parser.add_argument("--out", default="results")
     parser.add_argument("--epochs", type=int, default=300)
     parser.add_argument("--multipliers", default="1,2")
     parser.add_argument("--pair-weight", default="delta_ndcg", choices=["delta_ndcg", "unit"])
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     report, lines = {"command": command_line(), "runs": {}}, []
     lines += ["# A LETOR L1 path at a step size from the data", "",

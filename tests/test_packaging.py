@@ -97,6 +97,25 @@ def test_scripts_import_only_their_helpers_and_public_names():
     assert found == []
 
 
+#: the benchmarks and studies: every one is imported and asked for its help
+SCRIPTS = sorted((REPO / "scripts").glob("[a-z]*.py"))
+
+
+@pytest.mark.parametrize("path", SCRIPTS, ids=lambda path: path.stem)
+def test_every_benchmark_and_study_imports_and_shows_its_help(path, capsys, monkeypatch):
+    """A study nothing runs still fails here when the code under it moves:
+    it imports (every name it takes at import is there, and nothing runs),
+    and its ``main`` reads ``--help`` and exits 0, without running."""
+    import importlib
+
+    monkeypatch.syspath_prepend(str(REPO / "scripts"))
+    module = importlib.import_module(path.stem)
+    with pytest.raises(SystemExit) as exited:
+        module.main(["--help"])
+    assert exited.value.code in (0, None)
+    assert capsys.readouterr().out.startswith("usage:")
+
+
 def test_the_scripts_reach_the_internals_only_by_the_allow_list_and_use_all_of_it():
     import ast
     import sys
