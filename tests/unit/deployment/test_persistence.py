@@ -1,4 +1,5 @@
-"""Model files: the model value written and read back, and bad files refused."""
+"""rsrank.deployment.persistence: model files, the model value written and
+read back, and bad files refused with a ModelFileError."""
 
 import pickle
 
@@ -7,6 +8,7 @@ import pytest
 
 from conftest import small_queries
 from rsrank import RSRank
+from rsrank.deployment.persistence import ModelFileError
 
 queries = small_queries
 
@@ -51,7 +53,7 @@ def test_model_file_errors(tmp_path, edit, message):
     model, _ = fitted_model()
     model.save(tmp_path / "m.json")
     (tmp_path / "m.json").write_text(edit((tmp_path / "m.json").read_text()))
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(ModelFileError, match=message):
         RSRank.load(tmp_path / "m.json")
 
 

@@ -1,4 +1,4 @@
-"""Preferences: pairs of rows with weights, learned from in place of the
+"""rsrank.learning.objective: preferences, pairs of rows with weights, learned from in place of the
 pairs the labels order (what click logs train on)."""
 
 import numpy as np
