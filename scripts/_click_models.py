@@ -263,14 +263,6 @@ def plain_splits(fold, logs):
     return _splits(read_logs(fold, logs, "off"), "off")
 
 
-def auto_plain_splits(fold, logs):
-    """The plain reading ``rsrank train --debias auto`` fits beside the
-    debiased one: plain clicks' train, and the vali they are selected on
-    (the judge where the vali log shows little of its lists), with their
-    query options."""
-    return _splits(read_logs(fold, logs, "auto"), "off")
-
-
 def debiased_splits(fold, logs):
     """The debiased path's train and vali, their query options (and under
     ``"judge"`` the vali log's documents graded by their click chance, on

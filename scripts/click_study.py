@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _bench import SHARED_DATA, command_line, write_report  # noqa: E402
 import _click_models  # noqa: E402
-from _click_models import (LOGS, OTHER_LOGS, auto_plain_splits, debiased_splits, dense_folds,  # noqa: E402
+from _click_models import (LOGS, OTHER_LOGS, debiased_splits, dense_folds,  # noqa: E402
                            make_logs, plain_splits, pooled, shown)
 from sklearn.utils import Bunch  # noqa: E402
 
@@ -147,18 +147,12 @@ def run_log(fold, config, seed, peers=True, additive=False):
     out["debiased"], debiased_model = fit(graded["train"], graded["vali"],
                                           query_options=options, vali_shown=vali_shown)
     seconds["debiased"] = time.perf_counter() - t
-    auto_plain, auto_options = auto_plain_splits(fold, logs)
-    if len(auto_plain["vali"][1]) != len(plain["vali"][1]):
-        # long lists: auto's plain model is selected on the judge, not the sessions
-        out["naive-judged"], naive_model = fit(auto_plain["train"], auto_plain["vali"],
-                                               query_options=auto_options)
     choice = debias_choice(debiased_model, naive_model, QueryData(*options["judge"]))
     Xv, yv, qv = fold["vali"][:3]  # the expert labels of every vali document: an oracle
     oracle = {name: float(np.nanmean(ndcg_per_query(yv, model.predict(Xv), qv, 10,
                                                     convention="letor")))
               for name, model in (("debiased", debiased_model), ("naive", naive_model))}
-    out["auto"] = {**out["debiased" if choice.debiased else
-                         "naive-judged" if "naive-judged" in out else "naive"],
+    out["auto"] = {**out["debiased" if choice.debiased else "naive"],
                    "choice": {**choice.to_dict(), "oracle": oracle}}
     t = time.perf_counter()
     out["skyline-shown"] = fit(shown(fold["train"], logs["train"]),
@@ -375,8 +369,7 @@ def _under_rule(groups, rule):
     closed, below = [], []
     for (dataset, log), group in groups.items():
         picked = [dict(r, methods={**r["methods"], "rule": r["methods"][
-            "debiased" if rule(r["methods"]["auto"]["choice"]) else
-            "naive-judged" if "naive-judged" in r["methods"] else "naive"]})
+            "debiased" if rule(r["methods"]["auto"]["choice"]) else "naive"]})
             for r in group if "auto" in r["methods"]]
         if not picked:
             return None

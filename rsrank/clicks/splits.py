@@ -62,8 +62,8 @@ class ReadClicks:
     chance of the training log (None for plain clicks alone, and
     ``examination`` None when a former fit's ``model`` was given);
     ``vali_source`` says where the vali log came from. Where the vali log
-    shows little of its queries' lists, every reading's ``vali`` is the
-    ``judge`` (:meth:`~rsrank.clicks.GradedClicks.unshown_rows`)."""
+    shows little of its queries' lists, the debiased reading's ``vali`` is
+    the ``judge`` (:meth:`~rsrank.clicks.GradedClicks.unshown_rows`)."""
 
     train: dict
     vali: dict
@@ -127,8 +127,9 @@ def read_clicks(train, vali=None, *, debias="on", propensity=None, vali_fraction
                                                       whole_lists=vali.whole_lists)
         if graded["on"]["vali"].unshown_rows(vali.qid, whole_lists=vali.whole_lists) is not None:
             # long lists: the session lists cannot see what a model lifts from
-            # the documents never shown; every reading selects on the judge
-            validating = {reading: (*judge, {}) for reading in validating}
+            # the documents never shown; the debiased reading selects on the
+            # judge, plain clicks on their sessions as --debias off does
+            validating["on"] = (*judge, {})
     return ReadClicks(training, validating, judge, examination,
                       trained if "on" in graded else None, source)
 

@@ -1,7 +1,7 @@
 """rsrank.clicks.splits: what each reading of the logs trains and selects
-on. Where the vali log shows little of its queries' lists, every reading
-that grades the clicks selects on the judge (the whole lists), and plain
-clicks alone keep their sessions."""
+on. Where the vali log shows little of its queries' lists, the debiased
+reading selects on the judge (the whole lists), and plain clicks on their
+sessions, as --debias off does."""
 
 import numpy as np
 import pytest
@@ -28,19 +28,20 @@ def same(a, b):
 
 
 @pytest.mark.parametrize("debias", ["auto", "on"])
-def test_on_long_lists_every_grading_reading_selects_on_the_whole_lists(debias):
+def test_on_long_lists_the_debiased_reading_selects_on_the_whole_lists(debias):
     read = read_clicks(log_part(400, 0), log_part(400, 1), debias=debias, vali_fraction=None)
     assert len(read.judge[1]) == 8 * 400  # 10 of 400 shown: the whole lists judge
-    for reading in read.vali:
-        *data, options = read.vali[reading]
-        assert same(data, read.judge) and options == {}
+    *data, options = read.vali["on"]
+    assert same(data, read.judge) and options == {}
 
 
-def test_on_long_lists_plain_clicks_alone_keep_their_sessions():
-    read = read_clicks(log_part(400, 0), log_part(400, 1), debias="off", vali_fraction=None)
-    *data, options = read.vali["off"]
-    assert read.judge is None
+def test_on_long_lists_plain_clicks_keep_their_sessions_beside_debiasing_as_alone():
+    beside = read_clicks(log_part(400, 0), log_part(400, 1), debias="auto", vali_fraction=None)
+    alone = read_clicks(log_part(400, 0), log_part(400, 1), debias="off", vali_fraction=None)
+    assert alone.judge is None
+    *data, options = alone.vali["off"]
     assert len(data[1]) < 8 * 400 and "query_weight" in options  # sessions, weighted
+    assert same(beside.vali["off"][:3], data)
 
 
 def test_on_short_lists_the_readings_select_on_their_own_lists():
