@@ -61,9 +61,10 @@ class ReadClicks:
     reading), ``examination`` the curve and ``model`` the classes of click
     chance of the training log (None for plain clicks alone, and
     ``examination`` None when a former fit's ``model`` was given);
-    ``vali_source`` says where the vali log came from. Where the vali log
-    shows little of its queries' lists, the debiased reading's ``vali`` is
-    the ``judge`` (:meth:`~rsrank.clicks.GradedClicks.unshown_rows`)."""
+    ``vali_source`` says where the vali log came from. Each reading selects
+    on its own lists, on long lists too: a debiased model selected on the
+    ``judge`` is better alone, but then wins the choice on the data it was
+    selected on (``results/clicks_judge_selection.md``)."""
 
     train: dict
     vali: dict
@@ -125,11 +126,6 @@ def read_clicks(train, vali=None, *, debias="on", propensity=None, vali_fraction
     if "vali" in graded.get("on", {}):
         judge = graded["on"]["vali"].judged_documents(vali.X, vali.qid,
                                                       whole_lists=vali.whole_lists)
-        if graded["on"]["vali"].unshown_rows(vali.qid, whole_lists=vali.whole_lists) is not None:
-            # long lists: the session lists cannot see what a model lifts from
-            # the documents never shown; the debiased reading selects on the
-            # judge, plain clicks on their sessions as --debias off does
-            validating["on"] = (*judge, {})
     return ReadClicks(training, validating, judge, examination,
                       trained if "on" in graded else None, source)
 
