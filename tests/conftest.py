@@ -131,3 +131,14 @@ def pytest_collection_modifyitems(config, items):
     auto`` start on them and the short ones fill in around them, instead of
     one worker finishing a long test alone at the end."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+def ranked_queries(n_queries=3, n_docs=15, seed=0):
+    """``(y, qid, scores)`` of ``n_queries`` of ``n_docs`` documents (qids
+    from 10 on), grades 0 to 3 and a ranker's random scores: what the click
+    simulators and readers are tried on."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 4, size=n_queries * n_docs)
+    qid = np.repeat(np.arange(10, 10 + n_queries), n_docs)
+    scores = rng.normal(size=len(y))
+    return y, qid, scores

@@ -1,18 +1,13 @@
-"""rsrank._kernels.epoch: the objective's gradient is X transpose lambda and matches finite differences; threads change no bit."""
+"""rsrank._kernels.epoch: the objective's gradient is X transpose lambda and
+matches finite differences; threads change no bit."""
 
 import numpy as np
 import pytest
 
+from kernel_reference import discount_table
 from rsrank import _kernels as K
 from rsrank._kernels import epoch
 from rsrank.evaluation import metrics as M
-
-
-def discount_table(n, discount, k):
-    table = np.zeros(n)
-    cut = n if k is None else min(k, n)
-    table[:cut] = M.discount_values(np.arange(1, cut + 1), discount)
-    return table, cut
 
 
 @pytest.mark.parametrize("dense", [True, False])
@@ -46,7 +41,7 @@ def test_objective_gradient_is_x_transpose_lambda_and_matches_finite_differences
         grad = np.zeros(d)
         rows = rows_of(X)
         value = epoch.objective(rows, pairs, scale, v, work(), grad,
-                            epoch.epoch_kernels(rows)[int(parallel)])
+                                epoch.epoch_kernels(rows)[int(parallel)])
         return value, grad
 
     value, grad = objective(w)

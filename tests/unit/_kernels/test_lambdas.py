@@ -1,23 +1,14 @@
-"""rsrank._kernels.lambdas: pair lambdas against a reference and finite differences, cut-offs, unit weights, and the prefix sums against the pair loop."""
+"""rsrank._kernels.lambdas: pair lambdas against a reference and finite
+differences, cut-offs, unit weights, and the prefix sums against the pair
+loop."""
 
 import numpy as np
 import pytest
 
+from kernel_reference import discount_table, inv_ideal_of
 from rsrank import _kernels as K
 from rsrank._kernels import lambdas
 from rsrank.evaluation import metrics as M
-
-
-def discount_table(n, discount, k):
-    table = np.zeros(n)
-    cut = n if k is None else min(k, n)
-    table[:cut] = M.discount_values(np.arange(1, cut + 1), discount)
-    return table, cut
-
-
-def inv_ideal_of(gains, table):
-    ideal = K.ideal_dcg(gains, np.array([0, len(gains)]), table)[0]
-    return 1.0 / ideal if ideal > 0 else 0.0
 
 
 def reference_lambdas(s, y, W, loss):
@@ -62,7 +53,8 @@ def test_lambdas_match_reference_and_finite_differences(loss, k):
         up, down = s.copy(), s.copy()
         up[i] += h
         down[i] -= h
-        fd = (reference_lambdas(up, y, W, loss)[0] - reference_lambdas(down, y, W, loss)[0]) / (2 * h)
+        fd = (reference_lambdas(up, y, W, loss)[0]
+              - reference_lambdas(down, y, W, loss)[0]) / (2 * h)
         assert lam[i] == pytest.approx(fd, rel=1e-5, abs=1e-8)
 
 
@@ -159,8 +151,9 @@ def test_prefix_sum_lambdas_equal_the_pair_loop(seed):
         for loss in (K.MODIFIED_HUBER, K.HINGE):
             for unit in (False, True):
                 pairs, sums = np.zeros(n), np.zeros(n)
-                expected = lambdas.pair_loop_lambdas(s, g, y, discount, cutoff, Z, loss, unit, pairs,
-                                               np.zeros(0, dtype=np.int64), K.NOTHING_AHEAD)
+                expected = lambdas.pair_loop_lambdas(s, g, y, discount, cutoff, Z, loss, unit,
+                                                     pairs, np.zeros(0, dtype=np.int64),
+                                                     K.NOTHING_AHEAD)
                 got = lambdas.sorted_query_lambdas(s, g, y, discount, cutoff, Z, loss, unit, sums)
                 scale = max(1.0, np.abs(pairs).max())
                 assert got == pytest.approx(expected, rel=1e-11, abs=1e-11)
@@ -220,13 +213,13 @@ def test_levels_kept_from_epoch_to_epoch_give_the_same_lambdas():
             assert n_levels == len(np.unique(y))
             np.testing.assert_array_equal(levels, np.searchsorted(np.unique(y), y))
         expected, got = np.zeros(n), np.zeros(n)
-        loss_expected = lambdas.query_lambdas(s, g, y, discount, n, 0.05, K.MODIFIED_HUBER, False,
-                                        expected)
+        loss_expected = lambdas.query_lambdas(s, g, y, discount, n, 0.05, K.MODIFIED_HUBER,
+                                              False, expected)
         hint = np.full(n, -1, dtype=np.int64)
         # with the span of another array to prefetch as it goes: a hint only
         ahead = K.rows_span(rng.normal(size=(n + 3, 7)), 1, n + 3)
-        loss_got = lambdas.query_lambdas_from(s, g, y, discount, n, 0.05, K.MODIFIED_HUBER, False, got,
-                                        hint, levels, n_levels, ahead)
+        loss_got = lambdas.query_lambdas_from(s, g, y, discount, n, 0.05, K.MODIFIED_HUBER,
+                                              False, got, hint, levels, n_levels, ahead)
         assert loss_got == loss_expected
         np.testing.assert_array_equal(got, expected)
 
@@ -262,10 +255,11 @@ def test_short_queries_rank_from_their_previous_ranking_to_the_same_lambdas():
         for _ in range(4):  # epochs: the scores move a little, or tie
             s = np.round(s + 0.3 * rng.normal(size=n), 1 if trial % 5 == 0 else 8)
             expected, got = np.zeros(n), np.zeros(n)
-            loss_expected = lambdas.query_lambdas(s, g, y, discount, cutoff, 0.2, K.MODIFIED_HUBER,
-                                            unit, expected)
-            loss_got = lambdas.query_lambdas_from(s, g, y, discount, cutoff, 0.2, K.MODIFIED_HUBER,
-                                            unit, got, hint, levels, -1, K.NOTHING_AHEAD)
+            loss_expected = lambdas.query_lambdas(s, g, y, discount, cutoff, 0.2,
+                                                  K.MODIFIED_HUBER, unit, expected)
+            loss_got = lambdas.query_lambdas_from(s, g, y, discount, cutoff, 0.2,
+                                                  K.MODIFIED_HUBER, unit, got, hint, levels, -1,
+                                                  K.NOTHING_AHEAD)
             assert loss_got == loss_expected
             np.testing.assert_array_equal(got, expected)
             if n >= 2 and (unit or cutoff >= n):

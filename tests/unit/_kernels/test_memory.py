@@ -24,7 +24,8 @@ def test_spans_of_rows_and_items():
     X = np.zeros((9, 5), dtype=np.float32)
     assert memory.rows_span(X, 2, 7) == (X.ctypes.data + 2 * 20, 5 * 20)
     assert memory.rows_span(X, 4, 4) == memory.NOTHING_AHEAD
-    assert memory.rows_span(np.asfortranarray(X), 2, 7) == memory.NOTHING_AHEAD  # rows not contiguous
+    # rows not contiguous
+    assert memory.rows_span(np.asfortranarray(X), 2, 7) == memory.NOTHING_AHEAD
     a = np.zeros(10, dtype=np.int32)
     assert memory.items_span(a, 3, 8) == (a.ctypes.data + 12, 20)
     assert memory.items_span(a[::2], 1, 3) == memory.NOTHING_AHEAD

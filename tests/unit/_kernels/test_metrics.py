@@ -1,17 +1,12 @@
-"""rsrank._kernels.metrics: each query's ideal DCG as sorting its gains gives it."""
+"""rsrank._kernels.metrics: each query's ideal DCG as sorting its gains gives
+it."""
 
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
+from kernel_reference import discount_table
 from rsrank._kernels import metrics
 from rsrank.evaluation import metrics as M
-
-
-def discount_table(n, discount, k):
-    table = np.zeros(n)
-    cut = n if k is None else min(k, n)
-    table[:cut] = M.discount_values(np.arange(1, cut + 1), discount)
-    return table, cut
 
 
 def test_ideal_dcg_matches_metrics():

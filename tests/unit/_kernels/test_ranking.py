@@ -1,24 +1,13 @@
-"""rsrank._kernels.ranking: swap weights by brute force, and the rankings (stable, partial, from the previous one) as numpy's sorts give them."""
+"""rsrank._kernels.ranking: swap weights by brute force, and the rankings
+(stable, partial, from the previous one) as numpy's sorts give them."""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from rsrank import _kernels as K
+from kernel_reference import discount_table, inv_ideal_of
 from rsrank._kernels import ranking
 from rsrank.evaluation import metrics as M
-
-
-def discount_table(n, discount, k):
-    table = np.zeros(n)
-    cut = n if k is None else min(k, n)
-    table[:cut] = M.discount_values(np.arange(1, cut + 1), discount)
-    return table, cut
-
-
-def inv_ideal_of(gains, table):
-    ideal = K.ideal_dcg(gains, np.array([0, len(gains)]), table)[0]
-    return 1.0 / ideal if ideal > 0 else 0.0
 
 
 SPECIAL_SCORES = [0.0, -0.0, np.nan, -np.nan, np.inf, -np.inf, 5e-324, -5e-324, 1.0, -1.0,

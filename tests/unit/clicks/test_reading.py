@@ -5,19 +5,11 @@ refused in one line naming its file and line."""
 import numpy as np
 import pytest
 
+from conftest import ranked_queries as queries
 from rsrank.clicks.grading import feature_rows
 from rsrank.clicks.log import ClickLog
 from rsrank.clicks.reading import read_click_log
 from rsrank.reading.synthetic import simulate_clicks
-
-
-def queries(n_queries=3, n_docs=15, seed=0):
-    rng = np.random.default_rng(seed)
-    y = rng.integers(0, 4, size=n_queries * n_docs)
-    qid = np.repeat(np.arange(10, 10 + n_queries), n_docs)
-    scores = rng.normal(size=len(y))
-    return y, qid, scores
-
 
 
 def write_sessions(path, log, extra=False):

@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from conftest import ranked_queries as queries
 from rsrank.reading.synthetic import (INTERACTIONS, MSLR_LABEL_SHARES, click_chance, examination_curve,
                                       make_interactions, make_mslr_like,
                                       simulate_clicks)
@@ -33,14 +34,6 @@ def test_the_nonlinear_teacher_is_what_a_linear_model_cannot_follow():
 
 
 # -- simulated click logs: the users hold to their models' definitions, checked by counting
-
-
-def queries(n_queries=3, n_docs=15, seed=0):
-    rng = np.random.default_rng(seed)
-    y = rng.integers(0, 4, size=n_queries * n_docs)
-    qid = np.repeat(np.arange(10, 10 + n_queries), n_docs)
-    scores = rng.normal(size=len(y))
-    return y, qid, scores
 
 
 def within(rate, chance, n, sds=4.5):
