@@ -59,7 +59,8 @@ def test_every_module_compiles_without_a_warning():
     """A fresh interpreter (a worker, a first run) compiles the sources and
     would print a SyntaxWarning, such as an invalid escape in a docstring,
     on the user's terminal."""
-    sources = sorted((REPO / "rsrank").rglob("*.py")) + sorted((REPO / "scripts").glob("*.py"))
+    sources = sorted((REPO / "rsrank").rglob("*.py")) + sorted((REPO / "lab").glob("*.py"))
+    sources += sorted((REPO / "scripts").glob("*.py"))
     assert len(sources) > 20
     for path in sources:
         with warnings.catch_warnings():
@@ -68,13 +69,13 @@ def test_every_module_compiles_without_a_warning():
 
 
 def test_scripts_import_only_their_helpers_and_public_names():
-    """Scripts stay thin: a script imports the ``scripts/_*.py`` helpers and
+    """Studies stay drivers: a study imports the ``lab/_*.py`` helpers and
     public names of public ``rsrank`` modules, never another script and
     never a private module or name (``_bench.internal`` is the one door
     to the internals a benchmark measures, by its allow-list)."""
     import ast
 
-    scripts = REPO / "scripts"
+    scripts = REPO / "lab"
     others = {path.stem for path in scripts.glob("*.py") if not path.stem.startswith("_")}
     found = []
     for path in sorted(scripts.glob("*.py")):
@@ -97,36 +98,53 @@ def test_scripts_import_only_their_helpers_and_public_names():
     assert found == []
 
 
-#: the benchmarks and studies: every one is imported and asked for its help
-SCRIPTS = sorted((REPO / "scripts").glob("[a-z]*.py"))
+#: the benchmarks and studies: every one is run as users run it and asked for its help
+SCRIPTS = sorted((REPO / "lab").glob("[a-z]*.py"))
 
 
 @pytest.mark.parametrize("path", SCRIPTS, ids=lambda path: path.stem)
 def test_every_benchmark_and_study_imports_and_shows_its_help(path, capsys, monkeypatch):
     """A study nothing runs still fails here when the code under it moves:
-    it imports (every name it takes at import is there, and nothing runs),
-    and its ``main`` reads ``--help`` and exits 0, without running."""
-    import importlib
+    ``python scripts/NAME.py --help`` (the command its results pages
+    record) imports ``lab/NAME.py`` (every name it takes at import is
+    there, and nothing runs), whose ``main`` reads ``--help`` and exits 0,
+    without running."""
+    import runpy
 
     monkeypatch.syspath_prepend(str(REPO / "scripts"))
-    module = importlib.import_module(path.stem)
+    monkeypatch.setattr(sys, "argv", [f"scripts/{path.name}", "--help"])
     with pytest.raises(SystemExit) as exited:
-        module.main(["--help"])
+        runpy.run_path(str(REPO / "scripts" / path.name), run_name="__main__")
     assert exited.value.code in (0, None)
     assert capsys.readouterr().out.startswith("usage:")
+    sys.modules.pop(path.stem, None)
+
+
+def test_scripts_holds_one_entry_per_study_and_nothing_else():
+    """``scripts/`` is where benchmarks and studies are run from: one short
+    entry per study of ``lab/``, each handing its command line over, and no
+    code of its own."""
+    entries = {path.name for path in (REPO / "scripts").glob("[a-z]*.py")}
+    assert entries == {path.name for path in SCRIPTS}
+    for name in entries:
+        text = (REPO / "scripts" / name).read_text()
+        assert text.rstrip().endswith("from _lab import run\n\nrun(__file__)"), name
+        assert len(text.splitlines()) <= 10, name
+    assert sum(len(path.read_text().splitlines())
+               for path in (REPO / "scripts").glob("*.py")) < 1000
 
 
 def test_the_scripts_reach_the_internals_only_by_the_allow_list_and_use_all_of_it():
     import ast
     import sys
 
-    sys.path.insert(0, str(REPO / "scripts"))
+    sys.path.insert(0, str(REPO / "lab"))
     try:
         from _bench import INTERNALS
     finally:
         sys.path.pop(0)
     used = set()
-    for path in sorted((REPO / "scripts").glob("*.py")):
+    for path in sorted((REPO / "lab").glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                     and node.func.id in ("internal", "set_internal")):
@@ -144,14 +162,14 @@ def test_the_scripts_reach_the_internals_only_by_the_allow_list_and_use_all_of_i
 
 def test_every_name_a_script_imports_exists():
     """A study that nothing runs still fails here when a name it imports
-    from ``rsrank`` (or from a ``scripts/_*.py`` helper) is renamed or
+    from ``rsrank`` (or from a ``lab/_*.py`` helper) is renamed or
     removed: each is looked up where the script looks for it, without
     running the script (whose peers, LightGBM and XGBoost, the tests do not
     need)."""
     import ast
     import importlib
 
-    scripts = REPO / "scripts"
+    scripts = REPO / "lab"
     helpers = {path.stem: {node.name if not isinstance(node, ast.Assign) else target.id
                            for node in ast.parse(path.read_text()).body
                            if isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.Assign))
@@ -245,7 +263,7 @@ def test_every_script_imports():
         "        failed.append(f'{path.name}: {type(error).__name__}: {error}')\n"
         "print(len(list(Path(sys.argv[1]).glob('*.py'))))\n"
         "print('\\n'.join(failed))\n")
-    done = run([sys.executable, "-c", probe, str(REPO / "scripts")], cwd=REPO)
+    done = run([sys.executable, "-c", probe, str(REPO / "lab")], cwd=REPO)
     count, *failed = done.stdout.splitlines()
     assert int(count) > 40
     assert [line for line in failed if line] == []

@@ -46,7 +46,7 @@ def package_imports(tree, module):
 
 
 def report_at(commit, script, *arguments):
-    """The JSON report that ``scripts/<script>`` (as it is now, with these
+    """The JSON report that ``lab/<script>`` (as it is now, with these
     helpers) writes when run on the package as it was at ``commit``: a
     before/after comparison from one command. The commit is checked out in
     a temporary git worktree, removed afterwards."""

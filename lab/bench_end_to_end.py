@@ -1,0 +1,301 @@
+"""Time to a tested model at MSLR-WEB30K shape, from text files: RSRank's
+``rsrank train`` against LightGBM and XGBoost reading the same rows with
+their own loaders.
+
+    python scripts/bench_end_to_end.py [--scale 1.0] [--rounds 300] [--data DIR]
+        [--teacher linear] [--systems ...] [--out results]
+
+One fold of ``make_mslr_like`` data (136 float32 features, labels 0-4,
+long-tailed query sizes; ``--teacher nonlinear``: labels from shapes and
+products of the features, which favour trees) at MSLR-WEB30K's size, times
+``--scale``: train
+2.27 M rows, vali and test 0.75 M each, split by query. The rows are written
+once as LETOR text (``qid:`` on every line, 6 significant digits) and, for
+LightGBM, as the same lines without ``qid:`` plus ``.query`` files (its
+layout). ``--data DIR`` keeps the files there and reuses them.
+
+Each system runs in a fresh process, which reports its peak resident memory
+(VmHWM); the wall time is the process's, from its start to the test
+predictions written to disk:
+
+- RSRank: ``rsrank train --train --vali --test`` with its defaults: the
+  regularization path (ten L1 strengths as fractions of the edge, both pair
+  weightings, each point stepping with momentum until its weights settle,
+  at most 300 epochs) walked on a seeded sample of about 50,000 training
+  rows (``--path-rows``), the sparsest point within 1% of the best vali
+  NDCG@10 chosen and fitted again on all the training rows.
+  ``rsrank-full``: the same with ``--path-rows 0``, the path on all rows.
+  ``rsrank-patience``: the defaults with ``--patience 20``;
+  ``rsrank-additive``: with ``--additive`` (a step function per feature).
+- LightGBM ``lambdarank`` and XGBoost ``rank:ndcg`` (``hist``), 2 threads,
+  learning rate 0.1, other parameters at their defaults, up to ``--rounds``
+  rounds with early stopping after 20 rounds without a better vali
+  NDCG@10; test predictions from the best vali round.
+
+The test NDCG@10 of every system is computed here from its predictions with
+``rsrank.evaluation.metrics`` (standard convention: exp2 gain, log2 discount, a query
+without a relevant document scores 0). Writes ``end_to_end.md`` and
+``end_to_end.json`` into ``--out`` (``end_to_end_nonlinear.*`` for the
+non-linear teacher).
+"""
+
+import argparse
+import json
+import multiprocessing
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from _bench import command_line, write_report
+
+REPO = Path(__file__).resolve().parents[1]
+SYSTEMS = ["rsrank", "rsrank-full", "rsrank-patience", "rsrank-additive", "lightgbm", "xgboost"]
+#: the flags of each RSRank system beside the files
+RSRANK_FLAGS = {"rsrank": [], "rsrank-full": ["--path-rows", "0"],
+                "rsrank-patience": ["--patience", "20"], "rsrank-additive": ["--additive"]}
+#: MSLR-WEB30K Fold1: rows of train, vali and test, and its queries per row
+ROWS = {"train": 2_270_296, "vali": 747_218, "test": 753_611}
+QUERIES_PER_ROW = 31_531 / 3_771_125
+CHUNK = 50_000
+
+
+def _write_split(job):
+    """Writes one split in both layouts (run in a worker process)."""
+    directory, name, X, y, qid = job
+    directory = Path(directory)
+    with_qid = "%d qid:%d " + " ".join(f"{j}:%.6g" for j in range(1, X.shape[1] + 1)) + "\n"
+    without = "%d " + " ".join(f"{j}:%.6g" for j in range(1, X.shape[1] + 1)) + "\n"
+    with open(directory / f"{name}.txt", "w") as letor, \
+            open(directory / f"{name}.lgb.txt", "w") as lgb:
+        for start in range(0, len(y), CHUNK):
+            rows = np.column_stack([y[start:start + CHUNK], qid[start:start + CHUNK],
+                                    X[start:start + CHUNK].astype(np.float64)]).tolist()
+            letor.write("".join(with_qid % tuple(r) for r in rows))
+            lgb.write("".join(without % tuple([r[0]] + r[2:]) for r in rows))
+    sizes = np.unique(qid, return_counts=True)[1]  # qids increase, rows grouped
+    (directory / f"{name}.lgb.txt.query").write_text("".join(f"{s}\n" for s in sizes))
+    return name
+
+
+def write_data(directory, scale, teacher="linear"):
+    """The three splits, their labels and qids (``truth.npz``), reused when
+    ``directory`` already holds them for this scale and teacher."""
+    stamp = directory / "stamp.json"
+    made = {"scale": scale} if teacher == "linear" else {"scale": scale, "teacher": teacher}
+    if stamp.exists() and json.loads(stamp.read_text()) == made:
+        return
+    from rsrank.reading.synthetic import make_mslr_like
+
+    rows = {name: max(1, round(n * scale)) for name, n in ROWS.items()}
+    total = sum(rows.values())
+    data = make_mslr_like(n_documents=total, n_queries=max(3, round(total * QUERIES_PER_ROW)),
+                          random_state=0, teacher=teacher)
+    # whole queries to each split, in qid order, until it has its rows
+    order = np.argsort(data.qid, kind="stable")
+    X, y, qid = data.X[order], data.y[order], data.qid[order]
+    starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])  # first row of each query
+    bounds, start = {}, 0
+    for name in ("train", "vali"):
+        at = int(np.searchsorted(starts, start + rows[name]))
+        stop = int(starts[at]) if at < len(starts) else len(qid)
+        bounds[name] = (start, stop)
+        start = stop
+    bounds["test"] = (start, len(qid))
+    jobs = [(str(directory), name, X[a:b], y[a:b], qid[a:b]) for name, (a, b) in bounds.items()]
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        for name in pool.imap_unordered(_write_split, jobs):
+            print(f"wrote {name}", flush=True)
+    np.savez(directory / "truth.npz",
+             **{f"{name}_{part}": array for name, (a, b) in bounds.items()
+                for part, array in (("y", y[a:b]), ("qid", qid[a:b]))})
+    stamp.write_text(json.dumps(made))
+
+
+def child(system, directory, rounds, scratch):
+    """Runs in a fresh process: trains, writes ``{system}.test.npy`` and
+    prints one JSON line."""
+    directory, scratch = Path(directory), Path(scratch)
+    phases = {}
+    start = time.perf_counter()
+    if system.startswith("rsrank"):
+        from rsrank.cli import main
+
+        out = scratch / f"{system}-out"
+        code = main(["train", "--train", str(directory / "train.txt"),
+                     "--vali", str(directory / "vali.txt"), "--test",
+                     str(directory / "test.txt"), "--out", str(out), "--quiet",
+                     *RSRANK_FLAGS[system]])
+        if code:
+            raise SystemExit(f"rsrank train exited with {code}")
+        result = json.loads((out / "results.json").read_text())
+        scores = np.loadtxt(out / "predictions" / "Fold1.test.txt")
+        fold = result["folds"][0]
+        extra = {"selected_l1": fold["params"].get("l1"), "fit_s": fold.get("fit_seconds"),
+                 "n_nonzero": fold.get("n_nonzero"), "best_round": fold.get("best_iteration"),
+                 "selected": fold["params"], "points": len(fold["grid"]),
+                 "refit": bool(fold["grid"][-1].get("refit"))}
+    elif system == "lightgbm":
+        import lightgbm
+
+        params = {"objective": "lambdarank", "metric": "ndcg", "eval_at": [10],
+                  "learning_rate": 0.1, "num_threads": 2, "verbosity": -1}
+        train = lightgbm.Dataset(str(directory / "train.lgb.txt"), params=params)
+        vali = lightgbm.Dataset(str(directory / "vali.lgb.txt"), reference=train, params=params)
+        train.construct(), vali.construct()
+        phases["load_s"] = time.perf_counter() - start
+        booster = lightgbm.train(params, train, num_boost_round=rounds, valid_sets=[vali],
+                                 callbacks=[lightgbm.early_stopping(20, verbose=False)])
+        phases["train_s"] = time.perf_counter() - start - phases["load_s"]
+        scores = booster.predict(str(directory / "test.lgb.txt"),
+                                 num_iteration=booster.best_iteration, num_threads=2)
+        extra = {"best_round": int(booster.best_iteration)}
+    elif system == "xgboost":
+        import xgboost
+
+        train = xgboost.DMatrix(f"{directory / 'train.txt'}?format=libsvm", nthread=2)
+        vali = xgboost.DMatrix(f"{directory / 'vali.txt'}?format=libsvm", nthread=2)
+        phases["load_s"] = time.perf_counter() - start
+        params = {"objective": "rank:ndcg", "eval_metric": "ndcg@10", "tree_method": "hist",
+                  "eta": 0.1, "nthread": 2}
+        booster = xgboost.train(params, train, num_boost_round=rounds,
+                                evals=[(vali, "vali")], early_stopping_rounds=20,
+                                verbose_eval=False)
+        phases["train_s"] = time.perf_counter() - start - phases["load_s"]
+        test = xgboost.DMatrix(f"{directory / 'test.txt'}?format=libsvm", nthread=2)
+        scores = booster.predict(test, iteration_range=(0, booster.best_iteration + 1))
+        extra = {"best_round": int(booster.best_iteration) + 1}
+    np.save(scratch / f"{system}.test.npy", np.asarray(scores, dtype=np.float64))
+    sys.path.insert(0, str(REPO / "lab"))
+    from _bench import peak_rss_bytes
+
+    print(json.dumps({"system": system, "inner_s": time.perf_counter() - start, **phases,
+                      **extra, "peak_rss_bytes": peak_rss_bytes()}))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--rounds", type=int, default=300)
+    parser.add_argument("--data", help="directory for the text files (kept and reused)")
+    parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument("--teacher", choices=["linear", "nonlinear"], default="linear")
+    parser.add_argument("--out", default=str(REPO / "results"))
+    parser.add_argument("--append", action="store_true",
+                        help="keep the other systems' rows of --out/end_to_end.json (same data)")
+    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        return child(args.child[0], args.child[1], int(args.child[2]), args.child[3])
+    name = "end_to_end" if args.teacher == "linear" else "end_to_end_nonlinear"
+    from rsrank.evaluation.metrics import mean_ndcg
+
+    keep = tempfile.TemporaryDirectory() if args.data is None else None
+    directory = Path(args.data or keep.name)
+    directory.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    write_data(directory, args.scale, args.teacher)
+    print(f"data ready in {time.perf_counter() - started:.0f} s", flush=True)
+    truth = np.load(directory / "truth.npz")
+    shape = {name: {"rows": int(len(truth[f"{name}_y"])),
+                    "queries": int(len(np.unique(truth[f"{name}_qid"]))),
+                    "text_bytes": (directory / f"{name}.txt").stat().st_size}
+             for name in ROWS}
+    results = []
+    with tempfile.TemporaryDirectory() as scratch:
+        for system in args.systems.split(","):
+            start = time.perf_counter()
+            done = subprocess.run([sys.executable, __file__, "--child", system, str(directory),
+                                   str(args.rounds), scratch], capture_output=True, text=True)
+            wall = time.perf_counter() - start
+            if done.returncode:
+                raise SystemExit(f"{system} failed:\n{done.stderr[-3000:]}")
+            row = json.loads(done.stdout.strip().splitlines()[-1])
+            scores = np.load(Path(scratch) / f"{system}.test.npy")
+            row["wall_s"] = wall
+            row["test_ndcg10"] = mean_ndcg(truth["test_y"], scores, truth["test_qid"], 10)
+            results.append(row)
+            print(row, flush=True)
+    if keep is not None:
+        keep.cleanup()
+    commands = {r["system"]: command_line()
+                for r in results}
+    if args.append:
+        previous = json.loads((Path(args.out) / f"{name}.json").read_text())
+        if previous["shape"] != shape:
+            raise SystemExit("--append: the data differ from the recorded run's")
+        commands = {**previous.get("commands", {r["system"]: previous["command"]
+                                                 for r in previous["results"]}), **commands}
+        ran = {r["system"] for r in results}
+        results = sorted([r for r in previous["results"] if r["system"] not in ran] + results,
+                         key=lambda r: SYSTEMS.index(r["system"]))
+    import lightgbm
+    import numba
+    import xgboost
+
+    from rsrank import __version__
+
+    report = {"command": command_line(),
+              "machine": f"{platform.machine()}, {numba.config.NUMBA_NUM_THREADS} cores",
+              "versions": {"rsrank": __version__, "lightgbm": lightgbm.__version__,
+                           "xgboost": xgboost.__version__},
+              "scale": args.scale, "teacher": args.teacher, "rounds": args.rounds,
+              "shape": shape, "results": results,
+              "commands": commands}
+    by = {r["system"]: r for r in results}
+    base = by.get("lightgbm", results[0])
+    names = {"rsrank": "RSRank `rsrank train` (defaults)",
+             "rsrank-full": "RSRank `rsrank train --path-rows 0` (the path on all rows)",
+             "rsrank-patience": "RSRank `rsrank train --patience 20`",
+             "rsrank-additive": "RSRank `rsrank train --additive`",
+             "lightgbm": "LightGBM lambdarank", "xgboost": "XGBoost rank:ndcg (hist)"}
+    command_text = "; ".join(
+        f"`{c.strip()}` ({', '.join(s for s, cc in commands.items() if cc == c)})"
+        for c in dict.fromkeys(commands.values()))
+    lines = ["# Time to a tested model at MSLR-WEB30K shape"
+             + ("" if args.teacher == "linear" else ", non-linear teacher"), "",
+             f"Commands: {command_text}", "",
+             f"{report['machine']}; rsrank {__version__}, LightGBM {lightgbm.__version__}, "
+             f"XGBoost {xgboost.__version__}. Data: `make_mslr_like(teacher="
+             f"{args.teacher!r})` written as LETOR text "
+             "(136 features, 6 significant digits); "
+             + ", ".join(f"{name} {s['rows']:,} rows / {s['queries']:,} queries / "
+                         f"{s['text_bytes'] / 1e9:.2f} GB" for name, s in shape.items())
+             + f" (scale {args.scale:g} of MSLR-WEB30K Fold1). Each system in a fresh process "
+             "from text to test predictions; peak memory is the process's VmHWM. Test NDCG@10 "
+             "in the standard convention, from each system's best vali round.", "",
+             "| system | wall seconds | vs LightGBM | load s | train s | best round | "
+             "test NDCG@10 | peak memory |", "|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        load = f"{r['load_s']:.0f}" if "load_s" in r else ""
+        train = f"{r['train_s']:.0f}" if "train_s" in r else ""
+        best = "" if r.get("best_round") is None else str(r["best_round"])
+        lines.append(f"| {names[r['system']]} | {r['wall_s']:.0f} | "
+                     f"{r['wall_s'] / base['wall_s']:.2f}x | {load} | {train} | {best} | "
+                     f"{r['test_ndcg10']:.4f} | {r['peak_rss_bytes'] / 2**30:.1f} GiB |")
+    for system in RSRANK_FLAGS:
+        if system in by:
+            r = by[system]
+            chosen = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                               for k, v in r.get("selected", {}).items())
+            walked = ("the path on a sample, the choice refit on all rows" if r.get("refit")
+                      else "the path on all rows")
+            lines += ["", f"{names[system]} kept {r['n_nonzero']} of 136 features ({chosen}; "
+                      f"{r.get('points', '?')} fits, {walked}); its fits took "
+                      f"{r['fit_s']:.0f} s of the wall time."]
+    lines += ["", "The data come from a linear teacher, which favours a linear model: compare "
+              "the times, not the NDCG, across systems." if args.teacher == "linear" else
+              "The data come from a non-linear teacher (shapes and products of features), "
+              "which favours trees: the NDCG shows what a linear model gives up there."]
+    text = "\n".join(lines) + "\n"
+    out = Path(args.out)
+    write_report(out, name, report, text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

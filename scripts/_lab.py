@@ -1,0 +1,21 @@
+"""The benchmarks and studies are run from here, as ``python scripts/NAME.py``,
+and live in ``lab/`` beside the package: each file here hands its command
+line to the ``main`` of ``lab/NAME.py``.
+
+The command stays ``python scripts/NAME.py ...`` (``sys.argv`` is left as
+typed), so the command a results page records still runs it.
+"""
+
+import importlib
+import sys
+from pathlib import Path
+
+#: where the benchmarks and studies live
+LAB = Path(__file__).resolve().parents[1] / "lab"
+
+
+def run(script):
+    """Run ``lab/<name of script>``'s ``main`` on this command line."""
+    if str(LAB) not in sys.path:
+        sys.path.insert(0, str(LAB))
+    sys.exit(importlib.import_module(Path(script).stem).main())
