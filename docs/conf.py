@@ -1,7 +1,7 @@
 """Sphinx configuration of RSRank's documentation: the user guide (MyST
 Markdown), the API reference from the docstrings (autodoc with numpydoc)
 and the gallery (sphinx-gallery runs ``examples/`` and keeps their
-figures). Built with warnings as errors by ``tests/test_docs.py``."""
+figures). Built with warnings as errors by ``tests/end_to_end/test_docs.py``."""
 
 import os
 import re

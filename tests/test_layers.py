@@ -1,7 +1,14 @@
-"""The tests by layer: ``tests/unit/<room>/test_<module>.py`` is the unit
-test of ``rsrank/<room>/<module>.py``, imports it directly, and starts no
-command line, process, cluster or bundled fold; every other test file is
-end to end or crosses rooms. ``pytest tests/unit`` runs the unit layer."""
+"""The tests by layer:
+
+* ``tests/unit/<room>/test_<module>.py`` is the unit test of
+  ``rsrank/<room>/<module>.py``, imports it directly, and starts no command
+  line, process, cluster or bundled fold;
+* ``tests/integration/`` crosses rooms through the public API, and runs no
+  ``rsrank`` command line;
+* ``tests/end_to_end/`` runs what a user runs: the command line, processes,
+  the README's and the guide's blocks, the wheel, Dask, fetch, the docs.
+
+``pytest tests/unit`` runs the unit layer alone."""
 
 import ast
 from pathlib import Path
@@ -45,6 +52,25 @@ def reaches(source):
 
 
 UNIT = sorted((TESTS / "unit").rglob("test_*.py"))
+LAYERS = ("unit", "integration", "end_to_end")
+#: what an integration test may not reach: the command line
+COMMAND_LINE = ("rsrank.cli", "rsrank.__main__", "run_cli")
+
+
+def test_every_test_file_sits_in_a_layer():
+    files = {path.relative_to(TESTS) for path in TESTS.rglob("test_*.py")}
+    stray = sorted(str(path) for path in files
+                   if path.parts[0] not in LAYERS and path != Path("test_layers.py"))
+    assert stray == []
+    for layer in LAYERS:
+        assert any(path.parts[0] == layer for path in files), layer
+
+
+@pytest.mark.parametrize("path", sorted((TESTS / "integration").glob("test_*.py")),
+                         ids=lambda p: p.name)
+def test_an_integration_test_runs_no_command_line(path):
+    problems, _ = reaches(path.read_text())
+    assert not [p for p in problems if any(name in p for name in COMMAND_LINE)]
 
 
 def test_the_unit_layer_holds_a_test_for_each_core_learning_room():

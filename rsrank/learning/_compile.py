@@ -49,7 +49,7 @@ def deferred():
 def lambda_kernels():
     """``(kernel, signature)`` of the per-query pair kernels an epoch calls,
     whose argument types do not depend on the data's (float64 and int64
-    arrays and numbers; ``tests/test_threads.py`` checks them against a
+    arrays and numbers; ``tests/end_to_end/test_threads.py`` checks them against a
     fit's): the child's share first, then this process's (:func:`settle`).
     :func:`~rsrank._kernels.query_lambdas_from` calls them all."""
     from .. import _kernels

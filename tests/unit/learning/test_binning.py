@@ -114,7 +114,7 @@ def test_infinite_values_are_refused_and_nan_is_missing():
         fit_thresholds(np.array([[1.0], [np.inf]]))
     with pytest.raises(ValueError, match="infinite"):  # finite in float64 only
         fit_thresholds(np.array([[1.0], [1e300]]))
-    # a missing value has a bin of its own (tests/test_missing.py)
+    # a missing value has a bin of its own (tests/integration/test_missing.py)
     assert fit_thresholds(np.array([[1.0], [np.nan]]))[0][-1] == np.float32(np.inf)
 
 

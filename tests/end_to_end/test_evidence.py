@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DOCS = [REPO / "README.md", *sorted((REPO / "docs" / "guide").glob("*.md"))]
 #: a number as the docs quote NDCG and its differences: four decimals
 NUMBER = re.compile(r"(?<![\d.])[-+]?\d+\.\d{4}(?!\d)")

@@ -20,7 +20,7 @@ import scipy.sparse as sp
 
 from rsrank import RSRank
 
-REFERENCE = Path(__file__).parent / "data" / "engine_reference.json"
+REFERENCE = Path(__file__).resolve().parents[1] / "data" / "engine_reference.json"
 
 
 def queries(seed, n_queries=14, n_docs=12):

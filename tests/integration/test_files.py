@@ -105,13 +105,3 @@ def test_a_failed_write_names_the_target_not_its_temporary_sibling(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
 
 
-def test_results_may_go_beside_the_data_in_its_directory(tmp_path, bundled_root):
-    import shutil
-
-    from rsrank.cli import main
-
-    data = tmp_path / "data"
-    shutil.copytree(bundled_root / "Fold2", data / "Fold2")
-    assert main(["train", str(data), "--max-iter", "2", "--quiet",
-                 "--out", str(data / "results")]) == 0
-    assert (data / "results" / "results.json").is_file()

@@ -21,7 +21,7 @@ from rsrank.reading import _fetch
 from rsrank.cli import main
 from rsrank.reading.datasets import fetch_letor, load_letor
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
 
 
 class Server:

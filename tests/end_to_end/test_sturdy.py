@@ -19,7 +19,7 @@ import pytest
 
 from rsrank import RSRank, load_letor
 from rsrank.cli import main
-from test_failures import (GOOD, assert_one_line, digest, run, running, train_argv,
+from end_to_end.test_failures import (GOOD, assert_one_line, digest, run, running, train_argv,
                            worker_processes, write)
 
 needs_proc = pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds processes in /proc")

@@ -12,7 +12,7 @@ import pytest
 
 from rsrank import RSRank
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_every_rsrank_parameter_is_documented():

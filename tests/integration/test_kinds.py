@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from conftest import run_cli, small_queries
+from conftest import small_queries
 from rsrank import RSRank, RSRankCV
 from rsrank.deployment.engines import ENGINES
 from rsrank.deployment.export import parity
@@ -160,7 +160,7 @@ def test_the_shape_plot_draws_additive_kinds_and_names_the_fix_for_linear(fitted
 # -- names that are wrong, before any work ----------------------------------------------------
 
 
-def _no_work(monkeypatch):
+def no_work(monkeypatch):
     """Make every piece of a fit's work fail loudly: thresholds, the pair
     search and the solver's epochs."""
     import rsrank.reading.querydata
@@ -184,20 +184,10 @@ def _no_work(monkeypatch):
 def test_a_wrong_feature_name_is_refused_before_any_work(kind, params, words, queries,
                                                           monkeypatch):
     X, y, qid = queries
-    _no_work(monkeypatch)
+    no_work(monkeypatch)
     with pytest.raises(ValueError, match=words) as caught:
         kind_estimator(kind, **params).fit(X, y, qid=qid)
     assert "\n" not in str(caught.value)
-
-
-def test_the_command_line_refuses_a_wrong_name_before_any_fit(bundled_root, capsys,
-                                                              monkeypatch):
-    _no_work(monkeypatch)
-    for flags in (["--monotone", "nosuch:+1"], ["--additive", "--interactions", "2",
-                                                "--monotone", "f1:+1,nosuch:-1"]):
-        code, err = run_cli(["train", bundled_root, "--folds", "1", *flags], capsys)
-        assert code == 2 and err[-1].startswith("rsrank train: error: monotone: no feature "
-                                                "is named 'nosuch'")
 
 
 # -- parameters, declared and checked once --------------------------------------------------
@@ -234,7 +224,7 @@ def _refused_values():
 def test_a_value_a_parameter_cannot_take_is_refused_in_one_line_before_any_work(
         name, value, queries, monkeypatch):
     X, y, qid = queries
-    _no_work(monkeypatch)
+    no_work(monkeypatch)
     with pytest.raises(ValueError) as caught:
         RSRank(**{name: value}).fit(X, y, qid=qid)
     message = str(caught.value)
