@@ -59,7 +59,7 @@ def fold_choices(fold, seed, interactions):
     out = {}
     for rule, index in chosen.items():
         out[rule] = {"kind": tried[index]["kind"], "n_nonzero": tried[index]["n_nonzero"],
-                     "test": ndcg_per_query(y, models[index].predict(X), qid, 10,
+                     "test": ndcg_per_query(y, models[index].face.predict(X), qid, 10,
                                             convention="letor").tolist()}
     return out
 
