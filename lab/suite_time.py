@@ -1,11 +1,13 @@
-"""How long the test command takes, whole and without the slow tests.
+"""How long the test command takes, whole, without the slow tests, and
+by layer.
 
     python scripts/suite_time.py [--out results]
 
 Runs the README's test command's pytest part (``python -m pytest -n auto``)
 as a new machine does, with an empty numba cache (``NUMBA_CACHE_DIR`` a new
-directory: every kernel compiled), then the same with ``-m "not slow"`` on
-the cache that run left, each in a fresh process from the repository root,
+directory: every kernel compiled), then the same with ``-m "not slow"`` and
+each layer of ``tests/`` alone (unit, integration, end to end) on the cache
+that run left, each in a fresh process from the repository root,
 and reports the wall seconds, the tests passed and skipped, the cores,
 whether ``../shared/data`` is there (its tests are skipped without it), and
 the ten slowest tests of the whole run. Timings drift on shared machines:
@@ -24,6 +26,8 @@ from pathlib import Path
 from _bench import SHARED_DATA, command_line, write_report
 
 REPO = Path(__file__).resolve().parents[1]
+#: the layers of tests/, each run alone
+LAYERS = ("unit", "integration", "end_to_end")
 
 
 def run(extra, cache):
@@ -52,10 +56,13 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as cache:
         whole = run([], cache)
         quick = run(["-m", "not slow"], cache)
+        layers = {layer: run([f"tests/{layer}"], cache) for layer in LAYERS}
     shared = (SHARED_DATA / "OHSUMED").is_dir()
     report = {"command": command_line(), "cores": os.cpu_count(), "shared_data": shared,
               "whole": {"seconds": whole[0], "summary": whole[1], "slowest": whole[2]},
-              "not_slow": {"seconds": quick[0], "summary": quick[1]}}
+              "not_slow": {"seconds": quick[0], "summary": quick[1]},
+              "layers": {layer: {"seconds": seconds, "summary": summary}
+                         for layer, (seconds, summary, _) in layers.items()}}
     markdown = "\n".join([
         "# How long the test command takes", "",
         f"`{command_line()}`: `python -m pytest -n auto` from the repository root on "
@@ -65,6 +72,8 @@ def main(argv=None):
         "| run | wall seconds | result |", "|---|---|---|",
         f"| `pytest -n auto`, empty numba cache | {whole[0]:.0f} | {whole[1]} |",
         f"| `pytest -n auto -m \"not slow\"`, kernels cached | {quick[0]:.0f} | {quick[1]} |",
+        *(f"| `pytest -n auto tests/{layer}`, kernels cached | {seconds:.0f} | {summary} |"
+          for layer, (seconds, summary, _) in layers.items()),
         "",
         "The ten slowest tests of the whole run:", "", "```", *whole[2], "```"])
     write_report(args.out, args.name, report, markdown)
