@@ -1,6 +1,5 @@
-"""Additive models: steps on bin codes, against the linear model on the
-explicit 0/1 step indicators (the same function, computed without the kernels'
-tables and histograms): through the command line."""
+"""Additive models, through the ``rsrank`` command line: the rest of its tests,
+through the API, are in tests/integration/test_additive.py."""
 
 from integration.test_additive import nonlinear_fold
 

@@ -1,6 +1,6 @@
-"""Additive models out to the engines: what each format holds (the scoring of
-every export by each engine's rules is in test_engine_parity.py), the pictures,
-and what cannot be exported: through the command line."""
+"""Additive models out to the engines and their pictures, through the
+``rsrank`` command line: the rest of its tests, through the API, are in
+tests/integration/test_additive_export.py."""
 
 import json
 

@@ -1,6 +1,5 @@
-"""The binary cache of parsed files: the same arrays, faster, invalidated by a
-change of the source, never written beside a read-only input: through the
-command line."""
+"""The binary cache of parsed files, through the ``rsrank`` command line: the
+rest of its tests, through the API, are in tests/integration/test_cache.py."""
 
 import shutil
 

@@ -1,6 +1,5 @@
-"""CSV ranking data: a header names the query id, label, docid and feature
-columns; read wherever a LETOR file is, with errors naming file, line and
-column: through the command line."""
+"""CSV ranking data, through the ``rsrank`` command line: the rest of its
+tests, through the API, are in tests/integration/test_csv.py."""
 
 import json
 

@@ -1,6 +1,5 @@
-"""RSRankCV: rsrank train's recipe as one estimator, selecting on an eval_set
-as rsrank train selects on vali, or on folds of the training queries: through
-the command line."""
+"""RSRankCV's recipe, through the ``rsrank`` command line: the rest of its
+tests, through the API, are in tests/integration/test_cv.py."""
 
 import numpy as np
 import pytest

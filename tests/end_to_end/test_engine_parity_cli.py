@@ -1,7 +1,6 @@
-"""Every export loads under each engine's rules and scores every document as
-predict does, missing features included (rsrank.deployment.engines follows each
-engine's source; these tests hold the exports to it, and hold it to the
-engines' refusals): through the command line."""
+"""Every export scored by each engine's rules (``rsrank export --check``),
+through the ``rsrank`` command line: the rest of its tests, through the API,
+are in tests/integration/test_engine_parity.py."""
 
 import numpy as np
 

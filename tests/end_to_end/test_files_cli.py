@@ -1,5 +1,7 @@
-"""Outputs that never half-exist and never replace an input
-(rsrank.reading._files): through the command line."""
+"""Outputs that never half-exist and never replace an input, through the
+``rsrank`` command line: the rest of its tests, through the API, are in
+tests/integration/test_files.py."""
+
 
 def test_results_may_go_beside_the_data_in_its_directory(tmp_path, bundled_root):
     import shutil

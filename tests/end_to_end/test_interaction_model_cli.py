@@ -1,8 +1,6 @@
-"""Models with pairwise interactions (``additive=True, interactions=K``): their
-codes against the explicit 0/1 indicators of their steps, their scores against
-table lookups written here, the pairs they find on data with known pairwise
-effects, their files, their refusals and their exports by each engine's rules:
-through the command line."""
+"""Models with pairwise interactions, through the ``rsrank`` command line: the
+rest of its tests, through the API, are in
+tests/integration/test_interaction_model.py."""
 
 import re
 

@@ -1,7 +1,6 @@
-"""The contract every model kind keeps, tested once over ``KINDS``: the scikit-
-learn checks, fit, partial_fit (fresh and after a fit), warm_start, save and
-load (and a damaged file), refit_kept, every engine's export, the shape plot,
-and names that are wrong refused before any work: through the command line."""
+"""The contract every model kind keeps, through the ``rsrank`` command line:
+the rest of its tests, through the API, are in
+tests/integration/test_kinds.py."""
 
 from conftest import run_cli
 

@@ -1,4 +1,6 @@
-""": through the command line."""
+"""The metric conventions against their tools' numbers, through the ``rsrank``
+command line: the rest of its tests, through the API, are in
+tests/integration/test_metrics.py."""
 
 import numpy as np
 import pytest

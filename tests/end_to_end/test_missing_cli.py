@@ -1,7 +1,5 @@
-"""Missing values (NaN): a bin of their own in additive models and pairs,
-refused by linear ones with a one-line fix, kept by model files, and scored as
-predict scores NaN by the engines that read a missing feature: through the
-command line."""
+"""Missing values (NaN), through the ``rsrank`` command line: the rest of its
+tests, through the API, are in tests/integration/test_missing.py."""
 
 import json
 

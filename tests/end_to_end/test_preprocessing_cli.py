@@ -1,5 +1,5 @@
-"""Feature scaling: per-query and global, alone, inside RSRank and in
-pipelines: through the command line."""
+"""Feature scaling, through the ``rsrank`` command line: the rest of its tests,
+through the API, are in tests/integration/test_preprocessing.py."""
 
 import numpy as np
 import pytest

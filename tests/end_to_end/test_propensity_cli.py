@@ -1,7 +1,5 @@
-"""Learning from clicks: the examination curve comes back from a log of a
-deterministic ranker, grades follow the clicks without the position's bias, and
-the estimator and ``rsrank train`` take click logs: through the command
-line."""
+"""Learning from clicks, through the ``rsrank`` command line: the rest of its
+tests, through the API, are in tests/integration/test_propensity.py."""
 
 import json
 

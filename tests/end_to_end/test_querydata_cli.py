@@ -1,6 +1,5 @@
-"""The query data built once: its order, groups, moments and subsets, and that
-one fold of ``rsrank train`` parses, validates and groups each split once:
-through the command line."""
+"""The query data built once, through the ``rsrank`` command line: the rest of
+its tests, through the API, are in tests/integration/test_querydata.py."""
 
 import json
 import sys
