@@ -67,10 +67,15 @@ def _quoted(docs):
 def _wrong(docs):
     """The quoted numbers that no page they may come from holds."""
     values = {}
+
+    def held(stem):  # each page read once
+        if stem not in values:
+            values[stem] = _values(stem)
+        return values[stem]
+
     return [f"{doc}: {number} is in none of {', '.join(stems)}"
             for doc, number, stems in _quoted(docs)
-            if number.lstrip("+-") not in set().union(*(
-                values.setdefault(stem, _values(stem)) for stem in stems))]
+            if not any(number.lstrip("+-") in held(stem) for stem in stems)]
 
 
 def test_every_quoted_number_is_in_the_results_it_cites():
