@@ -49,6 +49,7 @@ INTERNALS = {
     ("_kernels", "PREFIX_MIN_SIZE"): "bench_crossover reads the rule against its times",
     ("_kernels", "PREFIX_COST_PER_LEVEL"): "bench_crossover reads the rule against its times",
     ("learning.binning", "_code"): "bench_codes times the codes' definition, a column at a time",
+    ("learning.fitting", "LEVEL_STEP"): "level_steps measures the level step's factor",
 }
 
 

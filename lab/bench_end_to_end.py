@@ -26,7 +26,10 @@ predictions written to disk:
   NDCG@10 chosen and fitted again on all the training rows.
   ``rsrank-full``: the same with ``--path-rows 0``, the path on all rows.
   ``rsrank-patience``: the defaults with ``--patience 20``;
-  ``rsrank-additive``: with ``--additive`` (a step function per feature).
+  ``rsrank-additive``: with ``--additive`` (a step function per feature);
+  ``rsrank-interactions``: with ``--additive --interactions 10`` (and ten
+  pairs' grids); ``rsrank-interactions-fine``: the same with
+  ``--max-bins 255 --interaction-bins 16``.
 - LightGBM ``lambdarank`` and XGBoost ``rank:ndcg`` (``hist``), 2 threads,
   learning rate 0.1, other parameters at their defaults, up to ``--rounds``
   rounds with early stopping after 20 rounds without a better vali
@@ -36,12 +39,11 @@ The test NDCG@10 of every system is computed here from its predictions with
 ``rsrank.evaluation.metrics`` (standard convention: exp2 gain, log2 discount, a query
 without a relevant document scores 0). Writes ``end_to_end.md`` and
 ``end_to_end.json`` into ``--out`` (``end_to_end_nonlinear.*`` for the
-non-linear teacher).
+non-linear teacher; ``--name`` another).
 """
 
 import argparse
 import json
-import multiprocessing
 import platform
 import subprocess
 import sys
@@ -52,70 +54,17 @@ from pathlib import Path
 import numpy as np
 
 from _bench import command_line, write_report
+from _mslr import ROWS, write_data
 
 REPO = Path(__file__).resolve().parents[1]
-SYSTEMS = ["rsrank", "rsrank-full", "rsrank-patience", "rsrank-additive", "lightgbm", "xgboost"]
+SYSTEMS = ["rsrank", "rsrank-full", "rsrank-patience", "rsrank-additive", "rsrank-interactions",
+           "rsrank-interactions-fine", "lightgbm", "xgboost"]
 #: the flags of each RSRank system beside the files
 RSRANK_FLAGS = {"rsrank": [], "rsrank-full": ["--path-rows", "0"],
-                "rsrank-patience": ["--patience", "20"], "rsrank-additive": ["--additive"]}
-#: MSLR-WEB30K Fold1: rows of train, vali and test, and its queries per row
-ROWS = {"train": 2_270_296, "vali": 747_218, "test": 753_611}
-QUERIES_PER_ROW = 31_531 / 3_771_125
-CHUNK = 50_000
-
-
-def _write_split(job):
-    """Writes one split in both layouts (run in a worker process)."""
-    directory, name, X, y, qid = job
-    directory = Path(directory)
-    with_qid = "%d qid:%d " + " ".join(f"{j}:%.6g" for j in range(1, X.shape[1] + 1)) + "\n"
-    without = "%d " + " ".join(f"{j}:%.6g" for j in range(1, X.shape[1] + 1)) + "\n"
-    with open(directory / f"{name}.txt", "w") as letor, \
-            open(directory / f"{name}.lgb.txt", "w") as lgb:
-        for start in range(0, len(y), CHUNK):
-            rows = np.column_stack([y[start:start + CHUNK], qid[start:start + CHUNK],
-                                    X[start:start + CHUNK].astype(np.float64)]).tolist()
-            letor.write("".join(with_qid % tuple(r) for r in rows))
-            lgb.write("".join(without % tuple([r[0]] + r[2:]) for r in rows))
-    sizes = np.unique(qid, return_counts=True)[1]  # qids increase, rows grouped
-    (directory / f"{name}.lgb.txt.query").write_text("".join(f"{s}\n" for s in sizes))
-    return name
-
-
-def write_data(directory, scale, teacher="linear"):
-    """The three splits, their labels and qids (``truth.npz``), reused when
-    ``directory`` already holds them for this scale and teacher."""
-    stamp = directory / "stamp.json"
-    made = {"scale": scale} if teacher == "linear" else {"scale": scale, "teacher": teacher}
-    if stamp.exists() and json.loads(stamp.read_text()) == made:
-        return
-    from rsrank.reading.synthetic import make_mslr_like
-
-    rows = {name: max(1, round(n * scale)) for name, n in ROWS.items()}
-    total = sum(rows.values())
-    data = make_mslr_like(n_documents=total, n_queries=max(3, round(total * QUERIES_PER_ROW)),
-                          random_state=0, teacher=teacher)
-    # whole queries to each split, in qid order, until it has its rows
-    order = np.argsort(data.qid, kind="stable")
-    X, y, qid = data.X[order], data.y[order], data.qid[order]
-    starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])  # first row of each query
-    bounds, start = {}, 0
-    for name in ("train", "vali"):
-        at = int(np.searchsorted(starts, start + rows[name]))
-        stop = int(starts[at]) if at < len(starts) else len(qid)
-        bounds[name] = (start, stop)
-        start = stop
-    bounds["test"] = (start, len(qid))
-    jobs = [(str(directory), name, X[a:b], y[a:b], qid[a:b]) for name, (a, b) in bounds.items()]
-    with multiprocessing.get_context("fork").Pool(2) as pool:
-        for name in pool.imap_unordered(_write_split, jobs):
-            print(f"wrote {name}", flush=True)
-    np.savez(directory / "truth.npz",
-             **{f"{name}_{part}": array for name, (a, b) in bounds.items()
-                for part, array in (("y", y[a:b]), ("qid", qid[a:b]))})
-    stamp.write_text(json.dumps(made))
-
-
+                "rsrank-patience": ["--patience", "20"], "rsrank-additive": ["--additive"],
+                "rsrank-interactions": ["--additive", "--interactions", "10"],
+                "rsrank-interactions-fine": ["--additive", "--interactions", "10", "--max-bins",
+                                             "255", "--interaction-bins", "16"]}
 def child(system, directory, rounds, scratch):
     """Runs in a fresh process: trains, writes ``{system}.test.npy`` and
     prints one JSON line."""
@@ -185,13 +134,15 @@ def main(argv=None):
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--teacher", choices=["linear", "nonlinear"], default="linear")
     parser.add_argument("--out", default=str(REPO / "results"))
+    parser.add_argument("--name", help="the report's name (default end_to_end, or "
+                        "end_to_end_nonlinear for the non-linear teacher)")
     parser.add_argument("--append", action="store_true",
                         help="keep the other systems' rows of --out/end_to_end.json (same data)")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         return child(args.child[0], args.child[1], int(args.child[2]), args.child[3])
-    name = "end_to_end" if args.teacher == "linear" else "end_to_end_nonlinear"
+    name = args.name or ("end_to_end" if args.teacher == "linear" else "end_to_end_nonlinear")
     from rsrank.evaluation.metrics import mean_ndcg
 
     keep = tempfile.TemporaryDirectory() if args.data is None else None
@@ -252,6 +203,9 @@ def main(argv=None):
              "rsrank-full": "RSRank `rsrank train --path-rows 0` (the path on all rows)",
              "rsrank-patience": "RSRank `rsrank train --patience 20`",
              "rsrank-additive": "RSRank `rsrank train --additive`",
+             "rsrank-interactions": "RSRank `rsrank train --additive --interactions 10`",
+             "rsrank-interactions-fine": "RSRank `rsrank train --additive --interactions 10 "
+                                         "--max-bins 255 --interaction-bins 16`",
              "lightgbm": "LightGBM lambdarank", "xgboost": "XGBoost rank:ndcg (hist)"}
     command_text = "; ".join(
         f"`{c.strip()}` ({', '.join(s for s, cc in commands.items() if cc == c)})"

@@ -27,11 +27,12 @@ from .build import cached, forget_stale_builds, read_only, twins, variant
 from .epoch import (GRADIENT_ONLY, Pairs, Rows, Steps, Work, coded_epoch_parallel,
                     coded_epoch_serial, compiled_before, csr_epoch_parallel, csr_epoch_serial,
                     epoch_kernels, epoch_parallel, epoch_serial, objective, period_steps,
-                    scaled_weights, step_size, take_step)
+                    scaled_weights, step_size, take_step, level_moves)
 from .memory import (NOTHING_AHEAD, PREFETCH_SPAN_BYTES, items_span, prefetch_plan, rows_span,
                      share_lines)
 from .metrics import grouped_order, ideal_dcg, ndcg_at_parallel, ndcg_at_serial
-from .pairs import pair_histograms, row_curvature, step_curvature
+from .pairs import (code_sums, pair_histograms, row_curvature, row_pair_weights, step_curvature,
+                    stored_code_sums)
 from .penalty import (clip_signs, cumulative_penalty, dense_column_moments, dense_column_sums,
                       group_shrink, isotonic, monotone_pairs, monotone_table,
                       stored_column_moments, truncate)
@@ -50,7 +51,8 @@ from .scores import (CODE_BLOCK, coded_add_histogram, coded_scores, coded_scores
 forget_stale_builds(epoch_serial)
 
 __all__ = [
-    "pair_histograms", "row_curvature", "step_curvature", "CODE_BLOCK",
+    "pair_histograms", "row_curvature", "step_curvature", "CODE_BLOCK", "code_sums",
+    "row_pair_weights", "stored_code_sums",
     "GRADIENT_ONLY", "HINGE", "LOGISTIC", "MODIFIED_HUBER", "PAIR_LOSSES",
     "NOTHING_AHEAD", "PREFETCH_SPAN_BYTES", "PREFIX_COST_PER_LEVEL", "PREFIX_MIN_SIZE", "Pairs",
     "Rows", "Steps", "Work",
@@ -72,6 +74,6 @@ __all__ = [
     "sorted_query_lambdas",
     "step_size", "step_table", "stored_codes", "stored_column_moments", "strided_scores",
     "suffix_sums",
-    "swap_weight", "swap_weight_matrix", "table_size", "take_step", "top_order", "truncate",
+    "swap_weight", "swap_weight_matrix", "table_size", "take_step", "level_moves", "top_order", "truncate",
     "twins", "uniform_stride", "variant",
 ]

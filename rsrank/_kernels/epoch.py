@@ -65,9 +65,10 @@ Pairs = namedtuple("Pairs", "gains labels inv_ideal discount cutoff loss unit_we
 
 
 Steps = namedtuple("Steps", "learning_rate power_t l1 period theta cumulative group groups "
-                            "group_factors weight_factors signs monotone_blocks",
+                            "group_factors weight_factors signs monotone_blocks level_bins "
+                            "levels",
                    defaults=(0.0, np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0),
-                             np.zeros((0, 7), np.int64)))
+                             np.zeros((0, 7), np.int64), np.zeros(0, np.int64), np.zeros(0)))
 
 
 Work = namedtuple("Work", "scores lam partial rankings w_scaled table threads",
@@ -113,13 +114,25 @@ def take_step(w, partial, rows, scale, steps, l1_state, step):
     scaled = scale.shape[0] > 0
     step += 1
     eta = step_size(steps.learning_rate, steps.power_t, step)
-    for j in range(n_features):
-        g = 0.0
-        for c in range(rows):
-            g += partial[c, j]
-        if scaled:
-            g *= scale[j]
-        w[j] -= eta * g
+    group_factors = steps.group_factors
+    if steps.levels.shape[0] > 0:
+        grad = np.zeros(n_features)
+        for j in range(n_features):
+            for c in range(rows):
+                grad[j] += partial[c, j]
+        move = level_moves(grad, steps.level_bins, steps.levels)
+        for j in range(n_features):
+            w[j] -= eta * move[j]
+        if steps.group > 0.0 and steps.groups.shape[0] > 0:
+            group_factors = moved_group_factors(grad, move, steps.groups, steps.group_factors)
+    else:
+        for j in range(n_features):
+            g = 0.0
+            for c in range(rows):
+                g += partial[c, j]
+            if scaled:
+                g *= scale[j]
+            w[j] -= eta * g
     if steps.l1 > 0.0:
         if steps.cumulative:
             l1_state[n_features] += eta * steps.l1
@@ -128,12 +141,56 @@ def take_step(w, partial, rows, scale, steps, l1_state, step):
         elif step % steps.period == 0:
             truncate(w, period_steps(steps, step) * steps.l1, steps.theta, steps.weight_factors)
     if steps.group > 0.0 and steps.groups.shape[0] > 0 and step % steps.period == 0:
-        group_shrink(w, steps.groups, steps.group_factors, period_steps(steps, step) * steps.group)
+        group_shrink(w, steps.groups, group_factors, period_steps(steps, step) * steps.group)
     if steps.signs.shape[0] > 0:
         clip_signs(w, steps.signs)
     if steps.monotone_blocks.shape[0] > 0:
         monotone_pairs(w, steps.monotone_blocks)
     return step
+
+
+@njit(cache=True)
+def level_moves(grad, bins, levels):
+    """The move of a step on the levels of each coded column rather than
+    on its steps (before the step size): column ``j``'s steps
+    ``bins[j]:bins[j + 1]`` are the differences of its levels (the score of
+    each code), whose gradient is the histogram of the rows' lambdas per
+    code, recovered from the steps' gradient ``grad`` (suffix sums; a pair
+    loss's lambdas sum to 0 over the rows, so the lowest code's is minus
+    the first step's). Each level moves by its gradient times ``levels``
+    (packed at ``bins[j] + j + c``: one over the level's curvature, 0 for
+    none), and each step by the difference of the moves of its levels."""
+    move = np.zeros(grad.shape[0])
+    for j in range(bins.shape[0] - 1):
+        lo, width = bins[j], bins[j + 1] - bins[j]
+        base = lo + j
+        below = -grad[lo] * levels[base]
+        for b in range(width):
+            above = grad[lo + b] - (grad[lo + b + 1] if b + 1 < width else 0.0)
+            level = above * levels[base + b + 1]
+            move[lo + b] = level - below
+            below = level
+    return move
+
+
+@njit(cache=True)
+def moved_group_factors(grad, move, groups, factors):
+    """The group penalty's factors for a step of ``move`` along ``grad``:
+    each finite factor times the group's ``|move| / |grad|`` (1 where its
+    gradient is 0), so that a group at zero stays there exactly when its
+    gradient's norm is at most the penalty, as on plain steps."""
+    out = factors.copy()
+    for g in range(groups.shape[0] - 1):
+        if not np.isfinite(factors[g]):
+            continue
+        moved = 0.0
+        pulled = 0.0
+        for j in range(groups[g], groups[g + 1]):
+            moved += move[j] * move[j]
+            pulled += grad[j] * grad[j]
+        if pulled > 0.0:
+            out[g] = factors[g] * np.sqrt(moved / pulled)
+    return out
 
 
 @njit(cache=True)

@@ -158,3 +158,51 @@ def row_curvature(z, level, level_gains, discount, factor, unit, out):
             dsquare_sum[own, j] += d * v * v
     for j in range(width):
         out[j] += factor * total[j]
+
+
+@njit(cache=True)
+def row_pair_weights(gains, offsets, discount, factors, unit, out):
+    """Each row's summed pair weight at the all-zero model (rows ranked in
+    their stored order, as the kernels break ties) into ``out``: the
+    query's ``factors[q]`` times, over the rows of other gains, 1 (``unit``)
+    or ``|g_i - g_j| |d_i - d_j|`` with ``discount`` by place."""
+    for q in range(offsets.shape[0] - 1):
+        lo, hi = offsets[q], offsets[q + 1]
+        factor = factors[q]
+        for i in range(lo, hi):
+            total = 0.0
+            for j in range(lo, hi):
+                if gains[i] == gains[j]:
+                    continue
+                if unit:
+                    total += 1.0
+                else:
+                    total += abs(gains[i] - gains[j]) * abs(discount[i - lo] - discount[j - lo])
+            out[i] = factor * total
+
+
+@njit(cache=True)
+def code_sums(codes, bins, values, out):
+    """``values`` summed per feature and code of dense ``codes``, feature
+    ``j``'s code ``c`` at ``out[bins[j] + j + c]``."""
+    for i in range(codes.shape[0]):
+        v = values[i]
+        for j in range(codes.shape[1]):
+            out[bins[j] + j + codes[i, j]] += v
+
+
+@njit(cache=True)
+def stored_code_sums(indices, indptr, stored_codes, zero_codes, bins, values, out):
+    """:func:`code_sums` of CSR-stored codes: each row's unstored features
+    at their ``zero_codes``, its stored ones at ``stored_codes``."""
+    total = 0.0
+    for i in range(indptr.shape[0] - 1):
+        total += values[i]
+    for j in range(bins.shape[0] - 1):
+        out[bins[j] + j + zero_codes[j]] += total
+    for i in range(indptr.shape[0] - 1):
+        v = values[i]
+        for k in range(indptr[i], indptr[i + 1]):
+            j = indices[k]
+            out[bins[j] + j + stored_codes[k]] += v
+            out[bins[j] + j + zero_codes[j]] -= v

@@ -205,7 +205,8 @@ def add_training_options(parser, grid):
         parser.add_argument(
             "--learning-rate", type=rates(grid), default=["curvature"],
             help="step size eta: curvature (default: 2 over the trace of the loss's Hessian "
-            f"at w = 0; each point of the path kept at its last epoch, once its weights "
+            f"at w = 0, or for --additive a step on each bin's level by its own curvature; "
+            f"each point of the path kept at its last epoch, once its weights "
             f"settle (--weight-tol) or after {PATH_EPOCHS} epochs, "
             "warm-started from strong to weak L1, for both --pair-weight values), auto "
             "(1e-3, 1e-2 or 1e-1, whichever gives the best vali NDCG without L1, chosen once "

@@ -21,7 +21,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from .interactions import pair_grids, row_lambdas, top_pairs
-from .defaults import DEFAULT_INTERACTION_BINS
+from .defaults import DEFAULT_INTERACTION_BINS, LEVEL_STEP
 from .kinds import ModelSpec, kind_of
 from .objective import Objective
 from .feature_keys import (FeatureKeys, check_feature_keys, excluded, monotone_directions,
@@ -31,7 +31,7 @@ from .penalty import L1Penalty
 from .solver import DivergenceWarning, Fit, Monitoring, Solver, SolverState, finite_check
 
 __all__ = ["Setup", "Fitted", "setup", "fit", "fit_stream", "partial_fit", "refit_kept",
-           "start", "laid_out", "curvature_rate", "edge", "l1_edge", "group_edge", "scale_advice",
+           "start", "laid_out", "curvature_rate", "level_steps", "takes_levels", "edge", "l1_edge", "group_edge", "scale_advice",
            "rate_from_parts", "part_curvature", "fit_source", "EpochSource", "InMemory",
            "Blocks", "AUTO_RATES", "AUTO_DEFAULT", "CURVATURE_STEP"]
 
@@ -326,8 +326,11 @@ def fit(plan, data, validation=None, *, warm=None, coef_init=None):
     else:
         # "auto" without validation data takes the curvature step too: one
         # that full-batch descent cannot overshoot, where 1e-2 may
-        rate = curvature_rate(plan, data, start(plan, data, warm)) if (
-            plan.rule in ("curvature", "auto")) else None
+        rate = None
+        if plan.rule in ("curvature", "auto"):
+            model = start(plan, data, warm)
+            if not takes_levels(plan, model, in_memory=True):
+                rate = curvature_rate(plan, data, model)
         result = _fit_at(plan, rate, data, validation, warm, coef_init)
     return replace(result, params=plan.params)
 
@@ -360,10 +363,15 @@ def fit_source(plan, source, validation=None, *, warm=None, coef_init=None, rate
     model = start(plan, source.data_source, warm)
     if validation is not None:  # its scores choose the epoch: a NaN would choose blindly
         plan.kind.check_rows(plan.model, validation, "eval_set")
-    if rate is None and plan.rule:
+    levels = level_steps(plan, source, model)
+    if levels is not None:
+        rate, levels = levels
+    elif rate is None and plan.rule:
         rate = warm.learning_rate if warm is not None else rate_from_parts(
             source.curvature_parts(plan, model))
     solver = laid_out(plan, model, rate)
+    if levels is not None:
+        solver = replace(solver, levels=levels)
     if state is None:
         state = start_state(len(model.coef), coef_init, warm)
     names = source.data_source.feature_names
@@ -498,6 +506,34 @@ def _fit_auto(plan, data, validation, warm, coef_init):
     return best[1]
 
 
+def takes_levels(plan, model, *, in_memory):
+    """Whether a fit of ``model`` by ``plan`` steps on levels
+    (:func:`level_steps`): rule ``"curvature"``, an additive model, its
+    rows in memory."""
+    return plan.rule == "curvature" and hasattr(model, "encoding") and in_memory
+
+
+def level_steps(plan, source, model):
+    """``(rate, (bins, levels))`` for steps on the levels of ``model``'s coded
+    columns (:func:`rsrank._kernels.level_moves`) when ``plan``'s rule is
+    ``"curvature"``, the model is additive and ``source`` holds its rows in
+    memory; else None (steps on the weights, at the trace's step). A
+    level's step is :data:`LEVEL_STEP` (at most one over the estimate of
+    :meth:`~rsrank.learning.objective.Objective.level_step_bound`) over its
+    curvature: a step function's
+    steps are strongly correlated, and on the trace's step an additive
+    model with pairs was still far from settled after 3,000 epochs where
+    level steps settle in about 100 (``results/level_steps.md``)."""
+    if not takes_levels(plan, model, in_memory=isinstance(source, InMemory)):
+        return None
+    objective = plan.solver.objective
+    curvature = objective.level_curvature(source.data, view=model.view)
+    inverse = np.divide(1.0, curvature, out=np.zeros_like(curvature), where=curvature > 0)
+    bound = objective.level_step_bound(source.data, view=model.view)
+    rate = LEVEL_STEP if bound * LEVEL_STEP <= 1 else 1.0 / bound
+    return rate, (np.asarray(model.encoding.bins, dtype=np.int64), inverse)
+
+
 def curvature_rate(plan, data, model=None, *, support=None, step=CURVATURE_STEP,
                    otherwise=AUTO_DEFAULT):
     """``learning_rate="curvature"``: ``step`` over the trace of the
@@ -538,14 +574,17 @@ def refit_kept(plan, penalized, data, validation=None):
     """A fit from ``penalized``'s weights on the terms it keeps (features,
     and pairs), without ``l1`` or ``l1_group``, the others excluded (the
     relaxed fit; the same training data). With ``learning_rate="curvature"``
-    its step is 2 over the curvature of the kept weights alone; otherwise
-    it keeps the penalized fit's step."""
+    its step is 2 over the curvature of the kept weights alone, or for an
+    additive model in memory the same steps on levels as the penalized fit;
+    otherwise it keeps the penalized fit's step."""
     model = penalized.model
     terms = model.term_features()
     held = np.ones(len(terms), dtype=bool)
     held[model.selected_terms()] = False
     rate = penalized.learning_rate
-    if plan.rule == "curvature":
+    if takes_levels(plan, model, in_memory=True):
+        rate = KEEP  # steps on levels again, by the rule
+    elif plan.rule == "curvature":
         rate = curvature_rate(plan, data, model, support=~held, otherwise=rate)
     refit = plan.but(relax=False, l1=0.0, l1_group=0.0, learning_rate=rate,
                      exclude=[terms[g] for g in np.flatnonzero(held)])

@@ -287,6 +287,61 @@ class Objective:
                           self.pair_weight, as_view(view).key,
                           None if factor is None else factor.tobytes()), make)
 
+    def level_curvature(self, data, *, view="none"):
+        """Per coded column and code (packed at ``bins[j] + j + c``) the
+        summed pair weights of the rows with that code at ``w = 0``, times the
+        pair loss's curvature at margin 0, over the queries: a bound on the
+        diagonal of the Hessian of the mean per-query loss with respect to
+        the column's levels (a pair within one code counts, where it adds
+        nothing)."""
+        def make():
+            rows = data.rows(view)
+            labels = self._labels(data)
+            weights = np.zeros(data.n_rows)
+            _kernels.row_pair_weights(labels.gains, data.offsets, labels.discount,
+                                      self.query_factors(data), self.unit_weights, weights)
+            out = np.zeros(int(rows.bins[-1]) + len(rows.bins) - 1)
+            if rows.indptr.shape[0] > 0:
+                _kernels.stored_code_sums(rows.indices, rows.indptr, rows.stored_codes,
+                                          rows.zero_codes, rows.bins, weights, out)
+            else:
+                _kernels.code_sums(rows.dense_codes, rows.bins, weights, out)
+            return PAIR_CURVATURE[self.pair_loss] * out / max(data.n_queries, 1)
+        return data.memo(("level_curvature", self.gain, self.discount, self.ndcg_k,
+                          self.pair_loss, self.pair_weight, as_view(view).key), make)
+
+    def level_step_bound(self, data, *, view="none", iterations=12):
+        """An estimate of the largest eigenvalue of the loss's Hessian with
+        each level's step over its curvature (:meth:`level_curvature`):
+        ``iterations`` of the power method, each Hessian product the
+        difference of the gradients at two points along the same direction
+        (the same ranking, so the same pair weights, and every margin within
+        the pair loss's quadratic part), seeded. A level step of one over it
+        cannot overshoot along the directions the estimate sees."""
+        def make():
+            rows = data.rows(view)
+            bins = np.asarray(rows.bins, dtype=np.int64)
+            curvature = self.level_curvature(data, view=view)
+            inverse = np.divide(1.0, curvature, out=np.zeros_like(curvature),
+                                where=curvature > 0)
+            direction = np.random.default_rng(0).standard_normal(int(bins[-1]))
+            largest = 0.0
+            for _ in range(iterations):
+                direction /= np.linalg.norm(direction)
+                small = 1e-4 / max(1.0, float(np.abs(direction).sum()))
+                product = (self.loss_and_gradient(data, 2 * small * direction, view=view)[1]
+                           - self.loss_and_gradient(data, small * direction, view=view)[1]) / (
+                    small * max(data.n_queries, 1))
+                moved = _kernels.level_moves(product, bins, inverse)
+                size = float(np.linalg.norm(moved))
+                if size == 0.0:
+                    break
+                largest = max(largest, size)
+                direction = moved
+            return largest
+        return data.memo(("level_step_bound", self.gain, self.discount, self.ndcg_k,
+                          self.pair_loss, self.pair_weight, as_view(view).key, iterations), make)
+
     def zero_model_loss(self, data):
         """Mean per-query loss of the all-zero weights (every pair at margin
         0, whatever the features), kept with the data: a training loss far

@@ -225,6 +225,9 @@ class Solver:
     verbose: int = 0
     weight_tol: object = None
     momentum: bool = False
+    #: ``(bins, levels)``: steps on the levels of coded columns
+    #: (:func:`rsrank._kernels.level_moves`), or None: on the weights
+    levels: object = None
 
     def __post_init__(self):
         check_number("learning_rate", self.learning_rate, 0, strict=True)
@@ -258,7 +261,8 @@ class Solver:
         return _kernels.Steps(float(self.learning_rate), float(self.power_t), float(penalty.l1),
                               int(penalty.period), float(penalty.threshold), penalty.cumulative,
                               float(penalty.group), penalty.groups, penalty.group_factors,
-                              penalty.weight_factors, penalty.signs, penalty.monotone_blocks)
+                              penalty.weight_factors, penalty.signs, penalty.monotone_blocks,
+                              *(() if self.levels is None else self.levels))
 
     def new_work(self, data, view="none"):
         """Scratch arrays for the epochs of one fit on ``data`` (they keep
