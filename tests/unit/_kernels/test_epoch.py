@@ -1,5 +1,9 @@
 """rsrank._kernels.epoch: the objective's gradient is X transpose lambda and
-matches finite differences; threads change no bit."""
+matches finite differences; threads change no bit; an additive model's
+coded column steps on the score of each code (its level) by the lambdas'
+histogram per code over the level's curvature, and the group penalty keeps
+a group at zero exactly when its gradient's norm is at most the strength,
+as on plain steps."""
 
 import numpy as np
 import pytest
@@ -115,3 +119,45 @@ def test_threads_share_the_gradient_rows_and_change_no_bit(batch_size):
             assert got_loss == loss
     finally:
         numba.set_num_threads(was)
+
+
+def _column(rng, n_codes, n_rows):
+    """Rows' codes of one column and lambdas that sum to 0 (a pair loss's)."""
+    codes = rng.integers(0, n_codes, n_rows)
+    lam = rng.normal(size=n_rows)
+    return codes, lam - lam.mean()
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_level_moves_are_the_differences_of_each_codes_histogram_over_its_curvature(seed):
+    rng = np.random.default_rng(seed)
+    widths = rng.integers(1, 9, 3)  # steps per column
+    bins = np.r_[0, np.cumsum(widths)].astype(np.int64)
+    levels = rng.uniform(0.1, 2.0, int(bins[-1]) + len(widths))
+    levels[rng.random(len(levels)) < 0.2] = 0.0  # a code without curvature does not move
+    grad, expected = np.zeros(int(bins[-1])), np.zeros(int(bins[-1]))
+    for j, width in enumerate(widths):
+        codes, lam = _column(rng, width + 1, 40)
+        histogram = np.bincount(codes, weights=lam, minlength=width + 1)  # per level
+        for b in range(width):  # a step's gradient: the rows above it
+            grad[bins[j] + b] = lam[codes > b].sum()
+        moved = histogram * levels[bins[j] + j: bins[j + 1] + j + 1]
+        expected[bins[j]:bins[j + 1]] = np.diff(moved)
+    np.testing.assert_allclose(epoch.level_moves(grad, bins, levels), expected, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_group_at_zero_stays_there_exactly_when_its_gradient_is_within_the_strength(seed):
+    rng = np.random.default_rng(seed)
+    bins = np.array([0, 5, 9], dtype=np.int64)
+    levels = rng.uniform(0.2, 3.0, 11)
+    grad = rng.normal(size=9)
+    norms = [np.linalg.norm(grad[:5]), np.linalg.norm(grad[5:])]
+    eta = 0.3
+    for strength, zero in ((0.999 * norms[0], [False, norms[1] <= 0.999 * norms[0]]),
+                           (1.001 * norms[0], [True, norms[1] <= 1.001 * norms[0]])):
+        w = np.zeros(9)
+        steps = epoch.Steps(eta, 0.0, 0.0, 1, 0.0, False, strength, bins, np.ones(2),
+                            level_bins=bins, levels=levels)
+        K.take_step(w, grad[None], 1, np.zeros(0), steps, np.zeros(10), 0)
+        assert [not w[:5].any(), not w[5:].any()] == zero
