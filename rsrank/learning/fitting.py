@@ -363,7 +363,8 @@ def fit_source(plan, source, validation=None, *, warm=None, coef_init=None, rate
     model = start(plan, source.data_source, warm)
     if validation is not None:  # its scores choose the epoch: a NaN would choose blindly
         plan.kind.check_rows(plan.model, validation, "eval_set")
-    levels = level_steps(plan, source, model)
+    levels = level_steps(plan, source, model,
+                         rate=warm.learning_rate if warm is not None else None)
     if levels is not None:
         rate, levels = levels
     elif rate is None and plan.rule:
@@ -513,7 +514,7 @@ def takes_levels(plan, model, *, in_memory):
     return plan.rule == "curvature" and hasattr(model, "encoding") and in_memory
 
 
-def level_steps(plan, source, model):
+def level_steps(plan, source, model, rate=None):
     """``(rate, (bins, levels))`` for steps on the levels of ``model``'s coded
     columns (:func:`rsrank._kernels.level_moves`) when ``plan``'s rule is
     ``"curvature"``, the model is additive and ``source`` holds its rows in
@@ -529,8 +530,9 @@ def level_steps(plan, source, model):
     objective = plan.solver.objective
     curvature = objective.level_curvature(source.data, view=model.view)
     inverse = np.divide(1.0, curvature, out=np.zeros_like(curvature), where=curvature > 0)
-    bound = objective.level_step_bound(source.data, view=model.view)
-    rate = LEVEL_STEP if bound * LEVEL_STEP <= 1 else 1.0 / bound
+    if rate is None:  # a fit that goes on (warm_start, partial_fit) keeps its factor
+        bound = objective.level_step_bound(source.data, view=model.view)
+        rate = LEVEL_STEP if bound * LEVEL_STEP <= 1 else 1.0 / bound
     return rate, (np.asarray(model.encoding.bins, dtype=np.int64), inverse)
 
 
