@@ -326,11 +326,9 @@ def fit(plan, data, validation=None, *, warm=None, coef_init=None):
     else:
         # "auto" without validation data takes the curvature step too: one
         # that full-batch descent cannot overshoot, where 1e-2 may
-        rate = None
-        if plan.rule in ("curvature", "auto"):
-            model = start(plan, data, warm)
-            if not takes_levels(plan, model, in_memory=True):
-                rate = curvature_rate(plan, data, model)
+        rate = curvature_rate(plan, data, start(plan, data, warm)) if (
+            plan.rule in ("curvature", "auto")
+            and not takes_levels(plan, in_memory=True)) else None
         result = _fit_at(plan, rate, data, validation, warm, coef_init)
     return replace(result, params=plan.params)
 
@@ -507,11 +505,11 @@ def _fit_auto(plan, data, validation, warm, coef_init):
     return best[1]
 
 
-def takes_levels(plan, model, *, in_memory):
-    """Whether a fit of ``model`` by ``plan`` steps on levels
-    (:func:`level_steps`): rule ``"curvature"``, an additive model, its
-    rows in memory."""
-    return plan.rule == "curvature" and hasattr(model, "encoding") and in_memory
+def takes_levels(plan, *, in_memory):
+    """Whether a fit by ``plan`` steps on levels (:func:`level_steps`): rule
+    ``"curvature"``, an additive kind, its rows in memory (known before
+    the model starts, so no step size is worked out for it)."""
+    return plan.rule == "curvature" and plan.kind.additive and in_memory
 
 
 def level_steps(plan, source, model, rate=None):
@@ -525,7 +523,7 @@ def level_steps(plan, source, model, rate=None):
     steps are strongly correlated, and on the trace's step an additive
     model with pairs was still far from settled after 3,000 epochs where
     level steps settle in about 100 (``results/level_steps.md``)."""
-    if not takes_levels(plan, model, in_memory=isinstance(source, InMemory)):
+    if not takes_levels(plan, in_memory=isinstance(source, InMemory)):
         return None
     objective = plan.solver.objective
     curvature = objective.level_curvature(source.data, view=model.view)
@@ -584,7 +582,7 @@ def refit_kept(plan, penalized, data, validation=None):
     held = np.ones(len(terms), dtype=bool)
     held[model.selected_terms()] = False
     rate = penalized.learning_rate
-    if takes_levels(plan, model, in_memory=True):
+    if takes_levels(plan, in_memory=True):
         rate = KEEP  # steps on levels again, by the rule
     elif plan.rule == "curvature":
         rate = curvature_rate(plan, data, model, support=~held, otherwise=rate)
