@@ -1,23 +1,40 @@
 """Sums over pairs: two-feature histograms of per-row values over bin codes,
-all pairs of features in one pass over the rows (the candidates of pairwise
+all pairs of features a block of rows at a time (the candidates of pairwise
 interactions), and the curvature of step columns summed over the pairs of
 rows of a query."""
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
+
+from .build import twins
 
 
-@njit(cache=True)
-def pair_histograms(codes, values, first, second, n_bins, sums, counts):
+#: Rows of a block of :func:`_pair_histograms`: every pair's histogram takes
+#: the block's rows before the next block, so a pair's cells and the block's
+#: two code columns stay in cache (``scripts/bench_pair_search.py``)
+PAIR_BLOCK = 4096
+
+
+def _pair_histograms(columns, values, first, second, n_bins, sums, counts):
     """For each pair ``p`` of features ``(first[p], second[p])``, add each
     row's ``values`` into ``sums[p, code_a * n_bins + code_b]`` and count
-    the row in ``counts`` (``codes``: one uint8 code per row and feature)."""
-    for i in range(codes.shape[0]):
-        value = values[i]
-        for p in range(first.shape[0]):
-            cell = codes[i, first[p]] * n_bins + codes[i, second[p]]
-            sums[p, cell] += value
-            counts[p, cell] += 1
+    the row in ``counts`` (``columns``: one uint8 code per feature and row,
+    a feature's codes contiguous). The rows go in blocks of
+    :data:`PAIR_BLOCK`, a block's pairs shared out among the threads; each
+    cell adds its rows in their order, whatever the threads."""
+    n_rows = columns.shape[1]
+    for lo in range(0, n_rows, PAIR_BLOCK):
+        hi = min(lo + PAIR_BLOCK, n_rows)
+        for p in prange(first.shape[0]):
+            a, b = columns[first[p]], columns[second[p]]
+            cells, seen = sums[p], counts[p]
+            for i in range(lo, hi):
+                cell = a[i] * n_bins + b[i]
+                cells[cell] += values[i]
+                seen[cell] += 1
+
+
+pair_histograms_serial, pair_histograms_parallel = twins(_pair_histograms)
 
 
 @njit(cache=True)

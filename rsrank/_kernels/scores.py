@@ -313,9 +313,10 @@ linear_scores_serial, linear_scores_parallel = twins(_linear_scores)
 # read as 0. Feature ``j``'s ``sizes[j]`` thresholds fill the rows
 # ``starts[j]:starts[j + 1]`` of ``cuts`` (one row of :data:`CODE_BLOCK` per
 # block, the last padded with +inf, which is below no value), and a value
-# counts them a row at a time: a loop of fixed length over a row, without a
-# branch, which vectorises (over a flat array's signed indices, which numba
-# checks for being negative, the codes took 1.2 times as long).
+# counts the rows wholly below it, then the thresholds of the next row: a loop
+# of fixed length over a row, without a branch, which vectorises (over a flat
+# array's signed indices, which numba checks for being negative, the codes took
+# 1.2 times as long).
 
 #: Thresholds counted at a time (:func:`dense_codes`)
 CODE_BLOCK = 32
@@ -338,13 +339,15 @@ def _value_code(value, cuts, start, stop, size, missing):
         value = np.float32(0.0)
     if stop == start:
         return 0
-    # the first row apart: counted inside the loop over the rows, the rows of at
-    # most 32 thresholds took 1.5 times as long; no early end, as a branch on
-    # the value would be mispredicted
-    count = _block_count(cuts[start], value)
-    for block in range(start + 1, stop):
-        count += _block_count(cuts[block], value)
-    return count
+    # the rows wholly below the value first, by their last thresholds (the
+    # thresholds ascend, so those rows come first and the value lies in the
+    # next), then that row's count: 32 + rows comparisons, not 32 per row (on 254
+    # thresholds, 3.7 times as fast as counting every row: scripts/bench_codes.py);
+    # no early end, as a branch on the value would be mispredicted
+    below = start
+    for block in range(start, stop - 1):
+        below += cuts[block, CODE_BLOCK - 1] < value
+    return (below - start) * CODE_BLOCK + _block_count(cuts[below], value)
 
 
 @njit(cache=True)

@@ -241,7 +241,8 @@ def pair_search(plan, source):
             weight_tol=plan.solver.weight_tol or 1e-4, restore_best=False))
         additive = fit(search, source).model
         lam = row_lambdas(additive, search.solver.objective, source)  # once, for both
-        pairs = top_pairs(additive, lam, source, spec.interactions, spec.interaction_bins)
+        pairs = top_pairs(additive, lam, source, spec.interactions, spec.interaction_bins,
+                          n_jobs=plan.solver.n_jobs)
         return pairs, pair_grids(lam, source, pairs, additive.encoding.thresholds,
                                  spec.interaction_bins)
     return source.memo(key, make)

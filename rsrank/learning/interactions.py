@@ -10,7 +10,8 @@ fit that the model's one-feature shapes cannot. It is the gain of FAST
 (Lou, Caruana, Gehrke and Hooker, KDD 2013) computed on the ranking
 objective's gradients instead of a regression residual, over the whole grid
 instead of its best 2x2 cut. Every pair's histogram comes from one pass
-over the rows (:func:`rsrank._kernels.pair_histograms`).
+over the rows, a block of rows at a time
+(:func:`rsrank._kernels.pair_histograms_serial`, ``_parallel``).
 """
 
 import itertools
@@ -19,6 +20,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import _kernels
+from ._compile import choose
+from ._threads import SCORING_WORK_PER_THREAD, numba_threads, threads
 from .binning import bin_codes, fit_thresholds
 from ..reading.querydata import QueryData
 
@@ -101,16 +104,18 @@ def pair_gains(estimator, X, y=None, *, qid=None, candidates=None, n_bins=8):
     model = estimator.model_
     names = model.names()
     lam = row_lambdas(model, estimator.setup().solver.objective, data)
-    pairs, gains = gains_at(lam, data, candidates, n_bins)
+    pairs, gains = gains_at(lam, data, candidates, n_bins, estimator.n_jobs)
     order = np.argsort(-gains, kind="stable")
     return [((names[pairs[i, 0]], names[pairs[i, 1]]), float(gains[i])) for i in order]
 
 
-def gains_at(lam, data, candidates=None, n_bins=8):
+def gains_at(lam, data, candidates=None, n_bins=8, n_jobs=None):
     """``(pairs, gains)``: every pair of ``candidates`` (feature indices;
     default all) as an ``(n_pairs, 2)`` array and the interaction gain of
     the rows' pair gradients ``lam`` (:func:`row_lambdas`) over ``data`` (a
-    :class:`QueryData`) on a grid of ``n_bins`` quantile bins per feature."""
+    :class:`QueryData`) on a grid of ``n_bins`` quantile bins per feature;
+    the histograms on ``n_jobs`` threads (:func:`~rsrank.learning._threads.threads`,
+    by the row visits)."""
     if not (isinstance(n_bins, (int, np.integer)) and 2 <= n_bins <= 16):
         raise ValueError(f"n_bins must be an integer from 2 to 16, got {n_bins!r}")
     features = (np.arange(data.n_features) if candidates is None
@@ -126,8 +131,13 @@ def gains_at(lam, data, candidates=None, n_bins=8):
     where[features] = np.arange(len(features))
     sums = np.zeros((len(pairs), side * side))
     counts = np.zeros((len(pairs), side * side))
-    _kernels.pair_histograms(codes, lam, np.ascontiguousarray(where[pairs[:, 0]]),
-                             np.ascontiguousarray(where[pairs[:, 1]]), side, sums, counts)
+    args = (np.ascontiguousarray(codes.T), np.ascontiguousarray(lam, dtype=np.float64),
+            np.ascontiguousarray(where[pairs[:, 0]]), np.ascontiguousarray(where[pairs[:, 1]]),
+            side, sums, counts)
+    n = threads(n_jobs, len(pairs) * data.n_rows, SCORING_WORK_PER_THREAD)
+    with numba_threads(n):
+        choose(_kernels.pair_histograms_serial, _kernels.pair_histograms_parallel, n,
+               args)(*args)
     return pairs, interaction_gain(sums, counts, side)
 
 
@@ -169,13 +179,13 @@ def candidate_features(model, lam, data, budget=SEARCH_WORK, n_bins=8):
     return np.sort(order[:max(most, 2)])
 
 
-def top_pairs(model, lam, data, k, n_bins=8, budget=SEARCH_WORK):
-    """The ``k`` pairs of largest interaction gain (:func:`gains_at`) of the
-    pair gradients ``lam`` at ``model``'s ranking among
-    :func:`candidate_features`, as a ``(k, 2)`` array of feature indices
-    (fewer when there are fewer pairs, and none of gain 0)."""
+def top_pairs(model, lam, data, k, n_bins=8, budget=SEARCH_WORK, n_jobs=None):
+    """The ``k`` pairs of largest interaction gain (:func:`gains_at`, on
+    ``n_jobs`` threads) of the pair gradients ``lam`` at ``model``'s ranking
+    among :func:`candidate_features`, as a ``(k, 2)`` array of feature
+    indices (fewer when there are fewer pairs, and none of gain 0)."""
     candidates = candidate_features(model, lam, data, budget, n_bins)
-    pairs, gains = gains_at(lam, data, candidates, n_bins)
+    pairs, gains = gains_at(lam, data, candidates, n_bins, n_jobs)
     order = np.argsort(-gains, kind="stable")[:k]
     order = order[gains[order] > 0]
     return pairs[np.sort(order)]
@@ -194,18 +204,15 @@ def _segments(sums, counts, n_segments):
     wm = np.vstack([np.zeros(counts.shape[1]), np.cumsum(counts * means, axis=0)])
     wmm = np.vstack([np.zeros(counts.shape[1]), np.cumsum(counts * means ** 2, axis=0)])
 
-    def cost(i, j):  # rows i..j-1 as one run
-        weight, first, second = w[j] - w[i], wm[j] - wm[i], wmm[j] - wmm[i]
-        return float(np.sum(second - np.where(weight > 0, first ** 2 / np.maximum(weight, 1e-300),
-                                              0.0)))
     k_max = min(n_segments, n)
     best = np.full((k_max + 1, n + 1), np.inf)
     back = np.zeros((k_max + 1, n + 1), dtype=np.int64)
     best[0, 0] = 0.0
     costs = np.full((n + 1, n + 1), np.inf)
-    for i in range(n):
-        for j in range(i + 1, n + 1):
-            costs[i, j] = cost(i, j)
+    for i in range(n):  # rows i..j-1 as one run, for every j at once
+        weight, first, second = w[i + 1:] - w[i], wm[i + 1:] - wm[i], wmm[i + 1:] - wmm[i]
+        costs[i, i + 1:] = np.sum(second - np.where(
+            weight > 0, first ** 2 / np.maximum(weight, 1e-300), 0.0), axis=1)
     for k in range(1, k_max + 1):
         for j in range(1, n + 1):
             options = best[k - 1, :j] + costs[:j, j]

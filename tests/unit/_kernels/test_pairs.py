@@ -1,4 +1,5 @@
-"""rsrank._kernels.pairs: the curvature per code from dense and from
+"""rsrank._kernels.pairs: two-feature histograms against a bincount per
+pair, the curvature per code from dense and from
 CSR-stored codes agree, and each row's pair weight at the all-zero model is
 the brute-force sum over its query's pairs."""
 
@@ -9,6 +10,21 @@ from kernel_reference import discount_table
 from rsrank._kernels import pairs as K
 from rsrank.evaluation import metrics as M
 
+
+@pytest.mark.parametrize("build", [K.pair_histograms_serial, K.pair_histograms_parallel])
+def test_pair_histograms_equal_a_bincount_per_pair_over_several_blocks(build):
+    rng = np.random.default_rng(0)
+    n_bins, n_rows = 5, 2 * K.PAIR_BLOCK + 301
+    codes = rng.integers(0, n_bins, size=(4, n_rows)).astype(np.uint8)  # a feature a row
+    values = rng.normal(size=n_rows)
+    first, second = np.array([0, 0, 1, 2]), np.array([1, 3, 2, 3])
+    sums, counts = np.zeros((4, n_bins ** 2)), np.zeros((4, n_bins ** 2))
+    build(codes, values, first, second, n_bins, sums, counts)
+    for p, (a, b) in enumerate(zip(first, second)):
+        cells = codes[a].astype(int) * n_bins + codes[b]
+        # each cell adds its rows in their order, as bincount does: equal, not close
+        np.testing.assert_array_equal(sums[p], np.bincount(cells, values, n_bins ** 2))
+        np.testing.assert_array_equal(counts[p], np.bincount(cells, minlength=n_bins ** 2))
 
 
 def test_curvature_per_code_is_the_same_from_dense_and_stored_codes():

@@ -72,14 +72,14 @@ def searchsorted_codes(X, thresholds):
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), n_cuts=st.sampled_from([0, 1, 5, 32, 33, 200]),
+@given(seed=st.integers(0, 2**32 - 1), n_cuts=st.sampled_from([0, 1, 5, 31, 32, 33, 63, 64, 65, 200, 254]),
        dtype=st.sampled_from([np.float64, np.float32, np.int64, np.bool_, np.float16]),
        missing=st.booleans(), layout=st.sampled_from(["C", "F", "csr"]))
 def test_the_code_kernels_equal_searchsorted_column_by_column(seed, n_cuts, dtype, missing,
                                                               layout):
     # the kernels against NumPy: values at the thresholds, within float32's
     # rounding of them, NaN, +-inf, float64 beyond float32's range, counts
-    # that take the loop (up to 32 thresholds) and the binary search
+    # of one row of thresholds, of several, and whole rows below the value
     assume(not (layout == "csr" and dtype is np.float16))  # scipy.sparse has no float16
     rng = np.random.default_rng(seed)
     cuts = np.unique(rng.normal(size=n_cuts).astype(np.float32) * 10)

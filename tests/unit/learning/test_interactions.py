@@ -6,23 +6,8 @@ import numpy as np
 import pytest
 
 from rsrank import RSRank, QueryData
-from rsrank import _kernels
 from rsrank.learning.interactions import interaction_gain, pair_gains
 from rsrank.reading.synthetic import make_interactions
-
-
-def test_pair_histograms_equal_a_bincount_per_pair():
-    rng = np.random.default_rng(0)
-    n_bins = 5
-    codes = rng.integers(0, n_bins, size=(300, 4)).astype(np.uint8)
-    values = rng.normal(size=300)
-    first, second = np.array([0, 0, 1, 2]), np.array([1, 3, 2, 3])
-    sums, counts = np.zeros((4, n_bins ** 2)), np.zeros((4, n_bins ** 2))
-    _kernels.pair_histograms(codes, values, first, second, n_bins, sums, counts)
-    for p, (a, b) in enumerate(zip(first, second)):
-        cells = codes[:, a].astype(int) * n_bins + codes[:, b]
-        np.testing.assert_allclose(sums[p], np.bincount(cells, values, n_bins ** 2))
-        np.testing.assert_array_equal(counts[p], np.bincount(cells, minlength=n_bins ** 2))
 
 
 def test_the_interaction_gain_is_zero_on_a_sum_of_shapes_and_not_on_a_product():
