@@ -86,6 +86,9 @@ CLI_VARIANTS = {
     "cli-interactions": ["--additive", "--interactions", "10"],
     # ... with 255 bins a feature instead of 32
     "cli-additive-bins255": ["--additive", "--max-bins", "255"],
+    # ... and pairs on grids of 16 x 16 cells, not 8 x 8
+    "cli-interactions-fine": ["--additive", "--interactions", "10", "--max-bins", "255",
+                              "--interaction-bins", "16"],
     # ... each path point as penalized, without its relaxed refit
     "cli-additive-norelax": ["--additive", "--no-relax"],
     "cli-interactions-norelax": ["--additive", "--interactions", "10", "--no-relax"],
@@ -416,6 +419,49 @@ BASELINE_TEXT = {"xgboost": "XGBoost gblinear tuned on vali",
                  "cli": "`rsrank train DIR` (linear, no flags)"}
 
 
+def add_before(table, path):
+    """Each method of the report at ``path`` (this study's JSON, from an
+    older checkout) as ``before:METHOD`` beside the same datasets of
+    ``table``, with its per-query values."""
+    before = json.loads(Path(path).read_text())
+    for name, entry in table.items():
+        old = before["table"].get(name)
+        if old is None or old["seeds"] != entry["seeds"]:
+            continue
+        for method, slot in old["methods"].items():
+            entry["methods"][f"before:{method}"] = {
+                "per_query": slot["per_query"], "mean": slot["mean"],
+                "n_queries": slot["n_queries"], "mean_nonzero": slot["mean_nonzero"]}
+
+
+def against_before(table):
+    """Lines of a table: each method against its ``before:`` run, the
+    difference of the means and the paired t-test over the same queries."""
+    pairs = sorted({m for e in table.values() for m in e["methods"]
+                    if f"before:{m}" in e["methods"]})
+    if not pairs:
+        return []
+    lines = ["", "Against the same method before (the `--before` report): difference of "
+             "the means (paired t-test p over the same test queries), then the kept "
+             "features before and now.", "",
+             "| data | " + " | ".join(pairs) + " |", "|---" * (len(pairs) + 1) + "|"]
+    for name, entry in table.items():
+        cells = []
+        for method in pairs:
+            now, old = entry["methods"].get(method), entry["methods"].get(f"before:{method}")
+            if now is None or old is None or len(now["per_query"]) != len(old["per_query"]):
+                cells.append("")
+                continue
+            a, b = np.asarray(now["per_query"]), np.asarray(old["per_query"])
+            p = stats.ttest_rel(a, b).pvalue if np.any(a != b) else 1.0
+            kept = (f"{old['mean_nonzero']:.1f} / {now['mean_nonzero']:.1f}"
+                    if now["mean_nonzero"] is not None and old["mean_nonzero"] is not None
+                    else "")
+            cells.append(f"{a.mean() - b.mean():+.4f} (p={p:.2g}), {kept}")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def markdown(table, recipes, baseline="xgboost"):
     clis = [m for m in [*CLI_VARIANTS, *(f"cli-binned{b}" for b in BINNED)]
             if any(m in e["methods"] for e in table.values())]
@@ -483,6 +529,8 @@ def main(argv=None):
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--name", default="recipes")
     parser.add_argument("--peer-cache", help="directory keeping the peers' results between runs")
+    parser.add_argument("--before", help="this study's JSON from an older checkout: each of "
+                        "its methods is tested against the same method now")
     parser.add_argument("--per-seed", action="store_true",
                         help="add a table per dataset of each seed's test NDCG@10 and kept features")
     args = parser.parse_args(argv)
@@ -496,6 +544,9 @@ def main(argv=None):
         delayed(run_one)(name, seed, args.data, recipes, peers, args.peer_cache) for name, seed in tasks)
     table = summarize(runs, args.baseline)
     text = markdown(table, recipes, args.baseline)
+    if args.before:
+        add_before(table, args.before)
+        text += "\n".join(against_before(table)) + "\n"
     if args.per_seed:
         text += per_seed_markdown(table)
     print(text)
