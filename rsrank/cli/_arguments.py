@@ -9,7 +9,8 @@ import argparse
 
 from ..learning.defaults import (DEFAULT_INTERACTION_BINS, DEFAULT_L1_METHOD, DEFAULT_MAX_BINS,
                                  DEFAULT_MAX_ITER, DEFAULT_NORMALIZE, L1_METHODS, NORMALIZERS,
-                                 PATH_EPOCHS, PATH_ROWS, PATH_WEIGHT_TOL)
+                                 PATH_EPOCHS, PATH_PATIENCE, PATH_ROWS,
+                                 PATH_WEIGHT_TOL)
 
 
 def within(text):
@@ -240,7 +241,9 @@ def add_training_options(parser, grid):
             help="with --learning-rate curvature, a training set of more rows walks the path "
             "on a seeded sample of its queries of about this many rows, and the chosen point "
             f"is fitted again on all of them (default {PATH_ROWS:,}; 0: the path on all rows; "
-            "not with --vali-cv or --stream, whose paths use every training query)")
+            "not with --vali-cv or --stream, whose paths use every training query); such a "
+            f"path stops a pair weighting after {PATH_PATIENCE} strengths in a row that do not "
+            "raise its best vali score")
     parser.add_argument("--batch-size", type=number_list(int) if grid else positive(int),
                         default=None, help="queries per step (default: all, one step per "
                         "epoch; 1 is the paper's online update)")

@@ -28,6 +28,7 @@ from . import metrics
 from ..learning._workers import in_processes, worker_count
 from ..reading.datasets import (check_exp2_labels, csv_feature_names, find_folds, is_csv,
                                 iter_letor_folds, read_docids, streamed_fold)
+from ..learning.defaults import PATH_PATIENCE
 from ..learning.feature_keys import feature_costs
 from ..reading._queries import QueryGroups
 from ..reading.folds import Fold
@@ -396,7 +397,8 @@ def fit_and_select(estimator, grid, train, validation, *, select="ndcg@10",
     queries of about that many rows (:func:`~rsrank.learning.path.path_sample`), and
     the chosen point is fitted again on all of them, starting from the
     sample's weights (:func:`refit_on_all`): the path's work stops growing with the
-    data."""
+    data. Such a path also stops a setting after :data:`PATH_PATIENCE`
+    points in a row that do not raise its best vali score."""
     if validation is None and cv is None:
         raise ValueError("fit_and_select judges on validation queries, on folds of the "
                          "training queries (cv), or both: give one")
@@ -404,7 +406,11 @@ def fit_and_select(estimator, grid, train, validation, *, select="ndcg@10",
     sampled = (path and path_rows and chunks is None and cv is None and validation is not None
                and train.n_rows > path_rows)
     walked = path_sample(train, path_rows, estimator.random_state) if sampled else train
-    points = walk(estimator, grid, walked, validation=validation, chunks=chunks, warm=path)
+
+    def judge(fit):  # a point's fits on vali, as the selection judges them
+        return metrics.nanmean(_metric_on(select, validation, fit, convention))
+    points = walk(estimator, grid, walked, validation=validation, chunks=chunks, warm=path,
+                  judge=judge, patience=PATH_PATIENCE if sampled else None)
     if validation is None:
         tried, fits = _describe_fits(points)
         per_query = [np.zeros(0)] * len(tried)

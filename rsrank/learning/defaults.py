@@ -8,7 +8,8 @@ __all__ = ["NORMALIZERS", "GLOBAL_NORMALIZERS", "QUERY_NORMALIZERS", "L1_METHODS
            "DEFAULT_NORMALIZE", "DEFAULT_L1_METHOD", "DEFAULT_MAX_ITER", "DEFAULT_MAX_BINS",
            "DEFAULT_INTERACTION_BINS", "MAX_INTERACTION_BINS", "DEFAULT_L1_RATIO",
            "DEFAULT_WITHIN", "SPARSE_WITHIN", "SPARSE_L1_RATIO", "SPARSE_VALI_CV", "PATH_EPOCHS",
-           "PATH_WEIGHT_TOL", "PATH_PAIR_WEIGHTS", "PATH_MOMENTUM", "PATH_ROWS", "LEVEL_STEP"]
+           "PATH_WEIGHT_TOL", "PATH_PAIR_WEIGHTS", "PATH_MOMENTUM", "PATH_ROWS", "PATH_PATIENCE",
+           "LEVEL_STEP"]
 
 #: values of ``RSRank(normalize=...)`` and ``rsrank train --normalize``
 NORMALIZERS = ("none", "zscore", "minmax", "query-zscore", "query-minmax")
@@ -81,6 +82,11 @@ PATH_MOMENTUM = True
 #: ``results/path_rows_other.md``: once below and once above on six draws
 #: of other generators, mean -0.0001)
 PATH_ROWS = 50_000
+#: ... and each setting of such a path stops after this many strengths in a
+#: row that do not raise its best vali score: its weakest points, which
+#: keep the most features and take the most epochs, are walked only while
+#: they pay
+PATH_PATIENCE = 2
 #: An additive model fitted with ``learning_rate="curvature"`` on rows in
 #: memory steps on the levels of its shapes and pairs' cells, each by its
 #: gradient over its curvature times this

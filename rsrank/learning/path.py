@@ -220,7 +220,8 @@ class _Walk:
                 dense if without else None)
 
 
-def walk(estimator, points, train, *, validation=None, chunks=None, warm=True, coef_init=None):
+def walk(estimator, points, train, *, validation=None, chunks=None, warm=True, coef_init=None,
+         judge=None, patience=None):
     """Fit ``estimator`` at each of ``points`` (dicts of parameters, in the
     order given; a path lists its strengths from strong to weak) on
     ``train`` (a :class:`~rsrank.reading.querydata.QueryData`), each point starting
@@ -229,16 +230,21 @@ def walk(estimator, points, train, *, validation=None, chunks=None, warm=True, c
     that keep their best epoch or stop early. ``chunks`` (with ``train``
     None) streams the training data (:meth:`RSRank.fit_chunks`, no warm
     starts). With ``warm``, ``coef_init`` is the weights the first point of
-    each setting starts from (default: zero). Returns a :class:`PathPoint` per point.
+    each setting starts from (default: zero). With ``patience``, a setting
+    stops once that many of its points in a row have not raised the best
+    ``judge(fit)`` of its fits so far (the points it leaves are not
+    walked). Returns a :class:`PathPoint` per point walked.
 
     The fits run on the fit pipeline (:mod:`rsrank.learning.fitting`) from one
     :class:`~rsrank.learning.fitting.Setup` per setting, as values; an estimator is
     made only for a fit that is asked for its own (:attr:`PathFit.face`)."""
     path = _Walk(estimator, train, chunks, validation)
     last = {} if coef_init is None else {_setting(point): coef_init for point in points}
-    refits, out = {}, []
+    refits, out, best, stale = {}, [], {}, {}
     for point in points:
         setting = _setting(point)
+        if patience is not None and stale.get(setting, 0) >= patience:
+            continue
         settled, dense = path.rate(point)
         params = path.resolve(point, settled)
         relaxed = None
@@ -271,6 +277,10 @@ def walk(estimator, points, train, *, validation=None, chunks=None, warm=True, c
             if ratio_name in settled:
                 params = {**settled, **params, name: params[name]}
         out.append(PathPoint(params, fit, relaxed))
+        if patience is not None:
+            score = max(judge(f) for f in (fit, relaxed) if f is not None)
+            stale[setting] = 0 if score > best.get(setting, -np.inf) else stale.get(setting, 0) + 1
+            best[setting] = max(score, best.get(setting, -np.inf))
         if _ON_FIT.get() is not None:
             _ON_FIT.get()(settled)
     return out

@@ -1,0 +1,48 @@
+"""A unit test of rsrank.learning.path's walk: with ``patience`` each
+setting stops after that many points in a row that do not raise the best
+score of its fits, and a setting that keeps improving walks every point."""
+
+import numpy as np
+
+from rsrank import RSRank
+from rsrank.learning.path import walk
+from rsrank.reading.querydata import QueryData
+
+
+def small_data(seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(120, 4))
+    y = (X[:, 0] + 0.3 * rng.normal(size=120) > 0.5).astype(float) + (X[:, 1] > 1)
+    return QueryData(X, y, np.repeat(np.arange(12), 10))
+
+
+def test_a_setting_stops_after_patience_points_without_a_better_score():
+    data = small_data()
+    ratios = [0.5, 0.3, 0.2, 0.1, 0.05, 0.0]
+    grid = [{"l1_ratio": r, "pair_weight": weight} for r in ratios
+            for weight in ("unit", "delta_ndcg")]
+    # unit: best at its second point, then lower; delta_ndcg: better at every point
+    scores = {"unit": iter([0.5, 0.7, 0.6, 0.65, 0.9, 0.9]),
+              "delta_ndcg": iter([0.1, 0.2, 0.3, 0.4, 0.5, 0.6])}
+    judged = []
+
+    def judge(fit):
+        weight = fit.params["pair_weight"]
+        judged.append(weight)
+        return next(scores[weight])
+    points = walk(RSRank(learning_rate="curvature", max_iter=3), grid, data,
+                  judge=judge, patience=2)
+    walked = [(p.params["pair_weight"], p.params["l1_ratio"]) for p in points]
+    # unit's third and fourth points do not beat 0.7: it stops there, never seeing 0.9
+    assert [r for w, r in walked if w == "unit"] == [0.5, 0.3, 0.2, 0.1]
+    assert [r for w, r in walked if w == "delta_ndcg"] == ratios
+    assert judged.count("unit") == 4 and judged.count("delta_ndcg") == 6
+
+
+def test_without_patience_every_point_is_walked_and_none_is_judged():
+    def judge(fit):
+        raise AssertionError("judged without patience")
+    grid = [{"l1_ratio": r} for r in (0.5, 0.2, 0.0)]
+    points = walk(RSRank(learning_rate="curvature", max_iter=3), grid, small_data(1),
+                  judge=judge)
+    assert [p.params["l1_ratio"] for p in points] == [0.5, 0.2, 0.0]
