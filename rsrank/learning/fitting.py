@@ -21,7 +21,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from .interactions import pair_grids, row_lambdas, top_pairs
-from .defaults import DEFAULT_INTERACTION_BINS, LEVEL_STEP
+from .defaults import DEFAULT_INTERACTION_BINS, LEVEL_ROWS, LEVEL_STEP
 from .kinds import ModelSpec, kind_of
 from .objective import Objective
 from .feature_keys import (FeatureKeys, check_feature_keys, excluded, monotone_directions,
@@ -329,7 +329,7 @@ def fit(plan, data, validation=None, *, warm=None, coef_init=None):
         # that full-batch descent cannot overshoot, where 1e-2 may
         rate = curvature_rate(plan, data, start(plan, data, warm)) if (
             plan.rule in ("curvature", "auto")
-            and not takes_levels(plan, in_memory=True)) else None
+            and not takes_levels(plan, in_memory=True, n_rows=data.n_rows)) else None
         result = _fit_at(plan, rate, data, validation, warm, coef_init)
     return replace(result, params=plan.params)
 
@@ -506,11 +506,14 @@ def _fit_auto(plan, data, validation, warm, coef_init):
     return best[1]
 
 
-def takes_levels(plan, *, in_memory):
-    """Whether a fit by ``plan`` steps on levels (:func:`level_steps`): rule
-    ``"curvature"``, an additive kind, its rows in memory (known before
-    the model starts, so no step size is worked out for it)."""
-    return plan.rule == "curvature" and plan.kind.additive and in_memory
+def takes_levels(plan, *, in_memory, n_rows):
+    """Whether a fit by ``plan`` on ``n_rows`` training rows steps on levels
+    (:func:`level_steps`): rule ``"curvature"``, an additive kind, its rows
+    in memory, and at least :data:`~rsrank.learning.defaults.LEVEL_ROWS` of
+    them (known before the model starts, so no step size is worked out for
+    it)."""
+    return (plan.rule == "curvature" and plan.kind.additive and in_memory
+            and n_rows >= LEVEL_ROWS)
 
 
 def level_steps(plan, source, model, rate=None):
@@ -524,7 +527,9 @@ def level_steps(plan, source, model, rate=None):
     steps are strongly correlated, and on the trace's step an additive
     model with pairs was still far from settled after 3,000 epochs where
     level steps settle in about 100 (``results/level_steps.md``)."""
-    if not takes_levels(plan, in_memory=isinstance(source, InMemory)):
+    in_memory = isinstance(source, InMemory)
+    if not takes_levels(plan, in_memory=in_memory,
+                        n_rows=source.data.n_rows if in_memory else 0):
         return None
     objective = plan.solver.objective
     curvature = objective.level_curvature(source.data, view=model.view)
@@ -583,7 +588,7 @@ def refit_kept(plan, penalized, data, validation=None):
     held = np.ones(len(terms), dtype=bool)
     held[model.selected_terms()] = False
     rate = penalized.learning_rate
-    if takes_levels(plan, in_memory=True):
+    if takes_levels(plan, in_memory=True, n_rows=data.n_rows):
         rate = KEEP  # steps on levels again, by the rule
     elif plan.rule == "curvature":
         rate = curvature_rate(plan, data, model, support=~held, otherwise=rate)

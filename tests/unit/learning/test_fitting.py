@@ -97,12 +97,16 @@ def test_a_model_grown_by_partial_fit_knows_the_queries_it_learned_from():
         grown.model.score_matrix(np.ascontiguousarray(data.X))
 
 
-def test_an_additive_fit_on_the_curvature_rule_steps_on_levels_and_settles_sooner():
-    """Level steps (learning_rate="curvature", rows in memory) against plain
-    steps at the trace's rate, the same epochs from zero: the level fit ends
-    at a lower training loss, and the plan says it steps on levels."""
+def test_an_additive_fit_on_the_curvature_rule_steps_on_levels_and_settles_sooner(monkeypatch):
+    """Level steps (learning_rate="curvature", rows in memory, here on any
+    number of rows) against plain steps at the trace's rate, the same
+    epochs from zero: the level fit ends at a lower training loss, and the
+    plan says it steps on levels."""
+    from rsrank.learning import fitting
     from rsrank.learning.fitting import InMemory, curvature_rate, level_steps, start
     from rsrank.reading.synthetic import make_letor_like
+
+    monkeypatch.setattr(fitting, "LEVEL_ROWS", 0)
 
     data = make_letor_like(n_queries=60, n_features=8, n_informative=4, n_redundant=1,
                            n_constant=1, random_state=0)
@@ -118,3 +122,19 @@ def test_an_additive_fit_on_the_curvature_rule_steps_on_levels_and_settles_soone
     losses = [RSRank(learning_rate=rate, **common).fit(X, y, qid=qid).history_["loss"][-1]
               for rate in ("curvature", trace_rate)]
     assert losses[0] < losses[1]
+
+
+def test_level_steps_need_levels_rows_in_memory():
+    """Fewer training rows than LEVEL_ROWS, rows not in memory, another
+    rule or a linear kind: steps on the weights."""
+    from rsrank.learning.defaults import LEVEL_ROWS
+    from rsrank.learning.fitting import takes_levels
+
+    additive = plan_of(additive=True, learning_rate="curvature")
+    assert takes_levels(additive, in_memory=True, n_rows=LEVEL_ROWS)
+    assert not takes_levels(additive, in_memory=True, n_rows=LEVEL_ROWS - 1)
+    assert not takes_levels(additive, in_memory=False, n_rows=10 * LEVEL_ROWS)
+    assert not takes_levels(plan_of(additive=True, learning_rate=0.01), in_memory=True,
+                            n_rows=10 * LEVEL_ROWS)
+    assert not takes_levels(plan_of(learning_rate="curvature"), in_memory=True,
+                            n_rows=10 * LEVEL_ROWS)
