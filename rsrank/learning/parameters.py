@@ -228,8 +228,10 @@ learning_rate : float, "auto" or "curvature", default="auto"
     features full-batch descent then decreases the loss every epoch, so
     that with ``restore_best=False`` and enough epochs the model is the
     penalized optimum (``rsrank train``'s L1 path; ``results/paths.md``).
-    Unscaled features of very different scales can still oscillate.
-    Where the training data comes in parts, the trace is summed over them
+    Unscaled features of very different scales can still oscillate. An
+    additive model on at least ``LEVEL_ROWS`` (50,000) rows in memory
+    steps on the level of each bin and pair cell instead
+    (``results/level_steps.md``). Where the training data comes in parts, the trace is summed over them
     (``fit_chunks``: one more pass over the blocks; Dask: over the
     partitions; ``partial_fit``: on the first block).
 power_t : float, default=0.0
