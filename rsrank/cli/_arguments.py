@@ -10,7 +10,7 @@ import argparse
 from ..learning.defaults import (DEFAULT_INTERACTION_BINS, DEFAULT_L1_METHOD, DEFAULT_MAX_BINS,
                                  DEFAULT_MAX_ITER, DEFAULT_NORMALIZE, L1_METHODS, NORMALIZERS,
                                  PATH_EPOCHS, PATH_PATIENCE, PATH_ROWS,
-                                 PATH_WEIGHT_TOL)
+                                 PATH_WEIGHT_TOL, LEVEL_ROWS, ROWS_BINS)
 
 
 def within(text):
@@ -265,8 +265,9 @@ def add_training_options(parser, grid):
                         "every engine runs it) instead of one weight; the default path then "
                         "takes whole features in or out (--l1-ratio: steps within them)")
     parser.add_argument("--max-bins", type=positive(int), default=None,
-                        help=f"bins per feature of --additive (2 to 256, default "
-                        f"{DEFAULT_MAX_BINS}; thresholds at training quantiles)")
+                        help=f"bins per feature of --additive (2 to 256; thresholds at "
+                        f"training quantiles; default {ROWS_BINS[0]} on {LEVEL_ROWS:,} training "
+                        f"rows or more, else {DEFAULT_MAX_BINS})")
     parser.add_argument("--interactions", type=non_negative_int, default=0, metavar="K",
                         help="with --additive, also let the model use at most K pairs of "
                         "features, each a table over a grid of both (trees of two features); "
@@ -274,7 +275,8 @@ def add_training_options(parser, grid):
                         "model's ranking, and the path takes pairs in or out as features "
                         "(default 0)")
     parser.add_argument("--interaction-bins", type=positive(int), default=None,
-                        help="bins per feature of a pair's grid (2 to 16, default "
+                        help="bins per feature of a pair's grid (2 to 16; default "
+                        f"{ROWS_BINS[1]} on {LEVEL_ROWS:,} training rows or more, else "
                         f"{DEFAULT_INTERACTION_BINS})")
     parser.add_argument("--monotone", type=monotone_directions, default=None,
                         metavar="NAME:+1,...",

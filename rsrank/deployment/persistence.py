@@ -22,6 +22,7 @@ import numpy as np
 from ..reading._files import atomic_write_text, read_bounded_text
 from .._version import __version__
 from ..learning.binning import MAX_BINS, MISSING, PairEncoding, StepEncoding, has_missing_bin
+from ..learning.defaults import AUTO_BINS, ROWS_BINS
 from ..learning.kinds import for_kind
 from ..learning.model import AdditiveModel, InteractionModel, LinearModel, feature_name_problem
 
@@ -314,8 +315,15 @@ def _pair_encoding(document, n, path):
         raise ModelFileError(path, str(error)) from None
 
 
+def _settled_bins(value, default, auto):
+    """A file's ``max_bins`` or ``interaction_bins`` as a bound: ``"auto"``
+    allows what it settles to on many rows (:data:`ROWS_BINS`)."""
+    value = value if value is not None else default
+    return auto if value == AUTO_BINS else value
+
+
 def _max_bins_check(encoding, params, path):
-    max_bins = params.get("max_bins", 32)
+    max_bins = _settled_bins(params.get("max_bins"), 32, ROWS_BINS[0])
     widest = max((len(t) - has_missing_bin(t) for t in encoding.thresholds[:encoding.n_features]),
                  default=0)
     if not isinstance(max_bins, int) or widest > max_bins - 1:
@@ -359,7 +367,7 @@ def _pairs_check(encoding, params, path):
     if not isinstance(budget, int) or encoding.n_pairs > budget:
         raise ModelFileError(path, f"the model has {encoding.n_pairs} pairs, more than "
                              f"interactions={budget!r} allows")
-    bins = params.get("interaction_bins", 8)
+    bins = _settled_bins(params.get("interaction_bins"), 8, ROWS_BINS[1])
     if not isinstance(bins, int) or any(len(cuts) - has_missing_bin(cuts) > bins - 1
                                         for grid in encoding.grids for cuts in grid):
         raise ModelFileError(path, f"a pair's grid has more bins than interaction_bins="

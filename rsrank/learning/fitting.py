@@ -200,12 +200,12 @@ def start(plan, source, warm=None):
     on would keep the old one."""
     if warm is None:
         check_feature_keys(plan.features, source_columns(source))
-        pairs = None
+        spec, pairs = model_spec(plan, source), None
         if plan.kind.pairs:  # a stage of its own: the search, then the model of its pairs
             if not source.rows_in_memory:
-                source.pair_encoding(plan.model.max_bins, None, None)  # refuses in words
+                source.pair_encoding(spec.max_bins, None, None)  # refuses in words
             pairs = pair_search(plan, source)
-        return plan.kind.start(plan.model, source, pairs)
+        return plan.kind.start(spec, source, pairs)
     now = plan.kind.shape(plan.model)
     for name, value in warm.shape.items():
         if now.get(name) != value:
@@ -213,6 +213,13 @@ def start(plan, source, warm=None):
                              f"{now.get(name)!r}: going on from it would keep {name}="
                              f"{value!r}; fit without warm_start to refit")
     return warm.model
+
+
+def model_spec(plan, source):
+    """The plan's :class:`~rsrank.learning.kinds.ModelSpec` with its bins
+    settled for ``source``'s training rows (``"auto"``:
+    :meth:`~rsrank.learning.kinds.ModelSpec.on_rows`)."""
+    return plan.model.on_rows(getattr(source, "n_rows", None))
 
 
 #: the epochs of the additive fit whose ranking a pair search reads
@@ -228,7 +235,7 @@ def pair_search(plan, source):
     :data:`SEARCH_EPOCHS` epochs, and each pair's grid cut where its
     interaction changes (:func:`rsrank.learning.interactions.pair_grids`). Made once
     per training data and setting (a path fits the same data many times)."""
-    spec = plan.model
+    spec = model_spec(plan, source)
     key = ("pair search", spec.interactions, spec.interaction_bins, spec.max_bins,
            plan.solver.objective)
 

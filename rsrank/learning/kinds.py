@@ -18,14 +18,15 @@ before it starts, as a stage of the fit (:func:`rsrank.learning.fitting.start`),
 given to it.
 """
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Callable, Protocol
 
 import numpy as np
 
 from .model import AdditiveModel, InteractionModel, LinearModel, feature_names_or_letor
 from ..reading.querydata import QueryData, fill_values
-from .defaults import (DEFAULT_INTERACTION_BINS, DEFAULT_MAX_BINS, GLOBAL_NORMALIZERS,
+from .defaults import (AUTO_BINS as AUTO, DEFAULT_INTERACTION_BINS, DEFAULT_MAX_BINS,
+                       GLOBAL_NORMALIZERS, LEVEL_ROWS, ROWS_BINS,
                        MAX_INTERACTION_BINS, PATH_EPOCHS, QUERY_NORMALIZERS)
 from .preprocessing import scaling_from_moments
 
@@ -127,7 +128,7 @@ def _start_interactions(spec, source, pairs):
 
 
 def _refuse_bins(spec, what):
-    if spec.interaction_bins != DEFAULT_INTERACTION_BINS:
+    if spec.interaction_bins not in (DEFAULT_INTERACTION_BINS, AUTO):
         return (f"interaction_bins={spec.interaction_bins!r} applies to pairwise "
                 f"interactions (additive=True, interactions=K; --interactions K); {what}")
     return None
@@ -145,7 +146,7 @@ def _refuse_linear(spec):
     if spec.missing not in ("refuse", "zero", "mean"):
         return (f"missing must be 'refuse', 'zero' or 'mean' (what a missing value stands "
                 f"for), got {spec.missing!r}")
-    if spec.max_bins != DEFAULT_MAX_BINS:
+    if spec.max_bins not in (DEFAULT_MAX_BINS, AUTO):
         return (f"max_bins={spec.max_bins!r} applies to additive models (additive=True; "
                 "--max-bins with --additive); a linear model has no bins")
     return _refuse_bins(spec, "a linear model has none")
@@ -158,8 +159,8 @@ def _refuse_additive(spec):
 
 def _refuse_interactions(spec):
     bins = spec.interaction_bins
-    if (not isinstance(bins, (int, np.integer)) or isinstance(bins, bool)
-            or not 2 <= bins <= MAX_INTERACTION_BINS):
+    if bins != AUTO and (not isinstance(bins, (int, np.integer)) or isinstance(bins, bool)
+                         or not 2 <= bins <= MAX_INTERACTION_BINS):
         return (f"interaction_bins must be an integer from 2 to {MAX_INTERACTION_BINS} (a "
                 f"pair's grid has at most {MAX_INTERACTION_BINS ** 2} cells), got {bins!r}")
     return _refuse_missing_policy(spec) or _refuse_query_scaling(spec)
@@ -195,6 +196,19 @@ class ModelSpec:
         this spec's fields), unchecked: :func:`kind_of` and
         :meth:`Kind.check` refuse what cannot be made."""
         return cls(*(params[field.name] for field in fields(cls)))
+
+    def on_rows(self, n_rows):
+        """This spec with ``max_bins="auto"`` and ``interaction_bins="auto"``
+        (``rsrank train``'s for the additive kinds) settled for a training
+        set of ``n_rows`` rows (None: not known): :data:`ROWS_BINS` on at
+        least :data:`~rsrank.learning.defaults.LEVEL_ROWS` rows, where fits
+        step on levels, else the estimator's defaults."""
+        many = n_rows is not None and n_rows >= LEVEL_ROWS
+        max_bins, pair_bins = ROWS_BINS if many else (DEFAULT_MAX_BINS,
+                                                      DEFAULT_INTERACTION_BINS)
+        return replace(self, max_bins=max_bins if self.max_bins == AUTO else self.max_bins,
+                       interaction_bins=(pair_bins if self.interaction_bins == AUTO
+                                         else self.interaction_bins))
 
 
 @dataclass(frozen=True)

@@ -353,8 +353,10 @@ additive : bool, default=False
     Each step is a depth-1 tree, so every engine runs the model.
     ``coef_`` holds the steps; ``normalize`` does not apply (the steps
     only compare values). Needs the training data in memory (``fit``).
-max_bins : int, default=32
-    Bins per feature of an additive model (2 to 256).
+max_bins : int or "auto", default=32
+    Bins per feature of an additive model (2 to 256). ``"auto"``
+    (``rsrank train``'s): 255 on a training set of at least ``LEVEL_ROWS``
+    (50,000) rows, else 32 (``rsrank.learning.defaults.ROWS_BINS``).
 interactions : int, default=0
     With ``additive=True``, the most pairs of features the model may use
     beside its one-feature shapes: each pair ``(a, b)`` adds a value per
@@ -367,8 +369,9 @@ interactions : int, default=0
     pairs). Each pair is a group of its own for ``l1_group``, so the
     penalty keeps only the pairs that pay (and a pair does not need its
     features' own shapes: an XOR has none). 0: no pairs.
-interaction_bins : int, default=8
-    Quantile bins per feature of a pair's grid (2 to 16).
+interaction_bins : int or "auto", default=8
+    Quantile bins per feature of a pair's grid (2 to 16). ``"auto"``
+    (``rsrank train``'s): 16 on at least 50,000 training rows, else 8.
 l1_group : float, default=0.0
     The group penalty ``l1_group * sum_j c_j sqrt(n_j) ||w_j||``, with
     ``w_j`` feature j's weights (its ``n_j`` steps; or a pair's cells),

@@ -17,7 +17,7 @@ import os
 
 
 from ..estimator import RSRank
-from .defaults import (DEFAULT_INTERACTION_BINS, DEFAULT_L1_RATIO, DEFAULT_MAX_BINS,
+from .defaults import (AUTO_BINS, DEFAULT_INTERACTION_BINS, DEFAULT_L1_RATIO, DEFAULT_MAX_BINS,
                        DEFAULT_MAX_ITER, DEFAULT_WITHIN, PATH_MOMENTUM, PATH_PAIR_WEIGHTS,
                        PATH_ROWS, PATH_WEIGHT_TOL, SPARSE_L1_RATIO, SPARSE_VALI_CV,
                        SPARSE_WITHIN)
@@ -34,11 +34,15 @@ PATH_EPOCHS_ADDITIVE = ADDITIVE.path_epochs
 
 
 def _shape(additive, max_bins, interactions, interaction_bins):
-    """The parameters that choose the kind and shape its model."""
-    return dict(additive=bool(additive), interactions=interactions,
-                max_bins=DEFAULT_MAX_BINS if max_bins is None else max_bins,
-                interaction_bins=(DEFAULT_INTERACTION_BINS if interaction_bins is None
-                                  else interaction_bins))
+    """The parameters that choose the kind and shape its model: bins not
+    given are ``"auto"`` for the kinds that have them, settled by each
+    training set's rows (:meth:`~rsrank.learning.kinds.ModelSpec.on_rows`)."""
+    if max_bins is None:
+        max_bins = AUTO_BINS if additive else DEFAULT_MAX_BINS
+    if interaction_bins is None:
+        interaction_bins = AUTO_BINS if additive and interactions else DEFAULT_INTERACTION_BINS
+    return dict(additive=bool(additive), interactions=interactions, max_bins=max_bins,
+                interaction_bins=interaction_bins)
 
 
 def _kind(normalize, shape):
