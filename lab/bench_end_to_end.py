@@ -28,8 +28,10 @@ predictions written to disk:
   ``rsrank-patience``: the defaults with ``--patience 20``;
   ``rsrank-additive``: with ``--additive`` (a step function per feature);
   ``rsrank-interactions``: with ``--additive --interactions 10`` (and ten
-  pairs' grids); ``rsrank-interactions-fine``: the same with
-  ``--max-bins 255 --interaction-bins 16``.
+  pairs' grids; on this many rows 255 bins a feature and 16 x 16 grids);
+  ``rsrank-interactions-coarse``: the same with ``--max-bins 32
+  --interaction-bins 8`` (the bins of fewer rows); ``rsrank-interactions-fine``:
+  with ``--max-bins 255 --interaction-bins 16`` given.
 - LightGBM ``lambdarank`` and XGBoost ``rank:ndcg`` (``hist``), 2 threads,
   learning rate 0.1, other parameters at their defaults, up to ``--rounds``
   rounds with early stopping after 20 rounds without a better vali
@@ -58,11 +60,13 @@ from _mslr import ROWS, write_data
 
 REPO = Path(__file__).resolve().parents[1]
 SYSTEMS = ["rsrank", "rsrank-full", "rsrank-patience", "rsrank-additive", "rsrank-interactions",
-           "rsrank-interactions-fine", "lightgbm", "xgboost"]
+           "rsrank-interactions-coarse", "rsrank-interactions-fine", "lightgbm", "xgboost"]
 #: the flags of each RSRank system beside the files
 RSRANK_FLAGS = {"rsrank": [], "rsrank-full": ["--path-rows", "0"],
                 "rsrank-patience": ["--patience", "20"], "rsrank-additive": ["--additive"],
                 "rsrank-interactions": ["--additive", "--interactions", "10"],
+                "rsrank-interactions-coarse": ["--additive", "--interactions", "10", "--max-bins",
+                                               "32", "--interaction-bins", "8"],
                 "rsrank-interactions-fine": ["--additive", "--interactions", "10", "--max-bins",
                                              "255", "--interaction-bins", "16"]}
 def child(system, directory, rounds, scratch):
@@ -204,6 +208,8 @@ def main(argv=None):
              "rsrank-patience": "RSRank `rsrank train --patience 20`",
              "rsrank-additive": "RSRank `rsrank train --additive`",
              "rsrank-interactions": "RSRank `rsrank train --additive --interactions 10`",
+             "rsrank-interactions-coarse": "RSRank `rsrank train --additive --interactions 10 "
+                                           "--max-bins 32 --interaction-bins 8`",
              "rsrank-interactions-fine": "RSRank `rsrank train --additive --interactions 10 "
                                          "--max-bins 255 --interaction-bins 16`",
              "lightgbm": "LightGBM lambdarank", "xgboost": "XGBoost rank:ndcg (hist)"}
