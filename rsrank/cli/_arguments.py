@@ -267,7 +267,7 @@ def add_training_options(parser, grid):
     parser.add_argument("--max-bins", type=positive(int), default=None,
                         help=f"bins per feature of --additive (2 to 256; thresholds at "
                         f"training quantiles; default {ROWS_BINS[0]} on {LEVEL_ROWS:,} training "
-                        f"rows or more, else {DEFAULT_MAX_BINS})")
+                        f"rows or more in memory, else {DEFAULT_MAX_BINS}, as with --stream)")
     parser.add_argument("--interactions", type=non_negative_int, default=0, metavar="K",
                         help="with --additive, also let the model use at most K pairs of "
                         "features, each a table over a grid of both (trees of two features); "
@@ -276,8 +276,8 @@ def add_training_options(parser, grid):
                         "(default 0)")
     parser.add_argument("--interaction-bins", type=positive(int), default=None,
                         help="bins per feature of a pair's grid (2 to 16; default "
-                        f"{ROWS_BINS[1]} on {LEVEL_ROWS:,} training rows or more, else "
-                        f"{DEFAULT_INTERACTION_BINS})")
+                        f"{ROWS_BINS[1]} on {LEVEL_ROWS:,} training rows or more in memory, "
+                        f"else {DEFAULT_INTERACTION_BINS})")
     parser.add_argument("--monotone", type=monotone_directions, default=None,
                         metavar="NAME:+1,...",
                         help="monotone constraints: the score never falls as a feature with "

@@ -200,7 +200,8 @@ class ModelSpec:
     def on_rows(self, n_rows):
         """This spec with ``max_bins="auto"`` and ``interaction_bins="auto"``
         (``rsrank train``'s for the additive kinds) settled for a training
-        set of ``n_rows`` rows (None: not known): :data:`ROWS_BINS` on at
+        set of ``n_rows`` rows (None: not known, as for a stream read in
+        blocks): :data:`ROWS_BINS` on at
         least :data:`~rsrank.learning.defaults.LEVEL_ROWS` rows, where fits
         step on levels, else the estimator's defaults."""
         many = n_rows is not None and n_rows >= LEVEL_ROWS
