@@ -21,6 +21,8 @@ INTERNALS = {
                                      "output edge",
     ("reading._cache", "content_crc"): "bench_cache times the cache's checksum of an array",
     ("_kernels", "ranked_order"): "bench_lambdas times the ranking kernel against a sort",
+    ("_kernels", "pair_histograms_serial"): "bench_pair_search times the search's histograms",
+    ("_kernels", "pair_histograms_parallel"): "bench_pair_search times the search's histograms",
     ("_kernels", "pair_loss_derivative"): "frontier_variants checks its slope against it",
     ("_kernels", "MODIFIED_HUBER"): "frontier_variants checks its slope against it",
     ("reading._reading", "_read_bytes"): "bench_load warms the compiled parser on a file's bytes",

@@ -26,7 +26,7 @@ import time
 import numpy as np
 from numba import njit
 
-from _bench import write_report
+from _bench import internal, write_report
 
 
 @njit(cache=True)
@@ -47,10 +47,11 @@ def main(argv=None):
     args = parser.parse_args(argv)
     import numba
 
-    from rsrank import _kernels
     from rsrank.learning.binning import bin_codes, fit_thresholds
     from rsrank.reading.synthetic import make_mslr_like
 
+    serial = internal("_kernels", "pair_histograms_serial")
+    parallel = internal("_kernels", "pair_histograms_parallel")
     queries = max(args.documents * 4000 // 468_598, 1)
     X = make_mslr_like(n_documents=args.documents, n_queries=queries, random_state=0).X
     values = np.random.default_rng(0).normal(size=len(X))
@@ -72,8 +73,8 @@ def main(argv=None):
             return out
 
         runs = {"a row at a time": row_at_a_time,
-                "blocks of rows (serial)": lambda: blocked(_kernels.pair_histograms_serial),
-                "blocks of rows (2 threads)": lambda: blocked(_kernels.pair_histograms_parallel)}
+                "blocks of rows (serial)": lambda: blocked(serial),
+                "blocks of rows (2 threads)": lambda: blocked(parallel)}
         numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
         results = {name: run() for name, run in runs.items()}  # compiles, and checks
         reference = results["a row at a time"]
