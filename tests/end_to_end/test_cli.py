@@ -433,13 +433,17 @@ def test_the_version_every_help_a_usage_error_and_fetch_import_no_numerical_libr
         assert "invalid choice: 'nosuch'" in done.stderr
     if argv == ["train", "--help"]:  # the defaults shown are the estimator's and the recipe's
         from rsrank import RSRank
+        from rsrank.learning.defaults import LEVEL_ROWS, ROWS_BINS
         from rsrank.learning.recipe import PATH_EPOCHS
 
         defaults = RSRank().get_params()
         text = " ".join(done.stdout.split())
         assert f"epochs (default {defaults['max_iter']}; {PATH_EPOCHS} with" in text
-        assert f"(2 to 256, default {defaults['max_bins']};" in text
-        assert f"(2 to 16, default {defaults['interaction_bins']})" in text
+        # the recipe's bins by the rows, the estimator's below them
+        assert (f"default {ROWS_BINS[0]} on {LEVEL_ROWS:,} training rows or more in memory, "
+                f"else {defaults['max_bins']}") in text
+        assert (f"default {ROWS_BINS[1]} on {LEVEL_ROWS:,} training rows or more in memory, "
+                f"else {defaults['interaction_bins']})") in text
     if argv[-1] in ("0", "bing"):  # argparse's usage, then the one line that says why
         assert done.stderr.strip().splitlines()[-1].startswith(f"rsrank {argv[0]}: error: "
                                                                f"argument {argv[1]}")
