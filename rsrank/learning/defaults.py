@@ -9,7 +9,8 @@ __all__ = ["NORMALIZERS", "GLOBAL_NORMALIZERS", "QUERY_NORMALIZERS", "L1_METHODS
            "DEFAULT_INTERACTION_BINS", "MAX_INTERACTION_BINS", "DEFAULT_L1_RATIO",
            "DEFAULT_WITHIN", "SPARSE_WITHIN", "SPARSE_L1_RATIO", "SPARSE_VALI_CV", "PATH_EPOCHS",
            "PATH_WEIGHT_TOL", "PATH_PAIR_WEIGHTS", "PATH_MOMENTUM", "PATH_ROWS", "PATH_PATIENCE",
-           "LEVEL_STEP", "LEVEL_ROWS", "ROWS_BINS", "AUTO_BINS"]
+           "LEVEL_STEP", "LEVEL_ROWS", "ROWS_BINS", "AUTO_BINS",
+           "LEVEL_LOSS_PATIENCE"]
 
 #: values of ``RSRank(normalize=...)`` and ``rsrank train --normalize``
 NORMALIZERS = ("none", "zscore", "minmax", "query-zscore", "query-minmax")
@@ -113,4 +114,9 @@ LEVEL_ROWS = 50_000
 #: (LightGBM 0.9720), at a quarter 0.9668 (LightGBM 0.9686); on six small
 #: sets 255 bins lost (``results/level_steps_small.md``)
 ROWS_BINS = (255, MAX_INTERACTION_BINS)
+#: A fit on levels whose pair weights follow the ranking (swap weights)
+#: stops after this many epochs without a new lowest training loss: its
+#: weights never settle (the loss wanders within a few percent from about
+#: the tenth epoch on), so every such fit ran all its epochs
+LEVEL_LOSS_PATIENCE = 20
 AUTO_BINS = "auto"

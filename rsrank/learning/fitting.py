@@ -21,7 +21,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from .interactions import pair_grids, row_lambdas, top_pairs
-from .defaults import DEFAULT_INTERACTION_BINS, LEVEL_ROWS, LEVEL_STEP
+from .defaults import DEFAULT_INTERACTION_BINS, LEVEL_LOSS_PATIENCE, LEVEL_ROWS, LEVEL_STEP
 from .kinds import ModelSpec, kind_of
 from .objective import Objective
 from .feature_keys import (FeatureKeys, check_feature_keys, excluded, monotone_directions,
@@ -378,7 +378,8 @@ def fit_source(plan, source, validation=None, *, warm=None, coef_init=None, rate
             source.curvature_parts(plan, model))
     solver = laid_out(plan, model, rate)
     if levels is not None:
-        solver = replace(solver, levels=levels)
+        solver = replace(solver, levels=levels, loss_patience=(
+            LEVEL_LOSS_PATIENCE if plan.solver.objective.pair_weight != "unit" else None))
     if state is None:
         state = start_state(len(model.coef), coef_init, warm)
     names = source.data_source.feature_names

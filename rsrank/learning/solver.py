@@ -228,6 +228,10 @@ class Solver:
     #: ``(bins, levels)``: steps on the levels of coded columns
     #: (:func:`rsrank._kernels.level_moves`), or None: on the weights
     levels: object = None
+    #: epochs without a new lowest training loss after which a fit stops
+    #: (from epoch ``settle_after`` on), or None: a loss whose pair weights
+    #: follow the ranking keeps moving where its weights no longer settle
+    loss_patience: object = None
 
     def __post_init__(self):
         check_number("learning_rate", self.learning_rate, 0, strict=True)
@@ -446,6 +450,7 @@ class Solver:
                    "seconds": []}
         w = state.w
         best_score, best_w, best_epoch, stale = -np.inf, w.copy(), None, 0
+        lowest, since = np.inf, 0
         model = w.copy() if self.average else w
         previous = model.copy() if self.weight_tol is not None else None
         bar = _progress(range(1, self.max_iter + 1), self.verbose)
@@ -477,6 +482,10 @@ class Solver:
                     _set_postfix(bar, status)
                     break
             _set_postfix(bar, status)
+            if self.loss_patience is not None:
+                lowest, since = (loss, 0) if loss < lowest else (lowest, since + 1)
+                if n_epoch >= settle_after and since >= self.loss_patience:
+                    break
             if previous is not None:
                 if n_epoch >= settle_after and _settled(previous, model, self.weight_tol):
                     break
