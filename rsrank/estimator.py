@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from .learning import feature_keys, fitting
+from .learning import edges, feature_keys, fitting
 from .deployment import persistence
 from .clicks.arrays import click_splits
 from .clicks.log import check_log_arguments
@@ -315,13 +315,13 @@ class RSRank(FittedViews, BaseEstimator):
         keeps every weight at zero (in the units of ``coef_``, the scaled
         features): the top of a regularization path scaled to the data."""
         data = X if isinstance(X, QueryData) else QueryData(X, y, qid)
-        return fitting.l1_edge(self.setup(), data)
+        return edges.l1_edge(self.setup(), data)
 
     def l1_group_max(self, X, y=None, *, qid=None):
         """The smallest ``l1_group`` at which this estimator (without
         ``l1``) keeps every weight at zero."""
         data = X if isinstance(X, QueryData) else QueryData(X, y, qid)
-        return fitting.group_edge(self.setup(), data)
+        return edges.group_edge(self.setup(), data)
 
     def l1_max_chunks(self, chunks):
         """:meth:`l1_max` of training data read in blocks of whole queries,
@@ -329,7 +329,7 @@ class RSRank(FittedViews, BaseEstimator):
         the gradient at zero."""
         first = QueryData(*_first_block(chunks, "l1_max_chunks"))
         moments = _stream_moments(chunks, first.n_features, "l1_max_chunks")
-        return fitting.l1_edge(self.setup(), (QueryData(*block) for block in chunks()),
+        return edges.l1_edge(self.setup(), (QueryData(*block) for block in chunks()),
                                source=Stream(first, lambda: moments, "l1_max_chunks"))
 
     # -- the fitted model --------------------------------------------------------

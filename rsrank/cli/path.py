@@ -5,7 +5,7 @@ import json
 
 from ..reading._files import ResultsDirectory, atomic_write_text
 from ..reading.datasets import load_letor_fold
-from ..learning.fitting import edge
+from ..learning.edges import edge
 from ..reading.layouts import read_feature_costs
 from ..learning.path import l1_grid, path_markdown, walk
 from ..deployment.plotting import plot_path

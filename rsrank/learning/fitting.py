@@ -31,7 +31,7 @@ from .penalty import L1Penalty
 from .solver import DivergenceWarning, Fit, Monitoring, Solver, SolverState, finite_check
 
 __all__ = ["Setup", "Fitted", "setup", "fit", "fit_stream", "partial_fit", "refit_kept",
-           "start", "laid_out", "curvature_rate", "level_steps", "takes_levels", "edge", "l1_edge", "group_edge", "scale_advice",
+           "start", "laid_out", "curvature_rate", "level_steps", "takes_levels", "scale_advice",
            "rate_from_parts", "part_curvature", "fit_source", "EpochSource", "InMemory",
            "Blocks", "AUTO_RATES", "AUTO_DEFAULT", "CURVATURE_STEP"]
 
@@ -674,35 +674,3 @@ def partial_fit(plan, data, previous, rng):
     result = fit_source(plan, OneEpoch(data, rng), warm=previous, rate=rate,
                         state=previous.state)
     return replace(previous, model=result.model, n_iter=previous.n_iter + 1)
-
-
-# -- the edges of a path --------------------------------------------------------------------
-
-
-def l1_edge(plan, data, source=None):
-    """The smallest ``l1`` at which the plan keeps every weight at zero, in
-    the units of the model's weights: on a :class:`QueryData`, or on an
-    iterable of them (blocks of a stream, whose column moments ``source``
-    holds)."""
-    model = start(plan, data if source is None else source)
-    weights = penalty_layout(plan.features, model)[2]
-    return plan.solver.objective.l1_max(data, view=model.view,
-                                        scale=model.training_scale(), weight_factors=weights)
-
-
-def group_edge(plan, data):
-    """The smallest ``l1_group`` at which the plan (without ``l1``) keeps
-    every weight at zero."""
-    model = start(plan, data)
-    groups, factors, _ = penalty_layout(plan.features, model)
-    return plan.solver.objective.group_max(data, groups, factors, view=model.view,
-                                           scale=model.training_scale())
-
-
-#: the edge of each penalty a path walks
-EDGES = {"l1": l1_edge, "l1_group": group_edge}
-
-
-def edge(plan, data, strength=None):
-    """The edge of the path of ``strength`` (default: the kind's)."""
-    return EDGES[strength or plan.kind.strength](plan, data)

@@ -7,7 +7,7 @@ previous one (glmnet's order: a strong penalty never starts from dense
 weights). Its pieces:
 
 - the **edge** of the path, the smallest strength that keeps every weight
-  at zero, scaled to the training data (:func:`rsrank.learning.fitting.edge`; the
+  at zero, scaled to the training data (:func:`rsrank.learning.edges.edge`; the
   kind says which penalty a path walks, :attr:`rsrank.learning.kinds.Kind.strength`);
 - the **grid**, :func:`l1_grid`, and strengths given as fractions of the
   edge (``l1_ratio``, ``l1_group_ratio``);
@@ -29,7 +29,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.utils import Bunch
 
-from . import fitting
+from . import edges, fitting
 from ..estimator import RSRank, face_on, fit_of
 from ..evaluation.metrics import DEFAULT_CONVENTION, mean_ndcg
 from .model import LinearModel, query_scores
@@ -196,7 +196,7 @@ class _Walk:
 
     def edge(self, point, name):
         if self.train is not None:
-            return fitting.edge(self.plan(point), self.train, name)
+            return edges.edge(self.plan(point), self.train, name)
         if name == "l1_group":
             raise ValueError("l1_group_ratio needs the training data in memory (not --stream)")
         return _base(self.estimator, point).l1_max_chunks(self.chunks)
