@@ -364,13 +364,16 @@ class Selection:
         return self.tried[self.chosen]["vali_score"]
 
 
-def score_fits(points, validation, select, convention):
+def score_fits(points, validation, select, convention, scored=None):
     """Every fit of :func:`rsrank.learning.path.walk`'s ``points`` (a point's
     penalized fit, and its relaxed refit) scored by ``select`` on each
     query of ``validation``: ``(tried, per_query, fits)`` as in
-    :class:`Selection`."""
+    :class:`Selection`. ``scored``: the values of fits scored already, by
+    ``id`` of the fit."""
     tried, fits = _describe_fits(points)
-    per_query = [_metric_on(select, validation, fit, convention) for fit in fits]
+    scored = {} if scored is None else scored
+    per_query = [scored[id(fit)] if id(fit) in scored
+                 else _metric_on(select, validation, fit, convention) for fit in fits]
     for entry, values in zip(tried, per_query):
         entry["vali_score"] = metrics.nanmean(values)
     return tried, per_query, fits
@@ -406,16 +409,18 @@ def fit_and_select(estimator, grid, train, validation, *, select="ndcg@10",
     sampled = (path and path_rows and chunks is None and cv is None and validation is not None
                and train.n_rows > path_rows)
     walked = path_sample(train, path_rows, estimator.random_state) if sampled else train
+    scored = {}  # the fits the walk judged, by id: the selection reads the same values
 
     def judge(fit):  # a point's fits on vali, as the selection judges them
-        return metrics.nanmean(_metric_on(select, validation, fit, convention))
+        scored[id(fit)] = _metric_on(select, validation, fit, convention)
+        return metrics.nanmean(scored[id(fit)])
     points = walk(estimator, grid, walked, validation=validation, chunks=chunks, warm=path,
                   judge=judge, patience=PATH_PATIENCE if sampled else None)
     if validation is None:
         tried, fits = _describe_fits(points)
         per_query = [np.zeros(0)] * len(tried)
     else:
-        tried, per_query, fits = score_fits(points, validation, select, convention)
+        tried, per_query, fits = score_fits(points, validation, select, convention, scored)
     if cv is not None:
         held = held_out_values(estimator, grid, train, cv, select, convention, warm=path)
         if len(held) != len(tried):
