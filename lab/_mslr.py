@@ -32,14 +32,22 @@ def _write_split(job):
     return name
 
 
+#: the teachers of the studies: make_mslr_like's two, and ``"web"``,
+#: make_web_like (other columns, shapes and pairs)
+TEACHERS = ("linear", "nonlinear", "web")
+
+
 def mslr_like(scale, teacher="linear"):
     """The generated rows of all three splits at ``scale`` of MSLR-WEB30K
-    Fold1 (:func:`rsrank.reading.synthetic.make_mslr_like`, seed 0)."""
-    from rsrank.reading.synthetic import make_mslr_like
+    Fold1 (:func:`rsrank.reading.synthetic.make_mslr_like`, or
+    ``make_web_like`` for ``teacher="web"``; seed 0)."""
+    from rsrank.reading.synthetic import make_mslr_like, make_web_like
 
     total = sum(max(1, round(n * scale)) for n in ROWS.values())
-    return make_mslr_like(n_documents=total, n_queries=max(3, round(total * QUERIES_PER_ROW)),
-                          random_state=0, teacher=teacher)
+    queries = max(3, round(total * QUERIES_PER_ROW))
+    if teacher == "web":
+        return make_web_like(n_documents=total, n_queries=queries, random_state=0)
+    return make_mslr_like(n_documents=total, n_queries=queries, random_state=0, teacher=teacher)
 
 
 def write_data(directory, scale, teacher="linear"):

@@ -199,6 +199,135 @@ def _shaped_score(X, support, coef):
     return score
 
 
+#: the column families of :func:`make_web_like`, in turn over the columns
+WEB_FAMILIES = ("score", "count", "length", "fraction", "popularity", "binary", "query")
+#: the shapes of :func:`make_web_like`'s truth, on a column's quantile u
+#: (0 to 1), each with its own random constant c
+_WEB_SHAPES = {
+    "saturating": lambda u, c: np.log1p(20 * u) / np.log(21.0),
+    "threshold": lambda u, c: (u > 0.6 + 0.35 * c).astype(np.float64),
+    "bump": lambda u, c: np.exp(-((u - 0.3 - 0.4 * c) / 0.15) ** 2),
+    "top": lambda u, c: u ** 4,
+    "sigmoid": lambda u, c: 1 / (1 + np.exp(-25 * (u - 0.7 - 0.25 * c))),
+    "decreasing": lambda u, c: -np.square(u),
+}
+#: the pairwise effects of :func:`make_web_like`'s truth, on two quantiles
+_WEB_PAIRS = {
+    "and": lambda a, b: ((a > 0.8) & (b > 0.5)).astype(np.float64),
+    "switch": lambda a, b: (a - 0.5) * np.sign(b - 0.5),  # b a query column
+    "min": lambda a, b: np.square(np.minimum(a, b)),
+    "agreement": lambda a, b: -np.abs(a - b),
+    "xor": lambda a, b: ((a > 0.5) == (b > 0.5)) - 0.5,
+}
+
+
+def make_web_like(n_documents=3_771_125, n_queries=31_531, n_features=136, n_informative=16,
+                  noise=1.0, random_state=0):
+    """Web-search-like data at MSLR-WEB30K's shape whose truth is a sum of
+    shapes and pairwise effects (a GA2M) over columns of mixed families: a
+    generator unlike :func:`make_mslr_like` in its features, its shapes
+    and its pairs, to check a recipe on data it was not tuned on.
+
+    * Query sizes: gamma (shape 1.5) around ``n_documents / n_queries``,
+      1 to 1,251 documents, summing to ``n_documents``.
+    * Columns, by :data:`WEB_FAMILIES` in turn: a BM25-like ``score``
+      (gamma-like, non-negative) and a term ``count`` (Poisson, absent in
+      about 40% of the documents), both driven by a hidden topicality of
+      the document, so that these columns are correlated as a score over
+      body, title and anchor text are; a ``length`` in words (log-normal
+      integers); a ``fraction`` (beta(2, 5)); a ``popularity`` around 1e-6
+      with a Pareto tail (as PageRank); a ``binary`` flag; a ``query``
+      column, constant within a query (as a query's length).
+    * The truth: ``n_informative`` document columns, each through a shape
+      of its quantile (saturating, a threshold, a bump, the top tail only,
+      a sigmoid, decreasing), and six pairwise effects (both above
+      thresholds, a document column's effect switched by a query column,
+      the smaller of two, the agreement of two, a checkerboard, and a
+      second AND), with log-normal weights and random signs.
+    * Relevance: the truth scaled to unit variance, plus a query effect
+      (normal, standard deviation 0.5: queries differ in how many of their
+      documents are relevant) and Gaussian noise of standard deviation
+      ``noise``; labels 0-4 in MSLR-WEB30K's shares, cut over all rows (so
+      some queries have no relevant document).
+
+    Returns
+    -------
+    Bunch with ``X`` (float32, C order), ``y``, ``qid`` (contiguous, in
+    order), ``families`` (each column's), ``informative`` (the columns of
+    the shapes) and ``pairs`` (each pair's two columns and effect).
+    """
+    rng = np.random.default_rng(random_state)
+    if n_queries > n_documents:
+        raise ValueError("n_queries exceeds n_documents")
+    raw = rng.gamma(1.5, size=n_queries)
+    sizes = np.clip(np.round(raw * n_documents / raw.sum()), 1, 1251).astype(np.int64)
+    while sizes.sum() != n_documents:
+        gap = n_documents - int(sizes.sum())
+        room = np.flatnonzero(sizes < 1251) if gap > 0 else np.flatnonzero(sizes > 1)
+        chosen = rng.choice(room, size=min(abs(gap), len(room)), replace=False)
+        sizes[chosen] += np.sign(gap)
+    qid = np.repeat(np.arange(1, n_queries + 1, dtype=np.int64), sizes)
+    topical = rng.standard_normal(n_documents)
+    families = [WEB_FAMILIES[j % len(WEB_FAMILIES)] for j in range(n_features)]
+    X = np.empty((n_documents, n_features), dtype=np.float32)
+    for j, family in enumerate(families):
+        X[:, j] = _web_column(family, rng, topical, sizes)
+    documents = [j for j, family in enumerate(families) if family != "query"]
+    informative = rng.choice(documents, size=n_informative, replace=False)
+    quantile = {}
+
+    def u(j):
+        if j not in quantile:  # mid-ranks: tied values share their quantile
+            _, at, counts = np.unique(X[:, j], return_inverse=True, return_counts=True)
+            quantile[j] = ((np.cumsum(counts) - counts / 2) / n_documents)[at]
+        return quantile[j]
+
+    signal = np.zeros(n_documents)
+    shapes = list(_WEB_SHAPES)
+    for k, j in enumerate(informative):
+        weight = rng.lognormal(0.0, 0.5) * rng.choice([-1.0, 1.0])
+        signal += weight * _WEB_SHAPES[shapes[k % len(shapes)]](u(j), rng.uniform())
+    query_columns = [j for j, family in enumerate(families) if family == "query"]
+    pairs = []
+    for effect, (a, b) in zip(("and", "switch", "min", "agreement", "xor", "and"),
+                              ((0, 1), (2, None), (3, 4), (5, 6), (7, 8), (9, 10))):
+        first = int(informative[a % n_informative])
+        second = (int(rng.choice(query_columns)) if b is None
+                  else int(informative[b % n_informative]))
+        weight = 2 * rng.lognormal(0.0, 0.5) * rng.choice([-1.0, 1.0])
+        signal += weight * _WEB_PAIRS[effect](u(first), u(second))
+        pairs.append((first, second, effect))
+    signal = (signal - signal.mean()) / signal.std()
+    latent = (signal + np.repeat(rng.normal(0.0, 0.5, n_queries), sizes)
+              + noise * rng.standard_normal(n_documents))
+    cuts = np.quantile(latent, np.cumsum(MSLR_LABEL_SHARES[::-1])[:-1])
+    y = (len(MSLR_LABEL_SHARES) - 1 - np.searchsorted(cuts, latent)).astype(np.int64)
+    return Bunch(X=X, y=y, qid=qid, families=families, informative=np.sort(informative),
+                 pairs=pairs)
+
+
+def _web_column(family, rng, topical, sizes):
+    """One column of :func:`make_web_like` of ``family``."""
+    n = len(topical)
+    if family == "score":
+        share = rng.uniform(0.3, 0.9)
+        mixed = share * topical + np.sqrt(1 - share ** 2) * rng.standard_normal(n)
+        return np.maximum(0.0, 8 + 4 * mixed + rng.gamma(2.0, 1.0, n))
+    if family == "count":
+        present = rng.uniform(size=n) < 0.6
+        rate = np.exp(0.5 + rng.uniform(0.3, 0.9) * topical + rng.normal(0, 0.5, n))
+        return rng.poisson(rate * present)
+    if family == "length":
+        return np.round(np.exp(rng.normal(6.0, 1.0, n)))
+    if family == "fraction":
+        return rng.beta(2.0, 5.0, n)
+    if family == "popularity":
+        return 1e-6 * (1 + rng.pareto(1.5, n))
+    if family == "binary":
+        return rng.uniform(size=n) < rng.uniform(0.05, 0.5)
+    return np.repeat(rng.poisson(3.0, len(sizes)) + 1, sizes)  # "query"
+
+
 RAW_FEATURE_NAMES = ("bm25_title", "bm25_body", "pagerank", "doc_length", "clicks")
 
 

@@ -4,7 +4,7 @@ import pytest
 from conftest import ranked_queries as queries
 from rsrank.reading.synthetic import (INTERACTIONS, MSLR_LABEL_SHARES, click_chance, examination_curve,
                                       make_interactions, make_mslr_like,
-                                      simulate_clicks)
+                                      make_web_like, simulate_clicks)
 
 
 @pytest.mark.parametrize("teacher", ["linear", "nonlinear"])
@@ -31,6 +31,31 @@ def test_the_nonlinear_teacher_is_what_a_linear_model_cannot_follow():
     np.testing.assert_array_equal(a.X, b.X)
     with pytest.raises(ValueError, match="teacher"):
         make_mslr_like(n_documents=100, n_queries=2, teacher="trees")
+
+
+def test_web_like_data_have_the_shape_the_families_and_the_truth_they_say():
+    data = make_web_like(n_documents=20_000, n_queries=160, random_state=4)
+    assert data.X.shape == (20_000, 136) and data.X.dtype == np.float32
+    sizes = np.bincount(data.qid)[1:]
+    assert sizes.sum() == 20_000 and len(sizes) == 160 and np.all(np.diff(data.qid) >= 0)
+    shares = np.bincount(data.y, minlength=len(MSLR_LABEL_SHARES)) / len(data.y)
+    np.testing.assert_allclose(shares, MSLR_LABEL_SHARES, atol=2e-3)
+    family = np.array(data.families)
+    starts = np.r_[0, np.cumsum(sizes)[:-1]]
+    for j in np.flatnonzero(family == "query"):  # one value per query
+        assert np.all(data.X[:, j] == np.repeat(data.X[starts, j], sizes))
+    for j in np.flatnonzero(family == "binary"):
+        assert set(np.unique(data.X[:, j])) <= {0.0, 1.0}
+    counts = data.X[:, family == "count"]
+    assert np.all(counts == np.round(counts)) and 0.3 < np.mean(counts == 0) < 0.6
+    scores = data.X[:, family == "score"]
+    assert np.all(scores >= 0) and np.corrcoef(scores[:, 0], scores[:, 1])[0, 1] > 0.05
+    assert not set(data.informative) & set(np.flatnonzero(family == "query"))
+    switch = [pair for pair in data.pairs if pair[2] == "switch"]
+    assert len(data.pairs) == 6 and family[switch[0][1]] == "query"
+    again = make_web_like(n_documents=20_000, n_queries=160, random_state=4)
+    np.testing.assert_array_equal(again.X, data.X)
+    np.testing.assert_array_equal(again.y, data.y)
 
 
 # -- simulated click logs: the users hold to their models' definitions, checked by counting
