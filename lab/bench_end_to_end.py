@@ -144,6 +144,8 @@ def main(argv=None):
                         "end_to_end_nonlinear for the non-linear teacher)")
     parser.add_argument("--append", action="store_true",
                         help="keep the other systems' rows of --out/end_to_end.json (same data)")
+    parser.add_argument("--runs", help="keep each RSRank system's `rsrank train` output "
+                        "(its results.json, model and predictions) in this directory")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -165,6 +167,9 @@ def main(argv=None):
              for name in ROWS}
     results = []
     with tempfile.TemporaryDirectory() as scratch:
+        if args.runs:
+            scratch = args.runs
+            Path(scratch).mkdir(parents=True, exist_ok=True)
         for system in args.systems.split(","):
             start = time.perf_counter()
             done = subprocess.run([sys.executable, __file__, "--child", system, str(directory),

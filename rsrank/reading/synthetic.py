@@ -243,7 +243,9 @@ def make_web_like(n_documents=3_771_125, n_queries=31_531, n_features=136, n_inf
       a sigmoid, decreasing), and six pairwise effects (both above
       thresholds, a document column's effect switched by a query column,
       the smaller of two, the agreement of two, a checkerboard, and a
-      second AND), with log-normal weights and random signs.
+      second AND), with log-normal weights and random signs. The truth and
+      the columns' parameters come from a random stream of their own, so
+      data of every size from one ``random_state`` share them.
     * Relevance: the truth scaled to unit variance, plus a query effect
       (normal, standard deviation 0.5: queries differ in how many of their
       documents are relevant) and Gaussian noise of standard deviation
@@ -256,9 +258,12 @@ def make_web_like(n_documents=3_771_125, n_queries=31_531, n_features=136, n_inf
     order), ``families`` (each column's), ``informative`` (the columns of
     the shapes) and ``pairs`` (each pair's two columns and effect).
     """
-    rng = np.random.default_rng(random_state)
     if n_queries > n_documents:
         raise ValueError("n_queries exceeds n_documents")
+    # the truth (columns' parameters, shapes, pairs, weights) from a stream
+    # of its own, so that every size of one random_state shares it
+    truth = np.random.default_rng([random_state, 1])
+    rng = np.random.default_rng([random_state, 2])
     raw = rng.gamma(1.5, size=n_queries)
     sizes = np.clip(np.round(raw * n_documents / raw.sum()), 1, 1251).astype(np.int64)
     while sizes.sum() != n_documents:
@@ -271,9 +276,9 @@ def make_web_like(n_documents=3_771_125, n_queries=31_531, n_features=136, n_inf
     families = [WEB_FAMILIES[j % len(WEB_FAMILIES)] for j in range(n_features)]
     X = np.empty((n_documents, n_features), dtype=np.float32)
     for j, family in enumerate(families):
-        X[:, j] = _web_column(family, rng, topical, sizes)
+        X[:, j] = _web_column(family, rng, truth.uniform(size=2), topical, sizes)
     documents = [j for j, family in enumerate(families) if family != "query"]
-    informative = rng.choice(documents, size=n_informative, replace=False)
+    informative = truth.choice(documents, size=n_informative, replace=False)
     quantile = {}
 
     def u(j):
@@ -285,16 +290,16 @@ def make_web_like(n_documents=3_771_125, n_queries=31_531, n_features=136, n_inf
     signal = np.zeros(n_documents)
     shapes = list(_WEB_SHAPES)
     for k, j in enumerate(informative):
-        weight = rng.lognormal(0.0, 0.5) * rng.choice([-1.0, 1.0])
-        signal += weight * _WEB_SHAPES[shapes[k % len(shapes)]](u(j), rng.uniform())
+        weight = truth.lognormal(0.0, 0.5) * truth.choice([-1.0, 1.0])
+        signal += weight * _WEB_SHAPES[shapes[k % len(shapes)]](u(j), truth.uniform())
     query_columns = [j for j, family in enumerate(families) if family == "query"]
     pairs = []
     for effect, (a, b) in zip(("and", "switch", "min", "agreement", "xor", "and"),
                               ((0, 1), (2, None), (3, 4), (5, 6), (7, 8), (9, 10))):
         first = int(informative[a % n_informative])
-        second = (int(rng.choice(query_columns)) if b is None
+        second = (int(truth.choice(query_columns)) if b is None
                   else int(informative[b % n_informative]))
-        weight = 2 * rng.lognormal(0.0, 0.5) * rng.choice([-1.0, 1.0])
+        weight = 2 * truth.lognormal(0.0, 0.5) * truth.choice([-1.0, 1.0])
         signal += weight * _WEB_PAIRS[effect](u(first), u(second))
         pairs.append((first, second, effect))
     signal = (signal - signal.mean()) / signal.std()
@@ -306,16 +311,17 @@ def make_web_like(n_documents=3_771_125, n_queries=31_531, n_features=136, n_inf
                  pairs=pairs)
 
 
-def _web_column(family, rng, topical, sizes):
-    """One column of :func:`make_web_like` of ``family``."""
+def _web_column(family, rng, own, topical, sizes):
+    """One column of :func:`make_web_like` of ``family``, ``own`` its two
+    parameters (uniform on 0 to 1)."""
     n = len(topical)
     if family == "score":
-        share = rng.uniform(0.3, 0.9)
+        share = 0.3 + 0.6 * own[0]
         mixed = share * topical + np.sqrt(1 - share ** 2) * rng.standard_normal(n)
         return np.maximum(0.0, 8 + 4 * mixed + rng.gamma(2.0, 1.0, n))
     if family == "count":
         present = rng.uniform(size=n) < 0.6
-        rate = np.exp(0.5 + rng.uniform(0.3, 0.9) * topical + rng.normal(0, 0.5, n))
+        rate = np.exp(0.5 + (0.3 + 0.6 * own[0]) * topical + rng.normal(0, 0.5, n))
         return rng.poisson(rate * present)
     if family == "length":
         return np.round(np.exp(rng.normal(6.0, 1.0, n)))
@@ -324,7 +330,7 @@ def _web_column(family, rng, topical, sizes):
     if family == "popularity":
         return 1e-6 * (1 + rng.pareto(1.5, n))
     if family == "binary":
-        return rng.uniform(size=n) < rng.uniform(0.05, 0.5)
+        return rng.uniform(size=n) < 0.05 + 0.45 * own[1]
     return np.repeat(rng.poisson(3.0, len(sizes)) + 1, sizes)  # "query"
 
 

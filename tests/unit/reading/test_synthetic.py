@@ -56,6 +56,10 @@ def test_web_like_data_have_the_shape_the_families_and_the_truth_they_say():
     again = make_web_like(n_documents=20_000, n_queries=160, random_state=4)
     np.testing.assert_array_equal(again.X, data.X)
     np.testing.assert_array_equal(again.y, data.y)
+    # every size shares the truth: the same columns, shapes and pairs
+    larger = make_web_like(n_documents=30_000, n_queries=240, random_state=4)
+    np.testing.assert_array_equal(larger.informative, data.informative)
+    assert larger.pairs == data.pairs
 
 
 # -- simulated click logs: the users hold to their models' definitions, checked by counting
