@@ -113,8 +113,8 @@ def test_workspace_has_one_weight_per_step(layout):
     work = workspace(QueryData(X, y, qid), 1, encoding)
     assert work.w_scaled.shape[0] == encoding.n_steps
     # a histogram slot per code: packed (3 + 1 + 3 + 3 steps, a code more each), or
-    # four per feature (the most codes of any)
-    size = 3 + 1 + 3 + 3 + 4 if layout == "packed" else 4 * 4
+    # five per feature (the most codes of any, four, rounded up to odd) but the last
+    size = 3 + 1 + 3 + 3 + 4 if layout == "packed" else 3 * 5 + 4
     assert work.partial.shape[1] == size
     assert work.table.shape[0] == size
 
@@ -148,8 +148,9 @@ def test_uniform_stride_is_found_exactly_when_every_feature_is_a_stride_apart(st
                      if d > 1 and np.array_equal(slots, s * np.arange(d))), 0)
 
     strided = encoding.strided_slots()
-    if len(steps) > 1:
-        assert K.uniform_stride(strided) == max(steps) + 1
+    if len(steps) > 1:  # the most codes of a feature, rounded up to odd
+        assert K.uniform_stride(strided) == (max(steps) + 1 if max(steps) % 2 == 0
+                                             else max(steps) + 2)
     moved = strided.copy()
     moved[draw.draw(st.integers(0, len(steps) - 1))] += draw.draw(st.sampled_from([-1, 1]))
     for slots in (strided, encoding.slots, moved):
@@ -159,8 +160,8 @@ def test_uniform_stride_is_found_exactly_when_every_feature_is_a_stride_apart(st
 def test_dense_rows_are_strided_when_the_tables_stay_within_twice_the_packed_size():
     rng = np.random.default_rng(6)
     even = rng.normal(size=(200, 5))
-    assert K.uniform_stride(StepEncoding.fit(even, 16).rows(even).slots) == 16
-    # one feature of 16 codes among 20 of two: strided tables would be 21 * 16 long
+    assert K.uniform_stride(StepEncoding.fit(even, 16).rows(even).slots) == 17
+    # one feature of 16 codes among 20 of two: strided tables would be 21 * 17 long
     # against 2 * (15 + 20 + 21) packed
     uneven = np.column_stack([even[:, 0], rng.integers(0, 2, (200, 20))])
     encoding = StepEncoding.fit(uneven, 16)
