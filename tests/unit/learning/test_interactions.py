@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from rsrank import RSRank, QueryData
-from rsrank.learning.interactions import interaction_gain, pair_gains
+from rsrank.learning.interactions import (SEARCH_ROWS, interaction_gain, pair_gains,
+                                          search_rows)
 from rsrank.reading.synthetic import make_interactions
 
 
@@ -100,3 +101,27 @@ def test_a_pairs_grid_is_cut_where_an_and_switches():
     (cuts_a, cuts_b), = pair_grids(lam, q, [(0, 1)], model.model_.encoding.thresholds, 4)
     for cuts in (cuts_a, cuts_b):  # the AND switches at 0.2 in both features
         assert len(cuts) <= 3 and np.min(np.abs(cuts - 0.2)) < 0.07
+
+
+def test_a_search_beyond_its_budget_scores_pairs_on_a_seeded_sample_of_whole_queries():
+    rng = np.random.default_rng(3)
+    sizes = rng.integers(50, 400, size=600)
+    qid = np.repeat(np.arange(len(sizes)), sizes)
+    data = QueryData(rng.normal(size=(len(qid), 6)), rng.integers(0, 3, len(qid)), qid)
+    lam = np.arange(data.n_rows, dtype=np.float64)  # each row's lambda names the row
+    pairs = 6 * 5 / 2
+    # every pair within the budget: all rows, as given
+    same_lam, same = search_rows(lam, data, budget=pairs * data.n_rows)
+    assert same is data and same_lam is lam
+    # beyond it: whole queries of at least the rows the budget allows (and SEARCH_ROWS)
+    taken_lam, taken = search_rows(lam, data, budget=pairs * 70_000)
+    assert 70_000 <= taken.n_rows < 70_000 + sizes.max() and taken.n_rows < data.n_rows
+    rows = taken_lam.astype(np.int64)  # the rows picked, in order, each query whole
+    np.testing.assert_array_equal(taken.X, data.X[rows])
+    np.testing.assert_array_equal(taken.y, data.y[rows])
+    picked = np.unique(qid[rows])
+    assert np.array_equal(np.sort(rows), rows)
+    assert len(rows) == np.isin(qid, picked).sum()
+    # seeded: the same sample every time; never fewer than SEARCH_ROWS rows
+    np.testing.assert_array_equal(search_rows(lam, data, budget=pairs * 70_000)[0], taken_lam)
+    assert search_rows(lam, data, budget=1.0)[1].n_rows >= SEARCH_ROWS
