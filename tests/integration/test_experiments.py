@@ -406,3 +406,34 @@ def test_a_fold_given_by_hand_is_a_typed_fold_and_a_misnamed_part_is_refused(bun
                         RSRank(max_iter=1), {})
     with pytest.raises(KeyError):
         made["tset"]
+
+
+def test_the_refit_of_a_penalized_choice_fits_no_relaxed_refit_beside_it(bundled_root,
+                                                                        monkeypatch):
+    from rsrank import QueryData
+    from rsrank.evaluation.experiments import fit_and_select, refit_on_all
+    from rsrank.learning import fitting
+    from rsrank.learning.path import refit_point
+
+    fold = load_letor_fold(bundled_root, 1)
+    train, vali = QueryData(*fold.train), QueryData(*fold.vali)
+    base = RSRank(max_iter=20, learning_rate="curvature", relax=True, random_state=3)
+    grid = [{"l1_ratio": r, "pair_weight": "unit"} for r in (0.3, 0.1)]
+    walked = fit_and_select(base, grid, train, vali, path=True, within=0.01)
+    relaxes = [entry["params"]["relax"] for entry in walked.tried]
+    assert relaxes == [False, True, False, True]
+    real, calls = fitting.refit_kept, []
+    monkeypatch.setattr(fitting, "refit_kept", lambda *a, **k: calls.append(1) or real(*a, **k))
+    for chosen, refits in ((2, 0), (3, 1)):  # the penalized point of 0.1, then its refit
+        calls.clear()
+        tried, _, fits, last = refit_on_all(base, train, vali, "ndcg@10", "letor", walked.tried,
+                                            walked.per_query, walked.fits, chosen)
+        assert len(calls) == refits and last == 4
+        assert tried[4]["params"]["relax"] is (chosen == 3)
+        assert tried[4]["params"]["l1_ratio"] == 0.1
+    # the penalized choice's refit is the fit a relaxing estimator makes first
+    tried, _, fits, _ = refit_on_all(base, train, vali, "ndcg@10", "letor", walked.tried,
+                                     walked.per_query, walked.fits, 2)
+    both = refit_point(base, walked.tried[2]["params"], walked.fits[2], train, vali)
+    assert both.relaxed is not None
+    np.testing.assert_array_equal(fits[4].model.coef, both.fit.model.coef)
