@@ -25,7 +25,7 @@ from sklearn.utils.validation import check_array
 
 from .._kernels import Rows, read_only
 from ._queries import QueryGroups, group_queries
-from ..learning.binning import PairEncoding, StepEncoding
+from ..learning.binning import BinCodes, PairEncoding, StepEncoding
 from ..learning.preprocessing import column_moments, column_sums, query_normalize
 
 __all__ = ["Preferences", "QueryData", "Rows", "check_labels", "check_preferences",
@@ -462,7 +462,12 @@ class QueryData:
         """The :class:`~rsrank.learning.binning.StepEncoding` of ``max_bins`` bins per
         feature fitted on the rows, made once per bin count (a path fits
         the same data many times)."""
-        return self.memo(("steps", max_bins), lambda: StepEncoding.fit(self._X, max_bins))
+        def make():  # and its rows, from the codes its counts were made of
+            encoding, codes = StepEncoding.coded(self._X, max_bins)
+            self._memo[("rows", encoding.key)] = encoding.rows(self._X, self.groups.offsets,
+                                                               codes)
+            return encoding
+        return self.memo(("steps", max_bins), make)
 
     def pair_encoding(self, max_bins, pairs, pair_bins):
         """The :class:`~rsrank.learning.binning.PairEncoding` of :meth:`step_encoding`'s
@@ -475,9 +480,17 @@ class QueryData:
         pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
         key = ("pairs", max_bins, pairs.tobytes(), pair_bins, None if grids is None else
                b"".join(cuts.tobytes() for grid in grids for cuts in grid))
-        return self.memo(key, lambda: PairEncoding.fit(
-            self._X, pairs, max_bins, pair_bins, self.step_encoding(max_bins).thresholds,
-            grids))
+        def make():  # the pairs' cells beside the features' codes, kept as its rows
+            steps = self.step_encoding(max_bins)
+            rows = self.rows(steps)
+            known = (BinCodes(rows.dense_codes, self._X.shape) if rows.indptr.shape[0] == 0
+                     else None)
+            encoding, codes = PairEncoding.coded(self._X, pairs, max_bins, pair_bins,
+                                                 steps.thresholds, grids, known)
+            self._memo[("rows", encoding.key)] = encoding.rows(self._X, self.groups.offsets,
+                                                               codes)
+            return encoding
+        return self.memo(key, make)
 
     @property
     def missing_features(self):

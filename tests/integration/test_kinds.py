@@ -6,6 +6,7 @@ shape plot, and names that are wrong refused before any work."""
 import json
 
 import numpy as np
+import scipy.sparse as sp
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -229,3 +230,34 @@ def test_a_value_a_parameter_cannot_take_is_refused_in_one_line_before_any_work(
         RSRank(**{name: value}).fit(X, y, qid=qid)
     message = str(caught.value)
     assert message.startswith(f"{name} must be ") and "\n" not in message, message
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_the_rows_of_a_datas_encodings_are_its_codes_made_once_as_from_scratch(sparse):
+    """QueryData keeps the codes its encodings counted their bins with as the
+    rows the epochs read, and a pair encoding's rows add the cells to the
+    features' codes: the same rows as coding the matrix afresh."""
+    from rsrank import QueryData
+    from rsrank.learning.binning import PairEncoding, StepEncoding
+
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(900, 6))
+    X[rng.random(X.shape) < 0.05] = np.nan  # a missing value's bin
+    X[:, 2] = np.round(X[:, 2])  # ties
+    qid = np.repeat(np.arange(30), 30)
+    rng.shuffle(qid)  # rows of a query apart: the data puts them in query order
+    if sparse:
+        X = sp.csr_matrix(np.where(np.abs(np.nan_to_num(X)) < 0.5, 0.0, X))
+    data = QueryData(X, rng.integers(0, 3, 900), qid)
+    steps = data.step_encoding(16)
+    fresh = StepEncoding.fit(data.X, 16)
+    assert fresh.key == steps.key
+    pairs = np.array([[0, 3], [2, 5]])
+    encoding = data.pair_encoding(16, pairs, 4)
+    again = PairEncoding.fit(data.X, pairs, 16, 4, fresh.thresholds)
+    for made, scratch in ((steps, fresh), (encoding, again)):
+        for got, want in zip(made.counts, scratch.counts):
+            np.testing.assert_array_equal(got, want)
+        rows, expected = data.rows(made), scratch.rows(data.X, data.groups.offsets)
+        for name in rows._fields:
+            np.testing.assert_array_equal(getattr(rows, name), getattr(expected, name))
