@@ -124,22 +124,48 @@ def gains_at(lam, data, candidates=None, n_bins=8, n_jobs=None):
     pairs = np.array(list(itertools.combinations(features, 2)), dtype=np.int64).reshape(-1, 2)
     if len(pairs) == 0:
         return pairs, np.zeros(0)
-    X = data.X if not sp.issparse(data.X) else sp.csr_matrix(data.X)
-    codes = _dense_codes(_columns_of(X, features), n_bins)
-    # a feature with missing values has one more code, its missing value's
-    side = max(n_bins, int(codes.max(initial=0)) + 1)
-    where = np.full(data.n_features, -1, dtype=np.int64)
-    where[features] = np.arange(len(features))
-    sums = np.zeros((len(pairs), side * side))
-    counts = np.zeros((len(pairs), side * side))
-    args = (np.ascontiguousarray(codes.T), np.ascontiguousarray(lam, dtype=np.float64),
-            np.ascontiguousarray(where[pairs[:, 0]]), np.ascontiguousarray(where[pairs[:, 1]]),
-            side, sums, counts)
-    n = threads(n_jobs, len(pairs) * data.n_rows, SCORING_WORK_PER_THREAD)
-    with numba_threads(n):
-        choose(_kernels.pair_histograms_serial, _kernels.pair_histograms_parallel, n,
-               args)(*args)
-    return pairs, interaction_gain(sums, counts, side)
+    grids = _PairGrids(data, pairs, n_bins)
+    sums, counts = grids.histograms(lam, n_jobs)
+    return pairs, interaction_gain(sums, counts, grids.side)
+
+
+class _PairGrids:
+    """The cells of ``pairs`` (an ``(n_pairs, 2)`` array) on a grid of at
+    most ``n_bins`` quantile bins per feature of ``data``'s rows (a code
+    above them for a missing value)."""
+
+    def __init__(self, data, pairs, n_bins):
+        self.pairs = pairs
+        features = np.unique(pairs)
+        X = data.X if not sp.issparse(data.X) else sp.csr_matrix(data.X)
+        codes = _dense_codes(_columns_of(X, features), n_bins)
+        # a feature with missing values has one more code, its missing value's
+        self.side = max(n_bins, int(codes.max(initial=0)) + 1)
+        where = np.full(data.n_features, -1, dtype=np.int64)
+        where[features] = np.arange(len(features))
+        self.columns = np.ascontiguousarray(codes.T)
+        self.first = np.ascontiguousarray(where[pairs[:, 0]])
+        self.second = np.ascontiguousarray(where[pairs[:, 1]])
+        self.n_rows = codes.shape[0]
+
+    def histograms(self, lam, n_jobs=None):
+        """``(sums, counts)`` of ``lam`` per cell of every pair, each
+        ``(n_pairs, side * side)``, the rows a block at a time on ``n_jobs``
+        threads (by the row visits)."""
+        sums = np.zeros((len(self.pairs), self.side * self.side))
+        counts = np.zeros((len(self.pairs), self.side * self.side))
+        args = (self.columns, np.ascontiguousarray(lam, dtype=np.float64), self.first,
+                self.second, self.side, sums, counts)
+        n = threads(n_jobs, len(self.pairs) * self.n_rows, SCORING_WORK_PER_THREAD)
+        with numba_threads(n):
+            choose(_kernels.pair_histograms_serial, _kernels.pair_histograms_parallel, n,
+                   args)(*args)
+        return sums, counts
+
+    def cells(self, p):
+        """Each row's cell on pair ``p``'s grid."""
+        return (self.columns[self.first[p]].astype(np.int64) * self.side
+                + self.columns[self.second[p]])
 
 
 def _columns_of(X, features):
@@ -207,18 +233,45 @@ def search_rows(lam, data, budget=SEARCH_WORK):
     return np.asarray(lam)[picked], data.subset(queries)
 
 
+#: the pairs of largest gain that :func:`top_pairs` scores again as it
+#: keeps pairs, per pair it may keep
+RESCORED = 3
+
+
 def top_pairs(model, lam, data, k, n_bins=8, budget=SEARCH_WORK, n_jobs=None):
     """The ``k`` pairs of largest interaction gain (:func:`gains_at`, on
     ``n_jobs`` threads) of the pair gradients ``lam`` at ``model``'s ranking
-    on :func:`search_rows`, among :func:`candidate_features`, as a ``(k, 2)``
-    array of feature indices (fewer when there are fewer pairs, and none of
-    gain 0)."""
+    on :func:`search_rows`, among :func:`candidate_features`, kept one at a
+    time: after each, the gradients less the kept pair's interaction (its
+    grid's cell means beyond both features' own effects) and the
+    ``RESCORED * k`` pairs of largest gain scored again on what is left, so
+    that a pair which only echoes a kept one (a feature standing in for its
+    partner: a correlated score, another column constant within queries
+    beside one that switches an effect) loses its gain with it. Returns a
+    ``(k, 2)`` array of feature indices in increasing order (fewer when
+    fewer pairs have a gain above 0)."""
     lam, data = search_rows(lam, data, budget)
     candidates = candidate_features(model, lam, data, budget, n_bins)
     pairs, gains = gains_at(lam, data, candidates, n_bins, n_jobs)
-    order = np.argsort(-gains, kind="stable")[:k]
-    order = order[gains[order] > 0]
-    return pairs[np.sort(order)]
+    order = np.argsort(-gains, kind="stable")[:RESCORED * k]
+    order = np.sort(order[gains[order] > 0])
+    if len(order) == 0 or k < 1:
+        return pairs[:0]
+    grids = _PairGrids(data, pairs[order], n_bins)
+    left, kept = np.array(lam, dtype=np.float64), []
+    for _ in range(min(k, len(order))):
+        sums, counts = grids.histograms(left, n_jobs)
+        gains = interaction_gain(sums, counts, grids.side)
+        gains[kept] = -np.inf
+        best = int(np.argmax(gains))
+        if not gains[best] > 0:
+            break
+        kept.append(best)
+        shape = (1, grids.side, grids.side)
+        residual, _ = interaction_residuals(sums[best].reshape(shape),
+                                            counts[best].reshape(shape))
+        left -= residual.reshape(-1)[grids.cells(best)]
+    return pairs[order[np.sort(kept)]]
 
 
 def _segments(sums, counts, n_segments):
