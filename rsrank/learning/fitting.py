@@ -20,7 +20,7 @@ from typing import Protocol
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .interactions import pair_grids, row_lambdas, top_pairs
+from .interactions import pair_grids, row_lambdas, search_rows, top_pairs
 from .defaults import DEFAULT_INTERACTION_BINS, LEVEL_LOSS_PATIENCE, LEVEL_ROWS, LEVEL_STEP
 from .kinds import ModelSpec, kind_of
 from .objective import Objective
@@ -234,7 +234,10 @@ def pair_search(plan, source):
     objective, no penalty and the step of the curvature, for at most
     :data:`SEARCH_EPOCHS` epochs, and each pair's grid cut where its
     interaction changes (:func:`rsrank.learning.interactions.pair_grids`). Made once
-    per training data and setting (a path fits the same data many times)."""
+    per training data and setting (a path fits the same data many times).
+    Beyond the search's budget all of it runs on the rows the gains come
+    from (:func:`rsrank.learning.interactions.search_rows`), the additive
+    model too."""
     spec = model_spec(plan, source)
     key = ("pair search", spec.interactions, spec.interaction_bins, spec.max_bins,
            plan.solver.objective)
@@ -246,11 +249,12 @@ def pair_search(plan, source):
             early_stopping=False, learning_rate="curvature", max_iter=SEARCH_EPOCHS,
             average=False, batch_size=None, verbose=0,
             weight_tol=plan.solver.weight_tol or 1e-4, restore_best=False))
-        additive = fit(search, source).model
-        lam = row_lambdas(additive, search.solver.objective, source)  # once, for both
-        pairs = top_pairs(additive, lam, source, spec.interactions, spec.interaction_bins,
+        rows = search_rows(None, source)[1]
+        additive = fit(search, rows).model
+        lam = row_lambdas(additive, search.solver.objective, rows)  # once, for both
+        pairs = top_pairs(additive, lam, rows, spec.interactions, spec.interaction_bins,
                           n_jobs=plan.solver.n_jobs)
-        return pairs, pair_grids(lam, source, pairs, additive.encoding.thresholds,
+        return pairs, pair_grids(lam, rows, pairs, additive.encoding.thresholds,
                                  spec.interaction_bins)
     return source.memo(key, make)
 

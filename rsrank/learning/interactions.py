@@ -214,8 +214,8 @@ SEARCH_ROWS = 50_000
 def search_rows(lam, data, budget=SEARCH_WORK):
     """``(lam, data)`` of the rows a search scores its pairs on: all of
     them while every pair of features fits ``budget`` row visits, else a
-    seeded sample of whole queries of that many rows (at least
-    :data:`SEARCH_ROWS`). A gain is a sum over rows, so a sample of queries
+    seeded sample of whole queries of at most that many rows (and at most
+    :data:`SEARCH_ROWS` fewer; ``lam`` None: only the rows are taken). A gain is a sum over rows, so a sample of queries
     estimates every pair's, where a screen of features first would drop
     the pairs whose features have no effect of their own: a feature constant
     within each query (a query's length) has none, as the pair gradients of
@@ -227,8 +227,12 @@ def search_rows(lam, data, budget=SEARCH_WORK):
     if data.n_rows <= rows:
         return lam, data
     order = np.random.default_rng(0).permutation(data.n_queries)
-    queries = np.sort(order[:int(np.searchsorted(np.cumsum(data.sizes[order]), rows)) + 1])
+    # the queries of the order while they fit: a sample is its own sample
+    taken = max(int(np.searchsorted(np.cumsum(data.sizes[order]), rows, side="right")), 1)
+    queries = np.sort(order[:taken])
     starts = np.r_[0, np.cumsum(data.sizes)]
+    if lam is None:
+        return None, data.subset(queries)
     picked = np.concatenate([np.arange(starts[q], starts[q + 1]) for q in queries])
     return np.asarray(lam)[picked], data.subset(queries)
 

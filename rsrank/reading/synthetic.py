@@ -18,7 +18,7 @@ from ..clicks.log import MAX_POSITION
 from .querydata import check_labels
 from ..evaluation.writers import letor_lines, write_lines
 
-__all__ = ["make_letor_like", "make_mslr_like", "make_raw_features", "make_nonlinear",
+__all__ = ["make_letor_like", "make_mslr_like", "make_web_like", "make_raw_features", "make_nonlinear",
            "make_interactions", "make_edge_values", "write_letor_folds", "simulate_clicks",
            "examination_curve", "click_chance", "CLICK_MODELS"]
 

@@ -113,9 +113,11 @@ def test_a_search_beyond_its_budget_scores_pairs_on_a_seeded_sample_of_whole_que
     # every pair within the budget: all rows, as given
     same_lam, same = search_rows(lam, data, budget=pairs * data.n_rows)
     assert same is data and same_lam is lam
-    # beyond it: whole queries of at least the rows the budget allows (and SEARCH_ROWS)
+    # beyond it: whole queries of at most the rows the budget allows (or SEARCH_ROWS)
     taken_lam, taken = search_rows(lam, data, budget=pairs * 70_000)
-    assert 70_000 <= taken.n_rows < 70_000 + sizes.max() and taken.n_rows < data.n_rows
+    assert 70_000 - sizes.max() < taken.n_rows <= 70_000
+    again_lam, again = search_rows(taken_lam, taken, budget=pairs * 70_000)
+    assert again is taken and again_lam is taken_lam  # a sample is its own sample
     rows = taken_lam.astype(np.int64)  # the rows picked, in order, each query whole
     np.testing.assert_array_equal(taken.X, data.X[rows])
     np.testing.assert_array_equal(taken.y, data.y[rows])
@@ -124,4 +126,5 @@ def test_a_search_beyond_its_budget_scores_pairs_on_a_seeded_sample_of_whole_que
     assert len(rows) == np.isin(qid, picked).sum()
     # seeded: the same sample every time; never fewer than SEARCH_ROWS rows
     np.testing.assert_array_equal(search_rows(lam, data, budget=pairs * 70_000)[0], taken_lam)
-    assert search_rows(lam, data, budget=1.0)[1].n_rows >= SEARCH_ROWS
+    assert SEARCH_ROWS - sizes.max() < search_rows(lam, data, budget=1.0)[1].n_rows <= SEARCH_ROWS
+    assert search_rows(None, data, budget=1.0)[0] is None
