@@ -274,6 +274,7 @@ def main(argv=None):
         from rsrank.reading.synthetic import make_web_like
 
         truth_pairs = make_web_like(n_documents=2_000, n_queries=20, random_state=0).pairs
+        lines.append("")
         lines.append("Its true pairs (features numbered from 1, as in the files): " + ", ".join(
             f"f{min(a, b) + 1} x f{max(a, b) + 1} ({effect})" for a, b, effect in truth_pairs)
             + ".")

@@ -111,8 +111,10 @@ LEVEL_ROWS = 50_000
 #: Quantile bins are widest in the tails, which decide a query's top ten:
 #: at a tenth of MSLR-WEB30K's shape ``--additive --interactions 10``
 #: scored test NDCG@10 0.9033 at 32 / 8 bins and 0.9662 at 255 / 16
-#: (LightGBM 0.9720), at a quarter 0.9668 (LightGBM 0.9686); on six small
-#: sets 255 bins lost (``results/level_steps_small.md``)
+#: (LightGBM 0.9720), at a quarter 0.9668 (LightGBM 0.9686), when these
+#: bins were chosen (30ca60c; ``results/end_to_end_nonlinear_*.md`` hold
+#: today's runs); on six small sets 255 bins lost
+#: (``results/level_steps_small.md``)
 ROWS_BINS = (255, MAX_INTERACTION_BINS)
 #: A fit on levels whose pair weights follow the ranking (swap weights)
 #: stops after this many epochs without a new lowest training loss: its
@@ -120,6 +122,6 @@ ROWS_BINS = (255, MAX_INTERACTION_BINS)
 #: the tenth epoch on), so every such fit ran all its epochs. At a tenth
 #: of MSLR-WEB30K's shape it left the chosen models of ``--additive`` and
 #: ``--additive --interactions 10`` as they were, in 30 s and 83 s where
-#: they took 47 s and 98 s (``results/end_to_end_nonlinear_tenth.md``)
+#: they took 47 s and 98 s (at 5ba33f0)
 LEVEL_LOSS_PATIENCE = 20
 AUTO_BINS = "auto"
