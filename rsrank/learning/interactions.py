@@ -213,10 +213,12 @@ SEARCH_ROWS = 50_000
 
 def search_rows(lam, data, budget=SEARCH_WORK):
     """``(lam, data)`` of the rows a search scores its pairs on: all of
-    them while every pair of features fits ``budget`` row visits, else a
-    seeded sample of whole queries of at most that many rows (and at most
-    :data:`SEARCH_ROWS` fewer; ``lam`` None: only the rows are taken). A gain is a sum over rows, so a sample of queries
-    estimates every pair's, where a screen of features first would drop
+    them while every pair of features fits ``budget`` row visits, else the
+    whole queries of a seeded order while their rows fit that many (or
+    :data:`SEARCH_ROWS`, when more), so that a sample is its own sample
+    (``lam`` None: only the rows are taken). A gain is a sum over rows, so
+    a sample of queries estimates every pair's, where a screen of features
+    first would drop
     the pairs whose features have no effect of their own: a feature constant
     within each query (a query's length) has none, as the pair gradients of
     a query sum to 0, yet it may switch another feature's effect; at a
@@ -227,12 +229,11 @@ def search_rows(lam, data, budget=SEARCH_WORK):
     if data.n_rows <= rows:
         return lam, data
     order = np.random.default_rng(0).permutation(data.n_queries)
-    # the queries of the order while they fit: a sample is its own sample
     taken = max(int(np.searchsorted(np.cumsum(data.sizes[order]), rows, side="right")), 1)
     queries = np.sort(order[:taken])
-    starts = np.r_[0, np.cumsum(data.sizes)]
     if lam is None:
         return None, data.subset(queries)
+    starts = np.r_[0, np.cumsum(data.sizes)]
     picked = np.concatenate([np.arange(starts[q], starts[q + 1]) for q in queries])
     return np.asarray(lam)[picked], data.subset(queries)
 
