@@ -354,9 +354,10 @@ class StepEncoding:
     def coded(cls, X, max_bins=32):
         """``(encoding, codes)``: :meth:`fit`'s encoding of ``X`` and the
         :class:`BinCodes` of ``X`` it counted its bins with, which
-        :meth:`rows` takes rather than code ``X`` again (at 255 bins a
-        feature the codes of a quarter of MSLR-WEB30K's training rows took
-        0.2 s, and a path codes its training rows once, not twice)."""
+        :meth:`rows` takes rather than code ``X`` again: a fit codes its
+        training rows once, not twice (at a quarter of MSLR-WEB30K's shape
+        ``--additive --interactions 10`` took 69 s and 1.33 GB, 73 s and
+        1.49 GB before)."""
         thresholds = fit_thresholds(X, max_bins)
         codes = bin_codes(X, thresholds)
         return cls(thresholds, bin_counts(X, thresholds, codes)), codes
