@@ -258,6 +258,12 @@ def make_web_like(n_documents=3_771_125, n_queries=31_531, n_features=136, n_inf
     order), ``families`` (each column's), ``informative`` (the columns of
     the shapes) and ``pairs`` (each pair's two columns and effect).
     """
+    check_scalar(n_documents, "n_documents", Integral, min_val=1)
+    check_scalar(n_queries, "n_queries", Integral, min_val=1)
+    check_scalar(n_features, "n_features", Integral, min_val=len(WEB_FAMILIES))
+    document_columns = n_features - n_features // len(WEB_FAMILIES)  # not of queries
+    check_scalar(n_informative, "n_informative", Integral, min_val=1, max_val=document_columns)
+    check_scalar(noise, "noise", Real, min_val=0)
     if n_queries > n_documents:
         raise ValueError("n_queries exceeds n_documents")
     # the truth (columns' parameters, shapes, pairs, weights) from a stream

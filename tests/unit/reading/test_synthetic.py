@@ -60,6 +60,11 @@ def test_web_like_data_have_the_shape_the_families_and_the_truth_they_say():
     larger = make_web_like(n_documents=30_000, n_queries=240, random_state=4)
     np.testing.assert_array_equal(larger.informative, data.informative)
     assert larger.pairs == data.pairs
+    for bad, error in ((dict(n_features=6), ValueError), (dict(n_informative=0), ValueError),
+                       (dict(n_informative=200), ValueError), (dict(noise=-1.0), ValueError),
+                       (dict(n_documents=0), ValueError), (dict(n_queries=2.5), TypeError)):
+        with pytest.raises(error, match=next(iter(bad))):
+            make_web_like(**{"n_documents": 100, "n_queries": 5, **bad})
 
 
 # -- simulated click logs: the users hold to their models' definitions, checked by counting
