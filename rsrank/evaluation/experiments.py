@@ -442,15 +442,11 @@ def refit_on_all(estimator, train, validation, select, convention, tried, per_qu
     ``validation``. Returns ``(tried, per_query, fits, chosen)`` with the
     refit last and chosen, marked ``"refit": "all training queries"``."""
     relax = tried[chosen]["params"].get("relax")
-    if relax is False:  # the penalized fit alone: a relaxed refit beside it would go unused
-        estimator = clone(estimator).set_params(relax=False)
     point = refit_point(estimator, tried[chosen]["params"], fits[chosen], train, validation)
     new_tried, new_values, new_fits = score_fits([point], validation, select, convention)
     index = [i for i, entry in enumerate(new_tried)
-             if entry["params"].get("relax", relax) == relax][0]
+             if entry["params"].get("relax") == relax][0]
     entry = {**new_tried[index], "refit": "all training queries"}
-    if relax is not None:
-        entry["params"] = {**entry["params"], "relax": relax}
     return ([*tried, entry], [*per_query, new_values[index]], [*fits, new_fits[index]],
             len(tried))
 

@@ -302,8 +302,10 @@ def refit_point(estimator, params, fit, train, validation):
     of ``train`` reported it, ``fit`` its :class:`PathFit`) fitted on all of
     ``train``: its strength as the same fraction of the whole data's edge,
     starting from the sample's penalized weights where they lead to the
-    same fit (:func:`carried_weights`), else from zero."""
-    params = {k: v for k, v in params.items() if k != "relax"}
+    same fit (:func:`carried_weights`), else from zero. The choice's
+    ``relax`` stays with it: a penalized choice is fitted without the
+    relaxed refit it would not use."""
+    params = dict(params)
     for ratio_name, name in RATIOS:
         if ratio_name in params:
             params.pop(name, None)

@@ -434,6 +434,6 @@ def test_the_refit_of_a_penalized_choice_fits_no_relaxed_refit_beside_it(bundled
     # the penalized choice's refit is the fit a relaxing estimator makes first
     tried, _, fits, _ = refit_on_all(base, train, vali, "ndcg@10", "letor", walked.tried,
                                      walked.per_query, walked.fits, 2)
-    both = refit_point(base, walked.tried[2]["params"], walked.fits[2], train, vali)
+    both = refit_point(base, walked.tried[3]["params"], walked.fits[2], train, vali)
     assert both.relaxed is not None
     np.testing.assert_array_equal(fits[4].model.coef, both.fit.model.coef)
