@@ -23,7 +23,7 @@ from .. import _kernels
 from ._compile import choose
 from ._threads import SCORING_WORK_PER_THREAD, numba_threads, threads
 from .binning import bin_codes, fit_thresholds
-from ..reading.querydata import QueryData
+from ..reading.querydata import QueryData, sample_queries
 
 __all__ = ["pair_gains", "interaction_gain", "interaction_residuals", "row_lambdas",
            "gains_at", "top_pairs", "candidate_features", "pair_grids", "search_rows",
@@ -228,9 +228,7 @@ def search_rows(lam, data, budget=SEARCH_WORK):
     rows = max(budget / max(width * (width - 1) / 2, 1), SEARCH_ROWS)
     if data.n_rows <= rows:
         return lam, data
-    order = np.random.default_rng(0).permutation(data.n_queries)
-    taken = max(int(np.searchsorted(np.cumsum(data.sizes[order]), rows, side="right")), 1)
-    queries = np.sort(order[:taken])
+    queries = sample_queries(data, rows, reach=False)
     if lam is None:
         return None, data.subset(queries)
     starts = np.r_[0, np.cumsum(data.sizes)]

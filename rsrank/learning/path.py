@@ -34,7 +34,7 @@ from ..estimator import RSRank, face_on, fit_of
 from ..evaluation.metrics import DEFAULT_CONVENTION, mean_ndcg
 from .model import LinearModel, query_scores
 from ..clicks.arrays import click_splits
-from ..reading.querydata import QueryData
+from ..reading.querydata import QueryData, sample_queries
 
 __all__ = ["l1_grid", "STRENGTHS", "RATIOS", "PathFit", "PathPoint", "walk", "carried_weights",
            "path_sample", "refit_point", "path_rows",
@@ -292,9 +292,7 @@ def path_sample(train, rows, seed):
     else 0: the same sample every run), cut where the rows first reach
     ``rows``, kept in their own order."""
     seed = int(seed) if isinstance(seed, (int, np.integer)) else 0
-    order = np.random.default_rng(seed).permutation(train.n_queries)
-    taken = int(np.searchsorted(np.cumsum(train.sizes[order]), rows)) + 1
-    return train.subset(np.sort(order[:taken]))
+    return train.subset(sample_queries(train, rows, seed))
 
 
 def refit_point(estimator, params, fit, train, validation):

@@ -29,7 +29,7 @@ from ..learning.binning import BinCodes, PairEncoding, StepEncoding
 from ..learning.preprocessing import column_moments, column_sums, query_normalize
 
 __all__ = ["Preferences", "QueryData", "Rows", "check_labels", "check_preferences",
-           "check_query_weight", "matrix_rows"]
+           "check_query_weight", "matrix_rows", "sample_queries"]
 
 def check_labels(y, n_rows):
     """``y`` as int64 relevance grades, one per row, or ``ValueError``."""
@@ -575,3 +575,16 @@ class QueryData:
         out = np.empty_like(values)
         out[self._order] = values
         return out
+
+
+def sample_queries(data, rows, seed=0, *, reach=True):
+    """The positions, in increasing order, of the queries of ``data`` (a
+    :class:`QueryData`) that a seeded random order of them (``seed``)
+    takes: up to the first whose rows reach ``rows`` in all (``reach``),
+    else those whose rows fit within ``rows`` (at least one), so that a
+    sample taken again is the same sample."""
+    order = np.random.default_rng(seed).permutation(data.n_queries)
+    total = np.cumsum(data.sizes[order])
+    taken = (int(np.searchsorted(total, rows)) + 1 if reach
+             else max(int(np.searchsorted(total, rows, side="right")), 1))
+    return np.sort(order[:taken])
