@@ -30,13 +30,15 @@ def test_objective_gradient_is_x_transpose_lambda_and_matches_finite_differences
     inv = 1.0 / K.ideal_dcg(gains, offsets, table)
     w = rng.normal(size=d)
     levels = np.zeros(n, dtype=np.int64)
-    pairs = epoch.Pairs(gains, y, inv, table, cut, 0, False, levels, np.full(3, -1))
+    pairs = epoch.Pairs(gains, K.read_only(y), inv, table, cut, 0, False, levels, np.full(3, -1))
 
-    def rows_of(X):
+    def rows_of(X):  # read-only arrays, as a fit passes them: the fit's builds, from the cache
         csr = sp.csr_matrix(X)
         if dense:
-            return epoch.Rows(np.zeros(0), np.zeros(0, np.int32), np.zeros(0, np.int32), X, offsets)
-        return epoch.Rows(csr.data, csr.indices, csr.indptr, np.zeros((0, 0)), offsets)
+            arrays = np.zeros(0), np.zeros(0, np.int32), np.zeros(0, np.int32), X
+        else:
+            arrays = csr.data, csr.indices, csr.indptr, np.zeros((0, 0))
+        return epoch.Rows(*map(K.read_only, arrays), offsets)
 
     def work():
         return epoch.Work(np.zeros(n), np.zeros(n), np.zeros((1, d)), np.full(n, -1), np.zeros(d))
