@@ -112,7 +112,9 @@ def _stamped_pages():
 def test_cited_pages_that_have_aged_are_reported():
     """A cited page more than MAX_BEHIND commits behind the code, or with no
     stamp to date it, is reported (a warning naming each): regenerate it
-    with the command in results/README.md."""
+    with the command in results/README.md. A ``*_before`` page records the
+    code before a change, at the commit it names, as the baseline the docs
+    compare with: it ages by design, and only a missing stamp is reported."""
     try:
         subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], check=True,
                        capture_output=True)
@@ -121,7 +123,9 @@ def test_cited_pages_that_have_aged_are_reported():
     pages = list(_stamped_pages())
     assert len([page for page, commit in pages if commit]) > 20
     aged = [f"{page} (unstamped)" for page, commit in pages if commit is None]
-    for page, commit in filter(lambda entry: entry[1], pages):
+    for page, commit in pages:
+        if commit is None or page.stem.endswith("_before"):
+            continue
         counted = subprocess.run(["git", "-C", str(REPO), "rev-list", "--count",
                                   f"{commit}..HEAD"], capture_output=True, text=True)
         if counted.returncode == 0 and int(counted.stdout) > MAX_BEHIND:
