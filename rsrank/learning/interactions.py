@@ -23,7 +23,7 @@ from .. import _kernels
 from ._compile import choose
 from ._threads import SCORING_WORK_PER_THREAD, numba_threads, threads
 from .binning import bin_codes, fit_thresholds
-from ..reading.querydata import QueryData, sample_queries
+from ..reading.querydata import QueryData, query_rows, sample_queries
 
 __all__ = ["pair_gains", "interaction_gain", "interaction_residuals", "row_lambdas",
            "gains_at", "top_pairs", "candidate_features", "pair_grids", "search_rows",
@@ -231,8 +231,7 @@ def search_rows(lam, data, budget=SEARCH_WORK):
     queries = sample_queries(data, rows, reach=False)
     if lam is None:
         return None, data.subset(queries)
-    starts = np.r_[0, np.cumsum(data.sizes)]
-    picked = np.concatenate([np.arange(starts[q], starts[q + 1]) for q in queries])
+    picked = query_rows(np.r_[0, np.cumsum(data.sizes)], queries)
     return np.asarray(lam)[picked], data.subset(queries)
 
 

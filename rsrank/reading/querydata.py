@@ -29,7 +29,14 @@ from ..learning.binning import BinCodes, PairEncoding, StepEncoding
 from ..learning.preprocessing import column_moments, column_sums, query_normalize
 
 __all__ = ["Preferences", "QueryData", "Rows", "check_labels", "check_preferences",
-           "check_query_weight", "matrix_rows", "sample_queries"]
+           "check_query_weight", "matrix_rows", "query_rows", "sample_queries"]
+
+def query_rows(offsets, queries):
+    """The rows, in order, of the queries at positions ``queries`` of the
+    queries whose rows start at ``offsets`` (each query whole)."""
+    spans = [np.arange(offsets[q], offsets[q + 1]) for q in queries]
+    return np.concatenate(spans) if spans else np.zeros(0, dtype=np.int64)
+
 
 def check_labels(y, n_rows):
     """``y`` as int64 relevance grades, one per row, or ``ValueError``."""
@@ -88,8 +95,7 @@ class Preferences:
 
     def subset(self, queries):
         """The preferences of the queries at positions ``queries`` (sorted)."""
-        spans = [np.arange(self.offsets[q], self.offsets[q + 1]) for q in queries]
-        picked = np.concatenate(spans) if spans else np.zeros(0, dtype=np.int64)
+        picked = query_rows(self.offsets, queries)
         sizes = np.diff(self.offsets)[np.asarray(queries, dtype=np.int64)]
         return Preferences(np.r_[0, np.cumsum(sizes)].astype(np.int64), self.better[picked],
                            self.worse[picked], self.weight[picked])
@@ -558,9 +564,7 @@ class QueryData:
         grouping or validating again."""
         queries = np.unique(np.asarray(queries, dtype=np.int64))
         sizes = self.sizes[queries]
-        rows = (np.concatenate([np.arange(self._offsets[q], self._offsets[q + 1])
-                                for q in queries]) if len(queries)
-                else np.zeros(0, dtype=np.int64))
+        rows = query_rows(self._offsets, queries)
         offsets = np.r_[0, np.cumsum(sizes)].astype(np.int64)
         weights = None if self._query_weights is None else self._query_weights[queries]
         preferences = (None if self._preferences is None else

@@ -18,9 +18,9 @@ from ..clicks.log import MAX_POSITION
 from .querydata import check_labels
 from ..evaluation.writers import letor_lines, write_lines
 
-__all__ = ["make_letor_like", "make_mslr_like", "make_web_like", "make_raw_features", "make_nonlinear",
-           "make_interactions", "make_edge_values", "write_letor_folds", "simulate_clicks",
-           "examination_curve", "click_chance", "CLICK_MODELS"]
+__all__ = ["make_letor_like", "make_mslr_like", "make_web_like", "make_raw_features",
+           "make_nonlinear", "make_interactions", "make_edge_values", "write_letor_folds",
+           "simulate_clicks", "examination_curve", "click_chance", "CLICK_MODELS"]
 
 
 def make_letor_like(n_queries=100, docs_per_query=(50, 250), n_features=45, n_informative=8,
