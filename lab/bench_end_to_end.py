@@ -31,7 +31,10 @@ predictions written to disk:
   pairs' grids; on this many rows 255 bins a feature and 16 x 16 grids);
   ``rsrank-interactions-coarse``: the same with ``--max-bins 32
   --interaction-bins 8`` (the bins of fewer rows); ``rsrank-interactions-fine``:
-  with ``--max-bins 255 --interaction-bins 16`` given.
+  with ``--max-bins 255 --interaction-bins 16`` given;
+  ``rsrank-additive-relax300`` and ``rsrank-interactions-relax300``: the
+  additive kinds with each relaxed refit of the path on a sample given
+  all 300 epochs (``PATH_RELAX_EPOCHS`` at 300), as before that cap.
 - LightGBM ``lambdarank`` and XGBoost ``rank:ndcg`` (``hist``), 2 threads,
   learning rate 0.1, other parameters at their defaults, up to ``--rounds``
   rounds with early stopping after 20 rounds without a better vali
@@ -62,7 +65,8 @@ from _mslr import ROWS, TEACHERS, write_data
 
 REPO = Path(__file__).resolve().parents[1]
 SYSTEMS = ["rsrank", "rsrank-full", "rsrank-patience", "rsrank-additive", "rsrank-interactions",
-           "rsrank-interactions-coarse", "rsrank-interactions-fine", "lightgbm", "xgboost"]
+           "rsrank-interactions-coarse", "rsrank-interactions-fine", "rsrank-additive-relax300",
+           "rsrank-interactions-relax300", "lightgbm", "xgboost"]
 #: the flags of each RSRank system beside the files
 RSRANK_FLAGS = {"rsrank": [], "rsrank-full": ["--path-rows", "0"],
                 "rsrank-patience": ["--patience", "20"], "rsrank-additive": ["--additive"],
@@ -70,7 +74,12 @@ RSRANK_FLAGS = {"rsrank": [], "rsrank-full": ["--path-rows", "0"],
                 "rsrank-interactions-coarse": ["--additive", "--interactions", "10", "--max-bins",
                                                "32", "--interaction-bins", "8"],
                 "rsrank-interactions-fine": ["--additive", "--interactions", "10", "--max-bins",
-                                             "255", "--interaction-bins", "16"]}
+                                             "255", "--interaction-bins", "16"],
+                "rsrank-additive-relax300": ["--additive"],
+                "rsrank-interactions-relax300": ["--additive", "--interactions", "10"]}
+#: systems whose path on a sample gives each relaxed refit all its epochs
+#: (300), as before ``PATH_RELAX_EPOCHS``
+UNCAPPED = ("rsrank-additive-relax300", "rsrank-interactions-relax300")
 def child(system, directory, rounds, scratch):
     """Runs in a fresh process: trains, writes ``{system}.test.npy`` and
     prints one JSON line."""
@@ -79,6 +88,10 @@ def child(system, directory, rounds, scratch):
     start = time.perf_counter()
     if system.startswith("rsrank"):
         from rsrank.cli import main
+        from rsrank.evaluation import experiments
+
+        if system in UNCAPPED:
+            experiments.PATH_RELAX_EPOCHS = 300
 
         out = scratch / f"{system}-out"
         code = main(["train", "--train", str(directory / "train.txt"),
@@ -221,6 +234,11 @@ def main(argv=None):
                                            "--max-bins 32 --interaction-bins 8`",
              "rsrank-interactions-fine": "RSRank `rsrank train --additive --interactions 10 "
                                          "--max-bins 255 --interaction-bins 16`",
+             "rsrank-additive-relax300": "RSRank `rsrank train --additive`, relaxed refits "
+                                         "on the sample uncapped (300 epochs)",
+             "rsrank-interactions-relax300": "RSRank `rsrank train --additive --interactions "
+                                             "10`, relaxed refits on the sample uncapped "
+                                             "(300 epochs)",
              "lightgbm": "LightGBM lambdarank", "xgboost": "XGBoost rank:ndcg (hist)"}
     command_text = "; ".join(
         f"`{c.strip()}` ({', '.join(s for s, cc in commands.items() if cc == c)})"

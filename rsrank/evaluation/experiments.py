@@ -28,7 +28,7 @@ from . import metrics
 from ..learning._workers import in_processes, worker_count
 from ..reading.datasets import (check_exp2_labels, csv_feature_names, find_folds, is_csv,
                                 iter_letor_folds, read_docids, streamed_fold)
-from ..learning.defaults import PATH_PATIENCE
+from ..learning.defaults import PATH_PATIENCE, PATH_RELAX_EPOCHS
 from ..learning.feature_keys import feature_costs
 from ..reading._queries import QueryGroups
 from ..reading.folds import Fold
@@ -401,7 +401,8 @@ def fit_and_select(estimator, grid, train, validation, *, select="ndcg@10",
     the chosen point is fitted again on all of them, starting from the
     sample's weights (:func:`refit_on_all`): the path's work stops growing with the
     data. Such a path also stops a setting after :data:`PATH_PATIENCE`
-    points in a row that do not raise its best vali score."""
+    points in a row that do not raise its best vali score, and gives each
+    point's relaxed refit at most :data:`PATH_RELAX_EPOCHS` epochs."""
     if validation is None and cv is None:
         raise ValueError("fit_and_select judges on validation queries, on folds of the "
                          "training queries (cv), or both: give one")
@@ -415,7 +416,8 @@ def fit_and_select(estimator, grid, train, validation, *, select="ndcg@10",
         scored[id(fit)] = _metric_on(select, validation, fit, convention)
         return metrics.nanmean(scored[id(fit)])
     points = walk(estimator, grid, walked, validation=validation, chunks=chunks, warm=path,
-                  judge=judge, patience=PATH_PATIENCE if sampled else None)
+                  judge=judge, patience=PATH_PATIENCE if sampled else None,
+                  relax_epochs=PATH_RELAX_EPOCHS if sampled else None)
     if validation is None:
         tried, fits = _describe_fits(points)
         per_query = [np.zeros(0)] * len(tried)

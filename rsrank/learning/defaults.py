@@ -9,7 +9,7 @@ __all__ = ["NORMALIZERS", "GLOBAL_NORMALIZERS", "QUERY_NORMALIZERS", "L1_METHODS
            "DEFAULT_INTERACTION_BINS", "MAX_INTERACTION_BINS", "DEFAULT_L1_RATIO",
            "DEFAULT_WITHIN", "SPARSE_WITHIN", "SPARSE_L1_RATIO", "SPARSE_VALI_CV", "PATH_EPOCHS",
            "PATH_WEIGHT_TOL", "PATH_PAIR_WEIGHTS", "PATH_MOMENTUM", "PATH_ROWS", "PATH_PATIENCE",
-           "LEVEL_STEP", "LEVEL_ROWS", "ROWS_BINS", "AUTO_BINS",
+           "PATH_RELAX_EPOCHS", "LEVEL_STEP", "LEVEL_ROWS", "ROWS_BINS", "AUTO_BINS",
            "LEVEL_LOSS_PATIENCE"]
 
 #: values of ``RSRank(normalize=...)`` and ``rsrank train --normalize``
@@ -88,6 +88,16 @@ PATH_ROWS = 50_000
 #: keep the most features and take the most epochs, are walked only while
 #: they pay
 PATH_PATIENCE = 2
+#: ... and gives each point's relaxed refit (``relax``) at most this many
+#: epochs: on the sample they only rank the points for the selection, and
+#: the chosen point is fitted again on all rows with the kind's epochs.
+#: An unpenalized additive fit creeps on for hundreds of epochs (its vali
+#: NDCG@10 still rising at the 300th), so these refits took most of such
+#: a path's time. At a tenth and a quarter of MSLR-WEB30K's shape, on
+#: ``make_mslr_like``'s non-linear teacher and ``make_web_like``, the
+#: additive kinds chose the same point with the same test NDCG@10 with and
+#: without the cap (``results/end_to_end_*.md``, the ``relax300`` rows)
+PATH_RELAX_EPOCHS = 100
 #: An additive model fitted with ``learning_rate="curvature"`` on rows in
 #: memory steps on the levels of its shapes and pairs' cells, each by its
 #: gradient over its curvature times this

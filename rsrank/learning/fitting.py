@@ -80,13 +80,16 @@ class Setup:
         penalty = self.solver.penalty
         return bool(self.run.relax) and (penalty.l1 != 0 or penalty.group != 0)
 
-    def but(self, *, learning_rate=KEEP, relax=KEEP, l1=KEEP, l1_group=KEEP, exclude=KEEP):
+    def but(self, *, learning_rate=KEEP, relax=KEEP, l1=KEEP, l1_group=KEEP, exclude=KEEP,
+            max_iter=KEEP):
         """This setup with changes to the parameters a fit sequence varies (a
         numeric ``learning_rate``, ``relax``, ``l1``, ``l1_group``,
-        ``exclude``), without checking the others again or copying them."""
+        ``exclude``, ``max_iter``), without checking the others again or
+        copying them."""
         changes = {name: value for name, value in (
             ("learning_rate", learning_rate), ("relax", relax), ("l1", l1),
-            ("l1_group", l1_group), ("exclude", exclude)) if value is not KEEP}
+            ("l1_group", l1_group), ("exclude", exclude), ("max_iter", max_iter))
+            if value is not KEEP}
         penalty = replace(self.solver.penalty, **{
             field: changes[name] for name, field in (("l1", "l1"), ("l1_group", "group"))
             if name in changes})
@@ -94,7 +97,8 @@ class Setup:
                                    if name in changes})
         solver = replace(self.solver, penalty=penalty, learning_rate=(
             run.learning_rate if not isinstance(run.learning_rate, str)
-            else self.solver.learning_rate))
+            else self.solver.learning_rate), max_iter=changes.get("max_iter",
+                                                                   self.solver.max_iter))
         features = self.features if exclude is KEEP else self.features.excluding(exclude)
         return replace(self, params=self.params.but(**changes), solver=solver,
                        features=features, run=run)

@@ -221,7 +221,7 @@ class _Walk:
 
 
 def walk(estimator, points, train, *, validation=None, chunks=None, warm=True, coef_init=None,
-         judge=None, patience=None):
+         judge=None, patience=None, relax_epochs=None):
     """Fit ``estimator`` at each of ``points`` (dicts of parameters, in the
     order given; a path lists its strengths from strong to weak) on
     ``train`` (a :class:`~rsrank.reading.querydata.QueryData`), each point starting
@@ -233,7 +233,9 @@ def walk(estimator, points, train, *, validation=None, chunks=None, warm=True, c
     each setting starts from (default: zero). With ``patience``, a setting
     stops once that many of its points in a row have not raised the best
     ``judge(fit)`` of its fits so far (the points it leaves are not
-    walked). Returns a :class:`PathPoint` per point walked.
+    walked). ``relax_epochs``: the most epochs of each point's relaxed
+    refit (None: the estimator's ``max_iter``).
+    Returns a :class:`PathPoint` per point walked.
 
     The fits run on the fit pipeline (:mod:`rsrank.learning.fitting`) from one
     :class:`~rsrank.learning.fitting.Setup` per setting, as values; an estimator is
@@ -270,7 +272,9 @@ def walk(estimator, points, train, *, validation=None, chunks=None, warm=True, c
                 kept = (setting, tuple(fit.model.selected_indices()))
                 if kept not in refits:
                     refits[kept] = PathFit(estimator, fitting.refit_kept(
-                        plan, fit.fitted, train, eval_set), train)
+                        plan if relax_epochs is None else plan.but(
+                            max_iter=min(relax_epochs, plan.solver.max_iter)),
+                        fit.fitted, train, eval_set), train)
                 relaxed = refits[kept]
         last[setting] = fit.model.coef
         for ratio_name, name in RATIOS:

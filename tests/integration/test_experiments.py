@@ -437,3 +437,35 @@ def test_the_refit_of_a_penalized_choice_fits_no_relaxed_refit_beside_it(bundled
     both = refit_point(base, walked.tried[3]["params"], walked.fits[2], train, vali)
     assert both.relaxed is not None
     np.testing.assert_array_equal(fits[4].model.coef, both.fit.model.coef)
+
+
+def test_a_path_on_a_sample_gives_each_relaxed_refit_fewer_epochs_and_the_choice_all(
+        bundled_root, monkeypatch):
+    from rsrank import QueryData
+    from rsrank.evaluation import experiments
+    from rsrank.evaluation.experiments import fit_and_select
+    from rsrank.learning.path import walk
+
+    fold = load_letor_fold(bundled_root, 1)
+    train, vali = QueryData(*fold.train), QueryData(*fold.vali)
+    base = RSRank(max_iter=40, learning_rate="curvature", relax=True, weight_tol=None,
+                  random_state=3)
+    grid = [{"l1_ratio": r, "pair_weight": "unit"} for r in (0.3, 0.1)]
+    points = walk(base, grid, train, validation=vali, relax_epochs=7)
+    assert [p.fit.fitted.n_iter for p in points] == [40, 40]  # the penalized fits: all
+    assert [p.relaxed.fitted.n_iter for p in points] == [7, 7]
+    assert points[0].relaxed.fitted.params["max_iter"] == 7
+    # the penalized fits are the walk's without a cap
+    full = walk(base, grid[:1], train, validation=vali)[0]
+    np.testing.assert_array_equal(points[0].fit.model.coef, full.fit.model.coef)
+    assert full.relaxed.fitted.n_iter == 40
+    # a path on a sample caps its relaxed refits; the choice's refit on all rows takes all
+    monkeypatch.setattr(experiments, "PATH_RELAX_EPOCHS", 5)
+    sampled = fit_and_select(base, grid, train, vali, path=True, within=0.01, path_rows=2000)
+    relaxed = [fit.fitted.n_iter for entry, fit in zip(sampled.tried[:-1], sampled.fits)
+               if entry["params"]["relax"]]
+    assert relaxed and set(relaxed) == {5}
+    assert sampled.fits[-1].fitted.n_iter == 40
+    # a path on all rows has no refit after it: its relaxed refits take all their epochs
+    whole = fit_and_select(base, grid, train, vali, path=True, within=0.01)
+    assert {fit.fitted.n_iter for fit in whole.fits} == {40}

@@ -50,8 +50,12 @@ def test_but_changes_the_named_parts_and_shares_the_rest():
     held = changed.but(exclude=[0])
     assert held.features.exclude == [0] and held.features.feature_costs is costs
     assert held.params["exclude"] == [0] and changed.params["exclude"] is None
-    with pytest.raises(TypeError, match="max_iter"):
-        plan.but(max_iter=3)
+    shorter = plan.but(max_iter=3)  # a path's relaxed refits on a sample take fewer epochs
+    assert shorter.solver.max_iter == 3 and shorter.params["max_iter"] == 3
+    assert plan.solver.max_iter == plan.params["max_iter"] != 3
+    assert shorter.solver.objective is plan.solver.objective
+    with pytest.raises(TypeError, match="pair_weight"):  # one the sequence does not vary
+        plan.but(pair_weight="unit")
 
 
 def test_parameters_read_as_a_dict_and_keep_one_layer():
