@@ -178,6 +178,31 @@ def row_curvature(z, level, level_gains, discount, factor, unit, out):
 
 
 @njit(cache=True)
+def dense_curvature(dense, offsets, gains, discount, factors, scale, unit, out):
+    """:func:`row_curvature` of every query of ``dense`` rows (queries at
+    ``offsets``, each row's gain in ``gains``, ``factors[q]`` each query's
+    weight, ``scale`` each column's factor, empty for none) added to
+    ``out``, in one call: a query of fewer than two rows or of factor 0
+    adds nothing. Each query's levels are its distinct gains, in
+    increasing order."""
+    width = dense.shape[1]
+    scaled = scale.shape[0] > 0
+    for q in range(offsets.shape[0] - 1):
+        lo, hi = offsets[q], offsets[q + 1]
+        if hi - lo < 2 or factors[q] == 0.0:
+            continue
+        query_gains = gains[lo:hi]
+        values = np.unique(query_gains)
+        level = np.searchsorted(values, query_gains)
+        z = np.empty((hi - lo, width))
+        for i in range(hi - lo):
+            for j in range(width):
+                v = np.float64(dense[lo + i, j])
+                z[i, j] = v * scale[j] if scaled else v
+        row_curvature(z, level, values, discount[:hi - lo], factors[q], unit, out)
+
+
+@njit(cache=True)
 def row_pair_weights(gains, offsets, discount, factors, unit, out):
     """Each row's summed pair weight at the all-zero model (rows ranked in
     their stored order, as the kernels break ties) into ``out``: the

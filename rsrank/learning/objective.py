@@ -244,40 +244,46 @@ class Objective:
             rows = data.rows(view)
             preferred = data.preferences
             total = None
-            for q in range(data.n_queries):
-                lo, hi = int(data.offsets[q]), int(data.offsets[q + 1])
-                if hi - lo < 2 or factors[q] == 0:
-                    continue
-                if preferred is not None:
-                    a, b = preferred.offsets[q], preferred.offsets[q + 1]
-                    weight = factors[q] * preferred.weight[a:b]
-                    better, worse = preferred.better[a:b], preferred.worse[a:b]
-                    if not self.unit_weights:  # the places of the all-zero model: row order
-                        weight = weight * np.abs(labels.discount[better]
-                                                 - labels.discount[worse])
-                    if len(rows.bins):
-                        total = np.zeros(int(rows.bins[-1])) if total is None else total
-                        _preference_step_curvature(_query_codes(rows, lo, hi), rows.bins,
-                                                   better, worse, weight, total)
+            if preferred is None and not len(rows.bins) and rows.indptr.shape[0] == 0:
+                total = np.zeros(width)  # dense rows: every query in one call
+                _kernels.dense_curvature(rows.dense, data.offsets, labels.gains,
+                                         labels.discount, factors, _scale_vector(factor),
+                                         self.unit_weights, total)
+            else:
+                for q in range(data.n_queries):
+                    lo, hi = int(data.offsets[q]), int(data.offsets[q + 1])
+                    if hi - lo < 2 or factors[q] == 0:
                         continue
+                    if preferred is not None:
+                        a, b = preferred.offsets[q], preferred.offsets[q + 1]
+                        weight = factors[q] * preferred.weight[a:b]
+                        better, worse = preferred.better[a:b], preferred.worse[a:b]
+                        if not self.unit_weights:  # the places of the all-zero model: row order
+                            weight = weight * np.abs(labels.discount[better]
+                                                     - labels.discount[worse])
+                        if len(rows.bins):
+                            total = np.zeros(int(rows.bins[-1])) if total is None else total
+                            _preference_step_curvature(_query_codes(rows, lo, hi), rows.bins,
+                                                       better, worse, weight, total)
+                            continue
+                        z = _query_rows(rows, lo, hi, width)
+                        if factor is not None:
+                            z = z * factor
+                        part = weight @ (z[better] - z[worse]) ** 2
+                        total = part if total is None else total + part
+                        continue
+                    values, level = np.unique(labels.gains[lo:hi], return_inverse=True)
+                    if len(rows.bins):  # 0/1 step columns, summed without building them
+                        total = np.zeros(int(rows.bins[-1])) if total is None else total
+                        _kernels.step_curvature(_query_codes(rows, lo, hi), rows.bins, level,
+                                                values, labels.discount[:hi - lo],
+                                                factors[q], self.unit_weights, total)
+                        continue
+                    total = np.zeros(width) if total is None else total
                     z = _query_rows(rows, lo, hi, width)
-                    if factor is not None:
-                        z = z * factor
-                    part = weight @ (z[better] - z[worse]) ** 2
-                    total = part if total is None else total + part
-                    continue
-                values, level = np.unique(labels.gains[lo:hi], return_inverse=True)
-                if len(rows.bins):  # 0/1 step columns, summed without building them
-                    total = np.zeros(int(rows.bins[-1])) if total is None else total
-                    _kernels.step_curvature(_query_codes(rows, lo, hi), rows.bins, level,
-                                            values, labels.discount[:hi - lo],
-                                            factors[q], self.unit_weights, total)
-                    continue
-                total = np.zeros(width) if total is None else total
-                z = _query_rows(rows, lo, hi, width)
-                _kernels.row_curvature(z if factor is None else z * factor, level, values,
-                                       labels.discount[:hi - lo], factors[q],
-                                       self.unit_weights, total)
+                    _kernels.row_curvature(z if factor is None else z * factor, level, values,
+                                           labels.discount[:hi - lo], factors[q],
+                                           self.unit_weights, total)
             if total is None:
                 return np.zeros(len(factor) if factor is not None else width)
             if len(rows.bins) and factor is not None:  # the columns' scales, squared

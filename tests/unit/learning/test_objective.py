@@ -7,7 +7,7 @@ import pytest
 from conftest import weights_and_view
 from rsrank import QueryData, RSRank
 from rsrank.evaluation.metrics import gain_values
-from rsrank.learning.objective import Objective
+from rsrank.learning.objective import PAIR_CURVATURE, Objective
 
 
 def label_preferences(y, qid, pair_weight, ndcg_k=None):
@@ -90,3 +90,33 @@ def test_bad_preferences_are_refused_with_what_is_wrong():
     data = QueryData(X, y, qid, preferences=([0], [1], [2.0]))
     assert data.n_mixed_queries == 1
     assert data.fingerprint != QueryData(X, y, qid, preferences=([1], [0], [2.0])).fingerprint
+
+
+@pytest.mark.parametrize("pair_weight", ["unit", "delta_ndcg"])
+def test_the_curvature_of_dense_rows_in_one_call_is_the_per_query_sum_of_stored_rows(pair_weight):
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(5)
+    qid = np.repeat(np.arange(40), rng.integers(1, 12, 40))
+    X = rng.normal(size=(len(qid), 6)).astype(np.float32)
+    X[rng.random(X.shape) < 0.3] = 0.0
+    y = rng.integers(0, 4, len(qid))
+    y[qid == 3] = 2  # a query without a pair
+    dense, stored = QueryData(X, y, qid), QueryData(sp.csr_matrix(X), y, qid)
+    objective = Objective(pair_weight=pair_weight)
+    for scale in (None, rng.uniform(0.5, 2.0, 6)):
+        one_call = objective.hessian_diagonal(dense, scale=scale)
+        per_query = objective.hessian_diagonal(stored, scale=scale)
+        np.testing.assert_array_equal(one_call, per_query)
+        assert np.all(one_call > 0)
+    # with unit weights, by brute force over every pair of different gains
+    if pair_weight == "unit":
+        gains, expected = gain_values(y, "exp2"), np.zeros(6)
+        for q in np.unique(qid):
+            rows = np.flatnonzero(qid == q)
+            for i in rows:
+                for j in rows:
+                    if gains[i] > gains[j]:
+                        expected += (X[i].astype(float) - X[j]) ** 2
+        np.testing.assert_allclose(objective.hessian_diagonal(dense),
+                                   PAIR_CURVATURE["modified_huber"] * expected / 40, rtol=1e-9)
