@@ -523,8 +523,11 @@ def _accelerated(epoch, state):
         y = x + beta * (x - memory["previous"])
         state.w[:] = y
         loss = epoch()
-        # restart when the pushed point and the step disagree
-        if float(np.dot(y - state.w, state.w - x)) > 0.0:
+        # restart when the pushed point and the step disagree; summed by NumPy,
+        # not BLAS: a threaded BLAS leaves its threads spinning on the cores
+        # the next epoch's threads need (an additive epoch at 255 bins on two
+        # cores took twice as long, results/additive_speed.md)
+        if float(np.multiply(y - state.w, state.w - x).sum()) > 0.0:
             t_next = 1.0
         memory["previous"], memory["t"] = x, t_next
         return loss
