@@ -31,11 +31,16 @@ from ..learning.preprocessing import column_moments, column_sums, query_normaliz
 __all__ = ["Preferences", "QueryData", "Rows", "check_labels", "check_preferences",
            "check_query_weight", "matrix_rows", "query_rows", "sample_queries"]
 
+
 def query_rows(offsets, queries):
     """The rows, in order, of the queries at positions ``queries`` of the
-    queries whose rows start at ``offsets`` (each query whole)."""
-    spans = [np.arange(offsets[q], offsets[q + 1]) for q in queries]
-    return np.concatenate(spans) if spans else np.zeros(0, dtype=np.int64)
+    queries whose rows start at ``offsets`` (each query whole), without a
+    loop over the queries: each row is its query's start plus its place."""
+    offsets = np.asarray(offsets, dtype=np.int64)
+    queries = np.asarray(queries, dtype=np.int64)
+    starts, sizes = offsets[queries], offsets[queries + 1] - offsets[queries]
+    before = np.cumsum(sizes) - sizes  # rows of the earlier queries in the answer
+    return np.repeat(starts - before, sizes) + np.arange(int(sizes.sum()), dtype=np.int64)
 
 
 def check_labels(y, n_rows):
