@@ -15,12 +15,13 @@ Conventions shared by every kernel:
 * ``X`` is only read. Weights, scores and lambdas are float64 whatever the
   dtype of ``X``.
 
-All kernels are compiled with ``cache=True``. Each parallel kernel is its
-serial twin compiled with ``parallel=True``: in an epoch, the queries of a
-batch are dealt to a fixed number of gradient rows (a ``prange`` over the
-rows), so threads write disjoint rows of ``scores``, ``lam`` and the
-gradient, and the rows are added up in order after the loop: both builds
-give the same weights bit for bit.
+All kernels are compiled with ``cache=True``, their cache read and written
+under a lock (:class:`~rsrank._kernels.build.LockedCache`). Each parallel
+kernel is its serial twin compiled with ``parallel=True``: in an epoch, the
+queries of a batch are dealt to a fixed number of gradient rows (a
+``prange`` over the rows), so threads write disjoint rows of ``scores``,
+``lam`` and the gradient, and the rows are added up in order after the
+loop: both builds give the same weights bit for bit.
 """
 
 from .build import cached, forget_stale_builds, read_only, twins, variant

@@ -1,12 +1,103 @@
-"""How the kernels are compiled: variants of a kernel with constants of their
-own, serial and parallel twins cached on disk, whether the cache holds a
-kernel, and builds forgotten when any kernel's source changes."""
+"""How the kernels are compiled: cached on disk under a lock, variants of a
+kernel with constants of their own, serial and parallel twins, whether the
+cache holds a kernel, and builds forgotten when any kernel's source
+changes."""
 
+import contextlib
 import hashlib
 import os
 import types
-from numba import njit
 from pathlib import Path
+
+import numba
+from numba.core.caching import FunctionCache
+from numba.core.registry import CPUDispatcher
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: numba's cache as it is
+    fcntl = None
+
+#: in each of numba's cache directories of the kernels: the file whose lock
+#: :class:`LockedCache` takes
+CACHE_LOCK = "rsrank-kernels.lock"
+
+_HELD = {"depth": 0}
+
+
+@contextlib.contextmanager
+def cache_lock(directory, exclusive=True):
+    """Hold the lock of numba's cache ``directory`` (shared for reading,
+    exclusive for writing), taken once per process: a nested hold inside
+    one already taken goes straight through. A directory that cannot hold
+    the lock file leaves the cache unlocked, as numba has it."""
+    if fcntl is None or _HELD["depth"]:
+        _HELD["depth"] += 1
+        try:
+            yield
+        finally:
+            _HELD["depth"] -= 1
+        return
+    try:
+        Path(directory).mkdir(parents=True, exist_ok=True)
+        handle = open(Path(directory) / CACHE_LOCK, "a")
+    except OSError:
+        handle = None
+    with handle if handle is not None else contextlib.nullcontext():
+        if handle is not None:
+            fcntl.flock(handle, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        _HELD["depth"] += 1
+        try:
+            yield
+        finally:
+            _HELD["depth"] -= 1
+
+
+class LockedCache(FunctionCache):
+    """numba's on-disk cache of one kernel, read and written under the lock
+    of its directory (:func:`cache_lock`).
+
+    numba saves a build by reading the kernel's index, taking the first
+    free data file's number, and writing the index and then the data. Two
+    processes compiling two argument types of one kernel at once (workers
+    of a Dask cluster or of pytest-xdist on an empty cache) both take
+    number 1: the index of one is left pointing at the data of the other,
+    and the next process that loads it runs a build compiled for other
+    types ("can't unbox array", or wrong numbers without a word). Under
+    the lock a save sees the index of the save before it, and a load never
+    sees an index whose data is not written yet."""
+
+    def load_overload(self, sig, target_context):
+        with cache_lock(self.cache_path, exclusive=False):
+            return super().load_overload(sig, target_context)
+
+    def save_overload(self, sig, data):
+        with cache_lock(self.cache_path):
+            super().save_overload(sig, data)
+
+
+class LockedDispatcher(CPUDispatcher):
+    """numba's dispatcher of a CPU kernel whose on-disk cache is a
+    :class:`LockedCache`."""
+
+    def enable_caching(self):
+        self._cache = LockedCache(self.py_func)
+
+
+def njit(function=None, **options):
+    """numba's ``njit``, whose kernels are :class:`LockedDispatcher`: with
+    ``cache=True`` their builds are saved and loaded under a lock. As a
+    decorator with or without options."""
+    if function is None:
+        return lambda f: njit(f, **options)
+    cache = options.pop("cache", False)
+    plain = numba.njit(**options)(function)  # numba's reading of the options
+    if numba.config.DISABLE_JIT:
+        return plain
+    dispatcher = LockedDispatcher(py_func=function, locals={}, targetoptions=plain.targetoptions)
+    if cache:
+        dispatcher.enable_caching()
+    return dispatcher
 
 
 def variant(function, suffix, **constants):
@@ -53,8 +144,6 @@ def cached(kernel):
     """Whether numba's on-disk cache holds ``kernel`` (a dispatcher) as this
     source defines it, or this process compiled it already; True when the
     cache cannot tell (numba found no directory it can use)."""
-    from numba.core.caching import FunctionCache
-
     if kernel.signatures:
         return True
     code = kernel.py_func.__code__
@@ -80,8 +169,6 @@ def forget_stale_builds(kernel):
     changes, and would train with it. ``kernel`` (any dispatcher of the
     package) locates the cache (:func:`forget_builds`). A cache that cannot
     be written is left alone."""
-    from numba.core.caching import FunctionCache
-
     try:
         directory = Path(FunctionCache(kernel.py_func).cache_path)
         forget_builds(directory, sorted(Path(__file__).parent.glob("*.py")))
@@ -101,12 +188,19 @@ def forget_builds(directory, sources):
     stamp = directory / SOURCES_STAMP
     if stamp.is_file() and stamp.read_text().strip() == digest.hexdigest():
         return False
+    with cache_lock(directory):
+        return _forget(directory, sources, stamp, digest.hexdigest())
+
+
+def _forget(directory, sources, stamp, digest):
+    if stamp.is_file() and stamp.read_text().strip() == digest:
+        return False  # another process did it while this one waited
     stems = tuple(f"{Path(source).stem}." for source in sources)
     for entry in directory.iterdir() if directory.is_dir() else ():
         if entry.name.startswith(stems) and entry.suffix in (".nbi", ".nbc"):
             entry.unlink(missing_ok=True)
     directory.mkdir(parents=True, exist_ok=True)
     staging = stamp.with_name(f".{stamp.name}.{os.getpid()}")
-    staging.write_text(digest.hexdigest() + "\n")
+    staging.write_text(digest + "\n")
     os.replace(staging, stamp)
     return True

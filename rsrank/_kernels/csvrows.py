@@ -10,7 +10,8 @@ named.
 """
 
 import numpy as np
-from numba import njit
+
+from .build import njit
 
 #: :func:`split_fields` read the block
 READ = 0

@@ -3,10 +3,9 @@ lambdas, steps and penalties."""
 
 import numpy as np
 from collections import namedtuple
-from numba import njit
 from numba import prange
 
-from .build import cached, twins, variant
+from .build import cached, njit, twins, variant
 from .penalty import clip_signs, cumulative_penalty, group_shrink, monotone_pairs, truncate
 from .lambdas import preference_lambdas, query_lambdas_from
 from .memory import NOTHING_AHEAD, items_span, rows_span

@@ -2,7 +2,8 @@
 over its ranking, by a loop over its pairs, or from its preferences."""
 
 import numpy as np
-from numba import njit
+
+from .build import njit
 
 from .memory import NOTHING_AHEAD, prefetch_part, prefetch_plan
 from .ranking import (LOGISTIC, MODIFIED_HUBER, label_levels, label_range,

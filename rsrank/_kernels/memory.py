@@ -2,9 +2,10 @@
 of the span another loop reads after it (:func:`prefetch_plan`)."""
 
 from llvmlite import ir
-from numba import njit
 from numba import types as nbtypes
 from numba.extending import intrinsic
+
+from .build import njit
 
 
 def _prefetch_call(builder, pointer, locality):

@@ -1,10 +1,9 @@
 """NDCG of many queries at once: ideal DCG and NDCG@k."""
 
 import numpy as np
-from numba import njit
 from numba import prange
 
-from .build import twins
+from .build import njit, twins
 from .ranking import ranked_order, top_order
 
 

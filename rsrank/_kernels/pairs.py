@@ -4,9 +4,9 @@ interactions), and the curvature of step columns summed over the pairs of
 rows of a query."""
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from .build import twins
+from .build import njit, twins
 
 
 #: Rows of a block of :func:`_pair_histograms`: every pair's histogram takes

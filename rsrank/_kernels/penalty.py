@@ -2,7 +2,8 @@
 truncation, the cumulative penalty and the group shrinkage."""
 
 import numpy as np
-from numba import njit
+
+from .build import njit
 
 
 @njit(cache=True)

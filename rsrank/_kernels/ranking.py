@@ -2,9 +2,10 @@
 what the lambdas of a query (:mod:`.lambdas`) are made of."""
 
 import numpy as np
-from numba import njit
 from numba import types as nbtypes
 from numba.extending import intrinsic
+
+from .build import njit
 
 MODIFIED_HUBER, HINGE, LOGISTIC = 0, 1, 2
 

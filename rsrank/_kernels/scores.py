@@ -2,10 +2,9 @@
 model."""
 
 import numpy as np
-from numba import njit
 from numba import prange
 
-from .build import twins
+from .build import njit, twins
 from .memory import PREFETCH_ROWS, prefetch_rows
 
 

@@ -30,9 +30,9 @@ writes past its bounds, even if the text changed between the passes.
 import mmap
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from .._kernels import twins
+from .._kernels.build import njit, twins
 
 __all__ = ["parse_buffer", "parse_chunks", "line_aligned_starts"]
 

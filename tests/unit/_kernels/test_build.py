@@ -1,7 +1,11 @@
-"""rsrank._kernels.build: builds of changed kernel sources are forgotten."""
+"""rsrank._kernels.build: builds of changed kernel sources are forgotten;
+cached builds are saved and loaded under a lock."""
 
 
-from rsrank._kernels.build import SOURCES_STAMP, forget_builds
+import numba
+
+from rsrank._kernels.build import (CACHE_LOCK, SOURCES_STAMP, LockedDispatcher, cache_lock,
+                                  forget_builds, njit)
 
 
 def test_builds_of_changed_kernel_sources_are_forgotten(tmp_path):
@@ -28,4 +32,31 @@ def test_builds_of_changed_kernel_sources_are_forgotten(tmp_path):
     sources[1].write_text("x = 2\n")  # the callee's file changed, not the caller's
     assert forget_builds(cache, sources)
     assert not any(p.exists() for p in builds) and other.exists()
-    assert sorted(p.name for p in cache.iterdir()) == [SOURCES_STAMP, other.name]
+    assert sorted(p.name for p in cache.iterdir()) == sorted([CACHE_LOCK, SOURCES_STAMP, other.name])
+
+
+def test_kernels_are_locked_dispatchers_that_compile_as_numba_does(tmp_path):
+    def twice(x):
+        return 2 * x
+
+    for options in ({"cache": True}, {"cache": True, "inline": "always"}, {}):
+        kernel = njit(**options)(twice)
+        assert isinstance(kernel, LockedDispatcher)
+        assert kernel(3) == 6 and kernel(1.5) == 3.0
+        assert len(kernel.signatures) == 2
+    assert numba.njit(twice).targetoptions == njit(twice).targetoptions
+    assert njit(twice, parallel=True).targetoptions == numba.njit(twice, parallel=True).targetoptions
+
+
+def test_the_cache_lock_is_taken_once_per_process_and_nests(tmp_path):
+    """A hold inside a hold goes straight through (a flock of the same file
+    on a second descriptor would wait for this process itself)."""
+    with cache_lock(tmp_path / "cache"):
+        with cache_lock(tmp_path / "cache", exclusive=False):
+            assert (tmp_path / "cache" / CACHE_LOCK).is_file()
+    with cache_lock(tmp_path / "cache", exclusive=False):  # released: taken again
+        pass
+    unwritable = tmp_path / "file"
+    unwritable.write_text("")
+    with cache_lock(unwritable / "cache"):  # no directory there: unlocked, as numba has it
+        pass
