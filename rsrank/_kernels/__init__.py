@@ -32,8 +32,8 @@ from .epoch import (GRADIENT_ONLY, Pairs, Rows, Steps, Work, coded_epoch_paralle
 from .memory import (NOTHING_AHEAD, PREFETCH_SPAN_BYTES, items_span, prefetch_plan, rows_span,
                      share_lines)
 from .metrics import grouped_order, ideal_dcg, ndcg_at_parallel, ndcg_at_serial
-from .pairs import (PAIR_BLOCK, code_sums, dense_curvature, pair_histograms_parallel,
-                    pair_histograms_serial, row_curvature, row_pair_weights, step_curvature,
+from .pairs import (PAIR_BLOCK, code_sums, pair_histograms_parallel, pair_histograms_serial,
+                    row_curvature, row_pair_weights, rows_curvature, step_curvature,
                     stored_code_sums)
 from .penalty import (clip_signs, cumulative_penalty, dense_column_moments, dense_column_sums,
                       group_shrink, isotonic, monotone_pairs, monotone_table,
@@ -54,7 +54,7 @@ forget_stale_builds(epoch_serial)
 
 __all__ = [
     "PAIR_BLOCK", "pair_histograms_parallel", "pair_histograms_serial", "row_curvature",
-    "dense_curvature",
+    "rows_curvature",
     "step_curvature", "CODE_BLOCK", "code_sums",
     "row_pair_weights", "stored_code_sums",
     "GRADIENT_ONLY", "HINGE", "LOGISTIC", "MODIFIED_HUBER", "PAIR_LOSSES",

@@ -178,15 +178,18 @@ def row_curvature(z, level, level_gains, discount, factor, unit, out):
 
 
 @njit(cache=True)
-def dense_curvature(dense, offsets, gains, discount, factors, scale, unit, out):
-    """:func:`row_curvature` of every query of ``dense`` rows (queries at
+def rows_curvature(dense, data, indices, indptr, offsets, gains, discount, factors, scale, unit,
+                   out):
+    """:func:`row_curvature` of every query of the rows (``dense``, or CSR
+    ``data, indices, indptr`` when ``indptr`` is not empty; queries at
     ``offsets``, each row's gain in ``gains``, ``factors[q]`` each query's
     weight, ``scale`` each column's factor, empty for none) added to
-    ``out``, in one call: a query of fewer than two rows or of factor 0
-    adds nothing. Each query's levels are its distinct gains, in
-    increasing order."""
-    width = dense.shape[1]
+    ``out``, one value per column, in one call: a query of fewer than two
+    rows or of factor 0 adds nothing. Each query's levels are its distinct
+    gains, in increasing order."""
+    width = out.shape[0]
     scaled = scale.shape[0] > 0
+    stored = indptr.shape[0] > 0
     for q in range(offsets.shape[0] - 1):
         lo, hi = offsets[q], offsets[q + 1]
         if hi - lo < 2 or factors[q] == 0.0:
@@ -194,11 +197,17 @@ def dense_curvature(dense, offsets, gains, discount, factors, scale, unit, out):
         query_gains = gains[lo:hi]
         values = np.unique(query_gains)
         level = np.searchsorted(values, query_gains)
-        z = np.empty((hi - lo, width))
+        z = np.zeros((hi - lo, width))
         for i in range(hi - lo):
-            for j in range(width):
-                v = np.float64(dense[lo + i, j])
-                z[i, j] = v * scale[j] if scaled else v
+            if stored:
+                for k in range(indptr[lo + i], indptr[lo + i + 1]):
+                    j = indices[k]
+                    v = np.float64(data[k])
+                    z[i, j] = v * scale[j] if scaled else v
+            else:
+                for j in range(width):
+                    v = np.float64(dense[lo + i, j])
+                    z[i, j] = v * scale[j] if scaled else v
         row_curvature(z, level, values, discount[:hi - lo], factors[q], unit, out)
 
 

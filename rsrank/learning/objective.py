@@ -244,11 +244,11 @@ class Objective:
             rows = data.rows(view)
             preferred = data.preferences
             total = None
-            if preferred is None and not len(rows.bins) and rows.indptr.shape[0] == 0:
-                total = np.zeros(width)  # dense rows: every query in one call
-                _kernels.dense_curvature(rows.dense, data.offsets, labels.gains,
-                                         labels.discount, factors, _scale_vector(factor),
-                                         self.unit_weights, total)
+            if preferred is None and not len(rows.bins):
+                total = np.zeros(width)  # rows of features: every query in one call
+                _kernels.rows_curvature(rows.dense, rows.data, rows.indices, rows.indptr,
+                                        data.offsets, labels.gains, labels.discount, factors,
+                                        _scale_vector(factor), self.unit_weights, total)
             else:
                 for q in range(data.n_queries):
                     lo, hi = int(data.offsets[q]), int(data.offsets[q + 1])
@@ -272,18 +272,12 @@ class Objective:
                         part = weight @ (z[better] - z[worse]) ** 2
                         total = part if total is None else total + part
                         continue
+                    # codes: their 0/1 step columns, summed without building them
                     values, level = np.unique(labels.gains[lo:hi], return_inverse=True)
-                    if len(rows.bins):  # 0/1 step columns, summed without building them
-                        total = np.zeros(int(rows.bins[-1])) if total is None else total
-                        _kernels.step_curvature(_query_codes(rows, lo, hi), rows.bins, level,
-                                                values, labels.discount[:hi - lo],
-                                                factors[q], self.unit_weights, total)
-                        continue
-                    total = np.zeros(width) if total is None else total
-                    z = _query_rows(rows, lo, hi, width)
-                    _kernels.row_curvature(z if factor is None else z * factor, level, values,
-                                           labels.discount[:hi - lo], factors[q],
-                                           self.unit_weights, total)
+                    total = np.zeros(int(rows.bins[-1])) if total is None else total
+                    _kernels.step_curvature(_query_codes(rows, lo, hi), rows.bins, level, values,
+                                            labels.discount[:hi - lo], factors[q],
+                                            self.unit_weights, total)
             if total is None:
                 return np.zeros(len(factor) if factor is not None else width)
             if len(rows.bins) and factor is not None:  # the columns' scales, squared

@@ -6,7 +6,7 @@ import pytest
 
 from conftest import weights_and_view
 from rsrank import QueryData, RSRank
-from rsrank.evaluation.metrics import gain_values
+from rsrank.evaluation.metrics import discount_values, gain_values
 from rsrank.learning.objective import PAIR_CURVATURE, Objective
 
 
@@ -93,8 +93,10 @@ def test_bad_preferences_are_refused_with_what_is_wrong():
 
 
 @pytest.mark.parametrize("pair_weight", ["unit", "delta_ndcg"])
-def test_the_curvature_of_dense_rows_in_one_call_is_the_per_query_sum_of_stored_rows(pair_weight):
+def test_the_curvature_of_dense_and_stored_rows_in_one_call_is_the_per_query_sum(pair_weight):
     import scipy.sparse as sp
+
+    from rsrank import _kernels
 
     rng = np.random.default_rng(5)
     qid = np.repeat(np.arange(40), rng.integers(1, 12, 40))
@@ -104,14 +106,25 @@ def test_the_curvature_of_dense_rows_in_one_call_is_the_per_query_sum_of_stored_
     y[qid == 3] = 2  # a query without a pair
     dense, stored = QueryData(X, y, qid), QueryData(sp.csr_matrix(X), y, qid)
     objective = Objective(pair_weight=pair_weight)
+    gains = gain_values(y, "exp2")
+    factors = objective.query_factors(dense)
+    discount = discount_values(np.arange(1, 12), "log2")  # queries of at most 11 rows
     for scale in (None, rng.uniform(0.5, 2.0, 6)):
         one_call = objective.hessian_diagonal(dense, scale=scale)
-        per_query = objective.hessian_diagonal(stored, scale=scale)
-        np.testing.assert_array_equal(one_call, per_query)
+        np.testing.assert_array_equal(one_call, objective.hessian_diagonal(stored, scale=scale))
         assert np.all(one_call > 0)
+        per_query = np.zeros(6)  # row_curvature on each query's rows, one at a time
+        for q in range(40):
+            rows = np.flatnonzero(qid == q)
+            values, level = np.unique(gains[rows], return_inverse=True)
+            z = X[rows].astype(np.float64) * (1.0 if scale is None else scale)
+            _kernels.row_curvature(z, level, values, discount[:len(rows)], factors[q],
+                                   pair_weight == "unit", per_query)
+        np.testing.assert_allclose(one_call, PAIR_CURVATURE["modified_huber"] * per_query / 40,
+                                   rtol=1e-12)
     # with unit weights, by brute force over every pair of different gains
     if pair_weight == "unit":
-        gains, expected = gain_values(y, "exp2"), np.zeros(6)
+        expected = np.zeros(6)
         for q in np.unique(qid):
             rows = np.flatnonzero(qid == q)
             for i in rows:
