@@ -36,7 +36,7 @@ import numpy as np
 
 
 __all__ = ["ClickLog", "SessionClicks", "SessionRows", "Ids", "LogError", "impression_log",
-           "id_problem", "checked_numbers", "allowed_values", "NUMBER_BOUNDS", "NUMBER_TYPES", "DIGITS", "BATCH",
+           "id_problem", "first_bad_id", "checked_numbers", "allowed_values", "NUMBER_BOUNDS", "NUMBER_TYPES", "DIGITS", "BATCH",
            "check_log_arguments", "check_log", "checked_rows", "checked_log", "document_keys", "SESSION_COLUMNS",
            "AGGREGATED_COLUMNS", "MAX_POSITION", "MAX_IMPRESSIONS", "MAX_ID", "MAX_LINE"]
 
@@ -131,13 +131,34 @@ def id_problem(column, name):
     return None
 
 
-def _checked_ids(column, ids, first=0):
-    """Refuse the first of ``ids.names[first:]`` that cannot be an id of
-    ``column`` (a :class:`LogError` at the first row that holds it)."""
-    for index in range(first, len(ids.names)):
-        problem = id_problem(column, ids.names[index])
-        if problem is not None:
-            raise LogError(int(np.flatnonzero(ids.codes == index)[0]), problem)
+def first_bad_id(names):
+    """The index of the first of ``names`` (a list of str) that
+    :func:`id_problem` refuses, or None; each of its checks taken over all
+    the names at once."""
+    n = len(names)
+    if not n:
+        return None
+    lengths = np.fromiter(map(len, names), np.int64, n)
+    bad = lengths > MAX_ID
+    bad |= np.fromiter(map(_MISSING.__contains__, map(str.lower, map(str.strip, names))),
+                       bool, n)
+    control = _CONTROL.search("".join(names))
+    if control is not None:  # the name that holds the first such character
+        bad[np.searchsorted(np.cumsum(lengths), control.start(), side="right")] = True
+    return int(np.argmax(bad)) if bad.any() else None
+
+
+_MISSING = frozenset(MISSING_IDS)
+
+
+def _checked_ids(column, ids):
+    """Refuse the first of ``ids.names`` that cannot be an id of ``column``
+    (a :class:`LogError` at the first row that holds it)."""
+    names = list(ids.names)
+    index = first_bad_id(names)
+    if index is not None:
+        raise LogError(int(np.flatnonzero(ids.codes == index)[0]), id_problem(column,
+                                                                               names[index]))
     return ids
 
 

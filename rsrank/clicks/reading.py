@@ -19,7 +19,8 @@ from .._kernels import csvrows
 from ..reading._text import LetorFormatError, open_text, reading
 from .log import (AGGREGATED_COLUMNS, BATCH, DIGITS, MAX_LINE, NUMBER_BOUNDS, NUMBER_TYPES,
                   SESSION_COLUMNS,
-                  ClickLog, Ids, LogError, allowed_values, check_log, checked_numbers, id_problem)
+                  ClickLog, Ids, LogError, allowed_values, check_log, checked_numbers,
+                  first_bad_id, id_problem)
 
 __all__ = ["read_click_log"]
 
@@ -87,35 +88,36 @@ class _Columns:
         self.rows += rows
 
     def _coded(self, column, names, first, inverse):
-        """Codes of a batch's ids given as distinct names, each checked when
-        new, in the order the rows first show them (as :meth:`_ids`)."""
-        codes = np.empty(len(names), dtype=np.int64)
-        for unique in np.argsort(first, kind="stable"):
-            codes[unique] = self._code(column, names[unique], lambda: int(first[unique]))
+        """Codes of a batch's ids given as distinct names (``first``: the
+        row where each is first, ``inverse``: each row's name): a name seen
+        before keeps its code, new ones take the next codes in the order
+        the rows first show them, once :func:`first_bad_id` finds nothing
+        wrong with any of them."""
+        table, known = self.tables[column], self.names[column]
+        codes = np.fromiter(map(table.get, names, itertools.repeat(-1)), np.int64, len(names))
+        new = np.argsort(first, kind="stable")
+        new = new[codes[new] < 0]
+        if len(new):
+            fresh = [names[i] for i in new]
+            bad = first_bad_id(fresh)
+            if bad is not None:
+                raise LogError(int(first[new[bad]]), id_problem(column, fresh[bad]))
+            start, room = len(known), _MAX_CODES - len(known)
+            if len(new) > room:
+                raise LogError(int(first[new[room]]), f"more than {_MAX_CODES:,} distinct "
+                               f"{column} ids: split the log")
+            codes[new] = np.arange(start, start + len(new))
+            table.update(zip(fresh, range(start, start + len(new))))
+            known.extend(fresh)
         return codes[inverse]
 
     def _ids(self, column, texts):
-        local = dict.fromkeys(texts)  # the batch's ids, in the order first seen
-        for text in local:
-            local[text] = self._code(column, text, lambda: texts.index(text))
-        return np.fromiter(map(local.__getitem__, texts), np.int64, len(texts))
-
-    def _code(self, column, text, first_row):
-        """The code of id ``text`` of ``column``: its own if seen before,
-        else a new one once :func:`id_problem` finds nothing wrong with it
-        (``first_row()``: the batch row named if it does)."""
-        table, known = self.tables[column], self.names[column]
-        code = table.get(text)
-        if code is None:
-            problem = id_problem(column, text)
-            if problem is not None:
-                raise LogError(first_row(), problem)
-            if len(known) == np.iinfo(np.int32).max:
-                raise LogError(first_row(), f"more than {len(known):,} distinct {column} ids: "
-                               "split the log")
-            code = table[text] = len(known)
-            known.append(text)
-        return code
+        """Codes of a batch's ids given as each row's text (as :meth:`_coded`)."""
+        index = {}
+        inverse = np.fromiter((index.setdefault(text, len(index)) for text in texts), np.int64,
+                              len(texts))
+        first = np.unique(inverse, return_index=True)[1]  # names numbered as first seen
+        return self._coded(column, list(index), first, inverse)
 
     def _numbers(self, column, texts):
         joined = "\n".join(texts)
@@ -145,6 +147,10 @@ class _Columns:
         if self.form == SESSION_COLUMNS:
             return ClickLog.from_sessions(*values)
         return ClickLog.from_counts(*values)
+
+
+#: the most distinct ids of one column: their codes are int32
+_MAX_CODES = np.iinfo(np.int32).max
 
 
 def _blocks(handle, path):

@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 
 from rsrank.clicks import grade_clicks, read_click_log
 from rsrank.clicks.log import (MAX_ID, MAX_IMPRESSIONS, MAX_LINE, MAX_POSITION, ClickLog, Ids,
-                               impression_log)
+                               first_bad_id, id_problem, impression_log)
 from rsrank.reading.querydata import QueryData
 from rsrank.reading.synthetic import simulate_clicks
 
@@ -77,6 +77,28 @@ def test_the_line_is_named_past_the_first_batch_of_rows(tmp_path):
     path.write_text(HEAD + "\n".join(rows) + "\n")
     with pytest.raises(ValueError, match=r"line 69993: session 's69990' shows document 'd0' at "
                                          r"position 1 at line 69992"):
+        read_click_log(path)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(["", " nan", "NA ", "n/a", "None", "ok", "d1", "x" * 2049,
+                                          "a\x00b", "\ufffd", "tab\t", "\x7f"]),
+                          st.text(max_size=6)), max_size=12))
+def test_the_first_bad_id_of_a_batch_is_the_first_that_id_problem_refuses(names):
+    """The checks over a batch at once find the name the per-name check
+    finds first."""
+    expected = next((i for i, name in enumerate(names) if id_problem("docid", name)), None)
+    assert first_bad_id(names) == expected
+
+
+def test_a_bad_id_is_named_at_its_first_line_past_the_first_batch(tmp_path):
+    rows = [f"s{k // 3},q{k % 7},d{k},{k % 3 + 1},{k % 2}" for k in range(70_000)]
+    rows[69_990] = "s23330,q1,NULL,1,1"
+    rows[69_995] = "s23331,q1,NULL,1,1"
+    path = tmp_path / "long.csv"
+    path.write_text(HEAD + "\n".join(rows) + "\n")
+    with pytest.raises(ValueError, match=r"long.csv, line 69992: the document id is 'NULL', a "
+                                         r"missing value"):
         read_click_log(path)
 
 
