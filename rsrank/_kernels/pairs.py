@@ -7,6 +7,7 @@ import numpy as np
 from numba import prange
 
 from .build import njit, twins
+from .ranking import label_levels
 
 
 #: Rows of a block of :func:`_pair_histograms`: every pair's histogram takes
@@ -178,25 +179,27 @@ def row_curvature(z, level, level_gains, discount, factor, unit, out):
 
 
 @njit(cache=True)
-def rows_curvature(dense, data, indices, indptr, offsets, gains, discount, factors, scale, unit,
-                   out):
+def rows_curvature(dense, data, indices, indptr, offsets, ranks, gains, discount, factors, scale,
+                   unit, out):
     """:func:`row_curvature` of every query of the rows (``dense``, or CSR
     ``data, indices, indptr`` when ``indptr`` is not empty; queries at
-    ``offsets``, each row's gain in ``gains``, ``factors[q]`` each query's
-    weight, ``scale`` each column's factor, empty for none) added to
-    ``out``, one value per column, in one call: a query of fewer than two
-    rows or of factor 0 adds nothing. Each query's levels are its distinct
-    gains, in increasing order."""
+    ``offsets``, each row's gain in ``gains`` and that gain's place among
+    the distinct gains in ``ranks``, ``factors[q]`` each query's weight,
+    ``scale`` each column's factor, empty for none) added to ``out``, one
+    value per column, in one call: a query of fewer than two rows or of
+    factor 0 adds nothing. Each query's levels are its distinct gains, in
+    increasing order."""
     width = out.shape[0]
     scaled = scale.shape[0] > 0
     stored = indptr.shape[0] > 0
+    level = np.empty(ranks.shape[0], dtype=np.int64)
     for q in range(offsets.shape[0] - 1):
         lo, hi = offsets[q], offsets[q + 1]
         if hi - lo < 2 or factors[q] == 0.0:
             continue
-        query_gains = gains[lo:hi]
-        values = np.unique(query_gains)
-        level = np.searchsorted(values, query_gains)
+        values = np.empty(label_levels(ranks[lo:hi], level[lo:hi]))
+        for i in range(lo, hi):
+            values[level[i]] = gains[i]
         z = np.zeros((hi - lo, width))
         for i in range(hi - lo):
             if stored:
@@ -208,7 +211,7 @@ def rows_curvature(dense, data, indices, indptr, offsets, gains, discount, facto
                 for j in range(width):
                     v = np.float64(dense[lo + i, j])
                     z[i, j] = v * scale[j] if scaled else v
-        row_curvature(z, level, values, discount[:hi - lo], factors[q], unit, out)
+        row_curvature(z, level[lo:hi], values, discount[:hi - lo], factors[q], unit, out)
 
 
 @njit(cache=True)

@@ -246,9 +246,10 @@ class Objective:
             total = None
             if preferred is None and not len(rows.bins):
                 total = np.zeros(width)  # rows of features: every query in one call
+                ranks = np.unique(labels.gains, return_inverse=True)[1].ravel()  # gains' order
                 _kernels.rows_curvature(rows.dense, rows.data, rows.indices, rows.indptr,
-                                        data.offsets, labels.gains, labels.discount, factors,
-                                        _scale_vector(factor), self.unit_weights, total)
+                                        data.offsets, ranks, labels.gains, labels.discount,
+                                        factors, _scale_vector(factor), self.unit_weights, total)
             else:
                 for q in range(data.n_queries):
                     lo, hi = int(data.offsets[q]), int(data.offsets[q + 1])
