@@ -246,7 +246,8 @@ class Objective:
             total = None
             if preferred is None and not len(rows.bins):
                 total = np.zeros(width)  # rows of features: every query in one call
-                ranks = np.unique(labels.gains, return_inverse=True)[1].ravel()  # gains' order
+                ranks = data.memo(("gain ranks", self.gain), lambda: np.unique(
+                    labels.gains, return_inverse=True)[1].ravel())  # each gain's place
                 _kernels.rows_curvature(rows.dense, rows.data, rows.indices, rows.indptr,
                                         data.offsets, ranks, labels.gains, labels.discount,
                                         factors, _scale_vector(factor), self.unit_weights, total)
