@@ -29,23 +29,18 @@ _HELD = {"depth": 0}
 def cache_lock(directory, exclusive=True):
     """Hold the lock of numba's cache ``directory`` (shared for reading,
     exclusive for writing), taken once per process: a nested hold inside
-    one already taken goes straight through. A directory that cannot hold
-    the lock file leaves the cache unlocked, as numba has it."""
-    if fcntl is None or _HELD["depth"]:
-        _HELD["depth"] += 1
-        try:
-            yield
-        finally:
-            _HELD["depth"] -= 1
-        return
-    try:
-        Path(directory).mkdir(parents=True, exist_ok=True)
-        handle = open(Path(directory) / CACHE_LOCK, "a")
-    except OSError:
-        handle = None
-    with handle if handle is not None else contextlib.nullcontext():
-        if handle is not None:
-            fcntl.flock(handle, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+    one already taken goes straight through. Where the lock cannot be had
+    (no lock file can be made there, or its file system refuses locks, as
+    some network file systems do) the cache stays unlocked, as numba has
+    it."""
+    with contextlib.ExitStack() as held:
+        if fcntl is not None and not _HELD["depth"]:
+            try:
+                Path(directory).mkdir(parents=True, exist_ok=True)
+                handle = held.enter_context(open(Path(directory) / CACHE_LOCK, "a"))
+                fcntl.flock(handle, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            except OSError:
+                pass
         _HELD["depth"] += 1
         try:
             yield

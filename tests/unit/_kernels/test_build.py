@@ -60,3 +60,19 @@ def test_the_cache_lock_is_taken_once_per_process_and_nests(tmp_path):
     unwritable.write_text("")
     with cache_lock(unwritable / "cache"):  # no directory there: unlocked, as numba has it
         pass
+
+
+def test_a_file_system_that_refuses_locks_leaves_the_cache_unlocked(tmp_path, monkeypatch):
+    """Some network file systems refuse flock (ENOLCK): the kernels still
+    load and save, unlocked, as numba alone has them."""
+    import errno
+    import fcntl
+
+    def refuse(handle, operation):
+        raise OSError(errno.ENOLCK, "no locks available")
+
+    monkeypatch.setattr(fcntl, "flock", refuse)
+    entered = []
+    with cache_lock(tmp_path / "cache"):
+        entered.append(True)
+    assert entered == [True]
