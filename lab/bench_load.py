@@ -1,14 +1,17 @@
 """Loading a LETOR text file: RSRank's compiled parser against its line
 reader, scikit-learn, XGBoost and LightGBM, on the same generated file.
 
-    python scripts/bench_load.py [--rows 300000] [--repeats 3] [--out results]
+    python scripts/bench_load.py [--rows 300000] [--digits 6] [--repeats 3] [--out results]
+        [--name load]
 
-Writes an MSLR-shaped file (136 features, values with 6 significant digits,
+Writes an MSLR-shaped file (136 features, values with ``--digits`` significant
+digits: 17 is what Python's ``repr`` and ``rsrank.write_letor`` write, and
+many such values are past the fast path's exact range,
 ``qid:`` on every line, ``#docid`` comments) and, for LightGBM, the same rows
 without ``qid:`` plus a ``.query`` file. Every loader runs in a fresh
 process (the time of its best run, and its peak resident memory above the
 interpreter with the libraries imported), next to the size of the arrays
-it returns. Writes ``load.md`` and ``load.json`` into ``--out``.
+it returns. Writes ``NAME.md`` and ``NAME.json`` into ``--out``.
 """
 
 import argparse
@@ -29,14 +32,14 @@ METHODS = ["rsrank", "rsrank-gz", "rsrank-cache", "rsrank-line-reader", "xgboost
            "sklearn"]
 
 
-def write_files(directory, rows, seed=0):
+def write_files(directory, rows, digits=6, seed=0):
     from rsrank.reading.synthetic import make_mslr_like
 
     n_queries = max(1, round(rows * 31_531 / 3_771_125))
     data = make_mslr_like(n_documents=rows, n_queries=n_queries, random_state=seed)
     plain, no_qid = [], []
     for row in range(len(data.y)):
-        values = " ".join(f"{j}:{v:.6g}" for j, v in enumerate(data.X[row], start=1))
+        values = " ".join(f"{j}:{v:.{digits}g}" for j, v in enumerate(data.X[row], start=1))
         plain.append(f"{data.y[row]} qid:{data.qid[row]} {values} #docid = d{row}\n")
         no_qid.append(f"{data.y[row]} {values}\n")
     (directory / "data.txt").write_text("".join(plain))
@@ -130,14 +133,17 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=5,
                         help="alternating rounds of the compiled parser and XGBoost's, one "
                              "fresh process each, for the ratio of their times")
+    parser.add_argument("--digits", type=int, default=6,
+                        help="significant digits of the values written")
     parser.add_argument("--out", default=str(REPO / "results"))
+    parser.add_argument("--name", default="load")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         return child(args.child[0], args.child[1], int(args.child[2]))
     with tempfile.TemporaryDirectory() as scratch:
         directory = Path(scratch)
-        rows, queries = write_files(directory, args.rows)
+        rows, queries = write_files(directory, args.rows, args.digits)
         size = (directory / "data.txt").stat().st_size
         results = []
         for method in METHODS:
@@ -171,7 +177,8 @@ def main(argv=None):
 
     by = {r["method"]: r for r in results}
     report = {"command": command_line(),
-              "rows": rows, "queries": queries, "features": 136, "file_bytes": size,
+              "rows": rows, "queries": queries, "features": 136, "digits": args.digits,
+              "file_bytes": size,
               "machine": f"{platform.machine()}, {numba.config.NUMBA_NUM_THREADS} cores",
               "versions": {"rsrank": __version__, "numba": numba.__version__,
                            "scikit-learn": sklearn.__version__, "xgboost": xgboost.__version__,
@@ -190,7 +197,8 @@ def main(argv=None):
              f"{report['machine']}; rsrank {__version__}, numba {numba.__version__}, "
              f"scikit-learn {sklearn.__version__}, XGBoost {xgboost.__version__}, LightGBM "
              f"{lightgbm.__version__}. One generated file: {rows:,} rows, {queries:,} queries, "
-             f"136 features, {size / 1e6:,.0f} MB of text. Each loader in a fresh process; "
+             f"136 features, values with {args.digits} significant digits, {size / 1e6:,.0f} MB "
+             "of text. Each loader in a fresh process; "
              "time of the best run; peak memory above the process after its imports.", "",
              "| loader | seconds | MB/s | vs XGBoost | peak memory | arrays returned | "
              "peak / arrays |", "|---|---|---|---|---|---|---|"]
@@ -214,7 +222,7 @@ def main(argv=None):
                   f"mapping {np.median(touch['mapping']):.2f} s."]
     text = "\n".join(lines) + "\n"
     out = Path(args.out)
-    write_report(out, "load", report, text)
+    write_report(out, args.name, report, text)
     print(text)
 
 

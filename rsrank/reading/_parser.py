@@ -400,6 +400,57 @@ def _chunk_blocks(buf, n_blocks):
 _BLOCK_BYTES_MAX = 2 ** 31 - 1
 
 
+def _read_inexact(buf, starts, nnz_starts, indices, data):
+    """Read with ``float()`` the values of one chunk that the fast path
+    marked inexact: each marked slot holds minus its token's offset from its
+    block's start in ``indices`` and its column in ``data``. The tokens are
+    found together (a token ends at the chunk's first space, tab, CR or LF
+    after its start), so a file of 17-digit values costs one ``float()`` per
+    value, not a Python loop over its bytes."""
+    text = memoryview(buf)
+    for lo in range(int(nnz_starts[0]), int(nnz_starts[-1]), _INEXACT_BATCH):
+        hi = min(lo + _INEXACT_BATCH, int(nnz_starts[-1]))
+        positions = lo + np.flatnonzero(indices[lo:hi] < 0)  # slack holds zeros
+        if not len(positions):
+            continue
+        block = np.searchsorted(nnz_starts, positions, side="right") - 1
+        begins = np.asarray(starts, dtype=np.int64)[block] - indices[positions]
+        # the tokens' bytes, in order: the token ends among them
+        first, last = int(begins.min()), min(int(begins.max()) + _TOKEN_SCAN, len(buf))
+        region = buf[first:last]
+        stops = first + np.flatnonzero((region == 32) | (region == 9) | (region == 10)
+                                       | (region == 13))
+        after = np.searchsorted(stops, begins)
+        ends = np.append(stops, len(buf))[after]
+        long = np.flatnonzero(after == len(stops))  # past the region: found one by one
+        for k in long.tolist():
+            ends[k] = int(begins[k]) + _token_length(buf, int(begins[k]))
+        values = np.fromiter((float(bytes(text[b:e]))
+                              for b, e in zip(begins.tolist(), ends.tolist())),
+                             dtype=np.float64, count=len(positions))
+        indices[positions] = data[positions].astype(np.int64)
+        with np.errstate(over="ignore"):  # beyond float32: inf, which the caller refuses
+            data[positions] = values
+
+
+#: inexact values read together (bounding the memory of their offsets), and
+#: the bytes after the last one's start searched for its end at once
+_INEXACT_BATCH = 1 << 16
+_TOKEN_SCAN = 4096
+
+
+def _token_length(buf, start):
+    """Bytes from ``start`` to the next space, tab, CR or LF (or the end)."""
+    end = start
+    while end < len(buf):
+        chunk = buf[end:end + _TOKEN_SCAN]
+        found = np.flatnonzero((chunk == 32) | (chunk == 9) | (chunk == 10) | (chunk == 13))
+        if len(found):
+            return end + int(found[0]) - start
+        end += len(chunk)
+    return len(buf) - start
+
+
 def parse_chunks(chunks, n_blocks, dtype=np.float64):
     """Parse LETOR text given as consecutive chunks that end at line ends.
 
@@ -441,16 +492,7 @@ def parse_chunks(chunks, n_blocks, dtype=np.float64):
              labels, qids, has_qid, row_nnz, indices, data, counts[block:block + n])
         if np.any(counts[block:block + n, 4] != OK):
             return None
-        for b in range(n):
-            lo, hi = nnz_starts[block + b], nnz_starts[block + b + 1]
-            for position in lo + np.flatnonzero(indices[lo:hi] < 0):  # slack holds zeros
-                start = int(starts[b]) - int(indices[position])
-                end = start
-                while end < len(buf) and buf[end] not in (32, 9, 10, 13):
-                    end += 1
-                indices[position] = int(data[position])
-                with np.errstate(over="ignore"):  # beyond float32: inf, which the caller refuses
-                    data[position] = float(bytes(buf[start:end]))
+        _read_inexact(buf, starts, nnz_starts[block:block + n + 1], indices, data)
         block += n
     if block != len(bounds):
         return None

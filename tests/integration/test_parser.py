@@ -149,6 +149,24 @@ def test_random_text_matches_float_and_the_line_reader(case):
                    if a is not None)
 
 
+@pytest.mark.parametrize("batch", [1, 2, 1 << 16])
+def test_values_past_the_fast_path_are_read_in_batches_whatever_their_length(batch, monkeypatch):
+    # 17-digit values and a 5,000-digit one (longer than the bytes searched at
+    # once for a token's end), in the middle, at the end of a batch and at the
+    # text's very end with no line end
+    monkeypatch.setattr(rsrank.reading._parser, "_INEXACT_BATCH", batch)
+    long = "0." + "7" * 5000
+    text = (f"1 qid:1 1:{long} 2:0.12345678901234567 3:4\n"
+            f"0 qid:1 1:9007199254740993 2:{long}\n"
+            f"2 qid:2 1:0.5 3:{long}")
+    tokens = [token.split(":")[1] for token in text.split()
+              if ":" in token and not token.startswith("qid")]
+    for blocks in (1, 2, 3):
+        parsed = parse_buffer(np.frombuffer(text.encode(), dtype=np.uint8), blocks)
+        assert parsed[4].tobytes() == np.array([float(t) for t in tokens]).tobytes()
+        np.testing.assert_array_equal(parsed[3], [0, 1, 2, 0, 1, 0, 2])
+
+
 def test_random_file_through_both_readers(tmp_path, monkeypatch):
     rng = np.random.default_rng(0)
     rows = []
@@ -188,12 +206,17 @@ def test_line_chunks_cover_the_stream_and_cut_after_newlines(monkeypatch):
 
 def test_small_chunks_equal_one_chunk(tmp_path, monkeypatch):
     rng = np.random.default_rng(2)
+    # short values (the fast path's) beside 17-digit ones (read with float() a
+    # chunk at a time), the last at the text's very end, with no line end
     rows = [f"{r % 4} qid:{r // 9} " + " ".join(
-        f"{j}:{v:.7g}" for j, v in enumerate(rng.normal(size=rng.integers(1, 60)), start=1))
+        f"{j}:{v!r}" if (r + j) % 3 == 0 else f"{j}:{v:.7g}"
+        for j, v in enumerate(rng.normal(size=rng.integers(1, 60)).tolist(), start=1))
         + f" #docid = x{r}\n" for r in range(2000)]
+    rows.append("1 qid:999 1:0.5 2:0.12345678901234567")
     path = tmp_path / "plain.txt"
     path.write_text("".join(rows))
     whole = load_letor(path)
+    assert whole[0][-1, 1] == 0.12345678901234567
     monkeypatch.setattr(datasets, "_CHUNK_BYTES", 333)  # shorter than many lines
     monkeypatch.setattr(datasets, "PARALLEL_BYTES", 0)  # and parallel blocks in each
     assert_same(load_letor(path), whole)
