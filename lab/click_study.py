@@ -30,6 +30,7 @@ al.'s position-based model under a LightGBM production ranker, the
 dependent click model) and with more click noise (``OTHER_LOGS``).
 
     python scripts/click_study.py [--datasets ...] [--seeds 3] [--out results] [--name clicks]
+    python scripts/click_study.py --summarize NEW.json [--baseline OLD.json]
 """
 
 import argparse
@@ -195,9 +196,15 @@ def main(argv=None):
                         "read_clicks' unshown; default 0: left out)")
     parser.add_argument("--summarize", metavar="JSON", help="print the summary of a run's "
                         "clicks.json and stop")
+    parser.add_argument("--baseline", metavar="JSON", help="with --summarize: each method "
+                        "against the same logs in this earlier run's JSON (other code)")
     args = parser.parse_args(argv)
     if args.summarize:
-        print(summarize(json.loads(Path(args.summarize).read_text())["runs"]))
+        runs = json.loads(Path(args.summarize).read_text())["runs"]
+        text = summarize(runs)
+        if args.baseline:
+            text += against(runs, json.loads(Path(args.baseline).read_text())["runs"])
+        print(text)
         return
     if args.max_click_weight is not None:  # read by every session_lists call
         grading.MAX_CLICK_WEIGHT = args.max_click_weight
@@ -222,6 +229,36 @@ def main(argv=None):
                         write_report(args.out, args.name, report, summarize(report["runs"])
                                      + settings(args))
     print(summarize(report["runs"]) + settings(args))
+
+
+def against(runs, baseline):
+    """Each RSRank method of ``runs`` against the same logs' in
+    ``baseline`` (an earlier run, on other code): the mean test NDCG@10 of
+    each, over the logs both ran, the paired difference over all their
+    queries pooled with its p-value, and the logs where it is
+    significantly above or below."""
+    def groups(found):
+        out = {}
+        for run in found:
+            out.setdefault((run["dataset"], run["log"]), []).append(run)
+        return out
+
+    now, before = groups(runs), groups(baseline)
+    shared = [key for key in now if key in before]
+    lines = ["", f"Against the baseline run, over the {len(shared)} logs both ran:", ""]
+    for method in ("naive", "auto", "debiased"):
+        pairs = [(pooled(before[key], method), pooled(now[key], method)) for key in shared]
+        if any(a is None or b is None or len(a) != len(b) for a, b in pairs):
+            continue
+        up = [" ".join(key) for key, (a, b) in zip(shared, pairs) if compare(a, b)[2] == "+"]
+        down = [" ".join(key) for key, (a, b) in zip(shared, pairs) if compare(a, b)[2] == "-"]
+        a, b = np.concatenate([a for a, _ in pairs]), np.concatenate([b for _, b in pairs])
+        diff, p, _ = compare(a, b)
+        lines.append(f"- {method}: mean {a.mean():.4f} before, {b.mean():.4f} now; "
+                     f"{diff:+.4f} over {len(a)} test queries pooled (p = {p:.3f}); "
+                     f"significantly above on {', '.join(up) or 'none'}; below on "
+                     f"{', '.join(down) or 'none'}.")
+    return "\n".join(lines) + "\n"
 
 
 def compare(a, b):

@@ -155,9 +155,13 @@ class GradedClicks:
         :class:`~rsrank.reading.querydata.QueryData`: the graded documents of each
         query (no options), or the documents of the session lists with
         their pairs as ``preferences`` (:func:`click_preferences`), ``y``
-        1 on a document clicked in some session."""
+        1 on a document clicked in some session; for plain clicks the
+        sessions' pairs summed per set of documents shown
+        (:func:`session_preferences`), the set's number as ``qid``."""
         if self.plain:
-            return X[self.rows], self.y, self.lists, {"query_weight": self.list_weight}
+            rows, y, sets, preferences = session_preferences(self.rows, self.y, self.lists,
+                                                             self.list_weight)
+            return X[rows], y, sets, {"preferences": preferences}
         rows, y, preferences = self.preferred()
         options = {} if preferences is None else {"preferences": preferences}
         return X[rows], y, np.asarray(qid)[rows], options
@@ -212,6 +216,59 @@ def click_preferences(rows, y, lists, weight):
     summed = np.bincount(where.ravel(), weights=np.asarray(weight, dtype=np.float64)[~top],
                          minlength=len(pairs))
     return documents, pairs // len(documents), pairs % len(documents), summed
+
+
+def session_preferences(rows, y, lists, weight):
+    """Sessions as queries (:func:`plain_clicks`'s ``rows, y, lists,
+    list_weight``: per row the feature row, the click, the session and its
+    weight) as one query per set of documents shown, with the pairs of its
+    sessions summed: ``(rows, y, qid, (better, worse, weight, relevant))``,
+    the distinct rows of each set (in the features' order), 1 on those
+    clicked in one of its sessions, the set's number, and per pair of them
+    (indices into those rows) the summed weight of the sessions with the
+    same number of clicks that put ``better`` above ``worse``, and that
+    number. With unit or swap pair weights alike the loss is the sessions'
+    (a document's place is among the same documents in either; see
+    :meth:`~rsrank.learning.objective.Objective.preference_weights`), from
+    as many rows as there are sets instead of sessions."""
+    rows, y = np.asarray(rows, dtype=np.int64), np.asarray(y, dtype=np.int64)
+    lists = np.asarray(lists, dtype=np.int64)
+    n = int(lists.max()) + 1 if len(lists) else 0
+    documents, index = np.unique(rows, return_inverse=True)
+    index = index.ravel()
+    # each session's set named by a sum of random 64-bit codes of its rows
+    codes = np.random.default_rng(2).integers(1, 2**63, size=max(len(documents), 1),
+                                              dtype=np.uint64)
+    name = np.zeros(n, dtype=np.uint64)
+    np.add.at(name, lists, codes[index])
+    group = np.unique(name, return_inverse=True)[1].ravel()
+    keys, row_at = np.unique(group[lists] * len(documents) + index, return_inverse=True)
+    row_at = row_at.ravel()
+    clicks = np.bincount(lists, weights=y, minlength=n).astype(np.int64)
+    unclicked_count = np.bincount(lists, minlength=n) - clicks
+    order = np.lexsort((-y, lists))  # by session, its clicks first
+    unclicked = order[y[order] == 0]
+    unclicked_start = np.cumsum(unclicked_count) - unclicked_count
+    clicked = order[y[order] == 1]
+    session = lists[clicked]
+    count = unclicked_count[session]
+    pair_session = np.repeat(session, count)
+    within = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
+    better = np.repeat(row_at[clicked], count)
+    worse = row_at[unclicked[unclicked_start[pair_session] + within]]
+    relevant = clicks[pair_session]
+    session_weight = np.zeros(n)
+    session_weight[lists] = np.asarray(weight, dtype=np.float64)
+    by = np.lexsort((relevant, worse, better))
+    better, worse, relevant = better[by], worse[by], relevant[by]
+    first = np.r_[True, (np.diff(better) != 0) | (np.diff(worse) != 0)
+                  | (np.diff(relevant) != 0)] if len(by) else np.zeros(0, dtype=bool)
+    summed = np.add.reduceat(session_weight[pair_session][by], np.flatnonzero(first)) \
+        if len(by) else np.zeros(0)
+    labels = np.zeros(len(keys), dtype=np.int64)
+    labels[better] = 1
+    return (documents[keys % len(documents)], labels, keys // len(documents),
+            (better[first], worse[first], summed, relevant[first]))
 
 
 #: the share of clicked sessions with two or more clicks at or below which

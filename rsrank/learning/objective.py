@@ -132,9 +132,26 @@ class Objective:
             if preferred is None:
                 return pairs
             return pairs._replace(preference_offsets=preferred.offsets, better=preferred.better,
-                                  worse=preferred.worse, preference_weights=preferred.weight)
+                                  worse=preferred.worse,
+                                  preference_weights=self.preference_weights(data))
         return data.memo(("pairs", self.gain, self.discount, self.ndcg_k, self.pair_loss,
                           self.pair_weight), make)
+
+    def preference_weights(self, data):
+        """Each of ``data``'s preferences' weight, as the kernels take it
+        beside :meth:`query_factors`: with swap weights, a pair from a list
+        of ``relevant`` documents is scaled from the ideal DCG of one (the
+        factor's) to that of its list, so that pairs summed from lists of
+        any number of clicks cost what the lists as queries would."""
+        preferred = data.preferences
+        if self.unit_weights or preferred.relevant is None:
+            return preferred.weight
+
+        def make():
+            discount = self._labels(data).discount
+            ideal = np.cumsum(discount)[np.minimum(preferred.relevant, len(discount)) - 1]
+            return preferred.weight * discount[0] / ideal
+        return data.memo(("preference weights", self.discount, self.ndcg_k), make)
 
     def loss_and_gradient(self, data, w, *, view="none", scale=None):
         """Summed loss of ``data``'s queries at ``w`` and its gradient, with
@@ -258,7 +275,7 @@ class Objective:
                         continue
                     if preferred is not None:
                         a, b = preferred.offsets[q], preferred.offsets[q + 1]
-                        weight = factors[q] * preferred.weight[a:b]
+                        weight = factors[q] * self.preference_weights(data)[a:b]
                         better, worse = preferred.better[a:b], preferred.worse[a:b]
                         if not self.unit_weights:  # the places of the all-zero model: row order
                             weight = weight * np.abs(labels.discount[better]

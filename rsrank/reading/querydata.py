@@ -91,34 +91,45 @@ class Preferences:
     """Pairs of rows to learn from in place of the label pairs, grouped by
     query: query ``q`` owns pairs ``offsets[q]:offsets[q + 1]``; pair ``k``
     prefers the query's row ``better[k]`` (counted from the query's first
-    row) to its row ``worse[k]``, weighing ``weight[k]``."""
+    row) to its row ``worse[k]``, weighing ``weight[k]``. With swap weights,
+    a pair counts as if it came from a list of ``relevant[k]`` relevant
+    documents (gain 1 each), whose ideal DCG normalizes it (None: one, the
+    preferred document alone)."""
 
     offsets: np.ndarray
     better: np.ndarray
     worse: np.ndarray
     weight: np.ndarray
+    relevant: object = None
 
     def subset(self, queries):
         """The preferences of the queries at positions ``queries`` (sorted)."""
         picked = query_rows(self.offsets, queries)
         sizes = np.diff(self.offsets)[np.asarray(queries, dtype=np.int64)]
         return Preferences(np.r_[0, np.cumsum(sizes)].astype(np.int64), self.better[picked],
-                           self.worse[picked], self.weight[picked])
+                           self.worse[picked], self.weight[picked],
+                           None if self.relevant is None else self.relevant[picked])
 
     def digest(self):
         return b"".join(part.tobytes() for part in (self.offsets, self.better, self.worse,
-                                                      self.weight))
+                                                      self.weight, self.relevant)
+                        if part is not None)
 
 
 def check_preferences(preferences, offsets, order):
-    """:class:`Preferences` from ``(better, worse, weight)``, input row
-    numbers (from 0) and a weight per pair (rows ``order`` put the input in
-    query order, queries at ``offsets``), or ``ValueError``."""
+    """:class:`Preferences` from ``(better, worse, weight[, relevant])``,
+    input row numbers (from 0), a weight per pair and optionally the number
+    of relevant documents of the list each pair comes from (rows ``order``
+    put the input in query order, queries at ``offsets``), or
+    ``ValueError``."""
     try:
-        better, worse, weight = preferences
+        better, worse, weight, *relevant = preferences
+        if len(relevant) > 1:
+            raise ValueError
     except (TypeError, ValueError):
-        raise ValueError("preferences must be (better, worse, weight): per pair the row "
-                         "preferred, the row it is preferred to, and the pair's weight") from None
+        raise ValueError("preferences must be (better, worse, weight[, relevant]): per pair the "
+                         "row preferred, the row it is preferred to, the pair's weight, and "
+                         "optionally the relevant documents of its list") from None
     better, worse = np.asarray(better), np.asarray(worse)
     weight = np.asarray(weight, dtype=np.float64)
     n_rows = len(order)
@@ -127,6 +138,11 @@ def check_preferences(preferences, offsets, order):
         raise ValueError("preferences must be three 1-D arrays of the same length (better, "
                          f"worse, weight), got shapes {better.shape}, {worse.shape}, "
                          f"{weight.shape}")
+    relevant = np.asarray(relevant[0]) if relevant else None
+    if relevant is not None and (relevant.shape != better.shape or (len(relevant) and (
+            relevant.dtype.kind not in "iu" or relevant.min() < 1))):
+        raise ValueError("preferences: relevant must hold one integer >= 1 per pair, got "
+                         f"shape {relevant.shape} and dtype {relevant.dtype}")
     for name, rows in (("better", better), ("worse", worse)):
         if len(rows) and (rows.dtype.kind not in "iu" or rows.min() < 0
                           or rows.max() >= n_rows):
@@ -150,7 +166,8 @@ def check_preferences(preferences, offsets, order):
     by_query = np.argsort(query, kind="stable")
     query, start = query[by_query], offsets[query[by_query]]
     return Preferences(np.searchsorted(query, np.arange(len(offsets))).astype(np.int64),
-                       better[by_query] - start, worse[by_query] - start, weight[by_query])
+                       better[by_query] - start, worse[by_query] - start, weight[by_query],
+                       None if relevant is None else relevant.astype(np.int64)[by_query])
 
 
 def column_names(X):
@@ -295,13 +312,15 @@ class QueryData:
         the query's pair losses count that many times in the objective,
         and its metric that many times in the mean of a validation set.
         None: every query weighs 1.
-    preferences : tuple (better, worse, weight) of arrays, optional
+    preferences : tuple (better, worse, weight[, relevant]) of arrays, optional
         Pairs of rows to learn from instead of the pairs the labels order:
         per pair the number (from 0, in the input's order) of the row
         preferred, of the row of the same query it is preferred to, and the
         pair's weight (its loss counts that many times; see
-        :func:`rsrank._kernels.preference_lambdas`). ``y`` then serves
-        metrics only. Click logs train this way
+        :func:`rsrank._kernels.preference_lambdas`); with swap weights, each
+        pair is normalized by the ideal DCG of ``relevant`` documents of
+        gain 1 (default one: the preferred document alone). ``y`` then
+        serves metrics only. Click logs train this way
         (:func:`rsrank.clicks.click_preferences`).
 
     Attributes

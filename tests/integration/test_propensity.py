@@ -331,6 +331,10 @@ def test_plain_clicks_are_the_sessions_as_queries_with_their_clicks_as_labels():
     from rsrank.clicks import ClickLog, plain_clicks
 
     data, sim = click_log(n_queries=20, n_sessions=15)
+    # every third session shows one document fewer: a query's sessions show two sets
+    shown = ~((sim.position == 10) & (sim.session % 3 == 0))
+    sim = {name: sim[name][shown] for name in ("session", "qid", "docid", "position", "click")}
+    sim = type("Sessions", (), sim)
     log = ClickLog.from_sessions(sim.session, sim.qid, sim.docid, sim.position, sim.click)
     plain = plain_clicks(log, log.docid.astype(np.int64))
     X, y, qid, options = plain.training(data.X, data.qid)
@@ -346,14 +350,27 @@ def test_plain_clicks_are_the_sessions_as_queries_with_their_clicks_as_labels():
             patterns.setdefault(key, []).append(mine)
     assert len(patterns) < sum(len(found) for found in patterns.values())  # some alike
     expected = [found[0] for found in patterns.values()]  # in the order first seen
-    np.testing.assert_array_equal(X, data.X[sim.docid[np.concatenate(expected)]])
-    np.testing.assert_array_equal(y, sim.click[np.concatenate(expected)])
-    np.testing.assert_array_equal(qid, np.repeat(np.arange(len(expected)),
-                                                 [len(rows) for rows in expected]))
     counts = np.repeat([len(found) for found in patterns.values()],
                        [len(rows) for rows in expected])
-    np.testing.assert_array_equal(options["query_weight"], counts)
-    np.testing.assert_array_equal(plain.queries(data.X, data.qid)[3], counts)
+    Xv, yv, qv, weight = plain.queries(data.X, data.qid)  # validated on as they are
+    np.testing.assert_array_equal(Xv, data.X[sim.docid[np.concatenate(expected)]])
+    np.testing.assert_array_equal(yv, sim.click[np.concatenate(expected)])
+    np.testing.assert_array_equal(qv, np.repeat(np.arange(len(expected)),
+                                                [len(rows) for rows in expected]))
+    np.testing.assert_array_equal(weight, counts)
+    # trained on as one query per set of documents shown, the sessions' pairs summed:
+    # the same loss and gradient as the sessions as queries, whatever the weighting
+    sessions = QueryData(Xv, yv, qv, query_weight=weight)
+    assert len(y) < len(yv) and len(np.unique(data.qid[sim.docid])) < len(np.unique(qid)) \
+        < len(expected)
+    sets = QueryData(X, y, qid, **options)
+    w = np.random.default_rng(0).normal(size=data.X.shape[1])
+    for objective in (Objective(pair_weight="unit"), Objective(), Objective(ndcg_k=3),
+                      Objective(discount="log2", gain="exp2", ndcg_k=1)):
+        loss, gradient = objective.loss_and_gradient(sessions, w)
+        summed, summed_gradient = objective.loss_and_gradient(sets, w)
+        assert summed == pytest.approx(loss, rel=1e-9)
+        np.testing.assert_allclose(summed_gradient, gradient, rtol=1e-9, atol=1e-12)
     # an aggregated log's documents graded by their click rate over every position
     counts = ClickLog.from_counts(log.qid, log.docid, log.position, log.impressions, log.clicks)
     graded = plain_clicks(counts, counts.docid.astype(np.int64))
@@ -370,9 +387,10 @@ def test_auto_reads_both_ways_and_judges_on_the_vali_logs_graded_documents(click
     X, y, qid = data.judge  # the vali log's shown documents, each once, graded
     assert len(np.unique(np.c_[qid.astype(str), X.toarray()], axis=0)) == len(y)
     assert set(np.unique(y)) <= {0, 1, 2, 3} and len(np.unique(y)) > 1
-    plain = data.plain  # sessions as queries, their clicks the labels
-    assert set(np.unique(plain.train[1])) == {0, 1} and "query_weight" in plain.query_options[
+    plain = data.plain  # sessions as queries, their clicks the labels, summed per set shown
+    assert set(np.unique(plain.train[1])) == {0, 1} and "preferences" in plain.query_options[
         "train"]
+    assert "query_weight" in plain.query_options["vali"]  # validated on as they are
     # held out of the training log: the judge's queries are none of the training ones
     held = load_click_fold(fold / "train.txt.gz", logs / "train.clicks.csv", debias="auto")
     judged, trained = np.unique(held.judge[2]), np.unique(held.train[2])

@@ -92,3 +92,26 @@ def test_a_log_given_as_arrays_is_judged_on_its_shown_documents():
                          session=log.session, vali_fraction=0.5)
     n_shown = len(np.unique(log.docid[np.isin(log.qid, found.judge.qids)]))
     assert found.judge.n_rows == n_shown
+
+
+def test_sessions_are_summed_per_set_shown_and_number_of_clicks():
+    from rsrank.clicks.grading import session_preferences
+
+    # four sessions (weights 1, 2, 1, 3): 0 and 1 show rows {5, 7, 9}, 2 shows {5, 7},
+    # 3 shows {5, 7, 9} with two clicks
+    rows = [5, 7, 9, 9, 5, 7, 7, 5, 9, 7, 5]
+    clicks = [1, 0, 0, 0, 1, 0, 0, 1, 1, 0, 1]
+    session = [0, 0, 0, 1, 1, 1, 2, 2, 3, 3, 3]
+    weight = np.array([1, 2, 1, 3], dtype=float)[session]
+    docs, y, sets, (better, worse, summed, relevant) = session_preferences(
+        rows, clicks, session, weight)
+    assert len(docs) == 5 and len(np.unique(sets)) == 2
+    found = {}
+    for b, w, s, r in zip(better, worse, summed, relevant):
+        assert sets[b] == sets[w]
+        found[frozenset(docs[sets == sets[b]]), docs[b], docs[w], r] = s
+    three, two = frozenset({5, 7, 9}), frozenset({5, 7})
+    assert found == {(three, 5, 7, 1): 3.0, (three, 5, 9, 1): 3.0,   # sessions 0 and 1
+                     (three, 9, 7, 2): 3.0, (three, 5, 7, 2): 3.0,   # session 3
+                     (two, 5, 7, 1): 1.0}                             # session 2
+    np.testing.assert_array_equal(y, np.isin(np.arange(5), better).astype(int))
