@@ -30,7 +30,7 @@ al.'s position-based model under a LightGBM production ranker, the
 dependent click model) and with more click noise (``OTHER_LOGS``).
 
     python scripts/click_study.py [--datasets ...] [--seeds 3] [--out results] [--name clicks]
-    python scripts/click_study.py --summarize NEW.json [--baseline OLD.json]
+    python scripts/click_study.py --summarize NEW.json [--baseline OLD.json] [--out DIR --name N]
 """
 
 import argparse
@@ -205,6 +205,9 @@ def main(argv=None):
         if args.baseline:
             text += against(runs, json.loads(Path(args.baseline).read_text())["runs"])
         print(text)
+        if args.out:
+            write_report(args.out, args.name, {"command": command_line(argv),
+                                               "summary": text}, text)
         return
     if args.max_click_weight is not None:  # read by every session_lists call
         grading.MAX_CLICK_WEIGHT = args.max_click_weight
