@@ -76,7 +76,11 @@ def test_a_fit_on_the_label_pairs_as_preferences_is_the_fit_on_the_labels():
 
 def test_bad_preferences_are_refused_with_what_is_wrong():
     X, y, qid = np.zeros((4, 1)), np.zeros(4, dtype=int), np.array([1, 1, 2, 2])
-    cases = [((0, 1), "must be \\(better, worse, weight\\)"),
+    cases = [((0, 1), "must be \\(better, worse, weight\\[, relevant\\]\\)"),
+             (([0], [1], [1.0], [1], [1]), "must be \\(better, worse, weight"),
+             (([0], [1], [1.0], [0]), "relevant must hold one integer >= 1 per pair"),
+             (([0], [1], [1.0], [1.5]), "relevant must hold one integer >= 1 per pair"),
+             (([0], [1], [1.0], [1, 2]), "relevant must hold one integer >= 1 per pair"),
              (([0], [1, 2], [1.0]), "same length"),
              (([0], [4], [1.0]), "worse must hold row numbers from 0 to 3"),
              (([0.5], [1], [1.0]), "better must hold row numbers"),
@@ -90,6 +94,7 @@ def test_bad_preferences_are_refused_with_what_is_wrong():
     data = QueryData(X, y, qid, preferences=([0], [1], [2.0]))
     assert data.n_mixed_queries == 1
     assert data.fingerprint != QueryData(X, y, qid, preferences=([1], [0], [2.0])).fingerprint
+    assert data.fingerprint != QueryData(X, y, qid, preferences=([0], [1], [2.0], [2])).fingerprint
 
 
 @pytest.mark.parametrize("pair_weight", ["unit", "delta_ndcg"])
