@@ -260,6 +260,7 @@ class Objective:
             factors = self.query_factors(data)
             rows = data.rows(view)
             preferred = data.preferences
+            weights = None if preferred is None else self.preference_weights(data)
             total = None
             if preferred is None and not len(rows.bins):
                 total = np.zeros(width)  # rows of features: every query in one call
@@ -275,7 +276,7 @@ class Objective:
                         continue
                     if preferred is not None:
                         a, b = preferred.offsets[q], preferred.offsets[q + 1]
-                        weight = factors[q] * self.preference_weights(data)[a:b]
+                        weight = factors[q] * weights[a:b]
                         better, worse = preferred.better[a:b], preferred.worse[a:b]
                         if not self.unit_weights:  # the places of the all-zero model: row order
                             weight = weight * np.abs(labels.discount[better]

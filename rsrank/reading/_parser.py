@@ -415,16 +415,11 @@ def _read_inexact(buf, starts, nnz_starts, indices, data):
             continue
         block = np.searchsorted(nnz_starts, positions, side="right") - 1
         begins = np.asarray(starts, dtype=np.int64)[block] - indices[positions]
-        # the tokens' bytes, in order: the token ends among them
-        first, last = int(begins.min()), min(int(begins.max()) + _TOKEN_SCAN, len(buf))
-        region = buf[first:last]
-        stops = first + np.flatnonzero((region == 32) | (region == 9) | (region == 10)
-                                       | (region == 13))
-        after = np.searchsorted(stops, begins)
-        ends = np.append(stops, len(buf))[after]
-        long = np.flatnonzero(after == len(stops))  # past the region: found one by one
-        for k in long.tolist():
-            ends[k] = int(begins[k]) + _token_length(buf, int(begins[k]))
+        # the bytes from the first token's start to the last one's end hold every end
+        first, last = int(begins.min()), int(begins.max())
+        last += _token_length(buf, last)
+        stops = first + np.flatnonzero(_token_ends(buf[first:last]))
+        ends = np.append(stops, last)[np.searchsorted(stops, begins)]
         values = np.fromiter((float(bytes(text[b:e]))
                               for b, e in zip(begins.tolist(), ends.tolist())),
                              dtype=np.float64, count=len(positions))
@@ -434,9 +429,14 @@ def _read_inexact(buf, starts, nnz_starts, indices, data):
 
 
 #: inexact values read together (bounding the memory of their offsets), and
-#: the bytes after the last one's start searched for its end at once
+#: the bytes searched at once for a token's end
 _INEXACT_BATCH = 1 << 16
 _TOKEN_SCAN = 4096
+
+
+def _token_ends(chunk):
+    """Per byte, whether it ends a token: space, tab, CR or LF."""
+    return (chunk == 32) | (chunk == 9) | (chunk == 10) | (chunk == 13)
 
 
 def _token_length(buf, start):
@@ -444,7 +444,7 @@ def _token_length(buf, start):
     end = start
     while end < len(buf):
         chunk = buf[end:end + _TOKEN_SCAN]
-        found = np.flatnonzero((chunk == 32) | (chunk == 9) | (chunk == 10) | (chunk == 13))
+        found = np.flatnonzero(_token_ends(chunk))
         if len(found):
             return end + int(found[0]) - start
         end += len(chunk)
