@@ -39,7 +39,10 @@ def threads(n_jobs, work=None, per_thread=WORK_PER_THREAD):
 
 def free_cores(interval=0.03, max_age=2.0):
     """Cores this process may use that other processes leave idle: the idle
-    share of all CPUs over ``interval`` seconds (``/proc/stat``), else the
+    share of all CPUs over ``interval`` seconds (``/proc/stat``), plus what
+    this process itself used meanwhile (the threads of its last parallel
+    loop wait busily for a moment after it ends: counted as another
+    process's, they halved the threads of the fit after them), else the
     one-minute load average. A reading younger than ``max_age`` seconds is
     reused."""
     now = time.monotonic()
@@ -51,11 +54,12 @@ def free_cores(interval=0.03, max_age=2.0):
         usable = os.cpu_count() or 1
     total = os.cpu_count() or usable
     try:
-        first = _cpu_times()
+        first, own, wall = _cpu_times(), time.process_time(), time.perf_counter()
         time.sleep(interval)
         second = _cpu_times()
+        own = (time.process_time() - own) / max(time.perf_counter() - wall, 1e-9)
         busy_share = 1.0 - (second[1] - first[1]) / max(second[0] - first[0], 1)
-        busy = busy_share * total
+        busy = max(busy_share * total - own, 0.0)
     except OSError:
         busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
     cores = max(1, min(usable, int(round(total - busy))))

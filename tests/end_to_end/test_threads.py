@@ -42,6 +42,41 @@ def test_free_cores_counts_the_idle_share_of_the_machine(monkeypatch, fresh_read
     assert free_cores() == 1
 
 
+class _Clock:
+    """A clock for free_cores: each reading a step later; this process's
+    CPU time grows by ``own`` cores per second of it."""
+
+    def __init__(self, own):
+        self.now, self.own = 0.0, own
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+    def perf_counter(self):
+        return self.now
+
+    def monotonic(self):
+        return self.now
+
+    def process_time(self):
+        return self.now * self.own
+
+
+@pytest.mark.parametrize("own", [0, 1, 2])
+def test_free_cores_leaves_out_what_this_process_used(monkeypatch, fresh_reading, own):
+    """The threads of this process's last parallel loop, still waiting
+    busily, are not another process's load."""
+    total = os.cpu_count()
+    usable = len(os.sched_getaffinity(0))
+    own = min(own, total)
+    clock = _Clock(own)
+    monkeypatch.setattr(_threads, "time", clock)
+    # the whole machine busy over the 0.03 s reading (100 jiffies a second)
+    readings = iter([(1000, 0), (1000 + 3 * total, 0)])
+    monkeypatch.setattr(_threads, "_cpu_times", lambda: next(readings))
+    assert free_cores() == max(1, min(usable, own))
+
+
 def test_free_cores_reads_the_machine(fresh_reading):
     assert 1 <= free_cores() <= len(os.sched_getaffinity(0))
 
