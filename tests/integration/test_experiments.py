@@ -469,3 +469,46 @@ def test_a_path_on_a_sample_gives_each_relaxed_refit_fewer_epochs_and_the_choice
     # a path on all rows has no refit after it: its relaxed refits take all their epochs
     whole = fit_and_select(base, grid, train, vali, path=True, within=0.01)
     assert {fit.fitted.n_iter for fit in whole.fits} == {40}
+
+
+def test_the_refit_of_a_relaxed_choice_with_pairs_fits_the_samples_terms_once(
+        bundled_root, monkeypatch):
+    """A path on a sample chooses a relaxed model with pairs: on all the
+    rows it is one fit, of the terms (features and pairs) the sample's
+    penalized fit kept, with the pairs the sample's search found; no pair
+    search and no penalized fit runs on all the rows."""
+    from rsrank import QueryData
+    from rsrank.evaluation.experiments import fit_and_select
+    from rsrank.learning import fitting
+
+    fold = load_letor_fold(bundled_root, 1)
+    train, vali = QueryData(*fold.train), QueryData(*fold.vali)
+    base = RSRank(additive=True, interactions=3, max_bins=16, max_iter=15, relax=True,
+                  learning_rate="curvature", random_state=0)
+    searched, fitted = [], []
+    real_search, real_fit = fitting.top_pairs, fitting.fit_source
+    monkeypatch.setattr(fitting, "top_pairs",
+                        lambda model, lam, data, *a, **k: searched.append(data.n_rows)
+                        or real_search(model, lam, data, *a, **k))
+    monkeypatch.setattr(fitting, "fit_source",
+                        lambda plan, source, *a, **k: fitted.append(source.data_source.n_rows)
+                        or real_fit(plan, source, *a, **k))
+    chosen = fit_and_select(base, [{"l1_group_ratio": r} for r in (0.3, 0.05)], train, vali,
+                            path=True, path_rows=train.n_rows // 3)
+    sample_rows = fitted[0]
+    assert sample_rows < train.n_rows
+    assert searched and set(searched) == {sample_rows}  # never on all the rows
+    refit = chosen.fits[chosen.chosen]
+    assert chosen.tried[chosen.chosen]["refit"] == "all training queries"
+    assert fitted.count(train.n_rows) == 1  # the relaxed fit alone
+    assert chosen.tried[-1]["params"]["relax"] is True
+    # the sample's choice and its penalized fit: the point of the same strength
+    same = {entry["params"]["relax"]: i for i, entry in enumerate(chosen.tried[:-1])
+            if entry["params"]["l1_group_ratio"] == chosen.tried[-1]["params"]["l1_group_ratio"]}
+    sample_fit, penalized = chosen.fits[same[True]], chosen.fits[same[False]].model
+    assert refit.model.selected_interactions() and (
+        [names for names, _ in refit.model.selected_interactions()]
+        == [names for names, _ in sample_fit.model.selected_interactions()])
+    terms = penalized.term_features()
+    assert ([terms[g] for g in refit.model.selected_terms()]
+            == [terms[g] for g in penalized.selected_terms()])
