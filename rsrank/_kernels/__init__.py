@@ -27,8 +27,8 @@ loop: both builds give the same weights bit for bit.
 from .build import cached, forget_stale_builds, read_only, twins, variant
 from .epoch import (GRADIENT_ONLY, Pairs, Rows, Steps, Work, coded_epoch_parallel,
                     coded_epoch_serial, compiled_before, csr_epoch_parallel, csr_epoch_serial,
-                    epoch_kernels, epoch_parallel, epoch_serial, objective, period_steps,
-                    scaled_weights, step_size, take_step, level_moves)
+                    epoch_kernels, epoch_parallel, epoch_serial, moving_rows, objective,
+                    period_steps, scaled_weights, step_size, take_step, level_moves)
 from .memory import (NOTHING_AHEAD, PREFETCH_SPAN_BYTES, items_span, prefetch_plan, rows_span,
                      share_lines)
 from .metrics import grouped_order, ideal_dcg, ndcg_at_parallel, ndcg_at_serial
@@ -67,6 +67,7 @@ __all__ = [
     "dense_add_gradient", "dense_codes", "dense_column_moments", "dense_column_sums",
     "dense_scores",
     "epoch_kernels", "epoch_parallel", "epoch_serial", "float_bits", "group_shrink",
+    "moving_rows",
     "grouped_order", "ideal_dcg", "items_span", "label_levels", "linear_scores_parallel",
     "linear_scores_serial",
     "ndcg_at_parallel", "ndcg_at_serial", "objective", "pair_loop_lambdas", "pair_loss",

@@ -21,7 +21,8 @@ from .scores import (coded_add_histogram, coded_scores, csr_add_gradient, csr_sc
 # * ``Rows``: the rows in query order: the CSR triplet, or empty CSR arrays and
 #   a C-ordered dense X, and the query ``offsets``; for an additive model
 #   also their bin codes and each feature's steps (``bins``, see
-#   :func:`coded_scores`), empty otherwise;
+#   :func:`coded_scores`), empty otherwise; dense codes of some coded
+#   columns alone name them in ``columns`` (:func:`moving_rows`; empty: all);
 # * ``Pairs``: what the pair losses need per row and per query: ``gains``,
 #   ``labels``, ``inv_ideal``, the ``discount`` table and ``cutoff``, the
 #   ``loss`` code, ``unit_weights``, and the label ``levels``/``n_levels``
@@ -54,7 +55,28 @@ _NO_CODES = (np.zeros((0, 0), np.uint8), np.zeros(0, np.uint8), np.zeros(0, np.u
 
 
 Rows = namedtuple("Rows", "data indices indptr dense offsets dense_codes stored_codes zero_codes "
-                          "bins slots", defaults=_NO_CODES)
+                          "bins slots columns", defaults=_NO_CODES + (np.zeros(0, np.int64),))
+
+
+def moving_rows(rows, steps, w):
+    """``rows`` with the dense bin codes of only the coded columns a fit by
+    ``steps`` can move (``columns``: which they are), or ``rows`` as they
+    are. A term held out (``exclude``, a relaxed refit's dropped terms)
+    has the group factor inf and weights at zero: its codes add nothing to
+    a score, and its histogram, projected to zero at every step, is never
+    read, so the epoch reads a relaxed refit's few columns alone and takes
+    the same steps."""
+    factors = steps.group_factors
+    held = np.isinf(factors) if factors.shape[0] else np.zeros(0, bool)
+    if (rows.bins.shape[0] == 0 or rows.indptr.shape[0] > 0 or not held.any()
+            or rows.columns.shape[0] > 0 or not np.array_equal(steps.groups, rows.bins)):
+        return rows
+    bins = rows.bins
+    if any(np.any(w[bins[g]:bins[g + 1]]) for g in np.flatnonzero(held)):
+        return rows  # a held term that starts away from zero: the first step moves it
+    kept = np.flatnonzero(~held).astype(np.int64)
+    return rows._replace(dense_codes=np.ascontiguousarray(rows.dense_codes[:, kept]),
+                         columns=kept)
 
 
 Pairs = namedtuple("Pairs", "gains labels inv_ideal discount cutoff loss unit_weights levels "

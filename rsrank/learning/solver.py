@@ -311,7 +311,8 @@ class Solver:
                              "view) of the same view")
         batch = max(data.n_queries if self.batch_size is None else self.batch_size, 1)
         scale = np.zeros(0) if scale is None else np.ascontiguousarray(scale, dtype=np.float64)
-        fixed = (rows, self.objective.pairs(data), self.steps, scale)
+        fixed = (_kernels.moving_rows(rows, self.steps, state.w), self.objective.pairs(data),
+                 self.steps, scale)
         kernels = {} if kernels is None else kernels
 
         def run(query_order):

@@ -302,3 +302,39 @@ def test_a_small_search_budget_screens_the_features_the_model_uses_first():
     ranges = inner.feature_ranges()[:train.n_features]
     assert len(few) == 4
     assert set(few) == set(np.argsort(-ranges, kind="stable")[:4])
+
+
+@pytest.mark.parametrize("relax", [False, True])
+def test_an_epoch_reads_only_the_columns_it_can_move_and_fits_the_same(monkeypatch, relax):
+    """With terms held out (``exclude``, a relaxed refit's dropped ones) the
+    epoch reads the codes of the other columns alone (``moving_rows``); the
+    fit is the one that reads every column."""
+    from rsrank import _kernels
+    from rsrank.learning import solver
+
+    data = make_interactions(("xor", "and"), n_queries=80, random_state=1)
+    params = dict(additive=True, interactions=4, learning_rate="curvature", max_iter=30,
+                  random_state=0)
+    if relax:
+        edge = RSRank(**params).l1_group_max(data.X, data.y, qid=data.qid)
+        params.update(l1_group=0.1 * edge, relax=True)
+    else:
+        params.update(exclude=[2, 3, (0,), 5])
+    read, real = [], _kernels.moving_rows
+
+    def spy(rows, steps, w):
+        out = real(rows, steps, w)
+        read.append(out.dense_codes.shape[1] if out.columns.shape[0] else None)
+        return out
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        monkeypatch.setattr(solver._kernels, "moving_rows", spy)
+        fewer = RSRank(**params).fit(data.X, data.y, qid=data.qid)
+        monkeypatch.setattr(solver._kernels, "moving_rows", lambda rows, steps, w: rows)
+        every = RSRank(**params).fit(data.X, data.y, qid=data.qid)
+    compact = [n for n in read if n is not None]
+    assert compact and max(compact) < len(fewer.model_.term_features())
+    np.testing.assert_allclose(fewer.model_.coef, every.model_.coef, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(fewer.model_.selected_terms(), every.model_.selected_terms())
+    np.testing.assert_allclose(fewer.predict(data.X), every.predict(data.X), rtol=1e-9,
+                               atol=1e-12)
