@@ -433,20 +433,18 @@ def fit_and_select(estimator, grid, train, validation, *, select="ndcg@10",
     chosen = choose_fit([{**t, "per_query": v} for t, v in zip(tried, per_query)], within)
     if sampled:
         tried, per_query, fits, chosen = refit_on_all(estimator, train, validation, select,
-                                                      convention, tried, per_query, fits, chosen,
-                                                      walked)
+                                                      convention, tried, per_query, fits, chosen)
     return Selection(tried, per_query, fits, chosen, time.perf_counter() - start)
 
 
 def refit_on_all(estimator, train, validation, select, convention, tried, per_query, fits,
-                 chosen, sample=None):
-    """The choice of a path walked on ``sample`` (of ``train``'s queries),
-    fitted again on all of ``train`` (:func:`~rsrank.learning.path.refit_point`) and scored on
+                 chosen):
+    """The choice of a path walked on a sample, fitted again on all of
+    ``train`` (:func:`~rsrank.learning.path.refit_point`) and scored on
     ``validation``. Returns ``(tried, per_query, fits, chosen)`` with the
     refit last and chosen, marked ``"refit": "all training queries"``."""
     relax = tried[chosen]["params"].get("relax")
-    point = refit_point(estimator, tried[chosen]["params"], fits[chosen], train, validation,
-                        sample)
+    point = refit_point(estimator, tried[chosen]["params"], fits[chosen], train, validation)
     new_tried, new_values, new_fits = score_fits([point], validation, select, convention)
     index = [i for i, entry in enumerate(new_tried)
              if entry["params"].get("relax") == relax][0]

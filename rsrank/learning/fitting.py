@@ -30,8 +30,7 @@ from .parameters import Parameters, check_parameters
 from .penalty import L1Penalty
 from .solver import DivergenceWarning, Fit, Monitoring, Solver, SolverState, finite_check
 
-__all__ = ["Setup", "Fitted", "setup", "fit", "fit_stream", "partial_fit", "refit_kept", "refit_terms",
-           "carry_pairs",
+__all__ = ["Setup", "Fitted", "setup", "fit", "fit_stream", "partial_fit", "refit_kept",
            "start", "laid_out", "curvature_rate", "level_steps", "takes_levels", "scale_advice",
            "rate_from_parts", "part_curvature", "fit_source", "EpochSource", "InMemory",
            "Blocks", "AUTO_RATES", "AUTO_DEFAULT", "CURVATURE_STEP"]
@@ -244,6 +243,8 @@ def pair_search(plan, source):
     from (:func:`rsrank.learning.interactions.search_rows`), the additive
     model too."""
     spec = model_spec(plan, source)
+    key = ("pair search", spec.interactions, spec.interaction_bins, spec.max_bins,
+           plan.solver.objective)
 
     def make():
         search = setup(plan.params.but(
@@ -259,43 +260,7 @@ def pair_search(plan, source):
                           n_jobs=plan.solver.n_jobs)
         return pairs, pair_grids(lam, rows, pairs, additive.encoding.thresholds,
                                  spec.interaction_bins)
-    return source.memo(_search_key(plan, source), make)
-
-
-def _search_key(plan, source):
-    spec = model_spec(plan, source)
-    return ("pair search", spec.interactions, spec.interaction_bins, spec.max_bins,
-            plan.solver.objective)
-
-
-def carry_pairs(plan, sample, data):
-    """Let the fits of ``plan`` on ``data`` take the pairs (with their
-    grids, cuts of raw values) that its search found on ``sample``, a
-    sample of ``data``'s queries, instead of searching ``data`` again: a
-    choice made on the sample is fitted again on all the rows with the
-    pairs it was judged with."""
-    found = pair_search(plan, sample)
-    data.memo(_search_key(plan, data), lambda: found)
-
-
-def refit_terms(plan, model, data, validation=None):
-    """A fit of ``plan`` from zero on ``data`` of the terms (features, and
-    pairs) that ``model`` keeps, without ``l1`` or ``l1_group``, the
-    others excluded: the relaxed fit of a choice made on a sample of
-    ``data`` (whose pairs :func:`carry_pairs` hands on), on all its rows.
-    Its penalized fit on all the rows is not needed: the sample's chose
-    the terms, and the relaxed fit on them is what vali judged."""
-    return fit(plan.but(relax=False, l1=0.0, l1_group=0.0, exclude=_unused(model)[1]),
-               data, validation)
-
-
-def _unused(model):
-    """The terms (features, and pairs) that ``model`` does not use: a mask
-    over its terms, and the terms as ``exclude`` names them."""
-    terms = model.term_features()
-    held = np.ones(len(terms), dtype=bool)
-    held[model.selected_terms()] = False
-    return held, [terms[g] for g in np.flatnonzero(held)]
+    return source.memo(key, make)
 
 
 def start_state(n_weights, coef_init, warm=None):
@@ -635,14 +600,16 @@ def refit_kept(plan, penalized, data, validation=None):
     additive model in memory the same steps on levels as the penalized fit;
     otherwise it keeps the penalized fit's step."""
     model = penalized.model
-    held, unused = _unused(model)
+    terms = model.term_features()
+    held = np.ones(len(terms), dtype=bool)
+    held[model.selected_terms()] = False
     rate = penalized.learning_rate
     if takes_levels(plan, in_memory=True, n_rows=data.n_rows):
         rate = KEEP  # steps on levels again, by the rule
     elif plan.rule == "curvature":
         rate = curvature_rate(plan, data, model, support=~held, otherwise=rate)
     refit = plan.but(relax=False, l1=0.0, l1_group=0.0, learning_rate=rate,
-                     exclude=unused)
+                     exclude=[terms[g] for g in np.flatnonzero(held)])
     return fit(refit, data, validation, coef_init=model.coef)
 
 

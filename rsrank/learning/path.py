@@ -299,36 +299,19 @@ def path_sample(train, rows, seed):
     return train.subset(sample_queries(train, rows, seed))
 
 
-def refit_point(estimator, params, fit, train, validation, sample=None):
-    """The :class:`PathPoint` of ``params`` (a point as a path on ``sample``,
-    a sample of ``train``'s queries, reported it, ``fit`` its
-    :class:`PathFit`) fitted on all of ``train``: its strength as the same
-    fraction of the whole data's edge, starting from the sample's penalized
-    weights where they lead to the same fit (:func:`carried_weights`), else
-    from zero. The choice's ``relax`` stays with it: a penalized choice is
-    fitted without the relaxed refit it would not use.
-
-    A model with pairs keeps the pairs (and their grids) that the search
-    found on ``sample`` (:func:`~rsrank.learning.fitting.carry_pairs`): the
-    pairs the choice was judged with, without a search of all the rows. A
-    relaxed choice of a kind whose weights read the bins of its data is the
-    relaxed fit on all the rows of the terms the sample's penalized fit kept
-    (:func:`~rsrank.learning.fitting.refit_terms`), with the sample's
-    strength reported: a penalized fit on all the rows would only choose
-    the terms again, at the cost of a fit."""
+def refit_point(estimator, params, fit, train, validation):
+    """The :class:`PathPoint` of ``params`` (a point as a path on a sample
+    of ``train`` reported it, ``fit`` its :class:`PathFit`) fitted on all of
+    ``train``: its strength as the same fraction of the whole data's edge,
+    starting from the sample's penalized weights where they lead to the
+    same fit (:func:`carried_weights`), else from zero. The choice's
+    ``relax`` stays with it: a penalized choice is fitted without the
+    relaxed refit it would not use."""
     params = dict(params)
-    plan = fitting.setup({**estimator.get_params(deep=False),
-                          **{k: v for k, v in params.items() if k not in STRENGTHS}})
-    if sample is not None and plan.kind.pairs:
-        fitting.carry_pairs(plan, sample, train)
-    model = (fit.fitted.penalized or fit.fitted).model
-    if sample is not None and plan.run.relax and not isinstance(model, LinearModel):
-        watched = plan.solver.restore_best or plan.solver.early_stopping
-        fitted = fitting.refit_terms(plan, model, train, validation if watched else None)
-        return PathPoint(params, PathFit(estimator, fitted, train))
     for ratio_name, name in RATIOS:
         if ratio_name in params:
             params.pop(name, None)
+    model = (fit.fitted.penalized or fit.fitted).model
     return walk(estimator, [params], train, validation=validation, warm=True,
                 coef_init=carried_weights(estimator, params, model, train))[0]
 
