@@ -22,7 +22,8 @@ from .scores import (coded_add_histogram, coded_scores, csr_add_gradient, csr_sc
 #   a C-ordered dense X, and the query ``offsets``; for an additive model
 #   also their bin codes and each feature's steps (``bins``, see
 #   :func:`coded_scores`), empty otherwise; dense codes of some coded
-#   columns alone name them in ``columns`` (:func:`moving_rows`; empty: all);
+#   columns alone give their slots in ``column_slots`` (:func:`moving_rows`;
+#   empty: every column);
 # * ``Pairs``: what the pair losses need per row and per query: ``gains``,
 #   ``labels``, ``inv_ideal``, the ``discount`` table and ``cutoff``, the
 #   ``loss`` code, ``unit_weights``, and the label ``levels``/``n_levels``
@@ -55,28 +56,28 @@ _NO_CODES = (np.zeros((0, 0), np.uint8), np.zeros(0, np.uint8), np.zeros(0, np.u
 
 
 Rows = namedtuple("Rows", "data indices indptr dense offsets dense_codes stored_codes zero_codes "
-                          "bins slots columns", defaults=_NO_CODES + (np.zeros(0, np.int64),))
+                          "bins slots column_slots", defaults=_NO_CODES + (np.zeros(0, np.int64),))
 
 
 def moving_rows(rows, steps, w):
     """``rows`` with the dense bin codes of only the coded columns a fit by
-    ``steps`` can move (``columns``: which they are), or ``rows`` as they
+    ``steps`` can move (``column_slots``: their slots), or ``rows`` as they
     are. A term held out (``exclude``, a relaxed refit's dropped terms)
     has the group factor inf and weights at zero: its codes add nothing to
     a score, and its histogram, projected to zero at every step, is never
     read, so the epoch reads a relaxed refit's few columns alone and takes
     the same steps."""
-    factors = steps.group_factors
-    held = np.isinf(factors) if factors.shape[0] else np.zeros(0, bool)
+    held = np.isinf(steps.group_factors)
     if (rows.bins.shape[0] == 0 or rows.indptr.shape[0] > 0 or not held.any()
-            or rows.columns.shape[0] > 0 or not np.array_equal(steps.groups, rows.bins)):
+            or steps.group <= 0.0 or steps.period != 1 or rows.column_slots.shape[0] > 0
+            or not np.array_equal(steps.groups, rows.bins)):
         return rows
     bins = rows.bins
     if any(np.any(w[bins[g]:bins[g + 1]]) for g in np.flatnonzero(held)):
         return rows  # a held term that starts away from zero: the first step moves it
-    kept = np.flatnonzero(~held).astype(np.int64)
+    kept = np.flatnonzero(~held)
     return rows._replace(dense_codes=np.ascontiguousarray(rows.dense_codes[:, kept]),
-                         columns=kept)
+                         column_slots=np.ascontiguousarray(rows.slots[kept]))
 
 
 Pairs = namedtuple("Pairs", "gains labels inv_ideal discount cutoff loss unit_weights levels "

@@ -203,25 +203,14 @@ def slotted_scores(codes, slots, lo, hi, table, out):
 
 
 @njit(cache=True)
-def column_scores(codes, columns, slots, lo, hi, table, out):
-    """Scores of dense ``codes`` rows ``lo:hi`` whose column ``k`` holds the
-    codes of coded column ``columns[k]``."""
-    for r in range(lo, hi):
-        total = 0.0
-        for k in range(columns.shape[0]):
-            total += table[slots[columns[k]] + codes[r, k]]
-        out[r] = total
-
-
-@njit(cache=True)
 def coded_scores(rows, lo, hi, table, out, stride):
     """Scores of rows ``lo:hi`` of coded rows by table lookups; ``stride``:
     :func:`uniform_stride` of their slots."""
     slots = rows.slots
     d = slots.shape[0]
     if rows.indptr.shape[0] == 0:
-        if rows.columns.shape[0] > 0:
-            column_scores(rows.dense_codes, rows.columns, slots, lo, hi, table, out)
+        if rows.column_slots.shape[0] > 0:  # the codes of some columns alone
+            slotted_scores(rows.dense_codes, rows.column_slots, lo, hi, table, out)
         elif stride > 0:
             strided_scores(rows.dense_codes, np.uint64(stride), lo, hi, table, out)
         else:
@@ -246,18 +235,19 @@ def coded_add_histogram(rows, lo, hi, lam, scale, grad, stride):
     from the feature's zero code: a query's lambdas sum to 0, so its
     implicit zeros add nothing."""
     slots = rows.slots
-    d = slots.shape[0]
     dense = rows.indptr.shape[0] == 0
+    strided = stride > 0
+    if dense and rows.column_slots.shape[0] > 0:  # the codes of some columns alone
+        slots = rows.column_slots
+        strided = False
+    d = slots.shape[0]
     codes = rows.dense_codes
     step = np.uint64(stride)
     for r in range(lo, hi):
         coefficient = lam[r] * scale
         if coefficient == 0.0:
             continue
-        if dense and rows.columns.shape[0] > 0:
-            for k in range(rows.columns.shape[0]):
-                grad[np.uint64(slots[rows.columns[k]]) + codes[r, k]] += coefficient
-        elif dense and stride > 0:
+        if dense and strided:
             base = np.uint64(0)
             for j in range(d):
                 grad[base + codes[r, j]] += coefficient

@@ -324,7 +324,7 @@ def test_an_epoch_reads_only_the_columns_it_can_move_and_fits_the_same(monkeypat
 
     def spy(rows, steps, w):
         out = real(rows, steps, w)
-        read.append(out.dense_codes.shape[1] if out.columns.shape[0] else None)
+        read.append(out.dense_codes.shape[1] if out.column_slots.shape[0] else None)
         return out
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -40,7 +40,7 @@ def test_moving_rows_keep_the_codes_of_the_columns_a_fit_can_move():
     w = rng.normal(size=bins[-1])
     w[bins[1]:bins[2]] = w[bins[3]:bins[4]] = 0.0  # the held columns at zero
     moving = moving_rows(rows, steps, w)
-    np.testing.assert_array_equal(moving.columns, [0, 2])
+    np.testing.assert_array_equal(moving.column_slots, slots[[0, 2]])  # columns 0 and 2
     np.testing.assert_array_equal(moving.dense_codes, codes[:, [0, 2]])
     table = step_table(w, bins, slots, np.zeros(int(slots[-1] + widths[-1] + 1)))
     whole, few = np.zeros(50), np.zeros(50)
