@@ -21,9 +21,9 @@ from .scores import (coded_add_histogram, coded_scores, csr_add_gradient, csr_sc
 # * ``Rows``: the rows in query order: the CSR triplet, or empty CSR arrays and
 #   a C-ordered dense X, and the query ``offsets``; for an additive model
 #   also their bin codes and each feature's steps (``bins``, see
-#   :func:`coded_scores`), empty otherwise; dense codes of some coded
-#   columns alone give their slots in ``column_slots`` (:func:`moving_rows`;
-#   empty: every column);
+#   :func:`coded_scores`), empty otherwise; dense codes of fewer columns
+#   than ``slots`` (some coded columns alone, or none: :func:`moving_rows`)
+#   give the slots of those they hold in ``column_slots``;
 # * ``Pairs``: what the pair losses need per row and per query: ``gains``,
 #   ``labels``, ``inv_ideal``, the ``discount`` table and ``cutoff``, the
 #   ``loss`` code, ``unit_weights``, and the label ``levels``/``n_levels``
@@ -69,7 +69,8 @@ def moving_rows(rows, steps, w):
     the same steps."""
     held = np.isinf(steps.group_factors)
     if (rows.bins.shape[0] == 0 or rows.indptr.shape[0] > 0 or not held.any()
-            or steps.group <= 0.0 or steps.period != 1 or rows.column_slots.shape[0] > 0
+            or steps.group <= 0.0 or steps.period != 1
+            or rows.dense_codes.shape[1] != rows.slots.shape[0]
             or not np.array_equal(steps.groups, rows.bins)):
         return rows
     bins = rows.bins

@@ -209,7 +209,7 @@ def coded_scores(rows, lo, hi, table, out, stride):
     slots = rows.slots
     d = slots.shape[0]
     if rows.indptr.shape[0] == 0:
-        if rows.column_slots.shape[0] > 0:  # the codes of some columns alone
+        if rows.dense_codes.shape[1] != d:  # the codes of some columns alone (or none)
             slotted_scores(rows.dense_codes, rows.column_slots, lo, hi, table, out)
         elif stride > 0:
             strided_scores(rows.dense_codes, np.uint64(stride), lo, hi, table, out)
@@ -237,7 +237,7 @@ def coded_add_histogram(rows, lo, hi, lam, scale, grad, stride):
     slots = rows.slots
     dense = rows.indptr.shape[0] == 0
     strided = stride > 0
-    if dense and rows.column_slots.shape[0] > 0:  # the codes of some columns alone
+    if dense and rows.dense_codes.shape[1] != slots.shape[0]:  # some columns alone (or none)
         slots = rows.column_slots
         strided = False
     d = slots.shape[0]

@@ -56,7 +56,19 @@ def test_moving_rows_keep_the_codes_of_the_columns_a_fit_can_move():
         np.testing.assert_allclose(grad_few[slots[j]:top], grad_whole[slots[j]:top])
     for j in (1, 3):
         assert not grad_few[slots[j]:slots[j] + widths[j] + 1].any()
+    # every column held (the relaxed refit of an empty model, at a path's edge): no
+    # codes read at all, where an empty column_slots once read every column of none
+    nothing = moving_rows(rows, steps._replace(group_factors=np.full(4, np.inf)), 0 * w)
+    assert nothing.dense_codes.shape == (50, 0) and nothing.column_slots.shape == (0,)
+    zero_table = np.zeros_like(table)
+    scores = np.full(50, np.nan)
+    coded_scores(nothing, 0, 50, zero_table, scores, uniform_stride(slots))
+    np.testing.assert_array_equal(scores, np.zeros(50))
+    grad = np.zeros(table.shape[0])
+    coded_add_histogram(nothing, 0, 50, lam, 1.0, grad, uniform_stride(slots))
+    assert not grad.any()
     # nothing held, a held column away from zero, or CSR codes: the rows as they are
     assert moving_rows(rows, steps._replace(group_factors=np.ones(4)), w) is rows
+    assert moving_rows(moving, steps, w) is moving  # already compact
     w[bins[1]] = 0.5
     assert moving_rows(rows, steps, w) is rows
