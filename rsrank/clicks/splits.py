@@ -64,7 +64,7 @@ class ReadClicks:
     ``vali_source`` says where the vali log came from. Each reading selects
     on its own lists, on long lists too: a debiased model selected on the
     ``judge`` is better alone, but then wins the choice on the data it was
-    selected on (``results/clicks_judge_selection.md``)."""
+    selected on (``results/clicks_judge_selection_tried.md``)."""
 
     train: dict
     vali: dict
