@@ -15,7 +15,12 @@ LAB = Path(__file__).resolve().parents[1] / "lab"
 
 
 def run(script):
-    """Run ``lab/<name of script>``'s ``main`` on this command line."""
+    """Run ``lab/<name of script>``'s ``main`` on this command line. In a
+    process that multiprocessing spawned (a Dask worker: it imports the
+    script again as ``__mp_main__``), only make ``lab/`` importable, so
+    the worker can load the study's functions without running it again."""
     if str(LAB) not in sys.path:
         sys.path.insert(0, str(LAB))
+    if sys.modules["__main__"].__name__ != "__main__":
+        return
     sys.exit(importlib.import_module(Path(script).stem).main())

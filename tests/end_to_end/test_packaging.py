@@ -267,3 +267,28 @@ def test_every_script_imports():
     count, *failed = done.stdout.splitlines()
     assert int(count) > 40
     assert [line for line in failed if line] == []
+
+
+def test_a_script_imported_again_by_a_spawned_process_does_not_run(monkeypatch):
+    """A process that multiprocessing spawns (each worker of the Dask
+    cluster of ``scripts/bench_dask.py``) imports the script again as
+    ``__mp_main__``: the entry makes ``lab/`` importable there and runs
+    nothing, where it once ran the study again in every worker, and the
+    cluster failed to start."""
+    import types
+
+    sys.path.insert(0, str(REPO / "scripts"))
+    try:
+        import _lab
+    finally:
+        sys.path.pop(0)
+    ran = []
+    monkeypatch.setitem(sys.modules, "lab_probe", types.SimpleNamespace(main=lambda: ran.append(1)))
+    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__mp_main__"))
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p != str(_lab.LAB)])
+    assert _lab.run("scripts/lab_probe.py") is None
+    assert ran == [] and str(_lab.LAB) in sys.path
+    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))
+    with pytest.raises(SystemExit):
+        _lab.run("scripts/lab_probe.py")
+    assert ran == [1]
