@@ -27,6 +27,7 @@ in comments left slack, the slices close up afterwards; a block never
 writes past its bounds, even if the text changed between the passes.
 """
 
+import errno
 import mmap
 
 import numpy as np
@@ -376,11 +377,19 @@ def _fresh(n, dtype):
     as a C++ parser's ``malloc`` does, and is returned to the system with
     the last array that uses it. Arrays below NumPy's huge-page size (4 MiB)
     come from NumPy, so that many small files do not use up the process's
-    mappings."""
+    mappings. Memory refused raises MemoryError, as NumPy's arrays do
+    (the mapping itself raises OSError ENOMEM)."""
     dtype = np.dtype(dtype)
     if n * dtype.itemsize < _OWN_MAPPING_BYTES:
         return np.zeros(n, dtype=dtype)
-    return np.frombuffer(mmap.mmap(-1, n * dtype.itemsize), dtype=dtype)
+    try:
+        mapping = mmap.mmap(-1, n * dtype.itemsize)
+    except OSError as error:
+        if error.errno != errno.ENOMEM:
+            raise
+        raise MemoryError(f"cannot map {n * dtype.itemsize:,} bytes for the parsed "
+                          "values") from error
+    return np.frombuffer(mapping, dtype=dtype)
 
 
 def parse_buffer(buf, n_blocks, dtype=np.float64):

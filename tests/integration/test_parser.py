@@ -277,3 +277,27 @@ def test_parsed_arrays_are_writable_pickle_and_outlive_the_parse(comment_lines, 
     np.testing.assert_array_equal(again[3], 2.0 * expected)
     np.testing.assert_array_equal(indices, np.tile([0, 2], 40)[::-1])
     np.testing.assert_array_equal(again[1], np.arange(40) // 4)
+
+
+def test_memory_refused_to_the_parsed_arrays_is_a_memory_error(monkeypatch):
+    """The large arrays' own mappings refused (a memory limit, no memory
+    left) raise MemoryError, as NumPy's arrays do, not the mapping's
+    OSError ENOMEM; any other OSError passes as it is."""
+    import errno
+
+    from rsrank.reading import _parser
+
+    monkeypatch.setattr(_parser, "_OWN_MAPPING_BYTES", 0)
+    buf = np.frombuffer(b"1 qid:1 1:0.5\n0 qid:1 1:1.5\n", dtype=np.uint8)
+
+    def refuse(code):
+        def mapping(*args, **kwargs):
+            raise OSError(code, "refused")
+        return mapping
+
+    monkeypatch.setattr(_parser.mmap, "mmap", refuse(errno.ENOMEM))
+    with pytest.raises(MemoryError, match="cannot map"):
+        parse_buffer(buf, 1)
+    monkeypatch.setattr(_parser.mmap, "mmap", refuse(errno.EACCES))
+    with pytest.raises(PermissionError):
+        parse_buffer(buf, 1)
