@@ -21,6 +21,6 @@ def run(script):
     the worker can load the study's functions without running it again."""
     if str(LAB) not in sys.path:
         sys.path.insert(0, str(LAB))
-    if sys.modules["__main__"].__name__ != "__main__":
+    if sys._getframe(1).f_globals.get("__name__") != "__main__":  # the script's own name
         return
     sys.exit(importlib.import_module(Path(script).stem).main())

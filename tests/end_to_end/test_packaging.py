@@ -271,7 +271,7 @@ def test_every_script_imports():
 
 def test_a_script_imported_again_by_a_spawned_process_does_not_run(monkeypatch):
     """A process that multiprocessing spawns (each worker of the Dask
-    cluster of ``scripts/bench_dask.py``) imports the script again as
+    cluster of ``scripts/bench_dask.py``) runs the script again as
     ``__mp_main__``: the entry makes ``lab/`` importable there and runs
     nothing, where it once ran the study again in every worker, and the
     cluster failed to start."""
@@ -284,11 +284,10 @@ def test_a_script_imported_again_by_a_spawned_process_does_not_run(monkeypatch):
         sys.path.pop(0)
     ran = []
     monkeypatch.setitem(sys.modules, "lab_probe", types.SimpleNamespace(main=lambda: ran.append(1)))
-    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__mp_main__"))
     monkeypatch.setattr(sys, "path", [p for p in sys.path if p != str(_lab.LAB)])
-    assert _lab.run("scripts/lab_probe.py") is None
+    entry = compile("run('scripts/lab_probe.py')", "scripts/lab_probe.py", "exec")
+    exec(entry, {"__name__": "__mp_main__", "run": _lab.run})  # as spawn runs it
     assert ran == [] and str(_lab.LAB) in sys.path
-    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))
     with pytest.raises(SystemExit):
-        _lab.run("scripts/lab_probe.py")
+        exec(entry, {"__name__": "__main__", "run": _lab.run})  # as the command runs it
     assert ran == [1]
