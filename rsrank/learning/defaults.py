@@ -111,7 +111,7 @@ LEVEL_STEP = 0.3
 #: the weights at the trace's step. On six small sets (OHSUMED, the bundled
 #: data, LightGBM's example, three generated; 2 seeds) level steps lost
 #: test NDCG@10 on three, by 0.17 on 30 queries of 20-80 documents
-#: (``results/level_steps_small.md``); with this bound they give the same
+#: (``results/level_steps_small_tried.md``); with this bound they give the same
 #: values as before, query for query (``results/level_rows_small.md``)
 LEVEL_ROWS = 50_000
 #: ``max_bins`` and ``interaction_bins`` of ``rsrank train``'s additive
@@ -124,7 +124,7 @@ LEVEL_ROWS = 50_000
 #: (LightGBM 0.9720), at a quarter 0.9668 (LightGBM 0.9686), when these
 #: bins were chosen (30ca60c; ``results/end_to_end_nonlinear_*.md`` hold
 #: today's runs); on six small sets 255 bins lost
-#: (``results/level_steps_small.md``)
+#: (``results/level_steps_small_tried.md``)
 ROWS_BINS = (255, MAX_INTERACTION_BINS)
 #: A fit on levels whose pair weights follow the ranking (swap weights)
 #: stops after this many epochs without a new lowest training loss: its
