@@ -111,8 +111,9 @@ LEVEL_STEP = 0.3
 #: the weights at the trace's step. On six small sets (OHSUMED, the bundled
 #: data, LightGBM's example, three generated; 2 seeds) level steps lost
 #: test NDCG@10 on three, by 0.17 on 30 queries of 20-80 documents
-#: (``results/level_steps_small_tried.md``); with this bound they give the same
-#: values as before, query for query (``results/level_rows_small.md``)
+#: (``results/level_steps_small_tried.md``); with this bound the additive
+#: kind gives the same values as before, query for query
+#: (``results/level_rows_small.md``)
 LEVEL_ROWS = 50_000
 #: ``max_bins`` and ``interaction_bins`` of ``rsrank train``'s additive
 #: kinds (:data:`AUTO_BINS`, "auto") on at least :data:`LEVEL_ROWS`
