@@ -401,7 +401,8 @@ class StepEncoding:
         one or two offsets within a page, where the table's loads and the
         histogram's stores alias (a pair's 16 x 16 grid has 256 codes; with
         a stride of 257 an epoch of ``--interactions 10`` at 255 bins took
-        7.5 ms on 50,000 rows where 256 took 10.9-22.6 ms, by the process:
+        7.5 ms on 50,000 rows where 256 took 10.9-22.6 ms, by the process,
+        on one machine; 1.08x as long in the median on another:
         ``results/stride.md``)."""
         return (int(np.diff(self.bins).max(initial=0)) + 1) | 1
 
