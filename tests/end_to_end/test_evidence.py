@@ -17,6 +17,10 @@ NUMBER = re.compile(r"(?<![\d.])[-+]?\d+\.\d{4}(?!\d)")
 CITED = re.compile(r"results/([\w\-/]+?)(?:\.md|\.json|/)")
 #: how many commits a cited page may be behind the code
 MAX_BEHIND = 100
+#: what a page's numbers depend on: the package, the studies, the
+#: dependencies; a commit that changes none of them (the docs, the tests,
+#: another page) leaves every page as true as it was
+CODE = ("rsrank", "lab", "scripts", "pyproject.toml")
 
 
 def _values(stem):
@@ -115,9 +119,10 @@ def _stamped_pages():
 
 
 def test_cited_pages_that_have_aged_are_reported():
-    """A cited page more than MAX_BEHIND commits behind the code, or with no
-    stamp to date it, is reported (a warning naming each): regenerate it
-    with the command in results/README.md. A ``*_before`` page records the
+    """A cited page more than MAX_BEHIND commits behind the code (commits
+    since its stamp that change :data:`CODE`), or with no stamp to date it,
+    is reported (a warning naming each): regenerate it with the command in
+    results/README.md. A ``*_before`` page records the
     code before a change, at the commit it names, as the baseline the docs
     compare with: it ages by design, and only a missing stamp is reported.
     So does a ``*_tried`` page: a variant measured and not kept, at the
@@ -134,7 +139,8 @@ def test_cited_pages_that_have_aged_are_reported():
         if commit is None or page.stem.endswith(("_before", "_tried")):
             continue
         counted = subprocess.run(["git", "-C", str(REPO), "rev-list", "--count",
-                                  f"{commit}..HEAD"], capture_output=True, text=True)
+                                  f"{commit}..HEAD", "--", *CODE], capture_output=True,
+                                 text=True)
         if counted.returncode == 0 and int(counted.stdout) > MAX_BEHIND:
             aged.append(f"{page} ({int(counted.stdout)} commits)")
     if aged:
