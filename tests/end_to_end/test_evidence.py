@@ -142,7 +142,7 @@ def test_cited_pages_that_have_aged_are_reported():
                                   f"{commit}..HEAD", "--", *CODE], capture_output=True,
                                  text=True)
         if counted.returncode == 0 and int(counted.stdout) > MAX_BEHIND:
-            aged.append(f"{page} ({int(counted.stdout)} commits)")
+            aged.append(f"{page} ({int(counted.stdout)} code commits)")
     if aged:
         warnings.warn(f"{len(aged)} cited results pages are more than {MAX_BEHIND} commits "
                       f"behind the code or unstamped: {', '.join(aged)}", stacklevel=1)
