@@ -52,6 +52,15 @@ INTERNALS = {
     ("_kernels", "PREFIX_COST_PER_LEVEL"): "bench_crossover reads the rule against its times",
     ("learning.binning", "_code"): "bench_codes times the codes' definition, a column at a time",
     ("learning.fitting", "LEVEL_STEP"): "level_steps measures the level step's factor",
+    ("evaluation.experiments", "fit_and_select"): "profile_stages times a fold's path",
+    ("evaluation.experiments", "refit_on_all"): "profile_stages times the refit of a path's "
+                                                "choice on all rows",
+    ("learning.fitting", "fit_source"): "profile_stages times every fit",
+    ("learning.fitting", "pair_search"): "profile_stages times every pair search",
+    ("learning.fitting", "top_pairs"): "profile_stages times the pair search's gains",
+    ("learning.fitting", "pair_grids"): "profile_stages times the pair search's grids",
+    ("reading.querydata", "StepEncoding"): "profile_stages times the bin codes of a training set",
+    ("reading.querydata", "PairEncoding"): "profile_stages times the bin codes of a training set",
 }
 
 
