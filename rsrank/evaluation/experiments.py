@@ -34,7 +34,7 @@ from ..reading._queries import QueryGroups
 from ..reading.folds import Fold
 from ..reading.querydata import QueryData
 from ..learning.model import query_scores
-from ..learning.path import (l1_grid, path_sample, refit_point, regularization_path,
+from ..learning.path import (l1_grid, one_search, path_sample, refit_point, regularization_path,
                              reporting_fits, walk)
 from .reports import (experiment_markdown, per_query_from_results, read_results, save_experiment,
                       write_experiment)
@@ -398,11 +398,15 @@ def fit_and_select(estimator, grid, train, validation, *, select="ndcg@10",
     ``path_rows`` (with ``path``, ``validation`` and no ``cv``): a
     training set of more rows walks the path on a seeded sample of its
     queries of about that many rows (:func:`~rsrank.learning.path.path_sample`), and
-    the chosen point is fitted again on all of them, starting from the
-    sample's weights (:func:`refit_on_all`): the path's work stops growing with the
-    data. Such a path also stops a setting after :data:`PATH_PATIENCE`
-    points in a row that do not raise its best vali score, and gives each
-    point's relaxed refit at most :data:`PATH_RELAX_EPOCHS` epochs."""
+    the chosen point is fitted again on all of them (:func:`refit_on_all`: a
+    penalized choice from the sample's weights where they lead to the same
+    fit, a relaxed one on the terms the sample's fit kept): the path's work
+    stops growing with the data. A kind with pairs searches its pairs once,
+    on all the rows, for the path and the refit
+    (:func:`~rsrank.learning.path.one_search`). Such a path also stops a
+    setting after :data:`PATH_PATIENCE` points in a row that do not raise
+    its best vali score, and gives each point's relaxed refit at most
+    :data:`PATH_RELAX_EPOCHS` epochs."""
     if validation is None and cv is None:
         raise ValueError("fit_and_select judges on validation queries, on folds of the "
                          "training queries (cv), or both: give one")
@@ -415,25 +419,28 @@ def fit_and_select(estimator, grid, train, validation, *, select="ndcg@10",
     def judge(fit):  # a point's fits on vali, as the selection judges them
         scored[id(fit)] = _metric_on(select, validation, fit, convention)
         return metrics.nanmean(scored[id(fit)])
-    points = walk(estimator, grid, walked, validation=validation, chunks=chunks, warm=path,
-                  judge=judge, patience=PATH_PATIENCE if sampled else None,
-                  relax_epochs=PATH_RELAX_EPOCHS if sampled else None)
-    if validation is None:
-        tried, fits = _describe_fits(points)
-        per_query = [np.zeros(0)] * len(tried)
-    else:
-        tried, per_query, fits = score_fits(points, validation, select, convention, scored)
-    if cv is not None:
-        held = held_out_values(estimator, grid, train, cv, select, convention, warm=path)
-        if len(held) != len(tried):
-            raise RuntimeError("the folds' paths and the full path differ in their fits")
-        per_query = [np.concatenate([values, extra]) for values, extra in zip(per_query, held)]
-        for entry, values in zip(tried, per_query):
-            entry["vali_score"] = metrics.nanmean(values)
-    chosen = choose_fit([{**t, "per_query": v} for t, v in zip(tried, per_query)], within)
-    if sampled:
-        tried, per_query, fits, chosen = refit_on_all(estimator, train, validation, select,
-                                                      convention, tried, per_query, fits, chosen)
+    # a kind with pairs searches once, on all the rows, for the path and the refit
+    with one_search(estimator, grid, train, walked) if sampled else contextlib.nullcontext():
+        points = walk(estimator, grid, walked, validation=validation, chunks=chunks, warm=path,
+                      judge=judge, patience=PATH_PATIENCE if sampled else None,
+                      relax_epochs=PATH_RELAX_EPOCHS if sampled else None)
+        if validation is None:
+            tried, fits = _describe_fits(points)
+            per_query = [np.zeros(0)] * len(tried)
+        else:
+            tried, per_query, fits = score_fits(points, validation, select, convention, scored)
+        if cv is not None:
+            held = held_out_values(estimator, grid, train, cv, select, convention, warm=path)
+            if len(held) != len(tried):
+                raise RuntimeError("the folds' paths and the full path differ in their fits")
+            per_query = [np.concatenate([values, extra])
+                         for values, extra in zip(per_query, held)]
+            for entry, values in zip(tried, per_query):
+                entry["vali_score"] = metrics.nanmean(values)
+        chosen = choose_fit([{**t, "per_query": v} for t, v in zip(tried, per_query)], within)
+        if sampled:
+            tried, per_query, fits, chosen = refit_on_all(
+                estimator, train, validation, select, convention, tried, per_query, fits, chosen)
     return Selection(tried, per_query, fits, chosen, time.perf_counter() - start)
 
 

@@ -31,6 +31,7 @@ from .penalty import L1Penalty
 from .solver import DivergenceWarning, Fit, Monitoring, Solver, SolverState, finite_check
 
 __all__ = ["Setup", "Fitted", "setup", "fit", "fit_stream", "partial_fit", "refit_kept",
+           "refit_terms", "pair_search", "search_key",
            "start", "laid_out", "curvature_rate", "level_steps", "takes_levels", "scale_advice",
            "rate_from_parts", "part_curvature", "fit_source", "EpochSource", "InMemory",
            "Blocks", "AUTO_RATES", "AUTO_DEFAULT", "CURVATURE_STEP"]
@@ -243,8 +244,6 @@ def pair_search(plan, source):
     from (:func:`rsrank.learning.interactions.search_rows`), the additive
     model too."""
     spec = model_spec(plan, source)
-    key = ("pair search", spec.interactions, spec.interaction_bins, spec.max_bins,
-           plan.solver.objective)
 
     def make():
         search = setup(plan.params.but(
@@ -260,7 +259,15 @@ def pair_search(plan, source):
                           n_jobs=plan.solver.n_jobs)
         return pairs, pair_grids(lam, rows, pairs, additive.encoding.thresholds,
                                  spec.interaction_bins)
-    return source.memo(key, make)
+    return source.memo(search_key(plan, source), make)
+
+
+def search_key(plan, source):
+    """What :func:`pair_search` keeps its pairs under on ``source``: the
+    settings the search depends on."""
+    spec = model_spec(plan, source)
+    return ("pair search", spec.interactions, spec.interaction_bins, spec.max_bins,
+            plan.solver.objective)
 
 
 def start_state(n_weights, coef_init, warm=None):
@@ -600,17 +607,35 @@ def refit_kept(plan, penalized, data, validation=None):
     additive model in memory the same steps on levels as the penalized fit;
     otherwise it keeps the penalized fit's step."""
     model = penalized.model
+    return _on_terms(plan, model, model.selected_terms(), data, validation,
+                     penalized.learning_rate, coef_init=model.coef)
+
+
+def refit_terms(plan, data, kept, validation=None):
+    """The relaxed fit of ``plan`` on ``data``, from zero, on the terms
+    ``kept`` (indices of the kind's ``term_features``, as a model of the
+    same kind and pairs fitted on a sample of these queries keeps them):
+    the relaxed choice of a path walked on a sample, fitted again on all
+    rows without a penalized fit there that would only choose the terms
+    again."""
+    return _on_terms(plan, start(plan, data), kept, data, validation, KEEP)
+
+
+def _on_terms(plan, model, kept, data, validation, rate, coef_init=None):
+    """A fit without ``l1`` or ``l1_group`` of the terms ``kept`` of
+    ``model`` (the plan's model on ``data``), the others excluded, at step
+    ``rate`` (:data:`KEEP`: the plan's) unless the plan's rule sets one."""
     terms = model.term_features()
     held = np.ones(len(terms), dtype=bool)
-    held[model.selected_terms()] = False
-    rate = penalized.learning_rate
+    held[np.asarray(kept, dtype=np.int64)] = False
     if takes_levels(plan, in_memory=True, n_rows=data.n_rows):
         rate = KEEP  # steps on levels again, by the rule
     elif plan.rule == "curvature":
-        rate = curvature_rate(plan, data, model, support=~held, otherwise=rate)
+        rate = curvature_rate(plan, data, model, support=~held,
+                              otherwise=AUTO_DEFAULT if rate is KEEP else rate)
     refit = plan.but(relax=False, l1=0.0, l1_group=0.0, learning_rate=rate,
                      exclude=[terms[g] for g in np.flatnonzero(held)])
-    return fit(refit, data, validation, coef_init=model.coef)
+    return fit(refit, data, validation, coef_init=coef_init)
 
 
 # -- data in blocks -------------------------------------------------------------------------

@@ -37,7 +37,7 @@ from ..clicks.arrays import click_splits
 from ..reading.querydata import QueryData, sample_queries
 
 __all__ = ["l1_grid", "STRENGTHS", "RATIOS", "PathFit", "PathPoint", "walk", "carried_weights",
-           "path_sample", "refit_point", "path_rows",
+           "path_sample", "one_search", "refit_point", "path_rows",
            "path_markdown", "reporting_fits", "regularization_path"]
 
 #: the penalty strengths of a path point, and their fractions of the edge
@@ -194,6 +194,14 @@ class _Walk:
             params[name] = float(ratio) * self.tops[key]
         return params
 
+    def reported(self, settled, params):
+        """``params`` (:meth:`resolve`'s) as a point reports them: each
+        fraction of an edge of ``settled`` beside the strength it stands for."""
+        for ratio_name, name in RATIOS:
+            if ratio_name in settled:
+                params = {**settled, **params, name: params[name]}
+        return params
+
     def edge(self, point, name):
         if self.train is not None:
             return edges.edge(self.plan(point), self.train, name)
@@ -277,10 +285,7 @@ def walk(estimator, points, train, *, validation=None, chunks=None, warm=True, c
                         fit.fitted, train, eval_set), train)
                 relaxed = refits[kept]
         last[setting] = fit.model.coef
-        for ratio_name, name in RATIOS:
-            if ratio_name in settled:
-                params = {**settled, **params, name: params[name]}
-        out.append(PathPoint(params, fit, relaxed))
+        out.append(PathPoint(path.reported(settled, params), fit, relaxed))
         if patience is not None:
             score = max(judge(f) for f in (fit, relaxed) if f is not None)
             stale[setting] = 0 if score > best.get(setting, -np.inf) else stale.get(setting, 0) + 1
@@ -299,6 +304,31 @@ def path_sample(train, rows, seed):
     return train.subset(sample_queries(train, rows, seed))
 
 
+@contextlib.contextmanager
+def one_search(estimator, grid, train, sample):
+    """Within it, the path of ``grid`` walked on ``sample`` (a sample of
+    ``train``'s queries, :func:`path_sample`) and the refit of its choice
+    on ``train`` (:func:`refit_point`) take the pairs and grids of one pair
+    search (:func:`~rsrank.learning.fitting.pair_search`), on ``train``
+    with the objective of the grid's first setting of a kind with pairs:
+    every fit of the path is judged with the pairs the chosen model keeps.
+    A search on the sample itself, one per pair weighting, was a sixth of
+    such a run's time at a tenth of MSLR-WEB30K's shape, and on
+    ``make_web_like`` it missed a true pair (the agreement of two
+    features) that the search on all the rows finds
+    (``results/end_to_end_web_quarter_tried.md``). A grid without a kind
+    with pairs searches nothing."""
+    path = _Walk(estimator, train, None, None)
+    plans = [plan for plan in (path.plan(point) for point in grid) if plan.kind.pairs]
+    with contextlib.ExitStack() as held:
+        if plans:
+            found = fitting.pair_search(plans[0], train)
+            for data in (sample, train):
+                for key in {fitting.search_key(plan, data) for plan in plans}:
+                    held.enter_context(data.holding(key, found))
+        yield
+
+
 def refit_point(estimator, params, fit, train, validation):
     """The :class:`PathPoint` of ``params`` (a point as a path on a sample
     of ``train`` reported it, ``fit`` its :class:`PathFit`) fitted on all of
@@ -306,14 +336,32 @@ def refit_point(estimator, params, fit, train, validation):
     starting from the sample's penalized weights where they lead to the
     same fit (:func:`carried_weights`), else from zero. The choice's
     ``relax`` stays with it: a penalized choice is fitted without the
-    relaxed refit it would not use."""
+    relaxed refit it would not use, and a relaxed one is the relaxed fit
+    of the terms (features, pairs) the sample's fit kept
+    (:func:`~rsrank.learning.fitting.refit_terms`), without a penalized fit
+    on all rows that would only choose them again. A kind with pairs
+    takes the pairs the path was walked with (:func:`one_search`)."""
     params = dict(params)
     for ratio_name, name in RATIOS:
         if ratio_name in params:
             params.pop(name, None)
     model = (fit.fitted.penalized or fit.fitted).model
-    return walk(estimator, [params], train, validation=validation, warm=True,
-                coef_init=carried_weights(estimator, params, model, train))[0]
+    path = _Walk(estimator, train, None, validation)
+    plan = path.plan(params)
+    if plan.run.relax:  # relaxed where its strength is above 0, as the walk decides
+        settled = path.rate(params)[0]
+        resolved = path.resolve(params, settled)
+        plan = plan.but(**{name: resolved[name] for name in ("l1", "l1_group")
+                           if name in resolved})
+    if not plan.relaxed:
+        return walk(estimator, [params], train, validation=validation, warm=True,
+                    coef_init=carried_weights(estimator, params, model, train))[0]
+    plan = plan.but(relax=False, learning_rate=settled.get("learning_rate",
+                                                           plan.run.learning_rate))
+    watched = plan.solver.restore_best or plan.solver.early_stopping
+    refit = fitting.refit_terms(plan, train, model.selected_terms(),
+                                validation if watched else None)
+    return PathPoint(path.reported(settled, resolved), PathFit(estimator, refit, train))
 
 
 def carried_weights(estimator, point, model, train):

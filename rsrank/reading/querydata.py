@@ -16,6 +16,7 @@ immutable: it has no setters, and nothing that trains on it writes into its
 arrays.
 """
 
+import contextlib
 import hashlib
 from dataclasses import dataclass
 
@@ -469,6 +470,22 @@ class QueryData:
         if key not in self._memo:
             self._memo[key] = make()
         return self._memo[key]
+
+    @contextlib.contextmanager
+    def holding(self, key, value):
+        """Within it, :meth:`memo` gives ``value`` under ``key`` (made
+        elsewhere: the pairs a search found on the queries this is a
+        sample of); afterwards the key is as it was."""
+        missing = object()
+        before = self._memo.get(key, missing)
+        self._memo[key] = value
+        try:
+            yield self
+        finally:
+            if before is missing:
+                self._memo.pop(key, None)
+            else:
+                self._memo[key] = before
 
     # -- derived once ---------------------------------------------------------
 

@@ -408,12 +408,10 @@ def test_a_fold_given_by_hand_is_a_typed_fold_and_a_misnamed_part_is_refused(bun
         made["tset"]
 
 
-def test_the_refit_of_a_penalized_choice_fits_no_relaxed_refit_beside_it(bundled_root,
-                                                                        monkeypatch):
+def test_the_refit_of_a_choice_fits_only_what_the_choice_stands_for(bundled_root, monkeypatch):
     from rsrank import QueryData
     from rsrank.evaluation.experiments import fit_and_select, refit_on_all
     from rsrank.learning import fitting
-    from rsrank.learning.path import refit_point
 
     fold = load_letor_fold(bundled_root, 1)
     train, vali = QueryData(*fold.train), QueryData(*fold.vali)
@@ -422,21 +420,30 @@ def test_the_refit_of_a_penalized_choice_fits_no_relaxed_refit_beside_it(bundled
     walked = fit_and_select(base, grid, train, vali, path=True, within=0.01)
     relaxes = [entry["params"]["relax"] for entry in walked.tried]
     assert relaxes == [False, True, False, True]
-    real, calls = fitting.refit_kept, []
-    monkeypatch.setattr(fitting, "refit_kept", lambda *a, **k: calls.append(1) or real(*a, **k))
-    for chosen, refits in ((2, 0), (3, 1)):  # the penalized point of 0.1, then its refit
-        calls.clear()
-        tried, _, fits, last = refit_on_all(base, train, vali, "ndcg@10", "letor", walked.tried,
-                                            walked.per_query, walked.fits, chosen)
-        assert len(calls) == refits and last == 4
-        assert tried[4]["params"]["relax"] is (chosen == 3)
-        assert tried[4]["params"]["l1_ratio"] == 0.1
-    # the penalized choice's refit is the fit a relaxing estimator makes first
-    tried, _, fits, _ = refit_on_all(base, train, vali, "ndcg@10", "letor", walked.tried,
-                                     walked.per_query, walked.fits, 2)
-    both = refit_point(base, walked.tried[3]["params"], walked.fits[2], train, vali)
-    assert both.relaxed is not None
-    np.testing.assert_array_equal(fits[4].model.coef, both.fit.model.coef)
+    calls = []
+    for name in ("refit_kept", "refit_terms", "fit"):
+        real = getattr(fitting, name)
+        monkeypatch.setattr(fitting, name, lambda *a, _real=real, _name=name, **k: (
+            calls.append((_name, a[0].solver.penalty.l1 > 0)) or _real(*a, **k)))
+    # the penalized point of 0.1: its penalized fit alone, no relaxed refit beside it
+    tried, _, fits, last = refit_on_all(base, train, vali, "ndcg@10", "letor", walked.tried,
+                                        walked.per_query, walked.fits, 2)
+    assert [c for c in calls if c[0] != "fit"] == [] and ("fit", True) in calls
+    assert last == 4 and tried[4]["params"]["relax"] is False
+    assert tried[4]["params"]["l1_ratio"] == 0.1
+    # its relaxed refit: one fit without a penalty of the features the choice kept, and no
+    # penalized fit that would only choose them again
+    calls.clear()
+    tried, _, fits, last = refit_on_all(base, train, vali, "ndcg@10", "letor", walked.tried,
+                                        walked.per_query, walked.fits, 3)
+    assert calls[0][0] == "refit_terms" and ("fit", False) in calls and ("fit", True) not in calls
+    assert not any(name == "refit_kept" for name, _ in calls)
+    assert last == 4 and tried[4]["params"]["relax"] is True
+    assert tried[4]["params"]["l1_ratio"] == 0.1  # the strength on these rows, as the walk's
+    assert tried[4]["params"]["l1"] == pytest.approx(walked.tried[3]["params"]["l1"])
+    kept = set(walked.fits[3].model.selected_indices())
+    assert kept and set(fits[4].model.selected_indices()) <= kept
+    assert fits[4].fitted.params["l1"] == 0.0
 
 
 def test_a_path_on_a_sample_gives_each_relaxed_refit_fewer_epochs_and_the_choice_all(

@@ -46,3 +46,41 @@ def test_without_patience_every_point_is_walked_and_none_is_judged():
     points = walk(RSRank(learning_rate="curvature", max_iter=3), grid, small_data(1),
                   judge=judge)
     assert [p.params["l1_ratio"] for p in points] == [0.5, 0.2, 0.0]
+
+
+def test_a_path_on_a_sample_and_the_refit_of_its_choice_take_one_search_on_all_rows(
+        monkeypatch):
+    from rsrank.learning import fitting
+    from rsrank.learning.path import one_search, path_sample, refit_point
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(600, 5))
+    y = np.clip(np.round(X[:, 0] * X[:, 1] + X[:, 2] + 0.3 * rng.normal(size=600)), 0, 3)
+    train = QueryData(X, y, np.repeat(np.arange(60), 10))
+    vali = QueryData(rng.normal(size=(200, 5)), y[:200], np.repeat(np.arange(20), 10))
+    base = RSRank(additive=True, interactions=2, learning_rate="curvature", max_iter=4,
+                  relax=True)
+    grid = [{"l1_group_ratio": r, "pair_weight": w} for w in ("unit", "delta_ndcg")
+            for r in (0.3, 0.05)]
+    sample = path_sample(train, 300, 0)
+    searched, real = [], fitting.top_pairs
+    monkeypatch.setattr(fitting, "top_pairs",
+                        lambda *a, **k: searched.append(a[2].n_rows) or real(*a, **k))
+    with one_search(base, grid, train, sample):
+        points = walk(base, grid, sample, validation=vali)
+        chosen = points[1]  # the unit weighting at 0.05, its relaxed refit
+        refit = refit_point(base, {**chosen.params, "relax": True}, chosen.relaxed, train, vali)
+    assert searched == [train.n_rows]  # one search, on all the rows, for both weightings
+    pairs = points[0].fit.model.encoding.pairs
+    assert len(pairs) == 2
+    for model in [p.fit.model for p in points] + [refit.fit.model]:
+        np.testing.assert_array_equal(model.encoding.pairs, pairs)
+    # the relaxed choice: one fit on all rows of the terms the sample's fit kept
+    assert refit.relaxed is None and refit.fit.fitted.params["l1_group"] == 0.0
+    kept = set(chosen.relaxed.model.selected_terms())
+    assert kept and set(refit.fit.model.selected_terms()) <= kept
+    assert refit.fit.model.encoding.counts[0].sum() == train.n_rows
+    assert refit.params["l1_group_ratio"] == 0.05 and refit.params["relax"] is True
+    # nothing held stays behind: the sample searches its own again
+    walk(base, grid[:1], sample, validation=vali)
+    assert searched == [train.n_rows, sample.n_rows]

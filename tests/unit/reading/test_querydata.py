@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from rsrank.reading.querydata import query_rows
+from rsrank.reading.querydata import QueryData, query_rows
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -18,3 +18,14 @@ def test_query_rows_are_each_chosen_querys_rows_in_order(seed):
         rows = query_rows(offsets, queries)
         assert rows.dtype == np.int64
         assert rows.tolist() == expected
+
+
+def test_a_value_held_under_a_key_is_given_within_and_the_key_restored_after():
+    data = QueryData(np.eye(4), np.array([1.0, 0.0, 1.0, 0.0]), np.array([1, 1, 2, 2]))
+    made = []
+    with data.holding("k", "held"):
+        assert data.memo("k", lambda: made.append(1) or "made") == "held"
+    assert data.memo("k", lambda: made.append(1) or "made") == "made" and made == [1]
+    with data.holding("k", "held"):
+        assert data.memo("k", lambda: "other") == "held"
+    assert data.memo("k", lambda: "other") == "made"  # what it kept before, back
