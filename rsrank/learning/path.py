@@ -32,7 +32,7 @@ from sklearn.utils import Bunch
 from . import edges, fitting
 from ..estimator import RSRank, face_on, fit_of
 from ..evaluation.metrics import DEFAULT_CONVENTION, mean_ndcg
-from .model import LinearModel, query_scores
+from .model import query_scores
 from ..clicks.arrays import click_splits
 from ..reading.querydata import QueryData, sample_queries
 
@@ -381,7 +381,7 @@ def carried_weights(estimator, point, model, train):
     whose weights read the bins of its data starts from zero too."""
     plan = fitting.setup({**estimator.get_params(deep=False),
                           **{k: v for k, v in point.items() if k not in STRENGTHS}})
-    if not isinstance(model, LinearModel) or plan.solver.objective.pair_weight != "unit":
+    if plan.kind.additive or plan.solver.objective.pair_weight != "unit":
         return None
     whole = fitting.start(plan, train)
     if model.scale is None or whole.scale is None:
