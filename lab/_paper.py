@@ -5,6 +5,7 @@ vali, per-query values, seed averages, the frontier's points and summaries.
 The protocol, the selection rule and the results files are the library's
 (:mod:`rsrank.evaluation.experiments`); what is here only drives it and the peers."""
 
+import dataclasses
 import itertools
 import platform
 import time
@@ -234,8 +235,8 @@ def rsrank_frontier_fold(data, params, seed, l1_values, l1_method="truncated", r
         support = np.flatnonzero(model.coef_)
         if not relax or not 0 < len(support) < n_features:
             continue
-        sub = type(data)(**{**data, **{split: (data[split][0][:, support],) + data[split][1:]
-                                       for split in ("train", "vali", "test")}})
+        sub = dataclasses.replace(data, **{split: (data[split][0][:, support],) + data[split][1:]
+                                           for split in ("train", "vali", "test")})
         refit, vali_scores, test_scores, nnz = fit_rsrank(sub, params, seed)
         relaxed.append(frontier_point(data, vali_scores, test_scores, nnz, l1=g))
     return plain, relaxed

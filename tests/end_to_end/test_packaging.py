@@ -291,3 +291,21 @@ def test_a_script_imported_again_by_a_spawned_process_does_not_run(monkeypatch):
     with pytest.raises(SystemExit):
         exec(entry, {"__name__": "__main__", "run": _lab.run})  # as the command runs it
     assert ran == [1]
+
+
+def test_the_paper_studys_relaxed_frontier_refits_each_sparse_point_on_its_support(
+        bundled_root, monkeypatch):
+    """reproduce_paper's frontier refits every sparse point on its support
+    from a copy of the fold with those columns: a fold became a dataclass
+    and the copy, made as from a mapping, crashed the study after an hour
+    of its run while ``--help`` still worked."""
+    monkeypatch.syspath_prepend(str(REPO / "lab"))
+    from _paper import rsrank_frontier_fold
+
+    from rsrank.reading.datasets import load_letor_fold
+
+    fold = load_letor_fold(bundled_root, 1)
+    plain, relaxed = rsrank_frontier_fold(fold, {"max_iter": 5}, 0, [0.5, 0.05])
+    assert len(plain) == 2 and relaxed
+    assert all(0 < point["n_nonzero"] < fold.train[0].shape[1] for point in relaxed)
+    sys.modules.pop("_paper", None)
