@@ -14,11 +14,12 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from .learning import edges, feature_keys, fitting
+from .learning import blockwise, edges, feature_keys, fitting
 from .deployment import persistence
 from .clicks.arrays import click_splits
 from .clicks.log import check_log_arguments
-from .learning.fitting import AUTO_RATES, CURVATURE_STEP, Fitted, Stream, scale_advice
+from .learning.blockwise import Stream
+from .learning.fitting import AUTO_RATES, CURVATURE_STEP, Fitted, scale_advice
 from .learning.defaults import (DEFAULT_INTERACTION_BINS, DEFAULT_L1_METHOD, DEFAULT_MAX_BINS,
                                DEFAULT_MAX_ITER, DEFAULT_NORMALIZE)
 from .learning.kinds import check_rows, takes_missing
@@ -270,7 +271,7 @@ class RSRank(FittedViews, BaseEstimator):
                              "position=...), or set warm_start=False")
         vars(self).pop("click_model_", None)
         first = self._data(*_first_block(chunks, "fit_chunks"), reset=warm is None)
-        return adopt(self, fitting.fit_stream(
+        return adopt(self, blockwise.fit_stream(
             plan, first, lambda: (self._data(*_block(block, "fit_chunks"))
                                   for block in chunks()),
             lambda: _stream_moments(chunks, first.n_features), self.validation_data(eval_set),
@@ -307,7 +308,7 @@ class RSRank(FittedViews, BaseEstimator):
         data = self._data(X, y, qid, reset=first)
         if not hasattr(self, "_partial_rng"):
             self._partial_rng = check_random_state(self.random_state)
-        return adopt(self, fitting.partial_fit(plan, data, None if first else fit_of(self),
+        return adopt(self, blockwise.partial_fit(plan, data, None if first else fit_of(self),
                                                self._partial_rng))
 
     def l1_max(self, X, y=None, *, qid=None):

@@ -12,7 +12,7 @@ place, :func:`kind_of`, and from a model by its ``kind`` name in
 
 A data source for :meth:`Kind.start` keeps :class:`DataSource`'s contract:
 a :class:`~rsrank.reading.querydata.QueryData`, a stream of blocks
-(:class:`rsrank.learning.fitting.Stream`) or a cluster's partitions
+(:class:`rsrank.learning.blockwise.Stream`) or a cluster's partitions
 (:mod:`rsrank.dask`). The pairs of a model with interactions are found
 before it starts, as a stage of the fit (:func:`rsrank.learning.fitting.start`), and
 given to it.

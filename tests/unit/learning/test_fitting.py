@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from rsrank import RSRank
-from rsrank.learning.fitting import AUTO_DEFAULT, partial_fit, setup
+from rsrank.learning.fitting import AUTO_DEFAULT, setup
 from rsrank.learning.parameters import Parameters
 from rsrank.reading.querydata import QueryData
 
@@ -68,37 +68,6 @@ def test_parameters_read_as_a_dict_and_keep_one_layer():
     assert pickle.loads(pickle.dumps(params)) == params
     with pytest.raises(TypeError):
         params["l1"] = 1.0
-
-
-def blocks(n_queries=6, size=8, seed=0):
-    """Queries of ``size`` documents whose labels follow two features."""
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n_queries * size, 4))
-    y = np.digitize(X[:, 0] + 0.5 * X[:, 1] + 0.3 * rng.normal(size=len(X)), [-0.5, 0.5])
-    return QueryData(X, y, np.repeat(np.arange(n_queries), size))
-
-
-def test_partial_fit_goes_on_from_the_last_iterate_and_its_model_is_their_mean():
-    plan, data = plan_of(average=True, learning_rate=0.05), blocks()
-    first = partial_fit(plan, data, None, np.random.default_rng(0))
-    w1 = first.state.w.copy()
-    np.testing.assert_array_equal(first.model.coef, w1)
-    second = partial_fit(plan, data, first, np.random.default_rng(1))
-    assert second.state is first.state and second.state.n_averaged == 2
-    assert second.n_iter == 2 and second.learning_rate == 0.05
-    np.testing.assert_allclose(second.model.coef, (w1 + second.state.w) / 2, rtol=1e-12)
-    assert not np.allclose(second.state.w, second.model.coef)
-
-
-def test_a_model_grown_by_partial_fit_knows_the_queries_it_learned_from():
-    """Like a fit's, it refuses to scale rows within queries it is not told."""
-    data = blocks()
-    grown = partial_fit(plan_of(normalize="query-zscore"), data, None,
-                        np.random.default_rng(0))
-    assert grown.model.n_fit_queries == data.n_queries
-    assert grown.model.fingerprint == data.fingerprint
-    with pytest.raises(ValueError, match="pass qid"):
-        grown.model.score_matrix(np.ascontiguousarray(data.X))
 
 
 def test_an_additive_fit_on_the_curvature_rule_steps_on_levels_and_settles_sooner(monkeypatch):
