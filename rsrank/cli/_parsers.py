@@ -107,7 +107,9 @@ def _train(commands):
     train.add_argument("--pair-weight", type=pair_weights, default=None,
                        help="pair weights: delta_ndcg (|Delta NDCG| of the swap, RSRank's), "
                        "unit (every pair 1, as RankSVM), comma-separated (default with "
-                       "--learning-rate curvature: both, else delta_ndcg)")
+                       "--learning-rate curvature: both, else delta_ndcg; a path of --interactions "
+                       "on a sample, --path-rows, walks the first alone, which its pairs were "
+                       "searched with)")
     add_training_options(train, grid=True)
     train.add_argument("--select", type=metric, default="ndcg@10",
                        help="validation metric: ndcg@K, p@K or map (default ndcg@10)")

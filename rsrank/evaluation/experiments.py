@@ -402,7 +402,8 @@ def fit_and_select(estimator, grid, train, validation, *, select="ndcg@10",
     penalized choice from the sample's weights where they lead to the same
     fit, a relaxed one on the terms the sample's fit kept): the path's work
     stops growing with the data. A kind with pairs searches its pairs once,
-    on all the rows, for the path and the refit
+    on all the rows, for the path and the refit, and its path walks the
+    pair weighting they were searched with
     (:func:`~rsrank.learning.path.one_search`). Such a path also stops a
     setting after :data:`PATH_PATIENCE` points in a row that do not raise
     its best vali score, and gives each point's relaxed refit at most
@@ -420,8 +421,9 @@ def fit_and_select(estimator, grid, train, validation, *, select="ndcg@10",
         scored[id(fit)] = _metric_on(select, validation, fit, convention)
         return metrics.nanmean(scored[id(fit)])
     # a kind with pairs searches once, on all the rows, for the path and the refit
-    with one_search(estimator, grid, train, walked) if sampled else contextlib.nullcontext():
-        points = walk(estimator, grid, walked, validation=validation, chunks=chunks, warm=path,
+    with (one_search(estimator, grid, train, walked) if sampled
+          else contextlib.nullcontext(grid)) as walked_grid:
+        points = walk(estimator, walked_grid, walked, validation=validation, chunks=chunks, warm=path,
                       judge=judge, patience=PATH_PATIENCE if sampled else None,
                       relax_epochs=PATH_RELAX_EPOCHS if sampled else None)
         if validation is None:

@@ -70,6 +70,9 @@ PATH_EPOCHS = 300
 #: times the largest (``RSRank(weight_tol=...)``; ``results/paths_tol.md``: 1e-3
 #: loses on OHSUMED, 1e-4 keeps every dataset where all 300 epochs put it)
 PATH_WEIGHT_TOL = 1e-4
+#: ... for both pair weightings; a path of a kind with pairs walked on a
+#: sample (:data:`PATH_ROWS`) walks the first alone, the one its pairs were
+#: searched with (:func:`rsrank.learning.path.one_search`)
 PATH_PAIR_WEIGHTS = ["unit", "delta_ndcg"]
 #: ... and every kind's path steps with Nesterov's momentum: a linear
 #: point settles in tens of epochs where plain steps at the curvature-safe

@@ -66,11 +66,13 @@ def test_a_path_on_a_sample_and_the_refit_of_its_choice_take_one_search_on_all_r
     searched, real = [], fitting.top_pairs
     monkeypatch.setattr(fitting, "top_pairs",
                         lambda *a, **k: searched.append(a[2].n_rows) or real(*a, **k))
-    with one_search(base, grid, train, sample):
-        points = walk(base, grid, sample, validation=vali)
+    with one_search(base, grid, train, sample) as walked:
+        # the path walks the weighting the pairs were searched with: the grid's first
+        assert walked == grid[:2]
+        points = walk(base, walked, sample, validation=vali)
         chosen = points[1]  # the unit weighting at 0.05, its relaxed refit
         refit = refit_point(base, {**chosen.params, "relax": True}, chosen.relaxed, train, vali)
-    assert searched == [train.n_rows]  # one search, on all the rows, for both weightings
+    assert searched == [train.n_rows]  # one search, on all the rows
     pairs = points[0].fit.model.encoding.pairs
     assert len(pairs) == 2
     for model in [p.fit.model for p in points] + [refit.fit.model]:
@@ -84,3 +86,20 @@ def test_a_path_on_a_sample_and_the_refit_of_its_choice_take_one_search_on_all_r
     # nothing held stays behind: the sample searches its own again
     walk(base, grid[:1], sample, validation=vali)
     assert searched == [train.n_rows, sample.n_rows]
+
+
+def test_a_sampled_path_walks_every_weighting_of_a_kind_without_pairs():
+    """Only a kind with pairs walks its search's weighting alone; a grid
+    with such a kind first in ``delta_ndcg`` keeps that one."""
+    from rsrank.learning.path import one_search
+
+    data = small_data(2)
+    linear = [{"l1_ratio": r, "pair_weight": w, "additive": False, "interactions": 0}
+              for w in ("unit", "delta_ndcg") for r in (0.3, 0.0)]
+    pairs = [{"l1_group_ratio": r, "pair_weight": w, "additive": True, "interactions": 1}
+             for w in ("delta_ndcg", "unit") for r in (0.3, 0.0)]
+    base = RSRank(learning_rate="curvature", max_iter=2)
+    with one_search(base, linear, data, data) as walked:
+        assert walked == linear
+    with one_search(base, linear + pairs, data, data) as walked:
+        assert walked == linear + pairs[:2]
