@@ -36,9 +36,9 @@ __all__ = [*_EXPORTS, "ROOMS", "__version__"]
 #: name (``rsrank.metrics``), which names the same module object
 ROOMS = {
     "reading": ("datasets", "folds", "layouts", "querydata", "synthetic"),
-    "learning": ("binning", "defaults", "edges", "feature_keys", "fitting", "interactions", "kinds",
-                 "model", "objective", "parameters", "path", "penalty", "preprocessing", "recipe",
-                 "selection", "solver"),
+    "learning": ("binning", "blockwise", "defaults", "edges", "feature_keys", "fitting",
+                 "interactions", "kinds", "model", "objective", "parameters", "path", "penalty",
+                 "preprocessing", "recipe", "selection", "solver"),
     "evaluation": ("experiments", "metrics", "model_selection", "reports", "runs", "stats",
                    "writers"),
     "deployment": ("engines", "export", "persistence", "plotting", "trees"),
