@@ -423,8 +423,8 @@ def fit_and_select(estimator, grid, train, validation, *, select="ndcg@10",
     # a kind with pairs searches once, on all the rows, for the path and the refit
     with (one_search(estimator, grid, train, walked) if sampled
           else contextlib.nullcontext(grid)) as walked_grid:
-        points = walk(estimator, walked_grid, walked, validation=validation, chunks=chunks, warm=path,
-                      judge=judge, patience=PATH_PATIENCE if sampled else None,
+        points = walk(estimator, walked_grid, walked, validation=validation, chunks=chunks,
+                      warm=path, judge=judge, patience=PATH_PATIENCE if sampled else None,
                       relax_epochs=PATH_RELAX_EPOCHS if sampled else None)
         if validation is None:
             tried, fits = _describe_fits(points)

@@ -323,7 +323,7 @@ def one_search(estimator, grid, train, sample):
     pairs at another pair weighting than the search's. Such a path walks
     the weighting its pairs were found with; at a tenth and a quarter of
     MSLR-WEB30K's shape the other one had never been chosen, and walking
-    it took a third of the run (``results/one_weighting_*.md``)."""
+    it took 14-32% of the run (``results/one_weighting_*.md``)."""
     path = _Walk(estimator, train, None, None)
     plans = [(point, path.plan(point)) for point in grid]
     searched = [plan for _, plan in plans if plan.kind.pairs]
