@@ -45,9 +45,11 @@ from .ranking import (HINGE, LOGISTIC, MODIFIED_HUBER, PAIR_LOSSES, float_bits, 
                       pair_loss, pair_loss_and_derivative, pair_loss_derivative, ranked_order,
                       ranked_order_from, swap_weight, swap_weight_matrix, top_order)
 from .scores import (CODE_BLOCK, coded_add_histogram, coded_scores, coded_scores_all,
-                     csr_add_gradient, csr_scores, dense_add_gradient, dense_codes, dense_scores,
-                     linear_scores_parallel, linear_scores_serial, slotted_scores, step_table,
-                     stored_codes, strided_scores, suffix_sums, table_size, uniform_stride)
+                     csr_add_gradient, csr_scores, dense_add_gradient, dense_codes_parallel,
+                     dense_codes_serial, dense_scores, linear_scores_parallel,
+                     linear_scores_serial, slotted_scores, step_table, stored_codes_parallel,
+                     stored_codes_serial, strided_scores, suffix_sums, table_size,
+                     uniform_stride)
 
 # before any kernel is loaded from numba's cache: builds of older sources go
 forget_stale_builds(epoch_serial)
@@ -64,7 +66,8 @@ __all__ = [
     "coded_epoch_serial", "coded_scores", "coded_scores_all", "compiled_before",
     "csr_add_gradient", "csr_epoch_parallel", "csr_epoch_serial", "csr_scores",
     "clip_signs", "isotonic", "monotone_pairs", "monotone_table", "cumulative_penalty",
-    "dense_add_gradient", "dense_codes", "dense_column_moments", "dense_column_sums",
+    "dense_add_gradient", "dense_codes_parallel", "dense_codes_serial", "dense_column_moments",
+    "dense_column_sums",
     "dense_scores",
     "epoch_kernels", "epoch_parallel", "epoch_serial", "float_bits", "group_shrink",
     "moving_rows",
@@ -77,7 +80,8 @@ __all__ = [
     "read_only",
     "ranked_order_from", "rows_span", "scaled_weights", "share_lines", "slotted_scores",
     "sorted_query_lambdas",
-    "step_size", "step_table", "stored_codes", "stored_column_moments", "strided_scores",
+    "step_size", "step_table", "stored_codes_parallel", "stored_codes_serial",
+    "stored_column_moments", "strided_scores",
     "suffix_sums",
     "swap_weight", "swap_weight_matrix", "table_size", "take_step", "level_moves", "top_order", "truncate",
     "twins", "uniform_stride", "variant",

@@ -355,21 +355,35 @@ def _value_code(value, cuts, start, stop, size, missing):
     return (below - start) * CODE_BLOCK + _block_count(cuts[below], value)
 
 
-@njit(cache=True)
-def dense_codes(X, cuts, starts, sizes, missing, out):
+#: rows (and stored values) per block of :func:`_dense_codes` (and
+#: :func:`_stored_codes`), the blocks shared out among the parallel build's
+#: threads
+_CODE_ROWS = 256
+
+
+def _dense_codes(X, cuts, starts, sizes, missing, out):
     """The bin code of every value of the 2-D ``X`` into ``out`` (uint8,
-    X's shape), a row at a time."""
-    for i in range(X.shape[0]):
-        for j in range(X.shape[1]):
-            out[i, j] = _value_code(np.float32(X[i, j]), cuts, starts[j], starts[j + 1],
-                                    sizes[j], missing[j])
+    X's shape), a row at a time; blocks of rows in parallel in the parallel
+    build (each value's code is its own: the same codes on any threads)."""
+    n = X.shape[0]
+    for block in prange((n + _CODE_ROWS - 1) // _CODE_ROWS):
+        for i in range(block * _CODE_ROWS, min(block * _CODE_ROWS + _CODE_ROWS, n)):
+            for j in range(X.shape[1]):
+                out[i, j] = _value_code(np.float32(X[i, j]), cuts, starts[j], starts[j + 1],
+                                        sizes[j], missing[j])
 
 
-@njit(cache=True)
-def stored_codes(data, indices, cuts, starts, sizes, missing, out):
+def _stored_codes(data, indices, cuts, starts, sizes, missing, out):
     """The bin code of every stored value of CSR rows (``data``, their
-    column ``indices``) into ``out`` (uint8, one per value)."""
-    for p in range(data.shape[0]):
-        j = indices[p]
-        out[p] = _value_code(np.float32(data[p]), cuts, starts[j], starts[j + 1], sizes[j],
-                             missing[j])
+    column ``indices``) into ``out`` (uint8, one per value); blocks of
+    values in parallel in the parallel build."""
+    n = data.shape[0]
+    for block in prange((n + _CODE_ROWS - 1) // _CODE_ROWS):
+        for p in range(block * _CODE_ROWS, min(block * _CODE_ROWS + _CODE_ROWS, n)):
+            j = indices[p]
+            out[p] = _value_code(np.float32(data[p]), cuts, starts[j], starts[j + 1], sizes[j],
+                                 missing[j])
+
+
+dense_codes_serial, dense_codes_parallel = twins(_dense_codes)
+stored_codes_serial, stored_codes_parallel = twins(_stored_codes)

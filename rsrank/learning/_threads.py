@@ -80,6 +80,15 @@ def _cpu_times():
 _HELD = threading.local()
 
 
+def held_threads():
+    """The thread count the innermost :class:`numba_threads` block of this
+    thread holds (a fit's, a scoring's), or 1 outside any: work that runs
+    inside a fit or a scoring (bin codes and thresholds) takes as many
+    threads as the fit's ``n_jobs`` gives it, and one when nothing asked
+    for more."""
+    return getattr(_HELD, "n", None) or 1
+
+
 class numba_threads:
     """Temporarily set numba's thread count. Inside a block that holds the
     same count already (a fit's epochs inside the fit's block) it does

@@ -20,12 +20,16 @@ engine's side of the comparison as on this one.
 """
 
 import hashlib
+from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 
-from .._kernels import CODE_BLOCK, Rows, dense_codes, read_only, stored_codes
+from .. import _kernels
+from .._kernels import CODE_BLOCK, Rows, read_only
+from ._compile import choose
+from ._threads import SCORING_WORK_PER_THREAD, held_threads, numba_threads
 
 __all__ = ["MAX_BINS", "MISSING", "has_missing_bin", "fit_thresholds", "bin_codes", "bin_counts", "BinCodes",
            "StepEncoding", "PairEncoding", "step_indicators", "ValueSummary", "value_summary", "SortedColumns",
@@ -66,7 +70,7 @@ def _columns(X):
             yield _float32(X[:, j])
 
 
-def fit_thresholds(X, max_bins=32):
+def fit_thresholds(X, max_bins=32, n_threads=None):
     """Increasing float32 thresholds per feature, at most ``max_bins - 1``.
 
     A feature with at most ``max_bins`` distinct (float32) values gets
@@ -79,31 +83,41 @@ def fit_thresholds(X, max_bins=32):
     any NaN gets one more threshold, +inf, above which only NaN lies (the
     missing value's bin, :data:`MISSING`). Infinite values are refused.
 
-    Returns a list of float32 arrays, one per column of ``X``.
+    Each column is sorted once, its distinct values read off the sorted
+    column; the columns are shared out among ``n_threads`` threads (None:
+    :func:`~rsrank.learning._threads.held_threads`), which sort with the
+    GIL released. Returns a list of float32 arrays, one per column of
+    ``X``.
     """
     _check_max_bins(max_bins)
     if X.ndim != 2:
         raise ValueError(f"X must be two-dimensional, got shape {X.shape}")
-    thresholds = []
-    for values in _columns(X):
-        missing = np.isnan(values)
-        if np.any(np.isinf(values)):
-            raise ValueError("X has infinite values (as float32)")
-        bins = max_bins
-        if missing.any():  # room for the missing value's code among the uint8 codes
-            values, bins = values[~missing], min(max_bins, MAX_BINS - 1)
-        distinct = np.unique(values)
-        if len(distinct) <= bins:
-            cuts = distinct[:-1]
-        else:
-            ordered = np.sort(values)
-            ranks = np.ceil(np.arange(1, bins) / bins * len(ordered)).astype(np.int64)
-            cuts = np.unique(ordered[np.maximum(ranks - 1, 0)])
-            cuts = cuts[cuts < distinct[-1]]
-        if missing.any():
-            cuts = np.r_[cuts, MISSING]
-        thresholds.append(np.ascontiguousarray(cuts, dtype=np.float32))
-    return thresholds
+    n_threads = held_threads() if n_threads is None else n_threads
+    if n_threads <= 1 or X.shape[1] < 2:
+        return [_column_thresholds(values, max_bins) for values in _columns(X)]
+    with ThreadPoolExecutor(min(n_threads, X.shape[1])) as pool:
+        return list(pool.map(lambda values: _column_thresholds(values, max_bins), _columns(X)))
+
+
+def _column_thresholds(values, max_bins):
+    """:func:`fit_thresholds` of one column's float32 ``values``."""
+    missing = np.isnan(values)
+    bins = max_bins
+    if missing.any():  # room for the missing value's code among the uint8 codes
+        values, bins = values[~missing], min(max_bins, MAX_BINS - 1)
+    ordered = np.sort(values)
+    if len(ordered) and (np.isinf(ordered[0]) or np.isinf(ordered[-1])):
+        raise ValueError("X has infinite values (as float32)")
+    distinct = ordered[np.r_[True, ordered[1:] != ordered[:-1]]] if len(ordered) else ordered
+    if len(distinct) <= bins:
+        cuts = distinct[:-1]
+    else:
+        ranks = np.ceil(np.arange(1, bins) / bins * len(ordered)).astype(np.int64)
+        cuts = np.unique(ordered[np.maximum(ranks - 1, 0)])
+        cuts = cuts[cuts < distinct[-1]]
+    if missing.any():
+        cuts = np.r_[cuts, MISSING]
+    return np.ascontiguousarray(cuts, dtype=np.float32)
 
 
 def has_missing_bin(cuts):
@@ -210,9 +224,20 @@ def merged_thresholds(summaries, max_bins, count_at_most):
 
 def bin_counts(X, thresholds, codes=None):
     """The rows of ``X`` in each bin, per feature (one more than its
-    thresholds); ``codes``: its :class:`BinCodes` under them, when known."""
-    codes = (bin_codes(X, thresholds) if codes is None else codes).toarray()
-    return [np.bincount(codes[:, j], minlength=len(t) + 1) for j, t in enumerate(thresholds)]
+    thresholds); ``codes``: its :class:`BinCodes` under them, when known.
+    Counted in one pass over the codes by the kernels' sums per code."""
+    codes = bin_codes(X, thresholds) if codes is None else codes
+    sizes = np.array([len(t) for t in thresholds], dtype=np.int64)
+    bins = np.r_[0, np.cumsum(sizes)].astype(np.int64)
+    out = np.zeros(int(bins[-1]) + len(thresholds))
+    ones = np.ones(codes.shape[0])
+    if codes.dense:
+        _kernels.code_sums(codes.codes, bins, ones, out)
+    else:
+        _kernels.stored_code_sums(codes.indices, codes.indptr, codes.codes, codes.zero_codes,
+                                  bins, ones, out)
+    counts = out.astype(np.int64)
+    return [counts[bins[j] + j:bins[j + 1] + j + 1] for j in range(len(thresholds))]
 
 
 class BinCodes:
@@ -255,13 +280,14 @@ def _code(values, cuts):
     return np.searchsorted(cuts, values, side="left").astype(np.uint8)
 
 
-def bin_codes(X, thresholds):
+def bin_codes(X, thresholds, n_threads=None):
     """The :class:`BinCodes` of ``X`` under ``thresholds`` (from
     :func:`fit_thresholds`): per value, how many of its feature's
     thresholds its float32 value exceeds (:func:`_code`'s), computed by the
     kernels a row at a time (``scripts/bench_codes.py``: on 227,045 rows of
     136 float32 features with 31 thresholds each, 0.36 times the time of
-    NumPy's searchsorted a column at a time)."""
+    NumPy's searchsorted a column at a time), blocks of rows on
+    ``n_threads`` threads (None: :func:`~rsrank.learning._threads.held_threads`)."""
     if X.shape[1] != len(thresholds):
         raise ValueError(f"X has {X.shape[1]} features, the thresholds {len(thresholds)}")
     if any(len(cuts) >= MAX_BINS for cuts in thresholds):
@@ -277,14 +303,24 @@ def bin_codes(X, thresholds):
     if sp.issparse(X):
         X = sp.csr_matrix(X)
         codes = np.empty(X.nnz, dtype=np.uint8)
-        stored_codes(read_only(_numbers(X.data)), X.indices, cuts, starts, sizes, missing,
-                     codes)
+        args = (read_only(_numbers(X.data)), X.indices, cuts, starts, sizes, missing, codes)
+        _coded(_kernels.stored_codes_serial, _kernels.stored_codes_parallel, n_threads, args)
         zero_codes = np.array([_code(np.zeros(1), c)[0] for c in thresholds], dtype=np.uint8)
         return BinCodes(codes, X.shape, X.indices.copy(), X.indptr.copy(), zero_codes)
     X = _numbers(np.asarray(X))
     codes = np.empty(X.shape, dtype=np.uint8)
-    dense_codes(read_only(X), cuts, starts, sizes, missing, codes)
+    args = (read_only(X), cuts, starts, sizes, missing, codes)
+    _coded(_kernels.dense_codes_serial, _kernels.dense_codes_parallel, n_threads, args)
     return BinCodes(codes, X.shape)
+
+
+def _coded(serial, parallel, n_threads, args):
+    """Runs a codes kernel on ``n_threads`` threads (None: those held),
+    one when its values are too few to share."""
+    n = held_threads() if n_threads is None else n_threads
+    n = min(n, max(1, args[0].size // SCORING_WORK_PER_THREAD))
+    with numba_threads(n):
+        choose(serial, parallel, n, args)(*args)
 
 
 def _numbers(values):

@@ -28,6 +28,7 @@ from .feature_keys import (FeatureKeys, check_feature_keys, excluded, monotone_d
 from .parameters import Parameters, check_parameters
 from .penalty import L1Penalty
 from .solver import DivergenceWarning, Monitoring, Solver, SolverState
+from ._threads import numba_threads, threads
 
 __all__ = ["Setup", "Fitted", "setup", "fit", "refit_kept",
            "refit_terms", "pair_search", "search_key",
@@ -205,11 +206,12 @@ def start(plan, source, warm=None):
     if warm is None:
         check_feature_keys(plan.features, source_columns(source))
         spec, pairs = model_spec(plan, source), None
-        if plan.kind.pairs:  # a stage of its own: the search, then the model of its pairs
-            if not source.rows_in_memory:
-                source.pair_encoding(spec.max_bins, None, None)  # refuses in words
-            pairs = pair_search(plan, source)
-        return plan.kind.start(spec, source, pairs)
+        with numba_threads(threads(plan.solver.n_jobs)):  # the bins' threads
+            if plan.kind.pairs:  # a stage of its own: the search, then the model of its pairs
+                if not source.rows_in_memory:
+                    source.pair_encoding(spec.max_bins, None, None)  # refuses in words
+                pairs = pair_search(plan, source)
+            return plan.kind.start(spec, source, pairs)
     now = plan.kind.shape(plan.model)
     for name, value in warm.shape.items():
         if now.get(name) != value:

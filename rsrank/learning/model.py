@@ -60,7 +60,9 @@ def linear_scores(rows, w, n_jobs=None):
 def query_scores(model, data, n_jobs=None):
     """``model``'s scores of a :class:`~rsrank.reading.querydata.QueryData`'s rows in
     query order (``data.order``), as metrics and selections read them."""
-    return model.score_rows(data.rows(model.view), n_jobs)
+    with numba_threads(threads(n_jobs)):  # the bin codes' threads
+        rows = data.rows(model.view)
+    return model.score_rows(rows, n_jobs)
 
 
 def feature_names_or_letor(names, n_features):
@@ -335,7 +337,9 @@ class AdditiveModel:
 
     def score_matrix(self, X, qid=None, n_jobs=None):
         """Scores of a checked matrix of raw features (``qid`` is not needed)."""
-        return self.score_rows(self.encoding.rows(X), n_jobs)
+        with numba_threads(threads(n_jobs)):  # the bin codes' threads
+            rows = self.encoding.rows(X)
+        return self.score_rows(rows, n_jobs)
 
     def names(self):
         return feature_names_or_letor(self.feature_names, self.n_features)

@@ -103,6 +103,73 @@ def test_the_code_kernels_equal_searchsorted_column_by_column(seed, n_cuts, dtyp
     np.testing.assert_array_equal(bin_codes(given, thresholds).toarray(), expected)
 
 
+@pytest.mark.parametrize("layout", ["dense", "csr"])
+@pytest.mark.parametrize("build", ["serial", "parallel"])
+def test_each_build_of_the_code_kernels_codes_every_block_of_rows(layout, build):
+    # rows over many blocks of the kernels' parallel loop (and a last one cut short),
+    # on the build bin_codes takes on several threads as on one
+    from rsrank import _kernels
+    from rsrank.learning import binning
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(2_000 + 77, 6)) * [1, 10, 1e-3, 1, 1, 5]
+    X[rng.random(X.shape) < 0.05] = np.nan
+    X[rng.random(X.shape) < 0.3] = 0.0
+    thresholds = fit_thresholds(X, 64)
+    kernel = getattr(_kernels, f"{'dense' if layout == 'dense' else 'stored'}_codes_{build}")
+    chosen = []
+    real = binning.choose
+    binning.choose = lambda serial, parallel, n, args: chosen.append(n) or kernel
+    try:
+        given = sp.csr_matrix(X) if layout == "csr" else X
+        codes = bin_codes(given, thresholds, n_threads=1 if build == "serial" else 2).toarray()
+    finally:
+        binning.choose = real
+    np.testing.assert_array_equal(codes, searchsorted_codes(X, thresholds))
+    assert chosen == [1]  # too few values to share out: one thread whatever is asked
+
+
+def test_thresholds_are_the_same_on_any_number_of_threads():
+    rng = np.random.default_rng(4)
+    X = rng.lognormal(size=(3_000, 9)).astype(np.float32)
+    X[:, 2] = np.round(X[:, 2])  # few distinct values
+    X[:, 3] = 7.0  # constant
+    X[rng.random(X.shape) < 0.02] = np.nan
+    one = fit_thresholds(X, 32, n_threads=1)
+    for n in (2, 4):
+        assert [t.tobytes() for t in fit_thresholds(X, 32, n_threads=n)] == \
+            [t.tobytes() for t in one]
+    with pytest.raises(ValueError, match="infinite"):  # the first column's error on threads too
+        fit_thresholds(np.c_[X, np.r_[np.inf, np.ones(2_999)]], 32, n_threads=2)
+
+
+@pytest.mark.parametrize("layout", ["dense", "csr"])
+def test_bin_counts_are_the_rows_of_each_code(layout):
+    rng = np.random.default_rng(5)
+    X = rng.integers(-3, 4, size=(500, 4)) * rng.random(size=(500, 4))
+    X[rng.random(X.shape) < 0.5] = 0.0
+    X[:, 1] = np.where(rng.random(500) < 0.1, np.nan, X[:, 1])
+    thresholds = fit_thresholds(X, 8)
+    given = sp.csr_matrix(X) if layout == "csr" else X
+    counts = bin_counts(given, thresholds)
+    codes = searchsorted_codes(X, thresholds)
+    for j, cuts in enumerate(thresholds):
+        np.testing.assert_array_equal(counts[j], np.bincount(codes[:, j], minlength=len(cuts) + 1))
+        assert counts[j].dtype == np.int64
+
+
+def test_the_codes_take_the_threads_a_block_holds():
+    from rsrank.learning._threads import held_threads, numba_threads
+
+    assert held_threads() == 1  # outside any block: one thread, as n_jobs=None asks
+    with numba_threads(2):
+        assert held_threads() == 2
+        with numba_threads(1):
+            assert held_threads() == 1
+        assert held_threads() == 2
+    assert held_threads() == 1
+
+
 @pytest.mark.parametrize("max_bins", [1, 257, 2.5, True, None])
 def test_max_bins_out_of_range_is_refused(max_bins):
     with pytest.raises(ValueError, match=f"max_bins must be an integer from 2 to {MAX_BINS}"):
