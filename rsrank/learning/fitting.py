@@ -28,7 +28,7 @@ from .feature_keys import (FeatureKeys, check_feature_keys, excluded, monotone_d
 from .parameters import Parameters, check_parameters
 from .penalty import L1Penalty
 from .solver import DivergenceWarning, Monitoring, Solver, SolverState
-from ._threads import numba_threads, threads
+from ._threads import SCORING_WORK_PER_THREAD, numba_threads, threads
 
 __all__ = ["Setup", "Fitted", "setup", "fit", "refit_kept",
            "refit_terms", "pair_search", "search_key",
@@ -206,7 +206,8 @@ def start(plan, source, warm=None):
     if warm is None:
         check_feature_keys(plan.features, source_columns(source))
         spec, pairs = model_spec(plan, source), None
-        with numba_threads(threads(plan.solver.n_jobs)):  # the bins' threads
+        with numba_threads(threads(plan.solver.n_jobs, _values(source),
+                                   SCORING_WORK_PER_THREAD)):  # the bins' threads
             if plan.kind.pairs:  # a stage of its own: the search, then the model of its pairs
                 if not source.rows_in_memory:
                     source.pair_encoding(spec.max_bins, None, None)  # refuses in words
@@ -219,6 +220,13 @@ def start(plan, source, warm=None):
                              f"{now.get(name)!r}: going on from it would keep {name}="
                              f"{value!r}; fit without warm_start to refit")
     return warm.model
+
+
+def _values(source):
+    """The values of a source's training rows, None when it does not hold
+    them (a stream of blocks)."""
+    n_rows = getattr(source, "n_rows", None)
+    return None if n_rows is None else n_rows * source.n_features
 
 
 def model_spec(plan, source):

@@ -60,7 +60,8 @@ def linear_scores(rows, w, n_jobs=None):
 def query_scores(model, data, n_jobs=None):
     """``model``'s scores of a :class:`~rsrank.reading.querydata.QueryData`'s rows in
     query order (``data.order``), as metrics and selections read them."""
-    with numba_threads(threads(n_jobs)):  # the bin codes' threads
+    with numba_threads(threads(n_jobs, data.n_rows * data.n_features,
+                               SCORING_WORK_PER_THREAD)):  # the bin codes' threads
         rows = data.rows(model.view)
     return model.score_rows(rows, n_jobs)
 
@@ -337,7 +338,8 @@ class AdditiveModel:
 
     def score_matrix(self, X, qid=None, n_jobs=None):
         """Scores of a checked matrix of raw features (``qid`` is not needed)."""
-        with numba_threads(threads(n_jobs)):  # the bin codes' threads
+        with numba_threads(threads(n_jobs, X.shape[0] * X.shape[1],
+                                   SCORING_WORK_PER_THREAD)):  # the bin codes' threads
             rows = self.encoding.rows(X)
         return self.score_rows(rows, n_jobs)
 
