@@ -34,7 +34,10 @@ predictions written to disk:
   with ``--max-bins 255 --interaction-bins 16`` given;
   ``rsrank-additive-relax300`` and ``rsrank-interactions-relax300``: the
   additive kinds with each relaxed refit of the path on a sample given
-  all 300 epochs (``PATH_RELAX_EPOCHS`` at 300), as before that cap.
+  all 300 epochs (``PATH_RELAX_EPOCHS`` at 300), as before that cap;
+  ``rsrank-interactions-tol1e-3``: ``--additive --interactions 10`` with
+  every fit stopped once an epoch moves no weight by more than 1e-3 of the
+  largest (``--weight-tol 1e-3``; the default is 1e-4).
 - LightGBM ``lambdarank`` and XGBoost ``rank:ndcg`` (``hist``), 2 threads,
   learning rate 0.1, other parameters at their defaults, up to ``--rounds``
   rounds with early stopping after 20 rounds without a better vali
@@ -66,7 +69,7 @@ from _mslr import ROWS, TEACHERS, write_data
 REPO = Path(__file__).resolve().parents[1]
 SYSTEMS = ["rsrank", "rsrank-full", "rsrank-patience", "rsrank-additive", "rsrank-interactions",
            "rsrank-interactions-coarse", "rsrank-interactions-fine", "rsrank-additive-relax300",
-           "rsrank-interactions-relax300", "lightgbm", "xgboost"]
+           "rsrank-interactions-relax300", "rsrank-interactions-tol1e-3", "lightgbm", "xgboost"]
 #: the flags of each RSRank system beside the files
 RSRANK_FLAGS = {"rsrank": [], "rsrank-full": ["--path-rows", "0"],
                 "rsrank-patience": ["--patience", "20"], "rsrank-additive": ["--additive"],
@@ -76,7 +79,9 @@ RSRANK_FLAGS = {"rsrank": [], "rsrank-full": ["--path-rows", "0"],
                 "rsrank-interactions-fine": ["--additive", "--interactions", "10", "--max-bins",
                                              "255", "--interaction-bins", "16"],
                 "rsrank-additive-relax300": ["--additive"],
-                "rsrank-interactions-relax300": ["--additive", "--interactions", "10"]}
+                "rsrank-interactions-relax300": ["--additive", "--interactions", "10"],
+                "rsrank-interactions-tol1e-3": ["--additive", "--interactions", "10",
+                                                "--weight-tol", "1e-3"]}
 #: systems whose path on a sample gives each relaxed refit all its epochs
 #: (300), as before ``PATH_RELAX_EPOCHS``
 UNCAPPED = ("rsrank-additive-relax300", "rsrank-interactions-relax300")
