@@ -169,6 +169,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.child:
         return child(args.child[0], args.child[1], int(args.child[2]), args.child[3])
+    unknown = sorted(set(args.systems.split(",")) - set(SYSTEMS))
+    if unknown:
+        parser.error(f"unknown systems {', '.join(unknown)}; known: {', '.join(SYSTEMS)}")
     name = args.name or ("end_to_end" if args.teacher == "linear"
                          else f"end_to_end_{args.teacher}")
     from rsrank.evaluation.metrics import mean_ndcg
@@ -245,6 +248,8 @@ def main(argv=None):
                                              "10`, relaxed refits on the sample uncapped "
                                              "(300 epochs)",
              "lightgbm": "LightGBM lambdarank", "xgboost": "XGBoost rank:ndcg (hist)"}
+    names.update({system: f"RSRank `rsrank train {' '.join(flags)}`"
+                  for system, flags in RSRANK_FLAGS.items() if system not in names})
     command_text = "; ".join(
         f"`{c.strip()}` ({', '.join(s for s, cc in commands.items() if cc == c)})"
         for c in dict.fromkeys(commands.values()))
