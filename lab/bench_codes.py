@@ -132,13 +132,11 @@ def two_sort_thresholds(values, max_bins):
 
 
 def whole_setup(X, max_bins, n_threads):
-    """A training set's :meth:`StepEncoding.coded` with ``n_threads`` held,
-    as a fit's start holds its ``n_jobs``."""
-    from rsrank.learning._threads import numba_threads
+    """A training set's :meth:`StepEncoding.coded` on ``n_threads`` threads,
+    as a fit's start takes its ``n_jobs``."""
     from rsrank.learning.binning import StepEncoding
 
-    with numba_threads(n_threads):
-        return StepEncoding.coded(X, max_bins)
+    return StepEncoding.coded(X, max_bins, n_threads)
 
 
 if __name__ == "__main__":

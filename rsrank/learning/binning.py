@@ -387,15 +387,16 @@ class StepEncoding:
         return np.repeat(np.arange(self.n_columns), np.diff(self.bins))
 
     @classmethod
-    def coded(cls, X, max_bins=32):
+    def coded(cls, X, max_bins=32, n_threads=None):
         """``(encoding, codes)``: :meth:`fit`'s encoding of ``X`` and the
         :class:`BinCodes` of ``X`` it counted its bins with, which
         :meth:`rows` takes rather than code ``X`` again: a fit codes its
         training rows once, not twice (at a quarter of MSLR-WEB30K's shape
         ``--additive --interactions 10`` took 69 s and 1.33 GB, 73 s and
-        1.49 GB before)."""
-        thresholds = fit_thresholds(X, max_bins)
-        codes = bin_codes(X, thresholds)
+        1.49 GB before). The thresholds and codes on ``n_threads`` threads
+        (None: those held, :func:`~rsrank.learning._threads.held_threads`)."""
+        thresholds = fit_thresholds(X, max_bins, n_threads)
+        codes = bin_codes(X, thresholds, n_threads)
         return cls(thresholds, bin_counts(X, thresholds, codes)), codes
 
     def rows(self, X, offsets=None, codes=None):
