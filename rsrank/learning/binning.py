@@ -58,16 +58,24 @@ def _float32(values):
 def _columns(X):
     """Each column's float32 values, the implicit zeros of a sparse ``X``
     included (as many as the column has)."""
+    X = _by_columns(X)
+    for j in range(X.shape[1]):
+        yield _column(X, j)
+
+
+def _by_columns(X):
+    """``X`` as :func:`_column` reads it: CSC when sparse, else an array."""
+    return sp.csc_matrix(X) if sp.issparse(X) else np.asarray(X)
+
+
+def _column(X, j):
+    """Column ``j``'s float32 values of ``X`` from :func:`_by_columns`, a
+    sparse column's implicit zeros included."""
     if sp.issparse(X):
-        X = sp.csc_matrix(X)
-        for j in range(X.shape[1]):
-            stored = _float32(X.data[X.indptr[j]:X.indptr[j + 1]])
-            zeros = X.shape[0] - len(stored)
-            yield np.concatenate([stored, np.zeros(zeros, np.float32)]) if zeros else stored
-    else:
-        X = np.asarray(X)
-        for j in range(X.shape[1]):
-            yield _float32(X[:, j])
+        stored = _float32(X.data[X.indptr[j]:X.indptr[j + 1]])
+        zeros = X.shape[0] - len(stored)
+        return np.concatenate([stored, np.zeros(zeros, np.float32)]) if zeros else stored
+    return _float32(X[:, j])
 
 
 def fit_thresholds(X, max_bins=32, n_threads=None):
@@ -95,8 +103,10 @@ def fit_thresholds(X, max_bins=32, n_threads=None):
     n_threads = held_threads() if n_threads is None else n_threads
     if n_threads <= 1 or X.shape[1] < 2:
         return [_column_thresholds(values, max_bins) for values in _columns(X)]
+    X = _by_columns(X)  # each thread copies out its own column: as many in memory as threads
     with ThreadPoolExecutor(min(n_threads, X.shape[1])) as pool:
-        return list(pool.map(lambda values: _column_thresholds(values, max_bins), _columns(X)))
+        return list(pool.map(lambda j: _column_thresholds(_column(X, j), max_bins),
+                             range(X.shape[1])))
 
 
 def _column_thresholds(values, max_bins):
