@@ -1,8 +1,28 @@
+import os
 from pathlib import Path
 
-import numpy as np
-import pytest
-import scipy.sparse as sp
+
+def _blas_threads_per_worker():
+    """Under pytest-xdist, BLAS threads shared out among the workers, as
+    scikit-learn's own tests do: each process's OpenBLAS otherwise starts a
+    thread per core, whose busy waiting after every call takes the cores
+    from the other workers (on 2 cores a click test ran 5x slower beside a
+    second worker). Set before NumPy loads its BLAS, and inherited by the
+    processes the tests start; None outside xdist."""
+    workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+    if not workers:
+        return None
+    allowed = max(1, (os.cpu_count() or 1) // int(workers))
+    for name in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(name, str(allowed))
+    return allowed
+
+
+BLAS_THREADS = _blas_threads_per_worker()
+
+import numpy as np  # noqa: E402 (after the BLAS threads are set)
+import pytest  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 REPO = Path(__file__).resolve().parents[1]
@@ -142,3 +162,12 @@ def ranked_queries(n_queries=3, n_docs=15, seed=0):
     qid = np.repeat(np.arange(10, 10 + n_queries), n_docs)
     scores = rng.normal(size=len(y))
     return y, qid, scores
+
+
+def pytest_configure(config):
+    """The BLAS threads of a worker, for the libraries already loaded when
+    the environment was set (a plugin may import NumPy first)."""
+    if BLAS_THREADS is not None:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(BLAS_THREADS, user_api="blas")
