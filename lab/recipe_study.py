@@ -95,6 +95,9 @@ CLI_VARIANTS = {
     # ... with the linear model's path beside the shapes', the selection seeing both kinds
     "cli-additive-with-linear": ["--additive", "--with-linear"],
     "cli-interactions-with-linear": ["--additive", "--interactions", "10", "--with-linear"],
+    # ... the additive kinds with their path's points stopped at --weight-tol 1e-3
+    "cli-additive-tol1e-3": ["--additive", "--weight-tol", "1e-3"],
+    "cli-interactions-tol1e-3": ["--additive", "--interactions", "10", "--weight-tol", "1e-3"],
 }
 
 RECIPES = {

@@ -113,3 +113,10 @@ class numba_threads:
         if self.n != self.previous:
             numba.set_num_threads(self.previous)
         _HELD.n = self.outer
+
+
+def coding_threads(n_jobs, values):
+    """The :class:`numba_threads` block of work that codes rows into bins
+    (a fit's start, a scoring): the threads ``n_jobs`` gives ``values``
+    stored values at :data:`SCORING_WORK_PER_THREAD` each."""
+    return numba_threads(threads(n_jobs, values, SCORING_WORK_PER_THREAD))

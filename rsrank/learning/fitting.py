@@ -28,7 +28,7 @@ from .feature_keys import (FeatureKeys, check_feature_keys, excluded, monotone_d
 from .parameters import Parameters, check_parameters
 from .penalty import L1Penalty
 from .solver import DivergenceWarning, Monitoring, Solver, SolverState
-from ._threads import SCORING_WORK_PER_THREAD, numba_threads, threads
+from ._threads import coding_threads
 
 __all__ = ["Setup", "Fitted", "setup", "fit", "refit_kept",
            "refit_terms", "pair_search", "search_key",
@@ -206,8 +206,7 @@ def start(plan, source, warm=None):
     if warm is None:
         check_feature_keys(plan.features, source_columns(source))
         spec, pairs = model_spec(plan, source), None
-        with numba_threads(threads(plan.solver.n_jobs, _values(source),
-                                   SCORING_WORK_PER_THREAD)):  # the bins' threads
+        with coding_threads(plan.solver.n_jobs, _values(source)):
             if plan.kind.pairs:  # a stage of its own: the search, then the model of its pairs
                 if not source.rows_in_memory:
                     source.pair_encoding(spec.max_bins, None, None)  # refuses in words

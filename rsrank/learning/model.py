@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import _kernels
 from ._compile import choose
-from ._threads import SCORING_WORK_PER_THREAD, numba_threads, threads
+from ._threads import SCORING_WORK_PER_THREAD, coding_threads, numba_threads, threads
 from .binning import has_missing_bin
 from .defaults import GLOBAL_NORMALIZERS, QUERY_NORMALIZERS
 from .preprocessing import query_normalize
@@ -60,8 +60,7 @@ def linear_scores(rows, w, n_jobs=None):
 def query_scores(model, data, n_jobs=None):
     """``model``'s scores of a :class:`~rsrank.reading.querydata.QueryData`'s rows in
     query order (``data.order``), as metrics and selections read them."""
-    with numba_threads(threads(n_jobs, data.n_rows * data.n_features,
-                               SCORING_WORK_PER_THREAD)):  # the bin codes' threads
+    with coding_threads(n_jobs, data.n_rows * data.n_features):
         rows = data.rows(model.view)
     return model.score_rows(rows, n_jobs)
 
@@ -338,8 +337,7 @@ class AdditiveModel:
 
     def score_matrix(self, X, qid=None, n_jobs=None):
         """Scores of a checked matrix of raw features (``qid`` is not needed)."""
-        with numba_threads(threads(n_jobs, X.shape[0] * X.shape[1],
-                                   SCORING_WORK_PER_THREAD)):  # the bin codes' threads
+        with coding_threads(n_jobs, X.shape[0] * X.shape[1]):
             rows = self.encoding.rows(X)
         return self.score_rows(rows, n_jobs)
 
