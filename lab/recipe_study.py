@@ -542,6 +542,8 @@ def main(argv=None):
     peers = set(args.peers.split(",")) - {""}
     if not (Path(args.data) / "OHSUMED").is_dir():
         names = [n for n in names if n not in ("ohsumed", "lightgbm")]
+    if args.peer_cache:  # made before any work: a run's results are written as it ends
+        Path(args.peer_cache).mkdir(parents=True, exist_ok=True)
     tasks = [(name, seed) for name in names for seed in range(args.seeds)]
     runs = Parallel(n_jobs=args.jobs, verbose=0)(
         delayed(run_one)(name, seed, args.data, recipes, peers, args.peer_cache) for name, seed in tasks)
