@@ -63,6 +63,16 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("rsrank: interrupted", file=sys.stderr)
         return 130
+    except Exception as error:  # an interrupt that a library being imported wrapped (a
+        cause = error  # class's __set_name__ raises RuntimeError from it)
+        for _ in range(100):
+            if cause is None or isinstance(cause, KeyboardInterrupt):
+                break
+            cause = cause.__cause__ or cause.__context__
+        if not isinstance(cause, KeyboardInterrupt):
+            raise
+        print("rsrank: interrupted", file=sys.stderr)
+        return 130
     args.argv = argv
     return edge.run(args)
 
