@@ -57,20 +57,16 @@ def build_parser():
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)  # help, the version and usage errors exit here
+    edge = None
     try:  # the command's action imports the numerical libraries: a second or more
+        edge = importlib.import_module("rsrank.cli._edge")  # imports none of them
         args.run = _command_module(args.command).run
-        edge = importlib.import_module("rsrank.cli._edge")
     except KeyboardInterrupt:
         print("rsrank: interrupted", file=sys.stderr)
         return 130
     except Exception as error:  # an interrupt that a library being imported wrapped (a
-        cause = error  # class's __set_name__ raises RuntimeError from it)
-        for _ in range(100):
-            if cause is None or isinstance(cause, KeyboardInterrupt):
-                break
-            cause = cause.__cause__ or cause.__context__
-        if not isinstance(cause, KeyboardInterrupt):
-            raise
+        if edge is None or edge.interruption(error) is None:  # class's __set_name__
+            raise  # raises RuntimeError from it)
         print("rsrank: interrupted", file=sys.stderr)
         return 130
     args.argv = argv

@@ -62,7 +62,7 @@ def _termination_unwinds():
             signal.signal(signum, handler)
 
 
-def _interruption(error):
+def interruption(error):
     """The KeyboardInterrupt (or :class:`Terminated`) that ``error`` is or
     chains from, or None."""
     seen = set()
@@ -132,10 +132,10 @@ def run(args):
         # Ctrl-C (or a signal) while a compiled kernel runs: the kernel
         # returns with the interrupt pending, which CPython reports as a
         # SystemError whose cause is the KeyboardInterrupt
-        interruption = _interruption(error)
-        if interruption is None:
+        found = interruption(error)
+        if found is None:
             raise
-        return _interrupted_exit(args.command, interruption)
+        return _interrupted_exit(args.command, found)
     finally:
         remove_empty(MADE_DIRECTORIES)
         MADE_DIRECTORIES.clear()
