@@ -402,6 +402,51 @@ def test_ctrl_c_inside_a_kernel_is_an_interrupt(monkeypatch, capsys):
         cli.main(["info"])
 
 
+class _ImportFails:
+    """A finder that makes importing one module raise ``error()``."""
+
+    def __init__(self, name, error):
+        self.name, self.error = name, error
+
+    def find_spec(self, name, path=None, target=None):
+        if name == self.name:
+            raise self.error()
+        return None
+
+
+def _set_name_wrapped_interrupt():
+    # what Python raises when the SIGINT lands in a class's __set_name__
+    try:
+        raise KeyboardInterrupt
+    except KeyboardInterrupt as interrupt:
+        error = RuntimeError("Error calling __set_name__ on '_Column' instance 'style'")
+        error.__cause__ = interrupt
+        return error
+
+
+@pytest.mark.parametrize("error, expected", [
+    (KeyboardInterrupt, 130),
+    (_set_name_wrapped_interrupt, 130),
+    (lambda: RuntimeError("a library that fails to import"), None),
+])
+def test_an_interrupt_that_the_imports_wrap_is_an_interrupt(monkeypatch, capsys, error,
+                                                            expected):
+    """The command's module is imported after the command line is read: an
+    interrupt there, bare or wrapped by the library being imported, ends as
+    one line and exit 130; any other import error is not taken for one."""
+    import rsrank.cli as cli
+
+    monkeypatch.delitem(sys.modules, "rsrank.cli.info", raising=False)
+    monkeypatch.setattr(sys, "meta_path", [_ImportFails("rsrank.cli.info", error)]
+                        + sys.meta_path)
+    if expected is None:
+        with pytest.raises(RuntimeError, match="fails to import"):
+            cli.main(["info"])
+        return
+    assert cli.main(["info"]) == expected
+    assert capsys.readouterr().err.strip() == "rsrank: interrupted"
+
+
 @pytest.mark.parametrize("delay", [0.3, 0.8])
 def test_ctrl_c_while_the_command_still_imports_is_an_interrupt(delay):
     """The command's first second is spent importing NumPy, scikit-learn and
