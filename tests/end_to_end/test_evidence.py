@@ -118,31 +118,67 @@ def _stamped_pages():
                 yield page.relative_to(REPO), stamps[-1] if stamps else None
 
 
-def test_cited_pages_that_have_aged_are_reported():
-    """A cited page more than MAX_BEHIND commits behind the code (commits
-    since its stamp that change :data:`CODE`), or with no stamp to date it,
-    is reported (a warning naming each): regenerate it with the command in
-    results/README.md. A ``*_before`` page records the
-    code before a change, at the commit it names, as the baseline the docs
-    compare with: it ages by design, and only a missing stamp is reported.
-    So does a ``*_tried`` page: a variant measured and not kept, at the
-    commit it names, whose code the package no longer holds."""
+def _aged(pages):
+    """Of ``(page, commit)``, those to report: unstamped, stamped with a
+    commit this history does not hold (a page run on a working tree that was
+    never committed, or on a branch since rewritten, has no age to count),
+    or more than MAX_BEHIND commits behind the code (commits since its
+    stamp that change :data:`CODE`). A ``*_before`` page records the code
+    before a change, at the commit it names, as the baseline the docs
+    compare with: it ages by design, and only a stamp that dates nothing is
+    reported. So does a ``*_tried`` page: a variant measured and not kept,
+    at the commit it names, whose code the package no longer holds."""
+    aged = []
+    for page, commit in pages:
+        if commit is None:
+            aged.append(f"{page} (unstamped)")
+            continue
+        counted = subprocess.run(["git", "-C", str(REPO), "rev-list", "--count",
+                                  f"{commit}..HEAD", "--", *CODE], capture_output=True,
+                                 text=True)
+        if counted.returncode != 0:
+            aged.append(f"{page} (its stamp {commit} is no commit of this history)")
+        elif (int(counted.stdout) > MAX_BEHIND
+              and not Path(page).stem.endswith(("_before", "_tried"))):
+            aged.append(f"{page} ({int(counted.stdout)} code commits)")
+    return aged
+
+
+def _git_checkout():
     try:
         subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], check=True,
                        capture_output=True)
     except (OSError, subprocess.CalledProcessError):
         pytest.skip("not a git checkout")
+
+
+def test_cited_pages_that_have_aged_are_reported():
+    """A cited page that :func:`_aged` finds is reported (a warning naming
+    each): regenerate it with the command in results/README.md."""
+    _git_checkout()
     pages = list(_stamped_pages())
     assert len([page for page, commit in pages if commit]) > 20
-    aged = [f"{page} (unstamped)" for page, commit in pages if commit is None]
-    for page, commit in pages:
-        if commit is None or page.stem.endswith(("_before", "_tried")):
-            continue
-        counted = subprocess.run(["git", "-C", str(REPO), "rev-list", "--count",
-                                  f"{commit}..HEAD", "--", *CODE], capture_output=True,
-                                 text=True)
-        if counted.returncode == 0 and int(counted.stdout) > MAX_BEHIND:
-            aged.append(f"{page} ({int(counted.stdout)} code commits)")
+    aged = _aged(pages)
     if aged:
         warnings.warn(f"{len(aged)} cited results pages are more than {MAX_BEHIND} commits "
-                      f"behind the code or unstamped: {', '.join(aged)}", stacklevel=1)
+                      f"behind the code or not dated by their stamp: {', '.join(aged)}",
+                      stacklevel=1)
+
+
+def test_the_age_check_reports_a_stamp_it_cannot_date():
+    _git_checkout()
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], check=True,
+                          capture_output=True, text=True).stdout.strip()
+    root = subprocess.run(["git", "-C", str(REPO), "rev-list", "--max-parents=0", "HEAD"],
+                          check=True, capture_output=True, text=True).stdout.split()[0]
+    behind = int(subprocess.run(["git", "-C", str(REPO), "rev-list", "--count",
+                                 f"{root}..HEAD", "--", *CODE], check=True,
+                                capture_output=True, text=True).stdout)
+    pages = [("results/now.md", head), ("results/never.md", "0123456789ab"),
+             ("results/blank.md", None), ("results/first.md", root),
+             ("results/first_before.md", root)]
+    expected = ["results/never.md (its stamp 0123456789ab is no commit of this history)",
+                "results/blank.md (unstamped)"]
+    if behind > MAX_BEHIND:  # a history long enough to age a page
+        expected.append(f"results/first.md ({behind} code commits)")
+    assert _aged(pages) == expected
