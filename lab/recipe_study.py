@@ -425,13 +425,17 @@ BASELINE_TEXT = {"xgboost": "XGBoost gblinear tuned on vali",
 def add_before(table, path):
     """Each method of the report at ``path`` (this study's JSON, from an
     older checkout) as ``before:METHOD`` beside the same datasets of
-    ``table``, with its per-query values."""
+    ``table``, with its per-query values. A report made with ``--before``
+    itself holds its own baseline's methods as ``before:METHOD``: those are
+    not that checkout's runs, and are left out."""
     before = json.loads(Path(path).read_text())
     for name, entry in table.items():
         old = before["table"].get(name)
         if old is None or old["seeds"] != entry["seeds"]:
             continue
         for method, slot in old["methods"].items():
+            if method.startswith("before:"):
+                continue
             entry["methods"][f"before:{method}"] = {
                 "per_query": slot["per_query"], "mean": slot["mean"],
                 "n_queries": slot["n_queries"], "mean_nonzero": slot["mean_nonzero"]}

@@ -309,3 +309,34 @@ def test_the_paper_studys_relaxed_frontier_refits_each_sparse_point_on_its_suppo
     assert len(plain) == 2 and relaxed
     assert all(0 < point["n_nonzero"] < fold.train[0].shape[1] for point in relaxed)
     sys.modules.pop("_paper", None)
+
+
+def test_a_study_against_a_report_made_with_before_compares_with_that_reports_runs(tmp_path,
+                                                                                 monkeypatch):
+    """``recipe_study.py --before FILE`` sets each method beside the same
+    method of FILE's runs. FILE made with ``--before`` itself holds its own
+    baseline as ``before:METHOD``: that is not FILE's run and is not taken
+    (it was, as ``before:before:METHOD``, and its column compared FILE with
+    its own baseline)."""
+    import importlib.util
+    import json
+
+    monkeypatch.syspath_prepend(str(REPO / "lab"))
+    spec = importlib.util.spec_from_file_location("study_recipe", REPO / "lab" / "recipe_study.py")
+    study = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(study)
+
+    def slot(values, kept):
+        return {"per_query": values, "mean": sum(values) / len(values), "n_queries": len(values),
+                "mean_nonzero": kept}
+
+    older = {"table": {"toy": {"seeds": 1, "methods": {
+        "cli": slot([0.5, 0.7], 3.0), "before:cli": slot([0.1, 0.1], 9.0)}}}}
+    (tmp_path / "older.json").write_text(json.dumps(older))
+    table = {"toy": {"seeds": 1, "methods": {"cli": slot([0.6, 0.7], 2.0)}}}
+    study.add_before(table, tmp_path / "older.json")
+    assert sorted(table["toy"]["methods"]) == ["before:cli", "cli"]
+    assert table["toy"]["methods"]["before:cli"]["per_query"] == [0.5, 0.7]
+    lines = study.against_before(table)
+    assert lines[-3] == "| data | cli |"
+    assert lines[-1].startswith("| toy | +0.0500 (p=") and lines[-1].endswith("3.0 / 2.0 |")
