@@ -318,13 +318,10 @@ def test_a_study_against_a_report_made_with_before_compares_with_that_reports_ru
     baseline as ``before:METHOD``: that is not FILE's run and is not taken
     (it was, as ``before:before:METHOD``, and its column compared FILE with
     its own baseline)."""
-    import importlib.util
     import json
 
     monkeypatch.syspath_prepend(str(REPO / "lab"))
-    spec = importlib.util.spec_from_file_location("study_recipe", REPO / "lab" / "recipe_study.py")
-    study = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(study)
+    import recipe_study as study
 
     def slot(values, kept):
         return {"per_query": values, "mean": sum(values) / len(values), "n_queries": len(values),
@@ -340,3 +337,4 @@ def test_a_study_against_a_report_made_with_before_compares_with_that_reports_ru
     lines = study.against_before(table)
     assert lines[-3] == "| data | cli |"
     assert lines[-1].startswith("| toy | +0.0500 (p=") and lines[-1].endswith("3.0 / 2.0 |")
+    sys.modules.pop("recipe_study", None)
