@@ -38,6 +38,11 @@ predictions written to disk:
   ``rsrank-interactions-tol1e-3``: ``--additive --interactions 10`` with
   every fit stopped once an epoch moves no weight by more than 1e-3 of the
   largest (``--weight-tol 1e-3``; the default is 1e-4).
+  ``rsrank-settle1e-4``, ``rsrank-additive-settle1e-4`` and
+  ``rsrank-interactions-settle1e-4``: the defaults, ``--additive`` and
+  ``--additive --interactions 10`` with the penalized fits of the path on a
+  sample stopped at the estimator's ``weight_tol`` (1e-4) alone
+  (``PATH_SETTLE_TOL`` at None), as before that rule.
 - LightGBM ``lambdarank`` and XGBoost ``rank:ndcg`` (``hist``), 2 threads,
   learning rate 0.1, other parameters at their defaults, up to ``--rounds``
   rounds with early stopping after 20 rounds without a better vali
@@ -69,7 +74,8 @@ from _mslr import ROWS, TEACHERS, write_data
 REPO = Path(__file__).resolve().parents[1]
 SYSTEMS = ["rsrank", "rsrank-full", "rsrank-patience", "rsrank-additive", "rsrank-interactions",
            "rsrank-interactions-coarse", "rsrank-interactions-fine", "rsrank-additive-relax300",
-           "rsrank-interactions-relax300", "rsrank-interactions-tol1e-3", "lightgbm", "xgboost"]
+           "rsrank-interactions-relax300", "rsrank-interactions-tol1e-3", "rsrank-settle1e-4",
+           "rsrank-additive-settle1e-4", "rsrank-interactions-settle1e-4", "lightgbm", "xgboost"]
 #: the flags of each RSRank system beside the files
 RSRANK_FLAGS = {"rsrank": [], "rsrank-full": ["--path-rows", "0"],
                 "rsrank-patience": ["--patience", "20"], "rsrank-additive": ["--additive"],
@@ -81,10 +87,17 @@ RSRANK_FLAGS = {"rsrank": [], "rsrank-full": ["--path-rows", "0"],
                 "rsrank-additive-relax300": ["--additive"],
                 "rsrank-interactions-relax300": ["--additive", "--interactions", "10"],
                 "rsrank-interactions-tol1e-3": ["--additive", "--interactions", "10",
-                                                "--weight-tol", "1e-3"]}
+                                                "--weight-tol", "1e-3"],
+                "rsrank-settle1e-4": [], "rsrank-additive-settle1e-4": ["--additive"],
+                "rsrank-interactions-settle1e-4": ["--additive", "--interactions", "10"]}
 #: systems whose path on a sample gives each relaxed refit all its epochs
 #: (300), as before ``PATH_RELAX_EPOCHS``
 UNCAPPED = ("rsrank-additive-relax300", "rsrank-interactions-relax300")
+#: systems whose path on a sample stops its penalized fits at the estimator's
+#: ``weight_tol`` alone (1e-4), as before ``PATH_SETTLE_TOL``
+UNSETTLED = ("rsrank-settle1e-4", "rsrank-additive-settle1e-4", "rsrank-interactions-settle1e-4")
+
+
 def child(system, directory, rounds, scratch):
     """Runs in a fresh process: trains, writes ``{system}.test.npy`` and
     prints one JSON line."""
@@ -97,6 +110,8 @@ def child(system, directory, rounds, scratch):
 
         if system in UNCAPPED:
             experiments.PATH_RELAX_EPOCHS = 300
+        if system in UNSETTLED:
+            experiments.PATH_SETTLE_TOL = None
 
         out = scratch / f"{system}-out"
         code = main(["train", "--train", str(directory / "train.txt"),
@@ -248,6 +263,9 @@ def main(argv=None):
                                              "10`, relaxed refits on the sample uncapped "
                                              "(300 epochs)",
              "lightgbm": "LightGBM lambdarank", "xgboost": "XGBoost rank:ndcg (hist)"}
+    names.update({system: f"{names[system.replace('-settle1e-4', '')]}, the path's "
+                          "penalized fits on the sample settled to 1e-4"
+                  for system in UNSETTLED})
     names.update({system: f"RSRank `rsrank train {' '.join(flags)}`"
                   for system, flags in RSRANK_FLAGS.items() if system not in names})
     command_text = "; ".join(

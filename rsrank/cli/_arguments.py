@@ -9,7 +9,7 @@ import argparse
 
 from ..learning.defaults import (DEFAULT_INTERACTION_BINS, DEFAULT_L1_METHOD, DEFAULT_MAX_BINS,
                                  DEFAULT_MAX_ITER, DEFAULT_NORMALIZE, L1_METHODS, NORMALIZERS,
-                                 PATH_EPOCHS, PATH_PATIENCE, PATH_ROWS,
+                                 PATH_EPOCHS, PATH_PATIENCE, PATH_ROWS, PATH_SETTLE_TOL,
                                  PATH_WEIGHT_TOL, LEVEL_ROWS, ROWS_BINS)
 
 
@@ -243,7 +243,9 @@ def add_training_options(parser, grid):
             f"is fitted again on all of them (default {PATH_ROWS:,}; 0: the path on all rows; "
             "not with --vali-cv or --stream, whose paths use every training query); such a "
             f"path stops a pair weighting after {PATH_PATIENCE} strengths in a row that do not "
-            "raise its best vali score")
+            "raise its best vali score, and its penalized fits once their weights settle to "
+            f"{PATH_SETTLE_TOL:g} (or --weight-tol, where larger): on the sample they only "
+            "rank the points")
     parser.add_argument("--batch-size", type=number_list(int) if grid else positive(int),
                         default=None, help="queries per step (default: all, one step per "
                         "epoch; 1 is the paper's online update)")

@@ -28,7 +28,7 @@ from . import metrics
 from ..learning._workers import in_processes, worker_count
 from ..reading.datasets import (check_exp2_labels, csv_feature_names, find_folds, is_csv,
                                 iter_letor_folds, read_docids, streamed_fold)
-from ..learning.defaults import PATH_PATIENCE, PATH_RELAX_EPOCHS
+from ..learning.defaults import PATH_PATIENCE, PATH_RELAX_EPOCHS, PATH_SETTLE_TOL
 from ..learning.feature_keys import feature_costs
 from ..reading._queries import QueryGroups
 from ..reading.folds import Fold
@@ -406,8 +406,9 @@ def fit_and_select(estimator, grid, train, validation, *, select="ndcg@10",
     pair weighting they were searched with
     (:func:`~rsrank.learning.path.one_search`). Such a path also stops a
     setting after :data:`PATH_PATIENCE` points in a row that do not raise
-    its best vali score, and gives each point's relaxed refit at most
-    :data:`PATH_RELAX_EPOCHS` epochs."""
+    its best vali score, gives each point's relaxed refit at most
+    :data:`PATH_RELAX_EPOCHS` epochs, and stops each point's penalized fit
+    once its weights settle to :data:`PATH_SETTLE_TOL`."""
     if validation is None and cv is None:
         raise ValueError("fit_and_select judges on validation queries, on folds of the "
                          "training queries (cv), or both: give one")
@@ -425,7 +426,8 @@ def fit_and_select(estimator, grid, train, validation, *, select="ndcg@10",
           else contextlib.nullcontext(grid)) as walked_grid:
         points = walk(estimator, walked_grid, walked, validation=validation, chunks=chunks,
                       warm=path, judge=judge, patience=PATH_PATIENCE if sampled else None,
-                      relax_epochs=PATH_RELAX_EPOCHS if sampled else None)
+                      relax_epochs=PATH_RELAX_EPOCHS if sampled else None,
+                      settle_tol=PATH_SETTLE_TOL if sampled else None)
         if validation is None:
             tried, fits = _describe_fits(points)
             per_query = [np.zeros(0)] * len(tried)

@@ -9,8 +9,8 @@ __all__ = ["NORMALIZERS", "GLOBAL_NORMALIZERS", "QUERY_NORMALIZERS", "L1_METHODS
            "DEFAULT_INTERACTION_BINS", "MAX_INTERACTION_BINS", "DEFAULT_L1_RATIO",
            "DEFAULT_WITHIN", "SPARSE_WITHIN", "SPARSE_L1_RATIO", "SPARSE_VALI_CV", "PATH_EPOCHS",
            "PATH_WEIGHT_TOL", "PATH_PAIR_WEIGHTS", "PATH_MOMENTUM", "PATH_ROWS", "PATH_PATIENCE",
-           "PATH_RELAX_EPOCHS", "LEVEL_STEP", "LEVEL_ROWS", "ROWS_BINS", "AUTO_BINS",
-           "LEVEL_LOSS_PATIENCE"]
+           "PATH_RELAX_EPOCHS", "PATH_SETTLE_TOL", "LEVEL_STEP", "LEVEL_ROWS", "ROWS_BINS",
+           "AUTO_BINS", "LEVEL_LOSS_PATIENCE"]
 
 #: values of ``RSRank(normalize=...)`` and ``rsrank train --normalize``
 NORMALIZERS = ("none", "zscore", "minmax", "query-zscore", "query-minmax")
@@ -103,6 +103,15 @@ PATH_PATIENCE = 2
 #: additive kinds chose the same point with the same test NDCG@10 with and
 #: without the cap (``results/end_to_end_*.md``, the ``relax300`` rows)
 PATH_RELAX_EPOCHS = 100
+#: ... and stops each point's penalized fit once an epoch moves no weight
+#: by more than this times the largest (or the estimator's ``weight_tol``,
+#: where larger). These fits, too, only rank the points; the chosen one is
+#: fitted again on all rows with the estimator's ``weight_tol``. At a tenth
+#: and a quarter of MSLR-WEB30K's shape, on ``make_mslr_like``'s
+#: non-linear teacher and ``make_web_like``, ``--additive --interactions
+#: 10`` chose the same point with this as with 1e-4
+#: (``results/settle_tol_*.md``)
+PATH_SETTLE_TOL = 1e-3
 #: An additive model fitted with ``learning_rate="curvature"`` on rows in
 #: memory steps on the levels of its shapes and pairs' cells, each by its
 #: gradient over its curvature times this

@@ -82,14 +82,15 @@ class Setup:
         return bool(self.run.relax) and (penalty.l1 != 0 or penalty.group != 0)
 
     def but(self, *, learning_rate=KEEP, relax=KEEP, l1=KEEP, l1_group=KEEP, exclude=KEEP,
-            max_iter=KEEP):
+            max_iter=KEEP, weight_tol=KEEP):
         """This setup with changes to the parameters a fit sequence varies (a
         numeric ``learning_rate``, ``relax``, ``l1``, ``l1_group``,
-        ``exclude``, ``max_iter``), without checking the others again or
-        copying them."""
+        ``exclude``, ``max_iter``, ``weight_tol``), without checking the
+        others again or copying them."""
         changes = {name: value for name, value in (
             ("learning_rate", learning_rate), ("relax", relax), ("l1", l1),
-            ("l1_group", l1_group), ("exclude", exclude), ("max_iter", max_iter))
+            ("l1_group", l1_group), ("exclude", exclude), ("max_iter", max_iter),
+            ("weight_tol", weight_tol))
             if value is not KEEP}
         penalty = replace(self.solver.penalty, **{
             field: changes[name] for name, field in (("l1", "l1"), ("l1_group", "group"))
@@ -99,7 +100,8 @@ class Setup:
         solver = replace(self.solver, penalty=penalty, learning_rate=(
             run.learning_rate if not isinstance(run.learning_rate, str)
             else self.solver.learning_rate), max_iter=changes.get("max_iter",
-                                                                   self.solver.max_iter))
+                                                                   self.solver.max_iter),
+            weight_tol=changes.get("weight_tol", self.solver.weight_tol))
         features = self.features if exclude is KEEP else self.features.excluding(exclude)
         return replace(self, params=self.params.but(**changes), solver=solver,
                        features=features, run=run)

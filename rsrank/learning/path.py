@@ -229,7 +229,7 @@ class _Walk:
 
 
 def walk(estimator, points, train, *, validation=None, chunks=None, warm=True, coef_init=None,
-         judge=None, patience=None, relax_epochs=None):
+         judge=None, patience=None, relax_epochs=None, settle_tol=None):
     """Fit ``estimator`` at each of ``points`` (dicts of parameters, in the
     order given; a path lists its strengths from strong to weak) on
     ``train`` (a :class:`~rsrank.reading.querydata.QueryData`), each point starting
@@ -242,7 +242,10 @@ def walk(estimator, points, train, *, validation=None, chunks=None, warm=True, c
     stops once that many of its points in a row have not raised the best
     ``judge(fit)`` of its fits so far (the points it leaves are not
     walked). ``relax_epochs``: the most epochs of each point's relaxed
-    refit (None: the estimator's ``max_iter``).
+    refit (None: the estimator's ``max_iter``). ``settle_tol``: each
+    point's penalized fit stops once an epoch moves no weight by more than
+    this times the largest, or by the estimator's ``weight_tol`` where that
+    is larger (None: the estimator's alone).
     Returns a :class:`PathPoint` per point walked.
 
     The fits run on the fit pipeline (:mod:`rsrank.learning.fitting`) from one
@@ -272,10 +275,13 @@ def walk(estimator, points, train, *, validation=None, chunks=None, warm=True, c
             relax = plan.relaxed
             plan = plan.but(relax=False, learning_rate=settled.get(
                 "learning_rate", plan.run.learning_rate))
+            penalized = plan if settle_tol is None else plan.but(
+                weight_tol=max(plan.solver.weight_tol or 0.0, settle_tol))
             watched = plan.solver.restore_best or plan.solver.early_stopping
             eval_set = validation if watched else None
             fit = PathFit(estimator, fitting.fit(
-                plan, train, eval_set, coef_init=last.get(setting) if warm else None), train)
+                penalized, train, eval_set, coef_init=last.get(setting) if warm else None),
+                train)
             if relax:  # its refit on the features it kept, which points keeping them share
                 kept = (setting, tuple(fit.model.selected_indices()))
                 if kept not in refits:

@@ -338,6 +338,7 @@ def test_a_selection_hands_out_an_estimator_per_fit_only_when_asked(bundled_root
 def test_a_path_on_more_rows_than_path_rows_walks_a_sample_and_refits_its_choice(bundled_root):
     from rsrank import QueryData
     from rsrank.evaluation.experiments import fit_and_select
+    from rsrank.learning.defaults import PATH_SETTLE_TOL
     from rsrank.learning.path import carried_weights, path_sample
 
     fold = load_letor_fold(bundled_root, 1)
@@ -357,6 +358,10 @@ def test_a_path_on_more_rows_than_path_rows_walks_a_sample_and_refits_its_choice
     # the path's points are the sample's; the refit of the choice comes last, and is chosen
     assert sampled.tried[:3] == walked.tried
     assert sampled.chosen == 3 and sampled.tried[3]["refit"] == "all training queries"
+    # the path's fits on the sample settle to PATH_SETTLE_TOL; the refit on all rows
+    # to the estimator's weight_tol (None: all its epochs)
+    assert [fit.fitted.params["weight_tol"] for fit in sampled.fits] == [PATH_SETTLE_TOL] * 3 + [
+        None]
     params = walked.tried[walked.chosen]["params"]
     refit = sampled.tried[3]["params"]
     assert refit["l1_ratio"] == params["l1_ratio"]

@@ -103,3 +103,23 @@ def test_a_sampled_path_walks_every_weighting_of_a_kind_without_pairs():
         assert walked == linear
     with one_search(base, linear + pairs, data, data) as walked:
         assert walked == linear + pairs[:2]
+
+
+def test_settle_tol_stops_the_penalized_fits_alone_and_never_tightens_them():
+    # the penalized fits stop at the larger of the estimator's weight_tol and settle_tol;
+    # the relaxed refits keep the estimator's: on all rows it is the chosen point's
+    data = small_data(2)
+    grid = [{"l1_ratio": r} for r in (0.3, 0.1)]
+
+    def walked(weight_tol, settle_tol):
+        points = walk(RSRank(learning_rate="curvature", max_iter=300, relax=True,
+                             weight_tol=weight_tol), grid, data,
+                      settle_tol=settle_tol)
+        return [(p.fit.fitted.params["weight_tol"], p.fit.fitted.n_iter,
+                 p.relaxed.fitted.params["weight_tol"]) for p in points]
+    tight, loose = walked(1e-6, None), walked(1e-6, 1e-2)
+    assert [t for t, _, _ in tight] == [1e-6, 1e-6]
+    assert [t for t, _, _ in loose] == [1e-2, 1e-2]
+    assert [r for _, _, r in loose] == [1e-6, 1e-6]
+    assert all(a < b for (_, a, _), (_, b, _) in zip(loose, tight))  # fewer epochs
+    assert [t for t, _, _ in walked(0.05, 1e-2)] == [0.05, 0.05]
