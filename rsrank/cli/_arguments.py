@@ -7,19 +7,18 @@ library's own rules import them when a command line is read."""
 
 import argparse
 
+from ..evaluation._conventions import parse_metric
 from ..learning.defaults import (DEFAULT_INTERACTION_BINS, DEFAULT_L1_METHOD, DEFAULT_MAX_BINS,
                                  DEFAULT_MAX_ITER, DEFAULT_NORMALIZE, L1_METHODS, NORMALIZERS,
                                  PATH_EPOCHS, PATH_PATIENCE, PATH_ROWS, PATH_SETTLE_TOL,
-                                 PATH_WEIGHT_TOL, LEVEL_ROWS, ROWS_BINS)
+                                 PATH_WEIGHT_TOL, LEVEL_ROWS, ROWS_BINS, check_within)
 
 
 def within(text):
-    from ..learning.selection import check_within  # checked as the estimator checks it
-
     value = text.strip().lower()
     try:
         value = value if value == "1se" else float(value)
-        check_within(value)
+        check_within(value)  # checked as the estimator checks it
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r}: a fraction in [0, 1) or '1se'") from None
     return value
@@ -176,9 +175,7 @@ def discounts(text):
 
 
 def metric(text):
-    from ..evaluation.experiments import parse_metric  # read as the selection reads it
-
-    try:
+    try:  # read as the selection reads it
         parse_metric(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None

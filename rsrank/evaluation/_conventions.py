@@ -1,10 +1,13 @@
-"""The metric conventions by name, as plain values (read by
-:mod:`rsrank.evaluation.metrics` and shown by the command line without a
-numerical library): each convention's gain, discount, score of a query
-without a relevant document, order of tied scores and treatment of a
-list shorter than the cut-off."""
+"""The metric conventions and the metrics' names, as plain values (read by
+:mod:`rsrank.evaluation.metrics` and :mod:`rsrank.evaluation.experiments`,
+and by the command line without a numerical library): each convention's
+gain, discount, score of a query without a relevant document, order of
+tied scores and treatment of a list shorter than the cut-off, and the
+metric a name such as ``"ndcg@10"`` stands for."""
 
-__all__ = ["CONVENTIONS", "DEFAULT_CONVENTION"]
+import re
+
+__all__ = ["CONVENTIONS", "DEFAULT_CONVENTION", "parse_metric"]
 
 CONVENTIONS = {
     "letor": dict(gain="exp2", discount="letor", empty=0.0, ties="stable", short_list="zero"),
@@ -17,3 +20,16 @@ CONVENTIONS = {
 
 #: the convention of every score and selection unless one is named
 DEFAULT_CONVENTION = "letor"
+
+_METRIC = re.compile(r"^(ndcg|p|precision)@(\d+)$|^(map)$")
+
+
+def parse_metric(name):
+    """``"ndcg@10"``, ``"p@5"`` or ``"map"`` -> ``(kind, k)``."""
+    match = _METRIC.match(name.strip().lower())
+    if match is None:
+        raise ValueError(f"unknown metric {name!r}; expected ndcg@K, p@K or map")
+    if match.group(3):
+        return "map", None
+    kind = "ndcg" if match.group(1) == "ndcg" else "p"
+    return kind, int(match.group(2))

@@ -14,7 +14,6 @@ compare`` and :mod:`rsrank.evaluation.stats` use for paired tests over queries.
 
 import contextlib
 import functools
-import re
 import time
 from dataclasses import dataclass, field
 
@@ -25,6 +24,7 @@ from sklearn.model_selection import GroupKFold, ParameterGrid
 from sklearn.utils import Bunch
 
 from . import metrics
+from ._conventions import parse_metric
 from ..learning._workers import in_processes, worker_count
 from ..reading.datasets import (check_exp2_labels, csv_feature_names, find_folds, is_csv,
                                 iter_letor_folds, read_docids, streamed_fold)
@@ -64,20 +64,6 @@ __all__ = [
     "per_query_from_results",
 ]
 
-
-
-_METRIC = re.compile(r"^(ndcg|p|precision)@(\d+)$|^(map)$")
-
-
-def parse_metric(name):
-    """``"ndcg@10"``, ``"p@5"`` or ``"map"`` -> ``(kind, k)``."""
-    match = _METRIC.match(name.strip().lower())
-    if match is None:
-        raise ValueError(f"unknown metric {name!r}; expected ndcg@K, p@K or map")
-    if match.group(3):
-        return "map", None
-    kind = "ndcg" if match.group(1) == "ndcg" else "p"
-    return kind, int(match.group(2))
 
 
 def _metric_per_query(name, y, scores, qid, convention, short_list=None):

@@ -10,7 +10,7 @@ __all__ = ["NORMALIZERS", "GLOBAL_NORMALIZERS", "QUERY_NORMALIZERS", "L1_METHODS
            "DEFAULT_WITHIN", "SPARSE_WITHIN", "SPARSE_L1_RATIO", "SPARSE_VALI_CV", "PATH_EPOCHS",
            "PATH_WEIGHT_TOL", "PATH_PAIR_WEIGHTS", "PATH_MOMENTUM", "PATH_ROWS", "PATH_PATIENCE",
            "PATH_RELAX_EPOCHS", "PATH_SETTLE_TOL", "LEVEL_STEP", "LEVEL_ROWS", "ROWS_BINS",
-           "AUTO_BINS", "LEVEL_LOSS_PATIENCE"]
+           "AUTO_BINS", "LEVEL_LOSS_PATIENCE", "check_within"]
 
 #: values of ``RSRank(normalize=...)`` and ``rsrank train --normalize``
 NORMALIZERS = ("none", "zscore", "minmax", "query-zscore", "query-minmax")
@@ -46,6 +46,18 @@ def _log_spaced(low_decades, per_decade):
 #: within 1% of the best is kept.
 DEFAULT_L1_RATIO = _log_spaced(3, 3) + [0.0]
 DEFAULT_WITHIN = 0.01
+
+
+def check_within(within):
+    """``within`` is a fraction in [0, 1) or ``"1se"`` (here, beside its
+    default, so that the command line checks ``--within`` without the
+    numerical libraries)."""
+    if within == "1se":
+        return
+    if isinstance(within, str) or not 0 <= within < 1:
+        raise ValueError(f"within must be in [0, 1) or '1se', got {within!r}")
+
+
 #: The sparse recipe, for a selection that gives up 3% or more of the best
 #: vali score for fewer features (``within >= SPARSE_WITHIN``): the path
 #: twice as dense from 1 down to 0.1 of l1_max, where the sparse models

@@ -5,6 +5,7 @@ validation scores and per-query values of each fit."""
 
 import numpy as np
 
+from .defaults import check_within
 from .kinds import KINDS
 
 __all__ = ["sparsest_within", "check_within", "choose_fit", "kind_choices", "sparsest_index"]
@@ -65,14 +66,6 @@ def sparsest_within(points, within, *, key="vali_score", reference="best"):
         keep = [i for i, score in enumerate(scores) if score >= (1 - within) * scores[target]]
     return points[min(keep, key=lambda i: (points[i].get("cost", points[i]["n_nonzero"]),
                                            points[i]["n_nonzero"], -scores[i], i))]
-
-
-def check_within(within):
-    """``within`` is a fraction in [0, 1) or ``"1se"``."""
-    if within == "1se":
-        return
-    if isinstance(within, str) or not 0 <= within < 1:
-        raise ValueError(f"within must be in [0, 1) or '1se', got {within!r}")
 
 
 def _paired_difference(values, reference):

@@ -410,7 +410,12 @@ _COMMAND_HELPS = [[name, "--help"] for name in ("info", "fetch", "train", "evalu
 
 @pytest.mark.parametrize("argv", [["--version"], ["--help"], ["--debug", "--help"], ["nosuch"],
                                   ["fetch", "--list"], *_COMMAND_HELPS,
-                                  ["train", "--max-iter", "0"], ["export", "--format", "bing"]])
+                                  ["train", "--max-iter", "0"], ["export", "--format", "bing"],
+                                  # an unknown option: argparse reads every default first
+                                  # (--select's "ndcg@10" by the selection's parser), and with
+                                  # --within given, its check too
+                                  ["train", "--nosuch"], ["path", "--nosuch"],
+                                  ["train", "--within", "0.02", "--select", "map", "--nosuch"]])
 def test_the_version_every_help_a_usage_error_and_fetch_import_no_numerical_library(argv):
     """Every command's ``--help`` (its defaults included) and a usage error
     read the arguments alone; nor does ``rsrank fetch``, which downloads and
@@ -431,6 +436,8 @@ def test_the_version_every_help_a_usage_error_and_fetch_import_no_numerical_libr
             assert name in done.stdout
     if argv == ["nosuch"]:
         assert "invalid choice: 'nosuch'" in done.stderr
+    if argv[-1] == "--nosuch":
+        assert "unrecognized arguments: --nosuch" in done.stderr
     if argv == ["train", "--help"]:  # the defaults shown are the estimator's and the recipe's
         from rsrank import RSRank
         from rsrank.learning.defaults import LEVEL_ROWS, ROWS_BINS
