@@ -2,8 +2,9 @@
 
     python scripts/bench_cli_start.py [--out results] [--repeats 7] [--before COMMIT]
 
-Runs ``rsrank --version``, ``rsrank --help``, ``rsrank fetch --list`` and
-``rsrank train --help`` in fresh interpreters (``python -m rsrank``, as the
+Runs ``rsrank --version``, ``rsrank --help``, ``rsrank fetch --list``,
+``rsrank train --help`` and ``rsrank train --nosuch`` (a usage error:
+an option mistyped) in fresh interpreters (``python -m rsrank``, as the
 installed script runs it) and records for each the fastest wall time of
 ``--repeats``, the ``rsrank`` modules it imported and whether
 scikit-learn, SciPy or numba were among its imports. The peers in the same run: a bare interpreter
@@ -28,7 +29,8 @@ from _bench import command_line, write_report
 REPO = Path(__file__).resolve().parent.parent
 HEAVY = ("sklearn", "scipy", "numba")
 COMMANDS = {"rsrank --version": ["--version"], "rsrank --help": ["--help"],
-            "rsrank fetch --list": ["fetch", "--list"], "rsrank train --help": ["train", "--help"]}
+            "rsrank fetch --list": ["fetch", "--list"], "rsrank train --help": ["train", "--help"],
+            "rsrank train --nosuch": ["train", "--nosuch"]}
 #: runs the command, then reports what it imported on stderr's last line
 PROBE = ("import sys, json\n"
          "sys.argv = ['rsrank'] + sys.argv[1:]\n"
