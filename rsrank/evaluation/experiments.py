@@ -65,7 +65,6 @@ __all__ = [
 ]
 
 
-
 def _metric_per_query(name, y, scores, qid, convention, short_list=None):
     """The metric ``name`` per query (NaN for a query the convention skips);
     ``short_list`` overrides the convention's rule for NDCG."""
