@@ -548,14 +548,28 @@ class PairEncoding(StepEncoding):
             coarse = dict(zip(used.tolist(), fit_thresholds(_take_columns(X, used), pair_bins)))
             grids = [(coarse[a], coarse[b]) for a, b in pairs.tolist()]
         encoding = cls(thresholds, pairs, grids)
-        if step_codes is not None and step_codes.dense and not sp.issparse(X):
-            cells = encoding.cells(X).astype(np.uint8)
-            codes = BinCodes(np.ascontiguousarray(np.column_stack([step_codes.codes, cells])),
-                             (X.shape[0], X.shape[1] + encoding.n_pairs))
-        else:
-            codes = bin_codes(encoding.augment(X), encoding.thresholds)
+        codes = encoding.codes(X, step_codes)
         counts = bin_counts(None, encoding.thresholds, codes)
         return cls(thresholds, pairs, grids, counts), codes
+
+    def codes(self, X, step_codes=None):
+        """The :class:`BinCodes` of ``X`` under this encoding: those of
+        :meth:`augment`'s matrix, which for dense ``X`` are its step codes
+        (``step_codes``, when known) and a code per pair, the row's cell
+        index, side by side. No augmented copy of a dense ``X`` is made
+        (at a quarter of MSLR-WEB30K's shape, scoring the 186,807 vali rows
+        through that copy made the peak of ``--additive --interactions 10``
+        1,233 MiB, against 1,180 MiB without it, for the same model)."""
+        if sp.issparse(X) or self.n_pairs == 0:
+            return bin_codes(self.augment(X), self.thresholds)
+        if X.shape[1] != self.width:
+            raise ValueError(f"X has {X.shape[1]} features, the encoding {self.width}")
+        if step_codes is None or not step_codes.dense:
+            step_codes = bin_codes(X, self.thresholds[:self.width])
+        out = np.empty((X.shape[0], self.width + self.n_pairs), dtype=np.uint8)
+        out[:, :self.width] = step_codes.codes
+        out[:, self.width:] = self.cells(X)  # a cell's code is its index (at most MAX_BINS)
+        return BinCodes(out, out.shape)
 
     @property
     def n_features(self):
@@ -595,7 +609,7 @@ class PairEncoding(StepEncoding):
         return np.ascontiguousarray(np.column_stack([np.asarray(X), cells.astype(X.dtype)]))
 
     def rows(self, X, offsets=None, codes=None):
-        return super().rows(self.augment(X) if codes is None else X, offsets, codes)
+        return super().rows(X, offsets, self.codes(X) if codes is None else codes)
 
     def indicators(self, X):
         return super().indicators(self.augment(X))

@@ -8,8 +8,8 @@ import scipy.sparse as sp
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from rsrank.learning.binning import (MAX_BINS, SortedColumns, bin_codes, bin_counts, fit_thresholds,
-                            merged_thresholds, value_summary)
+from rsrank.learning.binning import (MAX_BINS, PairEncoding, SortedColumns, bin_codes, bin_counts,
+                                     fit_thresholds, merged_thresholds, value_summary)
 
 
 def brute_codes(X, thresholds):
@@ -217,3 +217,40 @@ def test_thresholds_merged_from_parts_are_those_of_all_the_rows(seed, max_bins, 
     counts = [bin_counts(part, got) for part in parts]
     for j, total in enumerate(bin_counts(X, got)):
         np.testing.assert_array_equal(sum(c[j] for c in counts), total)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**16), n_pairs=st.integers(0, 3), pair_bins=st.integers(2, 8),
+       dtype=st.sampled_from([np.float64, np.float32, np.int64]), missing=st.booleans())
+def test_a_pair_encoding_codes_rows_as_its_augmented_matrix(seed, n_pairs, pair_bins, dtype,
+                                                            missing):
+    """The codes of a pair encoding, made without the augmented copy of
+    dense rows, equal those of :meth:`PairEncoding.augment`'s matrix (the
+    features, then each row's cell index per pair), and so do its rows'
+    codes; CSR rows give the same codes as their dense twin."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(60, 4)) * 5
+    if missing and dtype is not np.int64:
+        X[rng.random(X.shape) < 0.15] = np.nan
+    X = X.astype(dtype) if dtype is not np.int64 else np.round(X).astype(dtype)
+    pairs = [(0, 1), (1, 3), (0, 2)][:n_pairs]
+    encoding = PairEncoding.fit(X, pairs, max_bins=8, pair_bins=pair_bins)
+    expected = bin_codes(encoding.augment(X), encoding.thresholds).toarray()
+    assert expected.shape == (60, 4 + n_pairs)
+    codes = encoding.codes(X)
+    assert codes.dense and codes.codes.dtype == np.uint8
+    np.testing.assert_array_equal(codes.toarray(), expected)
+    known = bin_codes(X, encoding.thresholds[:4])
+    np.testing.assert_array_equal(encoding.codes(X, known).toarray(), expected)
+    np.testing.assert_array_equal(encoding.rows(X).dense_codes, expected)
+    sparse = np.where(np.isnan(X), 0, X) if X.dtype.kind == "f" else X
+    np.testing.assert_array_equal(encoding.codes(sp.csr_matrix(sparse)).toarray(),
+                                  bin_codes(encoding.augment(sparse), encoding.thresholds)
+                                  .toarray())
+
+
+def test_a_pair_encoding_refuses_rows_of_another_width():
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    encoding = PairEncoding.fit(X, [(0, 1)], max_bins=4, pair_bins=2)
+    with pytest.raises(ValueError, match="X has 2 features, the encoding 3"):
+        encoding.codes(X[:, :2])
