@@ -95,6 +95,14 @@ def njit(function=None, **options):
     return dispatcher
 
 
+def python_twin(twin):
+    """A decorator of a numba intrinsic, which has no Python body: the
+    intrinsic itself, or ``twin`` (a Python function of the same effect)
+    when numba compiles nothing (``NUMBA_DISABLE_JIT=1``, the kernels run
+    as Python)."""
+    return lambda intrinsic: twin if numba.config.DISABLE_JIT else intrinsic
+
+
 def variant(function, suffix, **constants):
     """A copy of ``function`` named with ``suffix`` whose globals hold
     ``constants`` in place of the module's: numba reads a global as a
@@ -138,8 +146,10 @@ def read_only(array):
 def cached(kernel):
     """Whether numba's on-disk cache holds ``kernel`` (a dispatcher) as this
     source defines it, or this process compiled it already; True when the
-    cache cannot tell (numba found no directory it can use)."""
-    if kernel.signatures:
+    cache cannot tell (numba found no directory it can use), and when
+    numba compiles nothing (``NUMBA_DISABLE_JIT=1``: the kernels run as
+    Python)."""
+    if numba.config.DISABLE_JIT or kernel.signatures:
         return True
     code = kernel.py_func.__code__
     try:
@@ -163,7 +173,10 @@ def forget_stale_builds(kernel):
     and the pair weights) keeps its old build of the callee after that file
     changes, and would train with it. ``kernel`` (any dispatcher of the
     package) locates the cache (:func:`forget_builds`). A cache that cannot
-    be written is left alone."""
+    be written is left alone, and so is the cache when numba compiles
+    nothing (``NUMBA_DISABLE_JIT=1``)."""
+    if numba.config.DISABLE_JIT:
+        return
     try:
         directory = Path(FunctionCache(kernel.py_func).cache_path)
         forget_builds(directory, sorted(Path(__file__).parent.glob("*.py")))

@@ -1,11 +1,12 @@
 """Hints to the memory system: prefetches of the rows a loop reads next, and
 of the span another loop reads after it (:func:`prefetch_plan`)."""
 
+import numpy as np
 from llvmlite import ir
 from numba import types as nbtypes
 from numba.extending import intrinsic
 
-from .build import njit
+from .build import njit, python_twin
 
 
 def _prefetch_call(builder, pointer, locality):
@@ -25,6 +26,7 @@ def _byte_pointer(context, builder, array_type, array, offset):
     return builder.gep(builder.bitcast(data, ir.IntType(8).as_pointer()), [offset])
 
 
+@python_twin(lambda array, offset: None)  # a hint only
 @intrinsic
 def prefetch(typingctx, array, offset):
     """Ask the CPU to bring the cache line at byte ``offset`` of ``array``'s
@@ -40,6 +42,7 @@ def prefetch(typingctx, array, offset):
     return nbtypes.void(array, offset), codegen
 
 
+@python_twin(lambda array, offset: np.int64(array.ctypes.data) + np.int64(offset))
 @intrinsic
 def address(typingctx, array, offset):
     """The address of byte ``offset`` of ``array``'s data, as an int64: a
@@ -54,6 +57,7 @@ def address(typingctx, array, offset):
     return nbtypes.int64(array, offset), codegen
 
 
+@python_twin(lambda at: None)
 @intrinsic
 def prefetch_address(typingctx, at):
     """Ask the CPU to bring the cache line at the address ``at`` (an int64,

@@ -5,7 +5,7 @@ import numpy as np
 from numba import types as nbtypes
 from numba.extending import intrinsic
 
-from .build import njit
+from .build import njit, python_twin
 
 MODIFIED_HUBER, HINGE, LOGISTIC = 0, 1, 2
 
@@ -50,6 +50,7 @@ def pair_loss_derivative(v, loss):
     return -1.0 / (1.0 + np.exp(v))
 
 
+@python_twin(lambda x: np.float64(x).view(np.uint64))
 @intrinsic
 def float_bits(typingctx, x):
     """The bits of a float64 as a uint64 (a bit cast, no conversion)."""

@@ -35,7 +35,11 @@ def deferred():
     """Within it, :func:`choose` compiles parallel builds in child processes,
     and a child compiles the pair kernels (:func:`lambda_kernels`) while
     this process reads the data and compiles the rest; :func:`settle` waits
-    for it before they are first called."""
+    for it before they are first called. Nothing is deferred when numba
+    compiles nothing (``NUMBA_DISABLE_JIT=1``)."""
+    if numba.config.DISABLE_JIT:
+        yield
+        return
     before = _STATE["defer"]
     _STATE["defer"] = True
     if _STATE.get("pairs") is None:
