@@ -471,6 +471,12 @@ class QueryData:
             self._memo[key] = make()
         return self._memo[key]
 
+    def forget(self):
+        """Drop everything :meth:`memo` keeps (an additive model's bin
+        codes of the rows, among others), to be made again on demand: a
+        fold's training rows once its model is chosen."""
+        self._memo.clear()
+
     @contextlib.contextmanager
     def holding(self, key, value):
         """Within it, :meth:`memo` gives ``value`` under ``key`` (made

@@ -29,3 +29,15 @@ def test_a_value_held_under_a_key_is_given_within_and_the_key_restored_after():
     with data.holding("k", "held"):
         assert data.memo("k", lambda: "other") == "held"
     assert data.memo("k", lambda: "other") == "made"  # what it kept before, back
+
+
+def test_forget_drops_what_the_rows_keep_and_it_is_made_again_the_same():
+    rng = np.random.default_rng(3)
+    data = QueryData(rng.normal(size=(40, 3)), rng.integers(0, 3, 40), np.repeat(np.arange(5), 8))
+    encoding = data.step_encoding(8)
+    codes = data.rows(encoding).dense_codes
+    assert data.step_encoding(8) is encoding  # kept
+    data.forget()
+    again = data.step_encoding(8)
+    assert again is not encoding and again.key == encoding.key
+    np.testing.assert_array_equal(data.rows(again).dense_codes, codes)
