@@ -484,6 +484,7 @@ def markdown(table, recipes, baseline="xgboost"):
              "| data (queries, features) | " + " | ".join(present) + " |",
              "|---" * (len(present) + 1) + "|"]
     means = {m: [] for m in present}
+    kept = {m: [] for m in present}  # the features each dataset's fits keep, on average
     for name, entry in table.items():
         cells = []
         for method in present:
@@ -498,11 +499,14 @@ def markdown(table, recipes, baseline="xgboost"):
                 cell += f" ({sign}p={slot['p_vs_baseline']:.2g})"
             if slot["mean_nonzero"] is not None:
                 cell += f", {slot['mean_nonzero']:.1f}"
+                kept[method].append(slot["mean_nonzero"])
             cells.append(cell)
         n_queries = next(iter(entry["methods"].values()))["n_queries"]
         lines.append(f"| {name} ({n_queries}, {entry['n_features']}) | " + " | ".join(cells) + " |")
     lines.append("| mean over datasets | " + " | ".join(
-        f"{np.mean(v):.4f}" if len(v) == len(table) else "" for v in means.values()) + " |")
+        (f"{np.mean(means[m]):.4f}" if len(means[m]) == len(table) else "")
+        + (f", {np.mean(kept[m]):.1f}" if len(kept[m]) == len(table) else "")
+        for m in present) + " |")
     lines += ["", "Share of fits whose best vali epoch was the first / the last:", "",
               "| recipe | " + " | ".join(table) + " |", "|---" * (len(table) + 1) + "|"]
     for method in present:

@@ -338,3 +338,28 @@ def test_a_study_against_a_report_made_with_before_compares_with_that_reports_ru
     assert lines[-3] == "| data | cli |"
     assert lines[-1].startswith("| toy | +0.0500 (p=") and lines[-1].endswith("3.0 / 2.0 |")
     sys.modules.pop("recipe_study", None)
+
+
+def test_the_recipe_study_reports_the_mean_features_beside_the_mean_ndcg(monkeypatch):
+    """The guide quotes a study's mean over its datasets, of the test NDCG@10
+    and of the features kept: both are in the page's last table row (the
+    mean of the rows above it), and a method without feature counts (a tree
+    ensemble's) gets none."""
+    monkeypatch.syspath_prepend(str(REPO / "lab"))
+    import recipe_study
+
+    def result(values, nonzero):
+        return {"values": values, "seconds": 1.0,
+                "info": [] if nonzero is None else [{"nonzero": n} for n in nonzero]}
+
+    runs = [("raw", 0, 5, {"cli": result([0.5, 0.7], [2, 4]),
+                            "lightgbm": result([0.4, 0.5], None)}),
+            ("few-queries", 0, 40, {"cli": result([0.9, 0.8], [10, 12]),
+                                    "lightgbm": result([0.7, 0.9], None)})]
+    page = recipe_study.markdown(recipe_study.summarize(runs, baseline="lightgbm"), [],
+                                 baseline="lightgbm")
+    rows = {line.split(" | ")[0]: line for line in page.splitlines() if line.startswith("| ")}
+    assert rows["| raw (2, 5)"].startswith("| raw (2, 5) | 0.6000 (+p=")
+    assert rows["| raw (2, 5)"].split(" | ")[1].endswith(", 3.0")
+    assert rows["| mean over datasets"] == "| mean over datasets | 0.7250, 7.0 | 0.6250 |"
+    sys.modules.pop("recipe_study", None)
