@@ -13,8 +13,17 @@ REPO = Path(__file__).resolve().parents[2]
 DOCS = [REPO / "README.md", *sorted((REPO / "docs" / "guide").glob("*.md"))]
 #: a number as the docs quote NDCG and its differences: four decimals
 NUMBER = re.compile(r"(?<![\d.])[-+]?\d+\.\d{4}(?!\d)")
+#: a measurement as the docs quote one, one to three decimals and a unit: a
+#: ratio (1.50x, 1.62 times), a time (14.7 s), a share (22.5%), a number of
+#: features (6.9 features), a memory (0.9 GiB)
+MEASURE = re.compile(r"(?<![\d.\w])[-+]?\d+\.\d{1,3}(?![\d.]\d)"
+                     r"(?=x\b| times| ?s\b| ?ms\b| seconds| features|%| ?GB\b| ?GiB| ?MiB)")
+#: any number with a decimal point in a results page
+DECIMAL = re.compile(r"(?<![\d.])[-+]?\d+\.\d+")
 #: a results page, its JSON, or a directory of them
 CITED = re.compile(r"results/([\w\-/]+?)(?:\.md|\.json|/)")
+#: a results page as it was at a commit: ``REV:stem``
+HISTORY = re.compile(r"git show\s+([0-9a-f]{7,40}):results/([\w\-/]+?)\.(?:md|json)")
 #: how many commits a cited page may be behind the code
 MAX_BEHIND = 100
 #: what a page's numbers depend on: the package, the studies, the
@@ -23,23 +32,54 @@ MAX_BEHIND = 100
 CODE = ("rsrank", "lab", "scripts", "pyproject.toml")
 
 
-def _values(stem):
-    """The four-decimal numbers of ``results/<stem>`` (.md and .json, or
-    every page under a directory): as written in the pages, and every float
-    of the JSON rounded to four decimals."""
+def _rounded(value, decimals):
+    """``value`` written with 1 to ``decimals`` decimals."""
+    return {f"{abs(value):.{k}f}" for k in range(1, decimals + 1)}
+
+
+def _texts(stem):
+    """``(suffix, text)`` of ``results/<stem>``: the page and its JSON, or
+    every page under a directory; for ``REV:stem``, the page and its JSON
+    as they were at commit REV (``git show``), None outside a git checkout
+    (nothing to check them with)."""
+    if ":" in stem:
+        revision, stem = stem.split(":", 1)
+        texts = []
+        for suffix in (".md", ".json"):
+            shown = subprocess.run(["git", "-C", str(REPO), "show",
+                                    f"{revision}:results/{stem}{suffix}"],
+                                   capture_output=True, text=True)
+            if shown.returncode == 0:
+                texts.append((suffix, shown.stdout))
+            elif "not a git repository" in shown.stderr:
+                return None
+        return texts
     base = REPO / "results" / stem
     files = (sorted(base.rglob("*")) if base.is_dir()
              else [base.with_suffix(".md"), base.with_suffix(".json")])
+    return [(path.suffix, path.read_text()) for path in files
+            if path.suffix in (".md", ".json") and path.is_file()]
+
+
+def _values(stem):
+    """The numbers of ``results/<stem>`` (see :func:`_texts`) as the docs may
+    quote them: each number of the pages rounded to any number of decimals
+    up to those it is written with, and every float of the JSON rounded to
+    one to four decimals; None where the pages cannot be read."""
+    texts = _texts(stem)
+    if texts is None:
+        return None
     found = set()
-    for path in files:
-        if path.suffix == ".md" and path.is_file():
-            found |= {n.lstrip("+-") for n in NUMBER.findall(path.read_text())}
-        elif path.suffix == ".json" and path.is_file():
-            stack = [json.loads(path.read_text())]
+    for suffix, text in texts:
+        if suffix == ".md":
+            for number in DECIMAL.findall(text):
+                found |= _rounded(float(number), len(number.split(".")[1]))
+        else:
+            stack = [json.loads(text)]
             while stack:
                 item = stack.pop()
                 if isinstance(item, float):
-                    found.add(f"{abs(item):.4f}")
+                    found |= _rounded(item, 4)
                 elif isinstance(item, dict):
                     stack.extend(item.values())
                 elif isinstance(item, list):
@@ -48,14 +88,15 @@ def _values(stem):
 
 
 def _quoted(docs):
-    """``(doc, number, the pages it may come from)`` for every number of a
+    """``(doc, number, the pages it may come from)`` for every number
+    (:data:`NUMBER`) and measurement (:data:`MEASURE`) of a
     paragraph, list item or table that cites a results page or follows one
     that does in its section: the pages cited there or earlier in the
     section (a table under the paragraph that names its page is checked
     against that page). Code blocks are left out (their output is the
-    README tests' to check), and a paragraph that quotes a page as it was
-    at an older commit (``git show REV:results/...``) is history, not
-    checked."""
+    README tests' to check). A paragraph that quotes a page as it was at an
+    older commit (``git show REV:results/...``) may take its numbers from
+    that page then (``REV:stem``) as well."""
     for doc in docs:
         section = []
         text = re.sub(r"```.*?```", "", doc.read_text(), flags=re.S)
@@ -63,9 +104,10 @@ def _quoted(docs):
             if block.lstrip().startswith("#"):
                 section = []
             section += CITED.findall(block)
-            if section and "git show" not in block:
-                for number in NUMBER.findall(block):
-                    yield doc.name, number, list(dict.fromkeys(section))
+            history = [f"{revision}:{stem}" for revision, stem in HISTORY.findall(block)]
+            if section or history:
+                for number in NUMBER.findall(block) + MEASURE.findall(block):
+                    yield doc.name, number, list(dict.fromkeys(section + history))
 
 
 def _wrong(docs):
@@ -79,7 +121,8 @@ def _wrong(docs):
 
     return [f"{doc}: {number} is in none of {', '.join(stems)}"
             for doc, number, stems in _quoted(docs)
-            if not any(number.lstrip("+-") in held(stem) for stem in stems)]
+            if not any(held(stem) is None or number.lstrip("+-") in held(stem)
+                       for stem in stems)]
 
 
 def test_every_quoted_number_is_in_the_results_it_cites():
@@ -93,11 +136,33 @@ def test_the_check_finds_a_number_its_pages_do_not_hold(tmp_path):
                    "- By trec_eval, 0.4807 (`results/conventions.json`), and 0.1234.\n\n"
                    "| method | NDCG@10 |\n|---|---|\n| defaults | 0.4523 |\n| other | 0.4321 |\n\n"
                    "```\n0.9999\n```\n\n"
-                   "# Another section\n\nHere 0.4818 (`results/clicks_time.md`).\n\n"
-                   "# A third, citing nothing\n\nA number of no page: 0.5555.\n")
+                   "# Another section\n\nHere 0.4818 (`results/clicks_time.md`), in 1.5x,\n"
+                   "1.50x and 2.45 times the labels' time (3.8 s), not 2.6x, 1.51x or 4.1 s\n"
+                   "(a version 1.5 or a fraction 0.2 is no measurement).\n\n"
+                   "# A third, citing nothing\n\nA number of no page: 0.5555, 9.99x.\n")
     assert _wrong([doc]) == ["guide.md: 0.1234 is in none of conventions",
                              "guide.md: 0.4321 is in none of conventions",
-                             "guide.md: 0.4818 is in none of clicks_time"]
+                             "guide.md: 0.4818 is in none of clicks_time",
+                             "guide.md: 2.6 is in none of clicks_time",
+                             "guide.md: 1.51 is in none of clicks_time",
+                             "guide.md: 4.1 is in none of clicks_time"]
+
+
+def test_a_paragraph_quoting_a_page_at_a_commit_is_checked_against_that_page(tmp_path):
+    """``git show REV:results/X.md`` in a paragraph: its numbers may come from
+    the page as it was at REV, and are checked against it."""
+    _git_checkout()
+    first = subprocess.run(["git", "-C", str(REPO), "log", "--diff-filter=A", "--format=%h",
+                            "--", "results/clicks_time.md"], check=True, capture_output=True,
+                           text=True).stdout.split()[-1]
+    old = _values(f"{first}:clicks_time")
+    assert old and old != _values("clicks_time")  # the page has changed since it was added
+    held = sorted(n for n in old if re.fullmatch(r"\d+\.\d\d", n)
+                  and n not in _values("clicks_time"))[0]
+    doc = tmp_path / "guide.md"
+    doc.write_text(f"# History\n\nOnce {held}x and 98.76x (`git show {first}:results/"
+                   "clicks_time.md`), now 1.50x (`results/clicks_time.md`).\n")
+    assert _wrong([doc]) == [f"guide.md: 98.76 is in none of clicks_time, {first}:clicks_time"]
 
 
 def _stamped_pages():
