@@ -441,6 +441,7 @@ def refit_on_all(estimator, train, validation, select, convention, tried, per_qu
     ``validation``. Returns ``(tried, per_query, fits, chosen)`` with the
     refit last and chosen, marked ``"refit": "all training queries"``."""
     relax = tried[chosen]["params"].get("relax")
+    validation.forget()  # the walk's bin codes of the vali rows: the refit makes its own
     point = refit_point(estimator, tried[chosen]["params"], fits[chosen], train, validation)
     new_tried, new_values, new_fits = score_fits([point], validation, select, convention)
     index = [i for i, entry in enumerate(new_tried)

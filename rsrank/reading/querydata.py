@@ -526,7 +526,10 @@ class QueryData:
         """The :class:`~rsrank.learning.binning.PairEncoding` of :meth:`step_encoding`'s
         thresholds and ``pairs``: feature indices (grids of at most
         ``pair_bins`` quantile bins), or ``(pairs, grids)`` as the pair
-        search gives them; made once per setting."""
+        search gives them; made once per setting. The features' codes it
+        reads are its rows' first columns: when :meth:`step_encoding` was
+        not made before, its rows are not kept beside them (at a quarter of
+        MSLR-WEB30K's shape, 74 MiB fewer through the refit on all rows)."""
         grids = None
         if isinstance(pairs, tuple):
             pairs, grids = pairs
@@ -534,12 +537,16 @@ class QueryData:
         key = ("pairs", max_bins, pairs.tobytes(), pair_bins, None if grids is None else
                b"".join(cuts.tobytes() for grid in grids for cuts in grid))
         def make():  # the pairs' cells beside the features' codes, kept as its rows
+            made_here = ("steps", max_bins) not in self._memo
             steps = self.step_encoding(max_bins)
             rows = self.rows(steps)
             known = (BinCodes(rows.dense_codes, self._X.shape) if rows.indptr.shape[0] == 0
                      else None)
             encoding, codes = PairEncoding.coded(self._X, pairs, max_bins, pair_bins,
                                                  steps.thresholds, grids, known)
+            del rows, known
+            if made_here:  # the features' codes, made for these rows only, live on in them
+                self._memo.pop(("rows", steps.key), None)
             self._memo[("rows", encoding.key)] = encoding.rows(self._X, self.groups.offsets,
                                                                codes)
             return encoding

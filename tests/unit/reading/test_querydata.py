@@ -41,3 +41,26 @@ def test_forget_drops_what_the_rows_keep_and_it_is_made_again_the_same():
     again = data.step_encoding(8)
     assert again is not encoding and again.key == encoding.key
     np.testing.assert_array_equal(data.rows(again).dense_codes, codes)
+
+
+def test_a_pair_encoding_keeps_the_features_codes_only_in_its_own_rows(monkeypatch):
+    """The pair encoding's rows hold the features' codes as their first
+    columns: codes made for it alone are not kept beside them (asked for
+    later, they are made again, the same), and codes that a model of the
+    features read before stay kept."""
+    from rsrank.learning.binning import StepEncoding
+
+    rng = np.random.default_rng(4)
+    X, y, qid = rng.normal(size=(60, 4)), rng.integers(0, 3, 60), np.repeat(np.arange(6), 10)
+    fresh, used = QueryData(X, y, qid), QueryData(X, y, qid)
+    step_codes = used.rows(used.step_encoding(8)).dense_codes
+    pairs = used.pair_encoding(8, [[0, 2]], 4)
+    assert fresh.pair_encoding(8, [[0, 2]], 4).key == pairs.key
+    made = []
+    monkeypatch.setattr(StepEncoding, "query_rows", lambda self, X, groups: made.append(1)
+                        or StepEncoding.rows(self, X, groups.offsets))
+    assert used.rows(used.step_encoding(8)).dense_codes is step_codes and made == []
+    np.testing.assert_array_equal(fresh.rows(fresh.step_encoding(8)).dense_codes, step_codes)
+    assert made == [1]  # made again: the pair encoding did not keep them
+    for data in (fresh, used):  # the pair rows begin with the features' codes
+        np.testing.assert_array_equal(data.rows(pairs).dense_codes[:, :4], step_codes)
