@@ -22,6 +22,11 @@ innermost stage running then, so the stages add up to the wall time:
   - the **rest**: the path's edges, scoring every fit on vali, the
     selection.
 
+Each stage also gets the highest resident memory of the process while it
+ran (VmHWM, started afresh at each stage's start and end through Linux's
+``/proc/self/clear_refs``; a column of dashes where the kernel refuses):
+where the run's peak memory is reached, and what the stages around it hold.
+
 The wrapped functions are reached through ``_bench.set_internal`` (its
 allow-list names each); nothing else changes, so the run fits the same
 models as ``rsrank train`` does. Writes ``NAME.md`` and ``NAME.json`` into
@@ -36,7 +41,21 @@ from collections import defaultdict
 from pathlib import Path
 from types import SimpleNamespace
 
-from _bench import command_line, internal, set_internal, write_report
+from _bench import command_line, internal, peak_rss_bytes, set_internal, write_report
+
+#: the stage of what runs outside ``fit_and_select``
+OUTSIDE = ("", "outside the fold (reading, test, writing)")
+
+
+def restart_high_water():
+    """Start this process's VmHWM afresh from its resident memory now;
+    False where the kernel refuses (not Linux, or no such file)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as handle:
+            handle.write("5")
+    except OSError:
+        return False
+    return True
 
 class Clock:
     """Charges the time of each wrapped call, less the wrapped calls inside
@@ -46,20 +65,31 @@ class Clock:
     def __init__(self):
         self.stack, self.seconds, self.calls = [], defaultdict(float), defaultdict(int)
         self.epochs, self.rows = defaultdict(int), defaultdict(set)
+        self.peak, self.resets = defaultdict(int), restart_high_water()
+
+    def charge_peak(self, key):
+        """The resident memory's high-water mark since the last charge, to
+        ``key``'s stage; the mark then starts afresh."""
+        self.peak[key] = max(self.peak[key], peak_rss_bytes())
+        self.resets = restart_high_water() and self.resets
 
     def phase(self):
-        return "refit on all rows" if "refit_on_all" in (n for n, _ in self.stack) else "path"
+        return ("refit on all rows" if "refit_on_all" in (n for n, _, _ in self.stack)
+                else "path")
 
     def timed(self, name, stage, function):
         def run(*args, **kwargs):
-            self.stack.append((name, [0.0]))
+            self.charge_peak(self.stack[-1][2] if self.stack else OUTSIDE)
+            self.stack.append((name, [0.0], None))
             key = (self.phase(), self.stage(name, stage, args))
+            self.stack[-1] = (name, self.stack[-1][1], key)
             start = time.perf_counter()
             try:
                 result = function(*args, **kwargs)
             finally:
                 spent = time.perf_counter() - start
-                _, inner = self.stack.pop()
+                self.charge_peak(key)
+                _, inner, _ = self.stack.pop()
                 if self.stack:
                     self.stack[-1][1][0] += spent
             self.seconds[key] += spent - inner[0]
@@ -72,7 +102,7 @@ class Clock:
 
     def stage(self, name, stage, args):
         if name == "fit_source":
-            if any(n == "pair_search" for n, _ in self.stack):
+            if any(n == "pair_search" for n, _, _ in self.stack):
                 return "pair search: its additive fit"
             penalty = args[0].solver.penalty
             return "penalized fits" if penalty.l1 or penalty.group else "unpenalized fits"
@@ -114,9 +144,16 @@ def profile(directory, flags):
                  for item in (f"--{split}", _split(directory, split))]
         code = rsrank_main(["train", *files, "--out", str(Path(out) / "run"), "--quiet", *flags])
         wall = time.perf_counter() - start
+        clock.charge_peak(OUTSIDE)
     if code:
         raise SystemExit(f"rsrank train exited with {code}")
     return clock, wall
+
+
+def _mib(clock, key):
+    """A stage's peak memory in MiB, or a dash where the peaks could not
+    be started afresh (every stage would show the run's peak so far)."""
+    return f"{clock.peak[key] / 2**20:,.0f} MiB" if clock.resets and key in clock.peak else "-"
 
 
 def markdown(clock, wall, command, flags):
@@ -126,16 +163,21 @@ def markdown(clock, wall, command, flags):
              f"Command: `{command}`", "",
              "Each second is charged to the innermost stage running then (see the script's "
              "docstring), so the stages add up to the wall time.", "",
-             "| phase | stage | seconds | share of the wall time | calls | epochs | rows |",
-             "|---|---|---|---|---|---|---|",
-             f"| | outside the fold (reading, test, writing) | {wall - inside:.1f} | "
-             f"{(wall - inside) / wall:.2f} | | | |"]
+             "The peak memory of a stage is the process's highest resident memory while it "
+             "ran (what earlier stages left included).", "",
+             "| phase | stage | seconds | share of the wall time | calls | epochs | rows | "
+             "peak memory |",
+             "|---|---|---|---|---|---|---|---|",
+             f"| | {OUTSIDE[1]} | {wall - inside:.1f} | "
+             f"{(wall - inside) / wall:.2f} | | | | {_mib(clock, OUTSIDE)} |"]
     for (phase, stage), seconds in rows:
         key = (phase, stage)
         rows_seen = ", ".join(f"{n:,}" for n in sorted(clock.rows[key])) or ""
         lines.append(f"| {phase} | {stage} | {seconds:.1f} | {seconds / wall:.2f} | "
-                     f"{clock.calls[key]} | {clock.epochs[key] or ''} | {rows_seen} |")
-    lines += [f"| | **all** | **{wall:.1f}** | 1.00 | | | |", ""]
+                     f"{clock.calls[key]} | {clock.epochs[key] or ''} | {rows_seen} | "
+                     f"{_mib(clock, key)} |")
+    top = max(clock.peak.values(), default=0)
+    lines += [f"| | **all** | **{wall:.1f}** | 1.00 | | | | **{top / 2**20:,.0f} MiB** |", ""]
     return "\n".join(lines)
 
 
@@ -152,6 +194,9 @@ def main(argv=None):
     clock, wall = profile(Path(args.data), flags)
     command = command_line()
     report = {"command": command, "flags": flags, "wall_s": wall,
+              "peaks_by_stage": clock.resets,
+              "peak_rss_bytes": {" / ".join(key).strip(" /"): peak
+                                 for key, peak in clock.peak.items()},
               "stages": [{"phase": phase, "stage": stage, "seconds": seconds,
                           "calls": clock.calls[(phase, stage)],
                           "epochs": clock.epochs[(phase, stage)],

@@ -363,3 +363,33 @@ def test_the_recipe_study_reports_the_mean_features_beside_the_mean_ndcg(monkeyp
     assert rows["| raw (2, 5)"].split(" | ")[1].endswith(", 3.0")
     assert rows["| mean over datasets"] == "| mean over datasets | 0.7250, 7.0 | 0.6250 |"
     sys.modules.pop("recipe_study", None)
+
+
+def test_the_stage_profile_charges_each_stage_the_peak_memory_reached_in_it(monkeypatch):
+    """``profile_stages.py`` gives each stage the highest resident memory
+    while it ran: a stage that touches 200 MiB and frees them shows them,
+    the stage after it and the stage around both do not."""
+    monkeypatch.syspath_prepend(str(REPO / "lab"))
+    import profile_stages
+
+    clock = profile_stages.Clock()
+    if not clock.resets:
+        pytest.skip("this kernel does not start a process's VmHWM afresh")
+
+    def big():
+        return float(np.ones(200 * 2**20 // 8).sum())
+
+    def small():
+        return float(np.ones(1000).sum())
+
+    def around():
+        return (clock.timed("top_pairs", "pair search: gains", big)(),
+                clock.timed("pair_grids", "pair search: grids", small)())
+
+    clock.timed("fit_and_select", "rest", around)()
+    peak = clock.peak
+    gains, grids, rest = (peak[("path", stage)] for stage in (
+        "pair search: gains", "pair search: grids", "rest"))
+    assert gains - max(grids, rest) > 150 * 2**20
+    assert profile_stages.OUTSIDE in peak  # what ran before the fold
+    sys.modules.pop("profile_stages", None)
