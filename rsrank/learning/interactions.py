@@ -68,10 +68,20 @@ def interaction_gain(sums, counts, n_bins, rounds=50):
     With one grid per row of ``sums`` and ``counts`` (shape
     ``(n_pairs, n_bins ** 2)``), every pair at once: an array of gains."""
     single = np.ndim(sums) == 1
+    sums = np.reshape(sums, (-1, n_bins, n_bins))
     counts = np.reshape(counts, (-1, n_bins, n_bins))
-    left, _ = interaction_residuals(np.reshape(sums, (-1, n_bins, n_bins)), counts, rounds)
-    gains = np.sum(counts * left ** 2, axis=(1, 2))
+    gains = np.empty(len(sums))
+    # the grids GAIN_GRIDS at a time: the backfitting's temporaries, a few
+    # times the grids' size each, stay small beside every pair's histograms
+    for lo in range(0, len(sums), GAIN_GRIDS):
+        part = slice(lo, lo + GAIN_GRIDS)
+        left, _ = interaction_residuals(sums[part], counts[part], rounds)
+        gains[part] = np.sum(counts[part] * left ** 2, axis=(1, 2))
     return float(gains[0]) if single else gains
+
+
+#: the grids :func:`interaction_gain` backfits at once
+GAIN_GRIDS = 256
 
 
 def row_lambdas(model, objective, data):
