@@ -31,7 +31,7 @@ from .solver import DivergenceWarning, Monitoring, Solver, SolverState
 from ._threads import coding_threads
 
 __all__ = ["Setup", "Fitted", "setup", "fit", "refit_kept",
-           "refit_terms", "pair_search", "search_key",
+           "refit_terms", "pair_search", "search_key", "screens", "screened", "entering",
            "start", "laid_out", "curvature_rate", "level_steps", "takes_levels", "scale_advice",
            "rate_from_parts", "part_curvature", "fit_source", "EpochSource", "InMemory",
            "AUTO_RATES", "AUTO_DEFAULT", "CURVATURE_STEP"]
@@ -346,14 +346,20 @@ def advice(plan, moments, names=None, rate=None):
 # -- the fit --------------------------------------------------------------------------------
 
 
-def fit(plan, data, validation=None, *, warm=None, coef_init=None):
+def fit(plan, data, validation=None, *, warm=None, coef_init=None, working=None):
     """Train on ``data`` (a :class:`QueryData`), validating on
     ``validation``: the step size by ``plan``'s rule, the fit, and with
-    ``relax`` the refit on the features the penalized fit kept."""
+    ``relax`` the refit on the features the penalized fit kept.
+    ``working``: the terms (indices of the model's groups of weights) a
+    penalized fit expects to keep, which it steps on first where it can
+    (:func:`screened`)."""
     if plan.relaxed:
-        penalized = fit(plan.but(relax=False), data, validation, coef_init=coef_init)
+        penalized = fit(plan.but(relax=False), data, validation, coef_init=coef_init,
+                        working=working)
         return replace(refit_kept(plan, penalized, data, validation), penalized=penalized,
                        params=plan.params)
+    if working is not None and screens(plan, validation, warm):
+        return replace(screened(plan, data, working, coef_init), params=plan.params)
     if plan.rule == "auto" and validation is not None:
         result = _fit_auto(plan, data, validation, warm, coef_init)
     else:
@@ -566,6 +572,93 @@ def part_curvature(plan, data, model):
     :func:`rate_from_parts`."""
     return (plan.solver.objective.curvature(data, view=model.view,
                                             scale=model.training_scale()), data.n_queries)
+
+
+def screens(plan, validation, warm):
+    """Whether a fit by ``plan`` can step on a working set of terms first
+    (:func:`screened`): a penalized additive kind (whose epochs then read
+    the working set's codes alone), whose model is its last iterate (no
+    validation to keep an epoch by or to stop on, no averaging), of steps
+    on all the queries at once (whose settled weights a step on them all
+    checks), from a start of its own (not ``warm``), with the penalty taken
+    at every step."""
+    solver, penalty = plan.solver, plan.solver.penalty
+    return (plan.kind.additive and (penalty.l1 > 0 or penalty.group > 0)
+            and validation is None and not solver.early_stopping and warm is None
+            and not solver.average and solver.batch_size is None
+            and penalty.period == 1 and plan.rule != "auto")
+
+
+def screened(plan, data, working, coef_init=None):
+    """The penalized fit of ``plan`` on ``data`` (from ``coef_init``, else
+    zero), its steps on a working set of terms first: ``working`` (term
+    indices), the terms ``coef_init`` uses and, from weights that are not
+    all zero, the terms a step from them would move off zero. The others
+    are held at zero (excluded: the epochs read the working set's codes
+    alone) until the fit settles; then a step from the settled weights on
+    all the data tells which held terms would enter (the group penalty's
+    optimality condition, on the fit's own step: levels included), and the
+    fit goes on with them from where it was, until no held term would
+    move. The result is a fit of the whole model: every held term would
+    stay at zero at its weights.
+
+    A penalized fit keeps a few of its terms, and a path on a sample of the
+    queries tells which: from zero, the first steps move almost every term
+    at the strengths such a path chooses, and an epoch reads the codes of
+    every term that has moved or may."""
+    model = start(plan, data)
+    terms = model.term_features()
+    groups = np.asarray(model.groups(), dtype=np.int64)
+    user = excluded(plan.features, model)
+    user = np.zeros(len(terms), dtype=bool) if user is None else user
+    w = np.zeros(len(model.coef)) if coef_init is None else np.array(coef_init, dtype=np.float64)
+    work = np.zeros(len(terms), dtype=bool)
+    work[np.asarray(working, dtype=np.int64)] = True
+    work |= _used(w, groups)
+    if w.any():
+        work |= entering(plan, data, model, w, groups)
+    work &= ~user
+    rounds = []
+    while True:
+        held = ~work | user
+        screen = plan.but(exclude=[terms[g] for g in np.flatnonzero(held)]) if (
+            held & ~user).any() else plan
+        result = fit(screen, data, coef_init=w)
+        rounds.append(result)
+        w = result.model.coef
+        moving = entering(plan, data, model, w, groups, rate=result.learning_rate) & ~work
+        if held.sum() == user.sum() or not moving.any():
+            break
+        work |= moving
+    history = {name: [value for r in rounds for value in r.history.get(name, [])]
+               for name in result.history}
+    return replace(result, n_iter=sum(r.n_iter for r in rounds), history=history)
+
+
+def _used(w, groups):
+    """Whether each group of ``w``'s weights has one that is not zero."""
+    return np.array([bool(np.any(w[lo:hi])) for lo, hi in zip(groups[:-1], groups[1:])],
+                    dtype=bool)
+
+
+def entering(plan, data, model, w, groups, rate=None):
+    """The groups of weights that one of ``plan``'s steps from ``w`` (all
+    of ``data``'s queries, at step size ``rate``: else the plan's rule)
+    leaves with a weight off zero, among those at zero."""
+    source = InMemory(data, None)
+    levels = level_steps(plan, source, model, rate=rate)
+    if levels is not None:
+        rate, levels = levels
+    elif rate is None and plan.rule:
+        rate = rate_from_parts(source.curvature_parts(plan, model))
+    solver = laid_out(plan, model, rate)
+    if levels is not None:
+        solver = replace(solver, levels=levels)
+    _, grad = plan.solver.objective.loss_and_gradient(data, w, view=model.view,
+                                                      scale=model.training_scale())
+    state = SolverState(w.copy())
+    solver.step(state, grad / max(data.n_queries, 1))
+    return _used(state.w, groups) & ~_used(w, groups)
 
 
 def refit_kept(plan, penalized, data, validation=None):

@@ -229,7 +229,7 @@ class _Walk:
 
 
 def walk(estimator, points, train, *, validation=None, chunks=None, warm=True, coef_init=None,
-         judge=None, patience=None, relax_epochs=None, settle_tol=None):
+         judge=None, patience=None, relax_epochs=None, settle_tol=None, working=None):
     """Fit ``estimator`` at each of ``points`` (dicts of parameters, in the
     order given; a path lists its strengths from strong to weak) on
     ``train`` (a :class:`~rsrank.reading.querydata.QueryData`), each point starting
@@ -245,7 +245,10 @@ def walk(estimator, points, train, *, validation=None, chunks=None, warm=True, c
     refit (None: the estimator's ``max_iter``). ``settle_tol``: each
     point's penalized fit stops once an epoch moves no weight by more than
     this times the largest, or by the estimator's ``weight_tol`` where that
-    is larger (None: the estimator's alone).
+    is larger (None: the estimator's alone). ``working``: the terms
+    (indices of the model's groups of weights) the first point of each
+    setting expects to keep; its penalized fit steps on them first, and a
+    warm point's on the previous point's (:func:`~rsrank.learning.fitting.screened`).
     Returns a :class:`PathPoint` per point walked.
 
     The fits run on the fit pipeline (:mod:`rsrank.learning.fitting`) from one
@@ -279,9 +282,11 @@ def walk(estimator, points, train, *, validation=None, chunks=None, warm=True, c
                 weight_tol=max(plan.solver.weight_tol or 0.0, settle_tol))
             watched = plan.solver.restore_best or plan.solver.early_stopping
             eval_set = validation if watched else None
+            start = last.get(setting) if warm else None
+            first = working if setting not in last else None
             fit = PathFit(estimator, fitting.fit(
-                penalized, train, eval_set, coef_init=last.get(setting) if warm else None),
-                train)
+                penalized, train, eval_set, coef_init=start,
+                working=first if start is None else np.zeros(0, dtype=np.int64)), train)
             if relax:  # its refit on the features it kept, which points keeping them share
                 kept = (setting, tuple(fit.model.selected_indices()))
                 if kept not in refits:
@@ -373,7 +378,8 @@ def refit_point(estimator, params, fit, train, validation):
                            if name in resolved})
     if not plan.relaxed:
         return walk(estimator, [params], train, validation=validation, warm=True,
-                    coef_init=carried_weights(estimator, params, model, train))[0]
+                    coef_init=carried_weights(estimator, params, model, train),
+                    working=model.selected_terms())[0]
     plan = plan.but(relax=False, learning_rate=settled.get("learning_rate",
                                                            plan.run.learning_rate))
     watched = plan.solver.restore_best or plan.solver.early_stopping

@@ -111,3 +111,37 @@ def test_level_steps_need_levels_rows_in_memory():
                             n_rows=10 * LEVEL_ROWS)
     assert not takes_levels(plan_of(learning_rate="curvature"), in_memory=True,
                             n_rows=10 * LEVEL_ROWS)
+
+
+@pytest.mark.parametrize("levels", [True, False])
+def test_a_screened_fit_ends_where_the_fit_of_every_term_ends(monkeypatch, levels):
+    """A penalized additive fit stepping on a working set first, with terms
+    missing from it, ends at the fit of all terms from zero (a convex loss,
+    both settled far): the same terms kept, the same weights; no held term
+    would move at its weights; a term the caller excludes stays out; and it
+    records the parameters it was given, not its working exclusions."""
+    from rsrank.learning import edges, fitting
+    from rsrank.reading.synthetic import make_letor_like
+
+    monkeypatch.setattr(fitting, "LEVEL_ROWS", 0 if levels else 10 ** 9)
+    data = make_letor_like(n_queries=60, n_features=10, n_informative=4, n_redundant=1,
+                           n_constant=0, random_state=1)
+    queries = QueryData(data.X, data.y, data.qid)
+    common = dict(additive=True, max_bins=8, learning_rate="curvature", pair_weight="unit",
+                  momentum=True, weight_tol=1e-9, max_iter=20000, random_state=0,
+                  eval_train=False, restore_best=False)
+    edge = plan_of(**common, l1_group=1.0)
+    strength = 0.15 * edges.edge(edge, queries, "l1_group")
+    for exclude in (None, [2]):
+        plan = plan_of(**common, l1_group=strength, exclude=exclude)
+        whole = fitting.fit(plan, queries)
+        kept = whole.model.selected_terms()
+        assert 2 <= len(kept) < 10 and (exclude is None or 2 not in kept)
+        screened = fitting.fit(plan, queries, working=kept[:1])
+        assert np.array_equal(screened.model.selected_terms(), kept)
+        scale = np.abs(whole.model.coef).max()
+        assert np.allclose(screened.model.coef, whole.model.coef, atol=1e-5 * scale)
+        groups = np.asarray(whole.model.groups())
+        assert not fitting.entering(plan, queries, screened.model, screened.model.coef,
+                                     groups).any()
+        assert screened.params["exclude"] == exclude
