@@ -145,3 +145,23 @@ def test_a_screened_fit_ends_where_the_fit_of_every_term_ends(monkeypatch, level
         assert not fitting.entering(plan, queries, screened.model, screened.model.coef,
                                      groups).any()
         assert screened.params["exclude"] == exclude
+
+
+@pytest.mark.parametrize("levels", [True, False])
+def test_a_pair_search_on_levels_fits_its_additive_model_for_fewer_epochs(monkeypatch, levels):
+    from rsrank.learning import fitting
+    from rsrank.reading.synthetic import make_interactions
+
+    monkeypatch.setattr(fitting, "LEVEL_ROWS", 0 if levels else 10 ** 9)
+    data = make_interactions(("and",), n_queries=30, random_state=0)
+    queries = QueryData(data.X, data.y, data.qid)
+    epochs, fit = [], fitting.fit
+
+    def recording(plan, *args, **kwargs):
+        epochs.append(plan.solver.max_iter)
+        return fit(plan, *args, **kwargs)
+    monkeypatch.setattr(fitting, "fit", recording)
+    plan = plan_of(additive=True, interactions=1, learning_rate="curvature")
+    pairs, _ = fitting.pair_search(plan, queries)
+    assert len(pairs) == 1
+    assert epochs == [fitting.SEARCH_LEVEL_EPOCHS if levels else fitting.SEARCH_EPOCHS]
