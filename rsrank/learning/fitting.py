@@ -27,7 +27,7 @@ from .feature_keys import (FeatureKeys, check_feature_keys, excluded, monotone_d
                            penalty_layout, source_columns)
 from .parameters import Parameters, check_parameters
 from .penalty import L1Penalty
-from .solver import DivergenceWarning, Monitoring, Solver, SolverState
+from .solver import DivergenceWarning, Monitoring, Solver, SolverState, scale_advice
 from ._threads import coding_threads
 
 __all__ = ["Setup", "Fitted", "setup", "fit", "refit_kept",
@@ -318,32 +318,6 @@ def split(plan, data, validation, rng):
     held_out = rng.permutation(data.n_queries)[:n_val]
     kept = np.setdiff1d(np.arange(data.n_queries), held_out)
     return data.subset(kept), data.subset(held_out)
-
-
-#: Features whose ranges differ by more than this factor are named as the
-#: cause of a divergence when the model does not scale them
-SCALE_SPREAD = 100.0
-
-
-def scale_advice(moments, names, normalize, learning_rate):
-    """What to do when training diverges, by the cause that applies: with
-    ``normalize="none"`` and feature ranges (the column ``moments`` of the
-    training data, None when unknown) more than :data:`SCALE_SPREAD` apart,
-    the widest features and scaling; otherwise the step size itself."""
-    step = (f"take a step from the data (learning_rate='curvature', or 'auto' with an "
-            f"eval_set) or lower learning_rate (now {learning_rate:g})")
-    if normalize != "none" or moments is None or not len(moments[3]):
-        return f". Fix: {step}"
-    low, high = moments[3], moments[4]
-    width = np.where(np.isfinite(high - low), high - low, 0.0)
-    if width.max(initial=0.0) <= SCALE_SPREAD * max(np.median(width[width > 0]) if np.any(
-            width > 0) else 0.0, np.finfo(float).tiny):
-        return f"; the features' ranges are alike, so the step is too long. Fix: {step}"
-    widest = np.argsort(-width, kind="stable")[:3]
-    label = (lambda j: names[j]) if names is not None else (lambda j: f"f{j + 1}")
-    listed = ", ".join(f"{label(j)} in [{low[j]:.3g}, {high[j]:.3g}]" for j in widest)
-    return (f"; widest features: {listed}. Fix: scale the features (normalize='zscore', "
-            f"rsrank train --normalize zscore) or {step}")
 
 
 def advice(plan, moments, names=None, rate=None):
