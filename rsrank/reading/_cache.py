@@ -240,6 +240,19 @@ def _check_values(arrays, n_rows, width):
             raise ValueError("column indices not increasing within a row")
 
 
+def complete_csr(X):
+    """The CSR matrix of a dense ``X`` that stores every value, zeros
+    included, as the parser gives a file whose every line holds every
+    feature (``scipy.sparse.csr_matrix(X)`` would drop the zeros)."""
+    X = np.ascontiguousarray(X)
+    n_rows, width = X.shape
+    indices = np.tile(np.arange(width, dtype=np.int32), n_rows)
+    indptr = np.arange(n_rows + 1, dtype=np.int64) * width
+    matrix = sp.csr_matrix((X.reshape(-1), indices, indptr), shape=X.shape)
+    matrix.has_sorted_indices = True
+    return matrix
+
+
 def store(directory, key, description, X, y, qid, warning=None):
     """Write an entry atomically and remove older entries of the same
     source, and staging directories left by killed writers. Returns the
@@ -255,7 +268,7 @@ def store(directory, key, description, X, y, qid, warning=None):
     except OSError:
         return None
     try:
-        X = sp.csr_matrix(X)
+        X = X if sp.issparse(X) else complete_csr(X)
         arrays, written = {}, {}
         for name, array in (("data", X.data), ("indices", X.indices), ("indptr", X.indptr),
                             ("y", y), ("qid", qid)):

@@ -460,7 +460,7 @@ def _token_length(buf, start):
     return len(buf) - start
 
 
-def parse_chunks(chunks, n_blocks, dtype=np.float64):
+def parse_chunks(chunks, n_blocks, dtype=np.float64, dense=False):
     """Parse LETOR text given as consecutive chunks that end at line ends.
 
     ``chunks()`` is called twice and must give the same chunks both times:
@@ -472,6 +472,13 @@ def parse_chunks(chunks, n_blocks, dtype=np.float64):
     ``indices`` int32 and ``data`` of ``dtype`` (float64 or float32),
     ``float(token)`` rounded once to it, or ``None`` when any line strays
     from the grammar (the caller then reads the file line by line).
+
+    With ``dense``, a text whose every line holds every feature from 1 to
+    the largest, in order, gives ``indptr`` and ``indices`` None and
+    ``data`` the rows one after another (a C-ordered array of ``max index``
+    columns, flattened): the column indices are kept one chunk at a time,
+    so memory never holds an int32 beside every value. Any other text gives
+    the arrays above.
     """
     bounds = []
     for buf in chunks():
@@ -488,33 +495,79 @@ def parse_chunks(chunks, n_blocks, dtype=np.float64):
     qids = _fresh(rows, np.int64)
     has_qid = _fresh(rows, np.bool_)
     row_nnz = _fresh(rows, np.int64)
-    indices = _fresh(nnz, np.int32)
+    indices = None if dense else _fresh(nnz, np.int32)
     data = _fresh(nnz, dtype)
     counts = np.zeros((len(bounds), 5), dtype=np.int64)
+    pieces = []  # with dense: per chunk, its values' range and indices (None: complete rows)
+    width, complete = None, True
     block = 0
     for buf in chunks():
         starts, _, fill = _chunk_blocks(buf, n_blocks)
         n = len(starts) - 1
         if block + n > len(bounds):
             return None  # the chunks changed between the passes
-        fill(buf, starts, row_starts[block:block + n + 1], nnz_starts[block:block + n + 1], _POW10,
-             labels, qids, has_qid, row_nnz, indices, data, counts[block:block + n])
-        if np.any(counts[block:block + n, 4] != OK):
+        row_bounds = row_starts[block:block + n + 1]
+        nnz_bounds = nnz_starts[block:block + n + 1]
+        done = counts[block:block + n]
+        if dense:  # this chunk's values alone, numbered from 0
+            lo, hi = int(nnz_bounds[0]), int(nnz_bounds[-1])
+            own, values, nnz_bounds = _fresh(hi - lo, np.int32), data[lo:hi], nnz_bounds - lo
+        else:
+            own, values = indices, data
+        fill(buf, starts, row_bounds, nnz_bounds, _POW10, labels, qids, has_qid, row_nnz, own,
+             values, done)
+        if np.any(done[:, 4] != OK):
             return None
-        _read_inexact(buf, starts, nnz_starts[block:block + n + 1], indices, data)
+        _read_inexact(buf, starts, nnz_bounds, own, values)
+        if dense:
+            whole = _complete_width(done, bounds[block:block + n],
+                                    row_nnz[row_bounds[0]:row_bounds[-1]], width)
+            width, complete = whole or width, complete and whole > 0
+            pieces.append((lo, hi, None if whole else own))
         block += n
     if block != len(bounds):
         return None
+    if dense:
+        if complete and width:
+            return _finished(labels, qids, counts, None, None, data, rows)
+        indices = _fresh(nnz, np.int32)
+        for lo, hi, piece in pieces:  # a complete chunk's indices are its columns in turn
+            indices[lo:hi] = np.arange(hi - lo) % width if piece is None else piece
     if np.any(counts[:, :2] != bounds):  # blank or comment lines, colons in comments
         row_arrays = _compact((labels, qids, has_qid, row_nnz), row_starts, counts[:, 0])
         labels, qids, has_qid, row_nnz = row_arrays
         indices, data = _compact((indices, data), nnz_starts, counts[:, 1])
         rows = len(labels)
+    indptr = np.zeros(rows + 1, dtype=np.int64)
+    np.cumsum(row_nnz, out=indptr[1:])
+    return _finished(labels, qids, counts, indptr, indices, data, rows)
+
+
+def _complete_width(done, bounds, row_nnz, width):
+    """The number of features of every row of a parsed chunk when each
+    holds all of them, from 1 in order, and it is ``width`` (or ``width``
+    is None); else 0. ``done`` is the chunk's blocks' counts, ``bounds``
+    their first pass's: slack there (blank or comment lines) makes the
+    values move, so such a chunk is not complete either. Indices increase
+    along a line, so ``w`` values of a line whose largest index is at most
+    ``w`` are the indices 1 to ``w``."""
+    if len(row_nnz) == 0 or np.any(done[:, :2] != bounds):
+        return 0
+    first = int(row_nnz[0])
+    if first == 0 or (width is not None and first != width):
+        return 0
+    if int(done[:, 3].max()) != first or np.any(row_nnz != first):
+        return 0
+    return first
+
+
+def _finished(labels, qids, counts, indptr, indices, data, rows):
+    """The result of :func:`parse_chunks`, or None for lines with and
+    without qid mixed, or a float32 value slot that had to hold a column
+    index beyond 2**24."""
     with_qid = int(counts[:, 2].sum())
     if 0 < with_qid < rows:
         return None  # some lines with qid, some without
-    indptr = np.zeros(rows + 1, dtype=np.int64)
-    np.cumsum(row_nnz, out=indptr[1:])
     max_index = int(counts[:, 3].max()) if len(counts) else 0
     if data.dtype.itemsize < 8 and max_index > 2 ** 24:
         return None  # a float32 slot held an inexact value's column only up to 2**24

@@ -24,6 +24,7 @@ import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 
 from . import _cache
+from ._cache import complete_csr
 from ._files import not_a_file
 from ..evaluation.metrics import MAX_EXP2_LABEL
 from .._kernels import cached
@@ -405,7 +406,7 @@ def _fast_parse(source, path, n_features, dtype):
     if size < PARALLEL_BYTES and not cached(_parser.fill_blocks_serial):
         return None  # first run: the line reader gives the same arrays sooner than a compile
     blocks = 1 if size < PARALLEL_BYTES else 4 * threads(-1)
-    parsed = _parser.parse_chunks(chunks, blocks, dtype)
+    parsed = _parser.parse_chunks(chunks, blocks, dtype, dense=True)
     if parsed is None:
         return None
     labels, qid, indptr, indices, data, max_index = parsed
@@ -415,6 +416,12 @@ def _fast_parse(source, path, n_features, dtype):
     # also a float64 value beyond float32's range; a block at a time, not a mask of all
     if not all(np.isfinite(data[lo:lo + (1 << 22)]).all() for lo in range(0, len(data), 1 << 22)):
         return None
+    if indices is None:  # every line holds every feature
+        X = data.reshape(len(labels), max_index)
+        if width == max_index:
+            return X, labels, qid
+        X = complete_csr(X)
+        data, indices, indptr = X.data, X.indices, X.indptr
     X = sp.csr_matrix((data, indices, indptr), shape=(len(labels), width))
     X.has_sorted_indices = True  # indices increase along every line
     return X, labels, qid
@@ -531,7 +538,9 @@ def load_letor(path, n_features=None, *, query_file=None, return_docids=False,
     dense : bool or "auto"
         ``False``: ``X`` is CSR. ``"auto"``: a file whose every line holds
         every feature gives a dense ``X``, the parsed values themselves (no
-        copy, half the memory of CSR); others stay CSR. ``True``: always
+        copy, half the memory of CSR; the compiled parser keeps no column
+        index per value for such a file, so its peak is the values and one
+        chunk of text); others stay CSR. ``True``: always
         dense. See :func:`dense_if_complete`.
 
     Returns
@@ -567,6 +576,8 @@ def load_letor(path, n_features=None, *, query_file=None, return_docids=False,
             _cache.store(*entry, X, y, qid, warning=message)
     if warn_non_contiguous and message:
         warnings.warn(message, NonContiguousQueryWarning, stacklevel=2)
+    if dense is False and not sp.issparse(X):  # parsed dense: the CSR of every value
+        X = complete_csr(X)
     X = dense_if_complete(X, dense)
     if return_docids:
         docids = read_docids(path)

@@ -32,7 +32,7 @@ def test_a_first_run_reads_small_files_with_the_line_reader(monkeypatch):
     monkeypatch.setattr(datasets, "cached", lambda kernel: False)
     calls = []
     monkeypatch.setattr(rsrank.reading._parser, "parse_chunks",
-                        lambda *args: calls.append(args) or None)
+                        lambda *args, **kwargs: calls.append(args) or None)
     assert_same(load_letor(path), compiled)
     assert calls == []
     monkeypatch.setattr(datasets, "PARALLEL_BYTES", 0)  # a large file: compiled even so
@@ -301,3 +301,86 @@ def test_memory_refused_to_the_parsed_arrays_is_a_memory_error(monkeypatch):
     monkeypatch.setattr(_parser.mmap, "mmap", refuse(errno.EACCES))
     with pytest.raises(PermissionError):
         parse_buffer(buf, 1)
+
+
+@st.composite
+def mostly_complete_text(draw):
+    """Lines holding every feature 1..width (with 17-digit values among
+    them), and some that break the pattern: a feature missing, one more, a
+    blank or comment line; cut into chunks at random line ends."""
+    width = draw(st.integers(1, 6))
+    n_rows = draw(st.integers(1, 40))
+    breaks = draw(st.lists(st.sampled_from(["missing", "wider", "blank", "comment"]),
+                           max_size=2))
+    where = draw(st.lists(st.integers(0, n_rows - 1), min_size=len(breaks),
+                          max_size=len(breaks)))
+    lines, kept, slack = [], [], False
+    for r in range(n_rows):
+        columns = list(range(1, width + 1))
+        extra = ""
+        for kind, at in zip(breaks, where):
+            if at == r and kind == "missing":
+                columns.remove(draw(st.sampled_from(columns)))
+            elif at == r and kind == "wider":
+                columns.append(width + 1)
+            elif at == r:
+                extra, slack = ("\n" if kind == "blank" else "# a note 1:2\n"), True
+        kept.append(columns)
+        values = " ".join(f"{j}:{draw(st.sampled_from(['0', '-1.5', '0.12345678901234567']))}"
+                          for j in columns)
+        lines.append(f"{extra}{r % 3} qid:{r // 4} {values}\n")
+    cuts = sorted(set(draw(st.lists(st.integers(1, n_rows), max_size=4))))
+    widest = max(len(columns) for columns in kept)
+    complete = widest > 0 and not slack and all(columns == list(range(1, widest + 1))
+                                                for columns in kept)
+    return lines, cuts, widest, complete
+
+
+@settings(max_examples=200, deadline=None)
+@given(mostly_complete_text(), st.sampled_from([1, 3]))
+def test_a_dense_parse_equals_the_csr_parse_and_drops_indices_only_for_complete_lines(case,
+                                                                                      blocks):
+    lines, cuts, width, complete = case
+    texts = ["".join(lines[lo:hi]) for lo, hi in zip([0, *cuts], [*cuts, len(lines)])]
+    bufs = [np.frombuffer(text.encode(), dtype=np.uint8) for text in texts if text]
+
+    def chunks():
+        return iter(bufs)
+
+    sparse = parse_chunks(chunks, blocks)
+    dense = parse_chunks(chunks, blocks, dense=True)
+    labels, qids, indptr, indices, data, max_index = sparse
+    np.testing.assert_array_equal(dense[0], labels)
+    np.testing.assert_array_equal(dense[1], qids)
+    assert dense[5] == max_index
+    if complete:  # every line holds every feature: no indices, the rows' values in turn
+        assert dense[2] is None and dense[3] is None and max_index == width
+        np.testing.assert_array_equal(indices, np.tile(np.arange(width), len(labels)))
+        assert dense[4].tobytes() == data.tobytes()
+    else:  # the CSR arrays themselves, bit for bit
+        for got, expected in zip(dense[2:5], (indptr, indices, data)):
+            assert got.dtype == expected.dtype
+            assert got.tobytes() == expected.tobytes()
+
+
+def test_a_file_of_complete_lines_loads_dense_without_an_index_per_value(tmp_path,
+                                                                        monkeypatch):
+    # read in small chunks, in parallel blocks: the dense array is the line
+    # reader's matrix, and asked for CSR it is that CSR, zeros stored
+    rng = np.random.default_rng(4)
+    rows = [f"{r % 3} qid:{r // 10} " + " ".join(
+        f"{j}:{v:.7g}" for j, v in enumerate(rng.normal(size=7) * (rng.random(7) < 0.6),
+                                             start=1)) + "\n" for r in range(600)]
+    path = tmp_path / "complete.txt"
+    path.write_text("".join(rows))
+    monkeypatch.setattr(datasets, "_CHUNK_BYTES", 2000)
+    monkeypatch.setattr(datasets, "PARALLEL_BYTES", 0)
+    fast, slow = load_both(path, monkeypatch)
+    assert_same(fast, slow)
+    assert slow[0].nnz == 600 * 7  # the line reader stores the zeros too
+    X = load_letor(path, dense="auto")[0]
+    assert isinstance(X, np.ndarray) and X.flags.c_contiguous
+    assert X.tobytes() == slow[0].data.tobytes()  # -0.0 kept (toarray would add it to 0.0)
+    wider = load_letor(path, n_features=9, dense="auto")[0]  # more columns than the file
+    np.testing.assert_array_equal(wider.toarray()[:, :7], X)
+    assert not wider[:, 7:].count_nonzero()
