@@ -28,8 +28,8 @@ import numpy as np
 from _bench import command_line, internal, set_internal, write_report
 
 REPO = Path(__file__).resolve().parents[1]
-METHODS = ["rsrank", "rsrank-gz", "rsrank-cache", "rsrank-line-reader", "xgboost", "lightgbm",
-           "sklearn"]
+METHODS = ["rsrank", "rsrank-dense", "rsrank-gz", "rsrank-cache", "rsrank-line-reader",
+           "xgboost", "lightgbm", "sklearn"]
 
 
 def write_files(directory, rows, digits=6, seed=0):
@@ -74,8 +74,12 @@ def child(method, directory, repeats):
         load_letor(warm)
         internal("reading._parser", "parse_buffer")(internal("reading._reading", "_read_bytes")(str(warm), warm), 2)
 
+        dense = "auto" if method == "rsrank-dense" else False
+
         def run():
-            X, y, qid = load_letor(path, cache=cache)
+            X, y, qid = load_letor(path, cache=cache, dense=dense)
+            if dense:  # every line holds every feature: the values alone
+                return X.nbytes + y.nbytes + qid.nbytes
             if cache is not None:  # memory-mapped: touch every page, as a fit would
                 float(X.data.sum() + X.indices.sum() + y.sum() + qid.sum())
             return X.data.nbytes + X.indices.nbytes + X.indptr.nbytes + y.nbytes + qid.nbytes
@@ -137,6 +141,8 @@ def main(argv=None):
                         help="significant digits of the values written")
     parser.add_argument("--out", default=str(REPO / "results"))
     parser.add_argument("--name", default="load")
+    parser.add_argument("--methods", default=",".join(METHODS),
+                        help=f"comma-separated loaders (default: all of {','.join(METHODS)})")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -146,7 +152,7 @@ def main(argv=None):
         rows, queries = write_files(directory, args.rows, args.digits)
         size = (directory / "data.txt").stat().st_size
         results = []
-        for method in METHODS:
+        for method in args.methods.split(","):
             repeats = 1 if method in ("sklearn", "rsrank-line-reader") else args.repeats
             if method == "rsrank-cache":  # written by another process, then read
                 subprocess.run([sys.executable, "-c", "import sys; from rsrank import load_letor; "
@@ -186,6 +192,8 @@ def main(argv=None):
               "results": results, "alternating_rounds": rounds,
               "first_touch_s": touch}
     names = {"rsrank": "RSRank `load_letor` (compiled parser, all cores)",
+             "rsrank-dense": "RSRank `load_letor(dense=\"auto\")`: a dense array (every line "
+                             "holds every feature)",
              "rsrank-gz": "RSRank `load_letor`, the same file gzipped",
              "rsrank-cache": "RSRank `load_letor(cache=...)`, reading its cache (every page read)",
              "rsrank-line-reader": "RSRank's line reader (scikit-learn's parser plus checks)",
