@@ -319,10 +319,10 @@ def mostly_complete_text(draw):
         columns = list(range(1, width + 1))
         extra = ""
         for kind, at in zip(breaks, where):
-            if at == r and kind == "missing":
+            if at == r and kind == "missing" and columns:
                 columns.remove(draw(st.sampled_from(columns)))
             elif at == r and kind == "wider":
-                columns.append(width + 1)
+                columns.append(max(columns, default=0) + 1)
             elif at == r:
                 extra, slack = ("\n" if kind == "blank" else "# a note 1:2\n"), True
         kept.append(columns)
