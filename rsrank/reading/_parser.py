@@ -478,7 +478,8 @@ def parse_chunks(chunks, n_blocks, dtype=np.float64, dense=False):
     ``data`` the rows one after another (a C-ordered array of ``max index``
     columns, flattened): the column indices are kept one chunk at a time,
     so memory never holds an int32 beside every value. Any other text gives
-    the arrays above.
+    the arrays above: from the first chunk that breaks the pattern, the
+    indices go to one array for all values, as without ``dense``.
     """
     bounds = []
     for buf in chunks():
@@ -498,8 +499,8 @@ def parse_chunks(chunks, n_blocks, dtype=np.float64, dense=False):
     indices = None if dense else _fresh(nnz, np.int32)
     data = _fresh(nnz, dtype)
     counts = np.zeros((len(bounds), 5), dtype=np.int64)
-    pieces = []  # with dense: per chunk, its values' range and indices (None: complete rows)
-    width, complete = None, True
+    complete = []  # while dense: the value ranges of the chunks of complete lines so far
+    width = None
     block = 0
     for buf in chunks():
         starts, _, fill = _chunk_blocks(buf, n_blocks)
@@ -522,17 +523,22 @@ def parse_chunks(chunks, n_blocks, dtype=np.float64, dense=False):
         if dense:
             whole = _complete_width(done, bounds[block:block + n],
                                     row_nnz[row_bounds[0]:row_bounds[-1]], width)
-            width, complete = whole or width, complete and whole > 0
-            pieces.append((lo, hi, None if whole else own))
+            if whole:
+                width = whole
+                complete.append((lo, hi))
+            else:  # indices from here on; a complete chunk's are its columns in turn
+                indices = _fresh(nnz, np.int32)
+                for start, end in complete:
+                    indices[start:end] = np.arange(end - start) % width
+                indices[lo:hi] = own
+                dense = False
         block += n
     if block != len(bounds):
         return None
     if dense:
-        if complete and width:
+        if width:
             return _finished(labels, qids, counts, None, None, data, rows)
-        indices = _fresh(nnz, np.int32)
-        for lo, hi, piece in pieces:  # a complete chunk's indices are its columns in turn
-            indices[lo:hi] = np.arange(hi - lo) % width if piece is None else piece
+        indices = _fresh(nnz, np.int32)  # no lines at all
     if np.any(counts[:, :2] != bounds):  # blank or comment lines, colons in comments
         row_arrays = _compact((labels, qids, has_qid, row_nnz), row_starts, counts[:, 0])
         labels, qids, has_qid, row_nnz = row_arrays
