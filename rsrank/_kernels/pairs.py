@@ -21,18 +21,74 @@ def _pair_histograms(columns, values, first, second, n_bins, sums, counts):
     row's ``values`` into ``sums[p, code_a * n_bins + code_b]`` and count
     the row in ``counts`` (``columns``: one uint8 code per feature and row,
     a feature's codes contiguous). The rows go in blocks of
-    :data:`PAIR_BLOCK`, a block's pairs shared out among the threads; each
-    cell adds its rows in their order, whatever the threads."""
+    :data:`PAIR_BLOCK`, a block's pairs shared out among the threads in
+    runs (:func:`pair_runs`): four pairs in a row with the same first
+    feature fill their histograms in one pass over the rows, which reads
+    that feature's codes and the values once for the four and keeps four
+    chains of additions in flight, where one pair's additions wait on each
+    other whenever two rows fall in one cell. Each cell adds its rows in
+    their order, whatever the threads and runs."""
     n_rows = columns.shape[1]
+    runs = pair_runs(first, PAIR_RUN)
     for lo in range(0, n_rows, PAIR_BLOCK):
         hi = min(lo + PAIR_BLOCK, n_rows)
-        for p in prange(first.shape[0]):
-            a, b = columns[first[p]], columns[second[p]]
-            cells, seen = sums[p], counts[p]
-            for i in range(lo, hi):
-                cell = a[i] * n_bins + b[i]
-                cells[cell] += values[i]
-                seen[cell] += 1
+        for k in prange(runs.shape[0] - 1):
+            p, stop = runs[k], runs[k + 1]
+            if stop - p == PAIR_RUN:
+                a = columns[first[p]]
+                b0, b1 = columns[second[p]], columns[second[p + 1]]
+                b2, b3 = columns[second[p + 2]], columns[second[p + 3]]
+                s0, s1, s2, s3 = sums[p], sums[p + 1], sums[p + 2], sums[p + 3]
+                n0, n1, n2, n3 = counts[p], counts[p + 1], counts[p + 2], counts[p + 3]
+                for i in range(lo, hi):
+                    row = a[i] * n_bins
+                    value = values[i]
+                    cell = row + b0[i]
+                    s0[cell] += value
+                    n0[cell] += 1
+                    cell = row + b1[i]
+                    s1[cell] += value
+                    n1[cell] += 1
+                    cell = row + b2[i]
+                    s2[cell] += value
+                    n2[cell] += 1
+                    cell = row + b3[i]
+                    s3[cell] += value
+                    n3[cell] += 1
+                continue
+            for q in range(p, stop):
+                a, b = columns[first[q]], columns[second[q]]
+                cells, seen = sums[q], counts[q]
+                for i in range(lo, hi):
+                    cell = a[i] * n_bins + b[i]
+                    cells[cell] += values[i]
+                    seen[cell] += 1
+
+
+#: Pairs that :func:`_pair_histograms` fills in one pass over a block's rows
+#: when they share their first feature (``scripts/bench_pair_search.py``)
+PAIR_RUN = 4
+
+
+@njit(cache=True)
+def pair_runs(first, size):
+    """Where the runs of pairs start, and the end: from the first pair on,
+    the next ``size`` pairs make a run when they all have the same
+    ``first`` feature, else the next pair is a run of its own."""
+    out = np.empty(first.shape[0] + 1, dtype=np.int64)
+    n, p = 0, 0
+    while p < first.shape[0]:
+        out[n] = p
+        n += 1
+        step = 1
+        if p + size <= first.shape[0]:
+            step = size
+            for q in range(p + 1, p + size):
+                if first[q] != first[p]:
+                    step = 1
+        p += step
+    out[n] = first.shape[0]
+    return out[:n + 1]
 
 
 pair_histograms_serial, pair_histograms_parallel = twins(_pair_histograms)

@@ -15,10 +15,13 @@ from rsrank.evaluation import metrics as M
 def test_pair_histograms_equal_a_bincount_per_pair_over_several_blocks(build):
     rng = np.random.default_rng(0)
     n_bins, n_rows = 5, 2 * K.PAIR_BLOCK + 301
-    codes = rng.integers(0, n_bins, size=(4, n_rows)).astype(np.uint8)  # a feature a row
+    codes = rng.integers(0, n_bins, size=(7, n_rows)).astype(np.uint8)  # a feature a row
     values = rng.normal(size=n_rows)
-    first, second = np.array([0, 0, 1, 2]), np.array([1, 3, 2, 3])
-    sums, counts = np.zeros((4, n_bins ** 2)), np.zeros((4, n_bins ** 2))
+    # runs of pairs with one first feature, of four (filled together) and fewer, and
+    # pairs out of order
+    first = np.array([0, 0, 1, 2, 0, 0, 0, 0, 0, 3, 3, 3, 4, 3])
+    second = np.array([1, 3, 2, 3, 1, 2, 4, 5, 6, 4, 5, 6, 5, 0])
+    sums, counts = np.zeros((len(first), n_bins ** 2)), np.zeros((len(first), n_bins ** 2))
     build(codes, values, first, second, n_bins, sums, counts)
     for p, (a, b) in enumerate(zip(first, second)):
         cells = codes[a].astype(int) * n_bins + codes[b]
