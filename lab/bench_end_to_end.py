@@ -43,6 +43,10 @@ predictions written to disk:
   ``--additive --interactions 10`` with the penalized fits of the path on a
   sample stopped at the estimator's ``weight_tol`` (1e-4) alone
   (``PATH_SETTLE_TOL`` at None), as before that rule.
+  ``rsrank-interactions-search1e9`` and ``rsrank-interactions-search5e8``:
+  ``--additive --interactions 10`` with the pair search's budget of row
+  visits (``SEARCH_WORK``, 2e9) at 1e9 and 5e8: its additive fit and its
+  gains on a sample of fewer queries.
 - LightGBM ``lambdarank`` and XGBoost ``rank:ndcg`` (``hist``), 2 threads,
   learning rate 0.1, other parameters at their defaults, up to ``--rounds``
   rounds with early stopping after 20 rounds without a better vali
@@ -75,7 +79,9 @@ REPO = Path(__file__).resolve().parents[1]
 SYSTEMS = ["rsrank", "rsrank-full", "rsrank-patience", "rsrank-additive", "rsrank-interactions",
            "rsrank-interactions-coarse", "rsrank-interactions-fine", "rsrank-additive-relax300",
            "rsrank-interactions-relax300", "rsrank-interactions-tol1e-3", "rsrank-settle1e-4",
-           "rsrank-additive-settle1e-4", "rsrank-interactions-settle1e-4", "lightgbm", "xgboost"]
+           "rsrank-additive-settle1e-4", "rsrank-interactions-settle1e-4",
+           "rsrank-interactions-search1e9", "rsrank-interactions-search5e8", "lightgbm",
+           "xgboost"]
 #: the flags of each RSRank system beside the files
 RSRANK_FLAGS = {"rsrank": [], "rsrank-full": ["--path-rows", "0"],
                 "rsrank-patience": ["--patience", "20"], "rsrank-additive": ["--additive"],
@@ -89,13 +95,17 @@ RSRANK_FLAGS = {"rsrank": [], "rsrank-full": ["--path-rows", "0"],
                 "rsrank-interactions-tol1e-3": ["--additive", "--interactions", "10",
                                                 "--weight-tol", "1e-3"],
                 "rsrank-settle1e-4": [], "rsrank-additive-settle1e-4": ["--additive"],
-                "rsrank-interactions-settle1e-4": ["--additive", "--interactions", "10"]}
+                "rsrank-interactions-settle1e-4": ["--additive", "--interactions", "10"],
+                "rsrank-interactions-search1e9": ["--additive", "--interactions", "10"],
+                "rsrank-interactions-search5e8": ["--additive", "--interactions", "10"]}
 #: systems whose path on a sample gives each relaxed refit all its epochs
 #: (300), as before ``PATH_RELAX_EPOCHS``
 UNCAPPED = ("rsrank-additive-relax300", "rsrank-interactions-relax300")
 #: systems whose path on a sample stops its penalized fits at the estimator's
 #: ``weight_tol`` alone (1e-4), as before ``PATH_SETTLE_TOL``
 UNSETTLED = ("rsrank-settle1e-4", "rsrank-additive-settle1e-4", "rsrank-interactions-settle1e-4")
+#: systems whose pair search has another budget of row visits (``SEARCH_WORK``)
+SEARCH_BUDGETS = {"rsrank-interactions-search1e9": 1e9, "rsrank-interactions-search5e8": 5e8}
 
 
 def child(system, directory, rounds, scratch):
@@ -112,6 +122,10 @@ def child(system, directory, rounds, scratch):
             experiments.PATH_RELAX_EPOCHS = 300
         if system in UNSETTLED:
             experiments.PATH_SETTLE_TOL = None
+        if system in SEARCH_BUDGETS:
+            from rsrank.learning import interactions
+
+            interactions.SEARCH_WORK = SEARCH_BUDGETS[system]
 
         out = scratch / f"{system}-out"
         code = main(["train", "--train", str(directory / "train.txt"),
@@ -266,6 +280,9 @@ def main(argv=None):
     names.update({system: f"{names[system.replace('-settle1e-4', '')]}, the path's "
                           "penalized fits on the sample settled to 1e-4"
                   for system in UNSETTLED})
+    names.update({system: f"RSRank `rsrank train --additive --interactions 10`, the pair "
+                          f"search's budget {SEARCH_BUDGETS[system]:.0e} row visits"
+                  for system in SEARCH_BUDGETS})
     names.update({system: f"RSRank `rsrank train {' '.join(flags)}`"
                   for system, flags in RSRANK_FLAGS.items() if system not in names})
     command_text = "; ".join(

@@ -189,11 +189,15 @@ def _columns_of(X, features):
 #: come from a sample of queries (:func:`search_rows`), and only where even
 #: :data:`SEARCH_ROWS` rows cannot hold every pair (over 283 features) are
 #: the candidates the features the model uses most, then the others by the
-#: variation of their pair gradients over their bins
+#: variation of their pair gradients over their bins. A smaller budget
+#: is faster and worse: at a tenth of the shape of ``make_web_like``,
+#: ``--additive --interactions 10`` took 25 s against 35 at 1e9 and lost a
+#: pair, test NDCG@10 0.6727 against 0.6812 (LightGBM 0.6839;
+#: ``results/search_budget_web_tenth_tried.md``)
 SEARCH_WORK = 2e9
 
 
-def candidate_features(model, lam, data, budget=SEARCH_WORK, n_bins=8):
+def candidate_features(model, lam, data, budget=None, n_bins=8):
     """The features whose pairs a search scores: every feature when all
     pairs fit ``budget`` row visits, else as many as fit, the features of
     the largest shapes of ``model`` (an additive model) first, then those
@@ -201,6 +205,7 @@ def candidate_features(model, lam, data, budget=SEARCH_WORK, n_bins=8):
     feature at a time cannot see a pair without any one-feature effect (an
     XOR) between two features the model does not use: on data that large,
     such a pair is found only when its features are among the first."""
+    budget = SEARCH_WORK if budget is None else budget
     width, rows = data.n_features, max(data.n_rows, 1)
     most = int((1 + np.sqrt(1 + 8 * budget / rows)) / 2)
     if width <= most:
@@ -221,7 +226,7 @@ def candidate_features(model, lam, data, budget=SEARCH_WORK, n_bins=8):
 SEARCH_ROWS = 50_000
 
 
-def search_rows(lam, data, budget=SEARCH_WORK):
+def search_rows(lam, data, budget=None):
     """``(lam, data)`` of the rows a search scores its pairs on: all of
     them while every pair of features fits ``budget`` row visits, else the
     whole queries of a seeded order while their rows fit that many (or
@@ -234,6 +239,7 @@ def search_rows(lam, data, budget=SEARCH_WORK):
     a query sum to 0, yet it may switch another feature's effect; at a
     quarter of MSLR-WEB30K's shape such a pair of ``make_web_like`` was
     dropped by the screen and found on a sample."""
+    budget = SEARCH_WORK if budget is None else budget
     width = data.n_features
     rows = max(budget / max(width * (width - 1) / 2, 1), SEARCH_ROWS)
     if data.n_rows <= rows:
@@ -250,7 +256,7 @@ def search_rows(lam, data, budget=SEARCH_WORK):
 RESCORED = 3
 
 
-def top_pairs(model, lam, data, k, n_bins=8, budget=SEARCH_WORK, n_jobs=None):
+def top_pairs(model, lam, data, k, n_bins=8, budget=None, n_jobs=None):
     """The ``k`` pairs of largest interaction gain (:func:`gains_at`, on
     ``n_jobs`` threads) of the pair gradients ``lam`` at ``model``'s ranking
     on :func:`search_rows`, among :func:`candidate_features`, kept one at a
