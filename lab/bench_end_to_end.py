@@ -46,7 +46,9 @@ predictions written to disk:
   ``rsrank-interactions-search1e9`` and ``rsrank-interactions-search5e8``:
   ``--additive --interactions 10`` with the pair search's budget of row
   visits (``SEARCH_WORK``, 2e9) at 1e9 and 5e8: its additive fit and its
-  gains on a sample of fewer queries.
+  gains on a sample of fewer queries. ``rsrank-interactions-sampled``: the
+  same with its sample taken however close to all rows it comes
+  (``SEARCH_KEEP`` at 1), as before that rule.
 - LightGBM ``lambdarank`` and XGBoost ``rank:ndcg`` (``hist``), 2 threads,
   learning rate 0.1, other parameters at their defaults, up to ``--rounds``
   rounds with early stopping after 20 rounds without a better vali
@@ -80,8 +82,8 @@ SYSTEMS = ["rsrank", "rsrank-full", "rsrank-patience", "rsrank-additive", "rsran
            "rsrank-interactions-coarse", "rsrank-interactions-fine", "rsrank-additive-relax300",
            "rsrank-interactions-relax300", "rsrank-interactions-tol1e-3", "rsrank-settle1e-4",
            "rsrank-additive-settle1e-4", "rsrank-interactions-settle1e-4",
-           "rsrank-interactions-search1e9", "rsrank-interactions-search5e8", "lightgbm",
-           "xgboost"]
+           "rsrank-interactions-search1e9", "rsrank-interactions-search5e8",
+           "rsrank-interactions-sampled", "lightgbm", "xgboost"]
 #: the flags of each RSRank system beside the files
 RSRANK_FLAGS = {"rsrank": [], "rsrank-full": ["--path-rows", "0"],
                 "rsrank-patience": ["--patience", "20"], "rsrank-additive": ["--additive"],
@@ -97,7 +99,8 @@ RSRANK_FLAGS = {"rsrank": [], "rsrank-full": ["--path-rows", "0"],
                 "rsrank-settle1e-4": [], "rsrank-additive-settle1e-4": ["--additive"],
                 "rsrank-interactions-settle1e-4": ["--additive", "--interactions", "10"],
                 "rsrank-interactions-search1e9": ["--additive", "--interactions", "10"],
-                "rsrank-interactions-search5e8": ["--additive", "--interactions", "10"]}
+                "rsrank-interactions-search5e8": ["--additive", "--interactions", "10"],
+                "rsrank-interactions-sampled": ["--additive", "--interactions", "10"]}
 #: systems whose path on a sample gives each relaxed refit all its epochs
 #: (300), as before ``PATH_RELAX_EPOCHS``
 UNCAPPED = ("rsrank-additive-relax300", "rsrank-interactions-relax300")
@@ -105,7 +108,10 @@ UNCAPPED = ("rsrank-additive-relax300", "rsrank-interactions-relax300")
 #: ``weight_tol`` alone (1e-4), as before ``PATH_SETTLE_TOL``
 UNSETTLED = ("rsrank-settle1e-4", "rsrank-additive-settle1e-4", "rsrank-interactions-settle1e-4")
 #: systems whose pair search has another budget of row visits (``SEARCH_WORK``)
-SEARCH_BUDGETS = {"rsrank-interactions-search1e9": 1e9, "rsrank-interactions-search5e8": 5e8}
+#: or takes a sample of nearly all rows (``SEARCH_KEEP`` at 1)
+SEARCH_SETTINGS = {"rsrank-interactions-search1e9": {"SEARCH_WORK": 1e9},
+                   "rsrank-interactions-search5e8": {"SEARCH_WORK": 5e8},
+                   "rsrank-interactions-sampled": {"SEARCH_KEEP": 1.0}}
 
 
 def child(system, directory, rounds, scratch):
@@ -122,10 +128,10 @@ def child(system, directory, rounds, scratch):
             experiments.PATH_RELAX_EPOCHS = 300
         if system in UNSETTLED:
             experiments.PATH_SETTLE_TOL = None
-        if system in SEARCH_BUDGETS:
+        if system in SEARCH_SETTINGS:
             from rsrank.learning import interactions
 
-            interactions.SEARCH_WORK = SEARCH_BUDGETS[system]
+            vars(interactions).update(SEARCH_SETTINGS[system])
 
         out = scratch / f"{system}-out"
         code = main(["train", "--train", str(directory / "train.txt"),
@@ -281,8 +287,12 @@ def main(argv=None):
                           "penalized fits on the sample settled to 1e-4"
                   for system in UNSETTLED})
     names.update({system: f"RSRank `rsrank train --additive --interactions 10`, the pair "
-                          f"search's budget {SEARCH_BUDGETS[system]:.0e} row visits"
-                  for system in SEARCH_BUDGETS})
+                          f"search's budget {SEARCH_SETTINGS[system]['SEARCH_WORK']:.0e} row "
+                          "visits" for system in SEARCH_SETTINGS
+                  if "SEARCH_WORK" in SEARCH_SETTINGS[system]})
+    names["rsrank-interactions-sampled"] = ("RSRank `rsrank train --additive --interactions "
+                                            "10`, the pair search on a sample of nearly all "
+                                            "rows")
     names.update({system: f"RSRank `rsrank train {' '.join(flags)}`"
                   for system, flags in RSRANK_FLAGS.items() if system not in names})
     command_text = "; ".join(

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from rsrank import RSRank, QueryData
-from rsrank.learning.interactions import (GAIN_GRIDS, SEARCH_ROWS, interaction_gain,
-                                          pair_gains, search_rows)
+from rsrank.learning.interactions import (GAIN_GRIDS, SEARCH_KEEP, SEARCH_ROWS,
+                                          interaction_gain, pair_gains, search_rows)
 from rsrank.reading.synthetic import make_interactions
 
 
@@ -126,6 +126,11 @@ def test_a_search_beyond_its_budget_scores_pairs_on_a_seeded_sample_of_whole_que
     # every pair within the budget: all rows, as given
     same_lam, same = search_rows(lam, data, budget=pairs * data.n_rows)
     assert same is data and same_lam is lam
+    # or nearly: a sample of at least SEARCH_KEEP of the rows is not taken
+    near = pairs * data.n_rows * (SEARCH_KEEP + 0.01)
+    assert search_rows(lam, data, budget=near)[1] is data
+    below = pairs * data.n_rows * (SEARCH_KEEP - 0.05)
+    assert search_rows(lam, data, budget=below)[1].n_rows < data.n_rows * SEARCH_KEEP
     # beyond it: whole queries of at most the rows the budget allows (or SEARCH_ROWS)
     taken_lam, taken = search_rows(lam, data, budget=pairs * 70_000)
     assert 70_000 - sizes.max() < taken.n_rows <= 70_000
