@@ -146,3 +146,29 @@ def test_a_search_beyond_its_budget_scores_pairs_on_a_seeded_sample_of_whole_que
     np.testing.assert_array_equal(search_rows(lam, data, budget=pairs * 70_000)[0], taken_lam)
     assert SEARCH_ROWS - sizes.max() < search_rows(lam, data, budget=1.0)[1].n_rows <= SEARCH_ROWS
     assert search_rows(None, data, budget=1.0)[0] is None
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_gains_in_parts_of_pairs_and_rows_are_the_gains_in_one_piece(monkeypatch, sparse):
+    """The search's codes are written a block of rows at a time and its
+    histograms filled a part of the pairs at a time: the same gains, bit
+    for bit, as one block and one part, on dense and CSR rows with missing
+    values."""
+    import scipy.sparse as sp
+
+    from rsrank.learning import interactions
+
+    rng = np.random.default_rng(5)
+    qid = np.repeat(np.arange(40), 25)
+    X = rng.normal(size=(len(qid), 7))
+    X[rng.random(X.shape) < 0.3] = 0.0
+    X[rng.random(X.shape) < 0.05] = np.nan
+    data = QueryData(sp.csr_matrix(X) if sparse else X, rng.integers(0, 3, len(qid)), qid)
+    lam = rng.normal(size=len(qid))
+    pairs, whole = interactions.gains_at(lam, data, n_bins=4)
+    monkeypatch.setattr(interactions, "CODE_ROWS", 64)
+    monkeypatch.setattr(interactions, "GAIN_PAIRS", 4)
+    same_pairs, parts = interactions.gains_at(lam, data, n_bins=4)
+    np.testing.assert_array_equal(same_pairs, pairs)
+    np.testing.assert_array_equal(parts, whole)
+    assert len(pairs) == 21 and np.all(whole > 0)
