@@ -474,7 +474,8 @@ def _blank(template, fitted):
 def face_on(template, fitted, data):
     """A new estimator of ``template``'s type and ``fitted``'s parameters
     holding the fit (a :class:`~rsrank.learning.fitting.Fitted`) made on ``data`` (a
-    QueryData: the width and column names it was fitted on), as ``fit``
+    QueryData, or what a path keeps of one: ``n_features``,
+    ``names_from_columns`` and ``feature_names``), as ``fit``
     would have left it."""
     face = _blank(template, fitted)
     face.n_features_in_ = data.n_features

@@ -429,6 +429,7 @@ def fit_and_select(estimator, grid, train, validation, *, select="ndcg@10",
                 entry["vali_score"] = metrics.nanmean(values)
         chosen = choose_fit([{**t, "per_query": v} for t, v in zip(tried, per_query)], within)
         if sampled:
+            del walked  # the sample's rows and bin codes go before the refit makes its own
             tried, per_query, fits, chosen = refit_on_all(
                 estimator, train, validation, select, convention, tried, per_query, fits, chosen)
     return Selection(tried, per_query, fits, chosen, time.perf_counter() - start)

@@ -79,7 +79,8 @@ class PathFit:
     use: a path of many points makes a face only for the fits it hands on."""
 
     def __init__(self, template, fitted, data, face=None):
-        self.fitted, self._template, self._data, self._face = fitted, template, data, face
+        self.fitted, self._template, self._face = fitted, template, face
+        self._columns = None if data is None else _Columns.of(data)
 
     @classmethod
     def holding(cls, estimator):
@@ -98,8 +99,24 @@ class PathFit:
     @property
     def face(self):
         if self._face is None:
-            self._face = face_on(self._template, self.fitted, self._data)
+            self._face = face_on(self._template, self.fitted, self._columns)
         return self._face
+
+
+@dataclass(frozen=True)
+class _Columns:
+    """What a face takes from the rows a fit was made on (the width, and
+    the names when the rows' columns gave them), and not the rows: a path
+    walked on a sample drops it before its choice is fitted on all rows."""
+
+    n_features: int
+    names_from_columns: bool
+    feature_names: object
+
+    @classmethod
+    def of(cls, data):
+        named = data.names_from_columns
+        return cls(data.n_features, named, data.feature_names if named else None)
 
 
 @dataclass
@@ -346,9 +363,11 @@ def one_search(estimator, grid, train, sample):
             searched = [plan for plan in searched
                         if plan.solver.objective.pair_weight == weighting]
             found = fitting.pair_search(searched[0], train)
-            for data in (sample, train):
-                for key in {fitting.search_key(plan, data) for plan in searched}:
-                    held.enter_context(data.holding(key, found))
+            for key in {fitting.search_key(plan, sample) for plan in searched}:
+                sample.memo(key, lambda: found)  # the sample is the path's alone
+            for key in {fitting.search_key(plan, train) for plan in searched}:
+                held.enter_context(train.holding(key, found))
+        del sample  # the caller may drop it before the refit
         yield grid
 
 

@@ -2,6 +2,9 @@
 setting stops after that many points in a row that do not raise the best
 score of its fits, and a setting that keeps improving walks every point."""
 
+import gc
+import weakref
+
 import numpy as np
 
 from rsrank import RSRank
@@ -70,6 +73,12 @@ def test_a_path_on_a_sample_and_the_refit_of_its_choice_take_one_search_on_all_r
         # the path walks the weighting the pairs were searched with: the grid's first
         assert walked == grid[:2]
         points = walk(base, walked, sample, validation=vali)
+        walk(base, grid[:1], sample, validation=vali)  # the sample keeps the search
+        # the path's fits do not hold the sample: it goes before the refit
+        gone = weakref.ref(sample)
+        del sample
+        gc.collect()
+        assert gone() is None
         chosen = points[1]  # the unit weighting at 0.05, its relaxed refit
         refit = refit_point(base, {**chosen.params, "relax": True}, chosen.relaxed, train, vali)
     assert searched == [train.n_rows]  # one search, on all the rows
@@ -83,9 +92,7 @@ def test_a_path_on_a_sample_and_the_refit_of_its_choice_take_one_search_on_all_r
     assert kept and set(refit.fit.model.selected_terms()) <= kept
     assert refit.fit.model.encoding.counts[0].sum() == train.n_rows
     assert refit.params["l1_group_ratio"] == 0.05 and refit.params["relax"] is True
-    # nothing held stays behind: the sample searches its own again
-    walk(base, grid[:1], sample, validation=vali)
-    assert searched == [train.n_rows, sample.n_rows]
+    assert points[0].fit.face.n_features_in_ == 5  # a face made after the sample went
 
 
 def test_a_sampled_path_walks_every_weighting_of_a_kind_without_pairs():
