@@ -314,14 +314,17 @@ def main(argv=None):
              "from text to test predictions; peak memory is the process's VmHWM. Test NDCG@10 "
              "in the standard convention, from each system's best vali round.", "",
              "| system | wall seconds | vs LightGBM | load s | train s | best round | "
-             "test NDCG@10 | peak memory |", "|---|---|---|---|---|---|---|---|"]
+             "test NDCG@10 | vs LightGBM | peak memory | vs LightGBM |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         load = f"{r['load_s']:.0f}" if "load_s" in r else ""
         train = f"{r['train_s']:.0f}" if "train_s" in r else ""
         best = "" if r.get("best_round") is None else str(r["best_round"])
         lines.append(f"| {names[r['system']]} | {r['wall_s']:.0f} | "
                      f"{r['wall_s'] / base['wall_s']:.2f}x | {load} | {train} | {best} | "
-                     f"{r['test_ndcg10']:.4f} | {r['peak_rss_bytes'] / 2**30:.1f} GiB |")
+                     f"{r['test_ndcg10']:.4f} | {r['test_ndcg10'] / base['test_ndcg10']:.4f} | "
+                     f"{r['peak_rss_bytes'] / 2**20:,.0f} MiB | "
+                     f"{r['peak_rss_bytes'] / base['peak_rss_bytes']:.2f}x |")
     for system in RSRANK_FLAGS:
         if system in by:
             r = by[system]
