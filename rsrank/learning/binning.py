@@ -568,7 +568,8 @@ class PairEncoding(StepEncoding):
             step_codes = bin_codes(X, self.thresholds[:self.width])
         out = np.empty((X.shape[0], self.width + self.n_pairs), dtype=np.uint8)
         out[:, :self.width] = step_codes.codes
-        out[:, self.width:] = self.cells(X)  # a cell's code is its index (at most MAX_BINS)
+        del step_codes  # when made here, they go before the cells are coded
+        self._fill_cells(X, out[:, self.width:])  # a cell's code is its index
         return BinCodes(out, out.shape)
 
     @property
@@ -587,6 +588,12 @@ class PairEncoding(StepEncoding):
     def cells(self, X):
         """Each row's cell per pair, an ``(n_rows, n_pairs)`` int array."""
         out = np.zeros((X.shape[0], self.n_pairs), dtype=np.int64)
+        self._fill_cells(X, out)
+        return out
+
+    def _fill_cells(self, X, out):
+        """:meth:`cells` written into ``out`` (uint8 where a matrix's codes
+        take them: no array of every row's cells in int64 beside them)."""
         X = sp.csc_matrix(X) if sp.issparse(X) else X
         for p, ((a, b), (cuts_a, cuts_b)) in enumerate(zip(self.pairs.tolist(), self.grids)):
             column_a, column_b = (_take_columns(X, [j]) for j in (a, b))
@@ -594,7 +601,6 @@ class PairEncoding(StepEncoding):
             column_b = column_b.toarray() if sp.issparse(column_b) else column_b
             out[:, p] = (_code(column_a.ravel(), cuts_a).astype(np.int64) * (len(cuts_b) + 1)
                          + _code(column_b.ravel(), cuts_b))
-        return out
 
     def augment(self, X):
         """``X`` with one more column per pair: the row's cell index."""
