@@ -444,9 +444,7 @@ def load_estimator(cls, path):
         plan = estimator.setup()
     except (TypeError, ValueError) as error:
         raise persistence.ModelFileError(path, f"invalid parameter: {error}") from None
-    estimator.n_features_in_ = saved.model.n_features
-    if saved.model.names_from_columns:
-        estimator.feature_names_in_ = np.asarray(saved.model.feature_names, dtype=object)
+    _take_columns(estimator, saved.model)
     return adopt(estimator, Fitted(
         saved.model, SolverState(saved.model.coef.copy(), saved.fitted["t"]),
         saved.fitted["n_iter"], saved.fitted["best_iteration"], {}, None,
@@ -471,17 +469,23 @@ def _blank(template, fitted):
                              if k in names})
 
 
-def face_on(template, fitted, data):
+def face_on(template, fitted):
     """A new estimator of ``template``'s type and ``fitted``'s parameters
-    holding the fit (a :class:`~rsrank.learning.fitting.Fitted`) made on ``data`` (a
-    QueryData, or what a path keeps of one: ``n_features``,
-    ``names_from_columns`` and ``feature_names``), as ``fit``
-    would have left it."""
+    holding the fit (a :class:`~rsrank.learning.fitting.Fitted`), as ``fit``
+    would have left it: the width and column names of the rows it was
+    fitted on are its model's (every kind starts from them), so the face
+    needs no rows."""
     face = _blank(template, fitted)
-    face.n_features_in_ = data.n_features
-    if data.names_from_columns:
-        face.feature_names_in_ = np.asarray(data.feature_names, dtype=object)
+    _take_columns(face, fitted.model)
     return adopt(face, fitted)
+
+
+def _take_columns(estimator, model):
+    """``n_features_in_`` and, when a DataFrame's columns named them,
+    ``feature_names_in_`` from a model value."""
+    estimator.n_features_in_ = model.n_features
+    if model.names_from_columns:
+        estimator.feature_names_in_ = np.asarray(model.feature_names, dtype=object)
 
 
 def adopt(estimator, fitted):

@@ -78,14 +78,13 @@ class PathFit:
     was fitted with) and ``face``, the estimator that holds it, made on first
     use: a path of many points makes a face only for the fits it hands on."""
 
-    def __init__(self, template, fitted, data, face=None):
+    def __init__(self, template, fitted, face=None):
         self.fitted, self._template, self._face = fitted, template, face
-        self._columns = None if data is None else _Columns.of(data)
 
     @classmethod
     def holding(cls, estimator):
         """The fit of a fitted ``estimator`` (its own face)."""
-        return cls(estimator, fit_of(estimator), None, estimator)
+        return cls(estimator, fit_of(estimator), estimator)
 
     @property
     def model(self):
@@ -99,24 +98,8 @@ class PathFit:
     @property
     def face(self):
         if self._face is None:
-            self._face = face_on(self._template, self.fitted, self._columns)
+            self._face = face_on(self._template, self.fitted)
         return self._face
-
-
-@dataclass(frozen=True)
-class _Columns:
-    """What a face takes from the rows a fit was made on (the width, and
-    the names when the rows' columns gave them), and not the rows: a path
-    walked on a sample drops it before its choice is fitted on all rows."""
-
-    n_features: int
-    names_from_columns: bool
-    feature_names: object
-
-    @classmethod
-    def of(cls, data):
-        named = data.names_from_columns
-        return cls(data.n_features, named, data.feature_names if named else None)
 
 
 @dataclass
@@ -238,7 +221,7 @@ class _Walk:
         key = _setting(point)
         if key not in self.dense:
             fitted = fitting.fit(plan.but(l1=0.0, l1_group=0.0), self.train, self.validation)
-            self.dense[key] = PathFit(self.estimator, fitted, self.train)
+            self.dense[key] = PathFit(self.estimator, fitted)
         dense = self.dense[key]
         without = all(point.get(name, 0.0) == 0 for name in STRENGTHS)
         return ({**point, "learning_rate": dense.fitted.learning_rate},
@@ -303,14 +286,14 @@ def walk(estimator, points, train, *, validation=None, chunks=None, warm=True, c
             first = working if setting not in last else None
             fit = PathFit(estimator, fitting.fit(
                 penalized, train, eval_set, coef_init=start,
-                working=first if start is None else np.zeros(0, dtype=np.int64)), train)
+                working=first if start is None else np.zeros(0, dtype=np.int64)))
             if relax:  # its refit on the features it kept, which points keeping them share
                 kept = (setting, tuple(fit.model.selected_indices()))
                 if kept not in refits:
                     refits[kept] = PathFit(estimator, fitting.refit_kept(
                         plan if relax_epochs is None else plan.but(
                             max_iter=min(relax_epochs, plan.solver.max_iter)),
-                        fit.fitted, train, eval_set), train)
+                        fit.fitted, train, eval_set))
                 relaxed = refits[kept]
         last[setting] = fit.model.coef
         out.append(PathPoint(path.reported(settled, params), fit, relaxed))
@@ -404,7 +387,7 @@ def refit_point(estimator, params, fit, train, validation):
     watched = plan.solver.restore_best or plan.solver.early_stopping
     refit = fitting.refit_terms(plan, train, model.selected_terms(),
                                 validation if watched else None)
-    return PathPoint(path.reported(settled, resolved), PathFit(estimator, refit, train))
+    return PathPoint(path.reported(settled, resolved), PathFit(estimator, refit))
 
 
 def carried_weights(estimator, point, model, train):

@@ -480,8 +480,8 @@ class QueryData:
     @contextlib.contextmanager
     def holding(self, key, value):
         """Within it, :meth:`memo` gives ``value`` under ``key`` (made
-        elsewhere: the pairs a search found on the queries this is a
-        sample of); afterwards the key is as it was."""
+        elsewhere: the pairs of a search that a path on a sample of these
+        queries shares with them); afterwards the key is as it was."""
         missing = object()
         before = self._memo.get(key, missing)
         self._memo[key] = value
