@@ -259,11 +259,11 @@ SEARCH_ROWS = 50_000
 #: sample (:func:`search_rows`): a sample of nearly every row saves little
 #: work and costs a copy of its values, then its own bins and codes. At a
 #: tenth of MSLR-WEB30K's shape (227,000 rows, a sample of 217,718) all rows
-#: took the peak memory of ``--additive --interactions 10`` from 771 to 667
-#: MiB on ``make_web_like`` and from 773 to 674 MiB on ``make_mslr_like``'s
-#: non-linear teacher (``peak_rss_bytes`` in ``results/search_whole_*_tenth.json``),
-#: in the same time, test NDCG@10 0.6792 against 0.6812 and 0.9659 against
-#: 0.9642 (LightGBM 0.6839 and 0.9720)
+#: took the peak memory of ``--additive --interactions 10`` from 747 to 638
+#: MiB on ``make_web_like`` and on ``make_mslr_like``'s non-linear teacher
+#: (``results/search_whole_*_tenth.md``), in 0.92x and 0.95x the time, test
+#: NDCG@10 0.6792 against 0.6812 and 0.9659 against 0.9642 (LightGBM 0.6839
+#: and 0.9720)
 SEARCH_KEEP = 0.9
 
 
