@@ -237,13 +237,16 @@ def _fit_fold_seeds(estimator, grid, data, select, convention, within, features,
     _check_exp2_labels(data, [gain for part in (grid if isinstance(grid, list) else [grid])
                               for gain in part.get("gain", [estimator.gain])], convention)
     options = data.query_options
+    test = None
+    if data.test is not None:
+        test = ReadAfter(data, features) if data.reread_test is not None else QueryData(
+            *data.test[:3], feature_names=features)
     splits = Bunch(fold=data.fold, train_chunks=data.train_chunks,
                    train=None if data.train is None else QueryData(
                        *data.train[:3], feature_names=features, **options.get("train", {})),
                    vali=QueryData(*data.vali[:3], feature_names=features,
                                   **options.get("vali", {})),
-                   test=None if data.test is None else QueryData(
-                       *data.test[:3], feature_names=features))
+                   test=test)
     results = []
     for seed in seeds:
         report = (contextlib.nullcontext() if on_fit is None else
@@ -263,6 +266,32 @@ def _fit_fold_seeds(estimator, grid, data, select, convention, within, features,
     for result in results:
         result.evaluated_rows = rows
     return results
+
+
+class ReadAfter:
+    """A fold's test split while its model trains: the labels and qids
+    only, the rows' values read again from the file when the model is
+    ready (:attr:`~rsrank.reading.folds.Fold.reread_test`), so that the
+    training never holds them (the fold's ``test`` holds None for them
+    until then). Called, the test rows as a
+    :class:`~rsrank.reading.querydata.QueryData`, and the fold's ``test``
+    whole again; a file whose labels or queries changed in the meantime is
+    refused."""
+
+    def __init__(self, fold, features):
+        _, self.y, self.qid = fold.test[:3]
+        self.fold, self.features = fold, features
+        fold.test = (None, *fold.test[1:])  # the values go while the model trains
+
+    def __call__(self):
+        read = self.fold.reread_test()
+        X, y, qid = read[:3]
+        if not (np.array_equal(y, self.y) and np.array_equal(qid, self.qid)):
+            raise ValueError(f"{self.fold.paths['test']}: the test file changed while the "
+                             "model trained (its labels or queries differ from the first "
+                             "reading): run again with the file left as it is")
+        self.fold.test = read
+        return QueryData(X, y, qid, feature_names=self.features)
 
 
 def _evaluated_rows(data, split):
@@ -511,6 +540,8 @@ def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, seed=No
             if split is not None:
                 split.forget()
     model = selection.model
+    if isinstance(data.test, ReadAfter):  # read now, and kept for the fold's other seeds
+        data.test = data.test()
     evaluation = data.test if evaluated_on == "test" else data.vali
     scores = model.predict(evaluation)
     # a vali of click lists (weighted queries) is reported as it was judged

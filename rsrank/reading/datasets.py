@@ -91,19 +91,20 @@ def split_file(root, fold, split):
     raise FileNotFoundError(f"{directory}: no {split}.txt, {split}.csv (or either .gz)")
 
 
-def load_files(paths, n_features=None, **options):
+def load_files(paths, n_features=None, *, only=None, **options):
     """Every file of ``paths`` (split name -> path, or None for no such
     split) read by :func:`load_letor` with ``options``, each made dense (with
     ``dense``) as soon as it is read, so that no two are ever held as CSR,
     then given one column count: ``(parts, width)``. The feature columns of
     CSV files are matched by name to the first CSV file's (a reordered file
     is read in that order; another set of names is an error before any
-    file is read)."""
+    file is read). ``only``: the splits to read (default all), their
+    columns matched to all of ``paths``' as before."""
     given = [path for path in paths.values() if path is not None]
     orders = _csv_orders(given)
     parts = {}
     for split, path in paths.items():
-        if path is None:
+        if path is None or (only is not None and split not in only):
             continue
         part = load_letor(path, n_features, **options)
         if orders.get(str(path)) is not None:
@@ -112,6 +113,23 @@ def load_files(paths, n_features=None, **options):
     width = n_features or max(part[0].shape[1] for part in parts.values())
     return {split: (with_columns(part[0], width),) + tuple(part[1:])
             for split, part in parts.items()}, width
+
+
+def reread_split(paths, split, n_features, width, **options):
+    """``split`` of ``paths`` read again as :func:`load_files` read it
+    (``n_features`` as it was given, so that a cache finds the entry of the
+    first reading), at the ``width`` of all of them (a fold's
+    :attr:`~rsrank.reading.folds.Fold.reread_test`)."""
+    part = load_files(paths, n_features, only=(split,), **options)[0][split]
+    return (with_columns(part[0], width),) + tuple(part[1:])
+
+
+def rereader_of_test(paths, n_features, width, **options):
+    """A fold's ``reread_test`` (None without a test file): picklable, as
+    folds travel to worker processes."""
+    if paths.get("test") is None:
+        return None
+    return functools.partial(reread_split, dict(paths), "test", n_features, width, **options)
 
 
 def _csv_orders(paths):
@@ -136,10 +154,12 @@ def stream_files(train, vali, test, queries_per_chunk, *, n_features=None, cache
     (None: no test) loaded as :func:`load_files` loads them, and
     ``train_chunks()`` giving the training queries in blocks of
     ``queries_per_chunk`` (see :func:`iter_letor_chunks`)."""
-    parts, width = load_files({"vali": vali, "test": test}, n_features, cache=cache,
-                              dtype=dtype, dense=dense)
+    paths = {"vali": vali, "test": test}
+    parts, width = load_files(paths, n_features, cache=cache, dtype=dtype, dense=dense)
     return Fold(fold=fold, train=None, n_features=width, vali=parts["vali"],
                 test=parts.get("test"),
+                reread_test=rereader_of_test(paths, n_features, width, cache=cache, dtype=dtype,
+                                       dense=dense),
                 # a partial, not a lambda: the fold travels to worker processes
                 train_chunks=functools.partial(iter_letor_chunks, train, queries_per_chunk,
                                                n_features=width, dtype=dtype, cache=cache))
@@ -184,9 +204,10 @@ def load_letor_fold(root, fold, *, n_features=None, dtype=np.float64, return_doc
         raise FileNotFoundError(f"{Path(root) / f'Fold{fold}'}: fold {fold} does not exist "
                                 f"(found folds {find_folds(root)})")
     paths = {split: split_file(root, fold, split) for split in SPLITS}
-    parts, width = load_files(paths, n_features, dtype=dtype, dense=dense,
-                              return_docids=return_docids, cache=cache)
-    return Fold(**parts, n_features=width, fold=fold, paths=paths)
+    options = dict(dtype=dtype, dense=dense, return_docids=return_docids, cache=cache)
+    parts, width = load_files(paths, n_features, **options)
+    return Fold(**parts, n_features=width, fold=fold, paths=paths,
+                reread_test=rereader_of_test(paths, n_features, width, **options))
 
 
 def iter_letor_folds(root, folds=None, **options):

@@ -53,6 +53,10 @@ class Fold:
         The click logs' paths.
     plain : Reading or None
         With ``debias="auto"``, the other reading of the logs (plain clicks).
+    reread_test : callable or None
+        Called, ``test`` read again from its file as it was read (a fold
+        read from files): a run lets the test rows' values go while it
+        trains and reads them after. None: ``test`` stays as given.
     """
 
     train: object
@@ -69,6 +73,7 @@ class Fold:
     examination: object = None
     clicks: object = None
     plain: object = None
+    reread_test: object = None
 
     def __post_init__(self):
         self.paths = dict(self.paths or {})

@@ -18,7 +18,7 @@ from sklearn.utils import check_random_state
 from ._files import not_a_file
 from .folds import Fold
 from .datasets import (SPLITS, LetorFormatError, bundled_data_path, find_folds, load_files,
-                       query_file_for, read_lines, stream_files)
+                       query_file_for, read_lines, stream_files, rereader_of_test)
 from ..learning.model import feature_name_problem
 
 __all__ = ["find_splits", "split_queries", "load_splits", "streamed_splits",
@@ -116,6 +116,7 @@ def load_splits(train, vali=None, test=None, *, vali_fraction=None, random_state
         raise ValueError("give either a validation file or a validation fraction, not both")
     paths = _existing_files(train, vali, test)
     parts, width = load_files(paths, n_features, dtype=dtype, cache=cache, dense=dense)
+    again = rereader_of_test(paths, n_features, width, dtype=dtype, cache=cache, dense=dense)
     vali_rows = None
     if vali is None:
         fraction = 0.2 if vali_fraction is None else vali_fraction
@@ -131,7 +132,7 @@ def load_splits(train, vali=None, test=None, *, vali_fraction=None, random_state
                                     paths[split] or "the held-out queries")
     return Fold(train=parts["train"], vali=parts["vali"], test=parts.get("test"),
                 n_features=width, fold=1, paths=paths, vali_source=source,
-                vali_rows=vali_rows)
+                vali_rows=vali_rows, reread_test=again)
 
 
 def streamed_splits(train, vali, test=None, *, queries_per_chunk=1000, n_features=None,

@@ -519,3 +519,45 @@ def test_the_refit_on_all_rows_drops_the_walks_bin_codes_of_the_vali_rows(bundle
     assert len(alive) >= 2 and not any(alive[:-1]) and alive[-1]  # the refit's alone
     assert dropped.tried == kept.tried
     np.testing.assert_array_equal(dropped.model.coef_, kept.model.coef_)
+
+
+def test_a_fold_read_from_files_trains_without_its_test_values_and_reads_them_after(
+        bundled_root):
+    from dataclasses import replace
+
+    fold = load_letor_fold(bundled_root, 1)
+    values = fold.test[0].toarray()  # CSR, as the reader gives it
+    held = []  # whether the fold held the test values at each fit
+    base = RSRank(learning_rate=0.05, max_iter=3, random_state=0)
+    late = run_letor_folds([fold], base, {"l1": [0.0, 0.5]},
+                           on_fit=lambda *_: held.append(fold.test[0] is not None))
+    assert len(held) == 2 and not any(held)
+    np.testing.assert_array_equal(fold.test[0].toarray(), values)  # whole again after the run
+    # the same results as a fold whose test values stay (given as arrays)
+    kept = run_letor_folds([replace(load_letor_fold(bundled_root, 1), reread_test=None)], base,
+                           {"l1": [0.0, 0.5]})
+    assert late.folds[0].test == kept.folds[0].test
+    np.testing.assert_array_equal(late.folds[0].test_scores, kept.folds[0].test_scores)
+
+
+def test_a_test_file_changed_while_the_model_trains_is_refused(tmp_path):
+    from rsrank.reading.layouts import load_splits
+
+    rng = np.random.default_rng(0)
+    paths = {}
+    for split, queries in (("train", range(1, 9)), ("vali", range(9, 13)),
+                           ("test", range(13, 17))):
+        lines = [f"{rng.integers(0, 3)} qid:{q} 1:{rng.normal():.4f} 2:{rng.normal():.4f}"
+                 for q in queries for _ in range(6)]
+        paths[split] = tmp_path / f"{split}.txt"
+        paths[split].write_text("\n".join(lines) + "\n")
+    fold = load_splits(paths["train"], paths["vali"], paths["test"])
+    text = paths["test"].read_text()
+    changed = ("4" if text[0] != "4" else "3") + text[1:]  # the first document's label
+
+    def change(*_):
+        paths["test"].write_text(changed)
+
+    with pytest.raises(ValueError, match=r"test\.txt: the test file changed while the model "
+                                         r"trained"):
+        run_letor_folds([fold], RSRank(max_iter=2), {"l1": [0.0]}, on_fit=change)
