@@ -31,7 +31,7 @@ from ..reading.datasets import (check_exp2_labels, csv_feature_names, find_folds
 from ..learning.defaults import PATH_PATIENCE, PATH_RELAX_EPOCHS, PATH_SETTLE_TOL
 from ..learning.feature_keys import feature_costs
 from ..reading._queries import QueryGroups
-from ..reading.folds import Fold
+from ..reading.folds import Fold, ReadAfter
 from ..reading.querydata import QueryData
 from ..learning.model import query_scores
 from ..learning.path import (l1_grid, one_search, path_sample, refit_point, regularization_path,
@@ -266,32 +266,6 @@ def _fit_fold_seeds(estimator, grid, data, select, convention, within, features,
     for result in results:
         result.evaluated_rows = rows
     return results
-
-
-class ReadAfter:
-    """A fold's test split while its model trains: the labels and qids
-    only, the rows' values read again from the file when the model is
-    ready (:attr:`~rsrank.reading.folds.Fold.reread_test`), so that the
-    training never holds them (the fold's ``test`` holds None for them
-    until then). Called, the test rows as a
-    :class:`~rsrank.reading.querydata.QueryData`, and the fold's ``test``
-    whole again; a file whose labels or queries changed in the meantime is
-    refused."""
-
-    def __init__(self, fold, features):
-        _, self.y, self.qid = fold.test[:3]
-        self.fold, self.features = fold, features
-        fold.test = (None, *fold.test[1:])  # the values go while the model trains
-
-    def __call__(self):
-        read = self.fold.reread_test()
-        X, y, qid = read[:3]
-        if not (np.array_equal(y, self.y) and np.array_equal(qid, self.qid)):
-            raise ValueError(f"{self.fold.paths['test']}: the test file changed while the "
-                             "model trained (its labels or queries differ from the first "
-                             "reading): run again with the file left as it is")
-        self.fold.test = read
-        return QueryData(X, y, qid, feature_names=self.features)
 
 
 def _evaluated_rows(data, split):

@@ -2,7 +2,11 @@
 
 from dataclasses import dataclass, field, fields, replace
 
-__all__ = ["Fold", "Reading"]
+import numpy as np
+
+from .querydata import QueryData
+
+__all__ = ["Fold", "Reading", "ReadAfter"]
 
 
 @dataclass
@@ -107,3 +111,29 @@ class Fold:
 
 #: a fold's parts, in order
 _PARTS = tuple(part.name for part in fields(Fold))
+
+
+class ReadAfter:
+    """A fold's test split while its model trains: the labels and qids
+    only, the rows' values read again from the file when the model is
+    ready (:attr:`~rsrank.reading.folds.Fold.reread_test`), so that the
+    training never holds them (the fold's ``test`` holds None for them
+    until then). Called, the test rows as a
+    :class:`~rsrank.reading.querydata.QueryData`, and the fold's ``test``
+    whole again; a file whose labels or queries changed in the meantime is
+    refused."""
+
+    def __init__(self, fold, features):
+        _, self.y, self.qid = fold.test[:3]
+        self.fold, self.features = fold, features
+        fold.test = (None, *fold.test[1:])  # the values go while the model trains
+
+    def __call__(self):
+        read = self.fold.reread_test()
+        X, y, qid = read[:3]
+        if not (np.array_equal(y, self.y) and np.array_equal(qid, self.qid)):
+            raise ValueError(f"{self.fold.paths['test']}: the test file changed while the "
+                             "model trained (its labels or queries differ from the first "
+                             "reading): run again with the file left as it is")
+        self.fold.test = read
+        return QueryData(X, y, qid, feature_names=self.features)
