@@ -248,14 +248,19 @@ def _fit_fold_seeds(estimator, grid, data, select, convention, within, features,
                                   **options.get("vali", {})),
                    test=test)
     results = []
-    for seed in seeds:
-        report = (contextlib.nullcontext() if on_fit is None else
-                  reporting_fits(functools.partial(on_fit, data.fold, seed)))
-        with report:
-            results.append(_fit_one_fold(
-                estimator if seed is None else clone(estimator).set_params(random_state=seed),
-                grid, splits, select, convention, within, seed, path, vali_cv, path_rows,
-                last=seed == seeds[-1]))
+    try:
+        for seed in seeds:
+            report = (contextlib.nullcontext() if on_fit is None else
+                      reporting_fits(functools.partial(on_fit, data.fold, seed)))
+            with report:
+                results.append(_fit_one_fold(
+                    estimator if seed is None else clone(estimator).set_params(random_state=seed),
+                    grid, splits, select, convention, within, seed, path, vali_cv, path_rows,
+                    last=seed == seeds[-1]))
+    except Exception as error:
+        if isinstance(splits.test, ReadAfter):  # a run that failed leaves the fold as given
+            splits.test.restore(error)
+        raise
     # the evaluated rows' queries in file order, as grouped once for the whole fold; a
     # vali of click lists (weighted queries) is not its file's rows: no runs or qrels
     evaluated = splits.test if results[0].evaluated_on == "test" else splits.vali

@@ -1,5 +1,6 @@
 """One fold of data, as every reader makes it and every run takes it."""
 
+import warnings
 from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
@@ -127,6 +128,22 @@ class ReadAfter:
         _, self.y, self.qid = fold.test[:3]
         self.fold, self.features = fold, features
         fold.test = (None, *fold.test[1:])  # the values go while the model trains
+
+    def restore(self, error):
+        """The fold's ``test`` whole again after a run that failed with
+        ``error`` before reading it. Where the file cannot be read as it
+        was, the fold keeps None for the values and ``error`` says so in a
+        note: the run's own error is the one raised."""
+        try:
+            self()
+        except Exception as failed:
+            note = (f"{self.fold.paths.get('test', 'the test file')}: not read again after "
+                    f"the failed run ({failed}); the fold's test holds None for its rows' "
+                    "values")
+            if hasattr(error, "add_note"):
+                error.add_note(note)
+            else:  # Python 3.10
+                warnings.warn(note, RuntimeWarning, stacklevel=3)
 
     def __call__(self):
         read = self.fold.reread_test()

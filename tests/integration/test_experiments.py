@@ -1,5 +1,6 @@
 """The LETOR protocol runner, its one selection rule and its results files."""
 
+import sys
 import numpy as np
 import pytest
 from sklearn.base import clone
@@ -561,3 +562,40 @@ def test_a_test_file_changed_while_the_model_trains_is_refused(tmp_path):
     with pytest.raises(ValueError, match=r"test\.txt: the test file changed while the model "
                                          r"trained"):
         run_letor_folds([fold], RSRank(max_iter=2), {"l1": [0.0]}, on_fit=change)
+
+
+def test_a_run_that_fails_leaves_the_folds_test_values_as_given(bundled_root):
+    fold = load_letor_fold(bundled_root, 1)
+    values = fold.test[0].toarray()
+
+    def fail(*_):
+        raise RuntimeError("stopped in a fit")
+
+    with pytest.raises(RuntimeError, match="stopped in a fit"):
+        run_letor_folds([fold], RSRank(max_iter=2), {"l1": [0.0]}, on_fit=fail)
+    np.testing.assert_array_equal(fold.test[0].toarray(), values)
+
+
+def test_a_failed_run_whose_test_file_is_gone_raises_its_own_error_with_a_note(tmp_path):
+    from rsrank.reading.layouts import load_splits
+
+    rng = np.random.default_rng(1)
+    paths = {}
+    for split, queries in (("train", range(1, 9)), ("vali", range(9, 13)),
+                           ("test", range(13, 17))):
+        lines = [f"{rng.integers(0, 3)} qid:{q} 1:{rng.normal():.4f} 2:{rng.normal():.4f}"
+                 for q in queries for _ in range(6)]
+        paths[split] = tmp_path / f"{split}.txt"
+        paths[split].write_text("\n".join(lines) + "\n")
+    fold = load_splits(paths["train"], paths["vali"], paths["test"])
+
+    def fail(*_):
+        paths["test"].unlink()
+        raise RuntimeError("stopped in a fit")
+
+    with pytest.raises(RuntimeError, match="stopped in a fit") as raised:
+        run_letor_folds([fold], RSRank(max_iter=2), {"l1": [0.0]}, on_fit=fail)
+    if sys.version_info >= (3, 11):
+        assert any("test.txt: not read again after the failed run" in note
+                   for note in raised.value.__notes__)
+    assert fold.test[0] is None and len(fold.test[1]) == 24
