@@ -290,14 +290,17 @@ def _code(values, cuts):
     return np.searchsorted(cuts, values, side="left").astype(np.uint8)
 
 
-def bin_codes(X, thresholds, n_threads=None):
+def bin_codes(X, thresholds, n_threads=None, out=None):
     """The :class:`BinCodes` of ``X`` under ``thresholds`` (from
     :func:`fit_thresholds`): per value, how many of its feature's
     thresholds its float32 value exceeds (:func:`_code`'s), computed by the
     kernels a row at a time (``scripts/bench_codes.py``: on 227,045 rows of
     136 float32 features with 31 thresholds each, 0.45 times the time of
     NumPy's searchsorted a column at a time, 0.24 on two threads), blocks of rows on
-    ``n_threads`` threads (None: :func:`~rsrank.learning._threads.held_threads`)."""
+    ``n_threads`` threads (None: :func:`~rsrank.learning._threads.held_threads`).
+    ``out``: for dense ``X``, a C-ordered uint8 array of its rows and at
+    least its columns whose first columns take the codes (the rest are
+    left as they are), rather than an array of their own."""
     if X.shape[1] != len(thresholds):
         raise ValueError(f"X has {X.shape[1]} features, the thresholds {len(thresholds)}")
     if any(len(cuts) >= MAX_BINS for cuts in thresholds):
@@ -318,10 +321,15 @@ def bin_codes(X, thresholds, n_threads=None):
         zero_codes = np.array([_code(np.zeros(1), c)[0] for c in thresholds], dtype=np.uint8)
         return BinCodes(codes, X.shape, X.indices.copy(), X.indptr.copy(), zero_codes)
     X = _numbers(np.asarray(X))
-    codes = np.empty(X.shape, dtype=np.uint8)
-    args = (read_only(X), cuts, starts, sizes, missing, codes)
+    if out is None:
+        out = np.empty(X.shape, dtype=np.uint8)
+    elif (out.dtype != np.uint8 or out.ndim != 2 or not out.flags.c_contiguous
+          or out.shape[0] != X.shape[0] or out.shape[1] < X.shape[1]):
+        raise ValueError(f"out must be a C-ordered uint8 array of {X.shape[0]} rows and at "
+                         f"least {X.shape[1]} columns")
+    args = (read_only(X), cuts, starts, sizes, missing, out)  # the kernel fills X's columns
     _coded(_kernels.dense_codes_serial, _kernels.dense_codes_parallel, n_threads, args)
-    return BinCodes(codes, X.shape)
+    return BinCodes(out if out.shape == X.shape else out[:, :X.shape[1]], X.shape)
 
 
 def _coded(serial, parallel, n_threads, args):
@@ -564,11 +572,12 @@ class PairEncoding(StepEncoding):
             return bin_codes(self.augment(X), self.thresholds)
         if X.shape[1] != self.width:
             raise ValueError(f"X has {X.shape[1]} features, the encoding {self.width}")
-        if step_codes is None or not step_codes.dense:
-            step_codes = bin_codes(X, self.thresholds[:self.width])
         out = np.empty((X.shape[0], self.width + self.n_pairs), dtype=np.uint8)
-        out[:, :self.width] = step_codes.codes
-        del step_codes  # when made here, they go before the cells are coded
+        if step_codes is not None and step_codes.dense:
+            out[:, :self.width] = step_codes.codes
+        else:  # coded into its first columns: no array of the features' codes beside it
+            bin_codes(X, self.thresholds[:self.width], out=out)
+        del step_codes
         self._fill_cells(X, out[:, self.width:])  # a cell's code is its index
         return BinCodes(out, out.shape)
 

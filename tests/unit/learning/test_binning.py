@@ -254,3 +254,18 @@ def test_a_pair_encoding_refuses_rows_of_another_width():
     encoding = PairEncoding.fit(X, [(0, 1)], max_bins=4, pair_bins=2)
     with pytest.raises(ValueError, match="X has 2 features, the encoding 3"):
         encoding.codes(X[:, :2])
+
+
+def test_codes_into_the_first_columns_of_a_wider_array_leave_the_rest_as_they_are():
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(300, 4)).astype(np.float32)
+    thresholds = fit_thresholds(X, 16)
+    out = np.full((300, 6), 99, dtype=np.uint8)
+    codes = bin_codes(X, thresholds, out=out)
+    np.testing.assert_array_equal(out[:, :4], bin_codes(X, thresholds).codes)
+    assert (out[:, 4:] == 99).all() and codes.shape == (300, 4)
+    np.testing.assert_array_equal(codes.toarray(), out[:, :4])
+    for bad in (np.zeros((300, 3), np.uint8), np.zeros((299, 6), np.uint8),
+                np.zeros((300, 6), np.int64), np.zeros((6, 300), np.uint8).T):
+        with pytest.raises(ValueError, match="out must be a C-ordered uint8 array of 300 rows"):
+            bin_codes(X, thresholds, out=bad)

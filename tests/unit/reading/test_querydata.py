@@ -64,3 +64,30 @@ def test_a_pair_encoding_keeps_the_features_codes_only_in_its_own_rows(monkeypat
     assert made == [1]  # made again: the pair encoding did not keep them
     for data in (fresh, used):  # the pair rows begin with the features' codes
         np.testing.assert_array_equal(data.rows(pairs).dense_codes[:, :4], step_codes)
+
+
+def test_a_pair_encoding_made_first_codes_the_features_into_its_own_array(monkeypatch):
+    """Made before any model of the features alone, a pair encoding codes
+    them once, into its rows' first columns (no array of their own), and
+    keeps the features' encoding with the same thresholds and bin counts
+    as one made first."""
+    from rsrank.learning import binning
+
+    rng = np.random.default_rng(5)
+    X, y, qid = rng.normal(size=(80, 5)), rng.integers(0, 3, 80), np.repeat(np.arange(8), 10)
+    calls = []
+    coded = binning.bin_codes
+    monkeypatch.setattr(binning, "bin_codes", lambda *args, **kw: calls.append(
+        kw.get("out") is not None) or coded(*args, **kw))
+    fresh = QueryData(X, y, qid)
+    pairs = fresh.pair_encoding(8, [[1, 3], [0, 4]], 4)
+    assert calls == [True]  # once, into the pair rows
+    monkeypatch.setattr(binning, "bin_codes", coded)
+    used = QueryData(X, y, qid)
+    steps = used.step_encoding(8)
+    assert used.pair_encoding(8, [[1, 3], [0, 4]], 4).key == pairs.key
+    kept = fresh.step_encoding(8)
+    assert kept.key == steps.key
+    for a, b in zip(kept.counts, steps.counts):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(fresh.rows(pairs).dense_codes, used.rows(pairs).dense_codes)
