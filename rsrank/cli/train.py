@@ -3,6 +3,7 @@
 import contextlib
 import functools
 import sys
+from dataclasses import replace
 
 from sklearn.model_selection import ParameterGrid
 
@@ -11,6 +12,7 @@ from .._version import __version__
 from ..reading.datasets import find_folds
 from ..evaluation.experiments import run_letor_folds
 from ..evaluation.reports import experiment_markdown, write_experiment
+from ..reading.folds import Fold
 from ..reading.layouts import read_feature_costs, read_feature_names
 from ..learning.recipe import fold_threads, train_recipe, vali_folds
 from ..clicks.choice import keep_plain_unless_debiased
@@ -147,6 +149,8 @@ def _train(args):
         vali_cv = None if examinations is not None and args.vali_cv is None else _vali_cv(args)
         bar = not args.quiet and on_terminal() and not args.scheduler and args.jobs == 1
         readings = 2 if examinations is not None and args.debias == "auto" else 1
+        if isinstance(data, list) and readings == 1:  # folds for this run alone
+            data = [replace(Fold.of(fold), keep_train=False) for fold in data]
         progress = _Progress(readings * _fits(data, args, grid, seeds, vali_cv) if bar else None)
         options = dict(**loading(args), select=args.select,
                        folds=None if isinstance(data, list) else args.folds,

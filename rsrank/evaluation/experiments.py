@@ -15,7 +15,7 @@ compare`` and :mod:`rsrank.evaluation.stats` use for paired tests over queries.
 import contextlib
 import functools
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from joblib import Parallel, delayed
@@ -242,6 +242,7 @@ def _fit_fold_seeds(estimator, grid, data, select, convention, within, features,
         test = ReadAfter(data, features) if data.reread_test is not None else QueryData(
             *data.test[:3], feature_names=features)
     splits = Bunch(fold=data.fold, train_chunks=data.train_chunks,
+                   let_train_go=None if data.keep_train else data.let_train_go,
                    train=None if data.train is None else QueryData(
                        *data.train[:3], feature_names=features, **options.get("train", {})),
                    vali=QueryData(*data.vali[:3], feature_names=features,
@@ -518,6 +519,10 @@ def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, seed=No
         for split in (data.train, data.vali if evaluated_on == "test" else None):
             if split is not None:
                 split.forget()
+        if data.get("let_train_go") is not None:
+            # the run's own fold: its training rows' values go before the test rows come
+            data.train = None
+            data.let_train_go()
     model = selection.model
     if isinstance(data.test, ReadAfter):  # read now, and kept for the fold's other seeds
         data.test = data.test()
@@ -647,8 +652,8 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
                              "folds already loaded")
         fold_data = [Fold.of(data) for data in root]  # folds already loaded
     elif stream_queries is None:
-        fold_data = iter_letor_folds(root, folds, n_features=n_features, cache=cache,
-                                     dtype=dtype, dense=dense)
+        fold_data = (replace(fold, keep_train=False) for fold in iter_letor_folds(
+            root, folds, n_features=n_features, cache=cache, dtype=dtype, dense=dense))
     else:
         folds = find_folds(root) if folds is None else folds
         missing = sorted(set(folds) - set(find_folds(root)))

@@ -62,6 +62,12 @@ class Fold:
         Called, ``test`` read again from its file as it was read (a fold
         read from files): a run lets the test rows' values go while it
         trains and reads them after. None: ``test`` stays as given.
+    keep_train : bool
+        False: a fold built for one run (``rsrank train`` builds its own,
+        a run its directory's): once its models are fitted, the run lets
+        the training rows' values go before it reads and scores the test
+        rows, and ``train`` then holds None for them. True (default): the
+        run leaves ``train`` as given.
     """
 
     train: object
@@ -79,6 +85,7 @@ class Fold:
     clicks: object = None
     plain: object = None
     reread_test: object = None
+    keep_train: bool = True
 
     def __post_init__(self):
         self.paths = dict(self.paths or {})
@@ -102,6 +109,12 @@ class Fold:
         if name not in _PARTS:
             raise KeyError(name)
         return getattr(self, name)
+
+    def let_train_go(self):
+        """Drop the training rows' values (:attr:`keep_train` False): the
+        labels, qids and anything after them stay."""
+        if self.train is not None:
+            self.train = (None, *self.train[1:])
 
     def with_reading(self, reading):
         """This fold with its splits, options and judge from ``reading`` (a

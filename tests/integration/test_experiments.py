@@ -1,6 +1,8 @@
 """The LETOR protocol runner, its one selection rule and its results files."""
 
 import sys
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from sklearn.base import clone
@@ -524,8 +526,6 @@ def test_the_refit_on_all_rows_drops_the_walks_bin_codes_of_the_vali_rows(bundle
 
 def test_a_fold_read_from_files_trains_without_its_test_values_and_reads_them_after(
         bundled_root):
-    from dataclasses import replace
-
     fold = load_letor_fold(bundled_root, 1)
     values = fold.test[0].toarray()  # CSR, as the reader gives it
     held = []  # whether the fold held the test values at each fit
@@ -599,3 +599,19 @@ def test_a_failed_run_whose_test_file_is_gone_raises_its_own_error_with_a_note(t
         assert any("test.txt: not read again after the failed run" in note
                    for note in raised.value.__notes__)
     assert fold.test[0] is None and len(fold.test[1]) == 24
+
+
+def test_a_fold_built_for_one_run_lets_its_training_values_go_before_the_test_is_scored(
+        bundled_root):
+    base = RSRank(learning_rate=0.05, max_iter=3)
+    kept_fold = load_letor_fold(bundled_root, 1)
+    own = replace(load_letor_fold(bundled_root, 1), keep_train=False)
+    labels = own.train[1].copy()
+    gone = run_letor_folds([own], base, {"l1": [0.0, 0.5]}, seeds=[0, 1])
+    kept = run_letor_folds([kept_fold], base, {"l1": [0.0, 0.5]}, seeds=[0, 1])
+    assert own.train[0] is None  # let go after the last seed, the labels kept
+    np.testing.assert_array_equal(own.train[1], labels)
+    assert kept_fold.train[0] is not None and kept_fold.train[0].shape[0] == len(labels)
+    for late, early in zip(gone.folds, kept.folds):  # the second seed trained on all of it
+        assert late.test == early.test and late.seed == early.seed
+        np.testing.assert_array_equal(late.test_scores, early.test_scores)
