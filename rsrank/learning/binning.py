@@ -30,6 +30,7 @@ from .. import _kernels
 from .._kernels import CODE_BLOCK, Rows, read_only
 from ._compile import choose
 from ._threads import SCORING_WORK_PER_THREAD, held_threads, numba_threads
+from ..reading.rowsample import RowSample
 
 __all__ = ["MAX_BINS", "MISSING", "has_missing_bin", "fit_thresholds", "bin_codes", "bin_counts", "BinCodes",
            "StepEncoding", "PairEncoding", "step_indicators", "ValueSummary", "value_summary", "SortedColumns",
@@ -64,7 +65,10 @@ def _columns(X):
 
 
 def _by_columns(X):
-    """``X`` as :func:`_column` reads it: CSC when sparse, else an array."""
+    """``X`` as :func:`_column` reads it: CSC when sparse, a
+    :class:`~rsrank.reading.rowsample.RowSample` as it is, else an array."""
+    if isinstance(X, RowSample):
+        return X
     return sp.csc_matrix(X) if sp.issparse(X) else np.asarray(X)
 
 
@@ -75,7 +79,7 @@ def _column(X, j):
         stored = _float32(X.data[X.indptr[j]:X.indptr[j + 1]])
         zeros = X.shape[0] - len(stored)
         return np.concatenate([stored, np.zeros(zeros, np.float32)]) if zeros else stored
-    return _float32(X[:, j])
+    return _float32(X.column(j) if isinstance(X, RowSample) else X[:, j])
 
 
 def fit_thresholds(X, max_bins=32, n_threads=None):
@@ -300,7 +304,9 @@ def bin_codes(X, thresholds, n_threads=None, out=None):
     ``n_threads`` threads (None: :func:`~rsrank.learning._threads.held_threads`).
     ``out``: for dense ``X``, a C-ordered uint8 array of its rows and at
     least its columns whose first columns take the codes (the rest are
-    left as they are), rather than an array of their own."""
+    left as they are), rather than an array of their own. A
+    :class:`~rsrank.reading.rowsample.RowSample` is coded a block of rows at
+    a time, never copied whole."""
     if X.shape[1] != len(thresholds):
         raise ValueError(f"X has {X.shape[1]} features, the thresholds {len(thresholds)}")
     if any(len(cuts) >= MAX_BINS for cuts in thresholds):
@@ -320,15 +326,16 @@ def bin_codes(X, thresholds, n_threads=None, out=None):
         _coded(_kernels.stored_codes_serial, _kernels.stored_codes_parallel, n_threads, args)
         zero_codes = np.array([_code(np.zeros(1), c)[0] for c in thresholds], dtype=np.uint8)
         return BinCodes(codes, X.shape, X.indices.copy(), X.indptr.copy(), zero_codes)
-    X = _numbers(np.asarray(X))
     if out is None:
         out = np.empty(X.shape, dtype=np.uint8)
     elif (out.dtype != np.uint8 or out.ndim != 2 or not out.flags.c_contiguous
           or out.shape[0] != X.shape[0] or out.shape[1] < X.shape[1]):
         raise ValueError(f"out must be a C-ordered uint8 array of {X.shape[0]} rows and at "
                          f"least {X.shape[1]} columns")
-    args = (read_only(X), cuts, starts, sizes, missing, out)  # the kernel fills X's columns
-    _coded(_kernels.dense_codes_serial, _kernels.dense_codes_parallel, n_threads, args)
+    for lo, hi, block in (X.blocks() if isinstance(X, RowSample) else [(0, X.shape[0], X)]):
+        args = (read_only(_numbers(np.asarray(block))), cuts, starts, sizes, missing,
+                out[lo:hi])  # the kernel fills the block's columns
+        _coded(_kernels.dense_codes_serial, _kernels.dense_codes_parallel, n_threads, args)
     return BinCodes(out if out.shape == X.shape else out[:, :X.shape[1]], X.shape)
 
 

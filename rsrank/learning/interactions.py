@@ -24,6 +24,7 @@ from ._compile import choose
 from ._threads import SCORING_WORK_PER_THREAD, numba_threads, threads
 from .binning import bin_codes, fit_thresholds
 from ..reading.querydata import QueryData, query_rows, sample_queries
+from ..reading.rowsample import RowSample
 
 __all__ = ["pair_gains", "interaction_gain", "interaction_residuals", "row_lambdas",
            "gains_at", "top_pairs", "candidate_features", "pair_grids", "search_rows",
@@ -210,6 +211,8 @@ class _PairGrids:
 def _columns_of(X, features):
     if len(features) == X.shape[1]:
         return X
+    if isinstance(X, RowSample):
+        return X.take_columns(features)
     return sp.csc_matrix(X)[:, features] if sp.issparse(X) else np.asarray(X)[:, features]
 
 
@@ -287,10 +290,11 @@ def search_rows(lam, data, budget=None):
     if data.n_rows * SEARCH_KEEP <= rows:
         return lam, data
     queries = sample_queries(data, rows, reach=False)
+    sample = data.subset(queries, copy=False)
     if lam is None:
-        return None, data.subset(queries)
+        return None, sample
     picked = query_rows(np.r_[0, np.cumsum(data.sizes)], queries)
-    return np.asarray(lam)[picked], data.subset(queries)
+    return np.asarray(lam)[picked], sample
 
 
 #: the pairs of largest gain that :func:`top_pairs` scores again as it

@@ -28,6 +28,7 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..reading._queries import group_queries
+from ..reading.rowsample import RowSample
 from .defaults import GLOBAL_NORMALIZERS, NORMALIZERS
 
 __all__ = ["NORMALIZERS", "QueryScaler", "global_scaling", "query_normalize"]
@@ -66,6 +67,8 @@ def column_moments(X):
     query blocks is summarised without loading it."""
     from .. import _kernels
 
+    if isinstance(X, RowSample):
+        return _by_blocks(column_moments, X)
     n_rows = X.shape[0]
     if sp.issparse(X):
         X = check_csr(sp.csr_matrix(X))
@@ -88,6 +91,8 @@ def column_sums(X):
 
     if sp.issparse(X):
         return column_moments(X)[:3]
+    if isinstance(X, RowSample):
+        return _by_blocks(column_sums, X)
     rows = _dense_rows(X)
     return (rows.shape[0],) + _kernels.dense_column_sums(rows)
 
@@ -101,6 +106,17 @@ def _dense_rows(X):
     if X.dtype.kind not in "fiub":
         X = X.astype(np.float64)
     return _kernels.read_only(np.ascontiguousarray(X))
+
+
+def _by_blocks(moments, sample):
+    """``moments`` (:func:`column_sums` or :func:`column_moments`) of a
+    :class:`~rsrank.reading.rowsample.RowSample`, a block of rows at a
+    time."""
+    total = None
+    for _, _, block in sample.blocks():
+        part = moments(block)
+        total = part if total is None else combine_moments(total, part)
+    return moments(sample[0:0]) if total is None else total
 
 
 def combine_moments(a, b):

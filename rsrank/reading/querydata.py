@@ -26,6 +26,7 @@ from sklearn.utils.validation import check_array
 
 from .._kernels import Rows, read_only
 from ._queries import QueryGroups, group_queries
+from .rowsample import RowSample
 from ..learning.binning import BinCodes, PairEncoding, StepEncoding, fit_thresholds
 from ..learning.preprocessing import column_moments, column_sums, query_normalize
 
@@ -618,10 +619,13 @@ class QueryData:
 
     # -- parts ----------------------------------------------------------------
 
-    def subset(self, queries):
+    def subset(self, queries, copy=True):
         """The :class:`QueryData` of the queries at positions ``queries``
         (indices into :attr:`qids`), in increasing position, without
-        grouping or validating again."""
+        grouping or validating again. ``copy`` False: dense rows are not
+        copied but read from these a block at a time as they are used
+        (a :class:`~rsrank.reading.rowsample.RowSample`: a pair search's
+        sample, whose values it needs only to code them)."""
         queries = np.unique(np.asarray(queries, dtype=np.int64))
         sizes = self.sizes[queries]
         rows = query_rows(self._offsets, queries)
@@ -629,7 +633,13 @@ class QueryData:
         weights = None if self._query_weights is None else self._query_weights[queries]
         preferences = (None if self._preferences is None else
                        self._preferences.subset(queries))
-        return QueryData._from_grouped(self._X[rows], self._y[rows], self._order[rows],
+        if isinstance(self._X, RowSample):
+            X = self._X.take(rows)
+        elif copy or sp.issparse(self._X):
+            X = self._X[rows]
+        else:
+            X = RowSample(self._X, rows)
+        return QueryData._from_grouped(X, self._y[rows], self._order[rows],
                                        offsets, self._qids[queries], self._feature_names,
                                        self._names_from_columns, weights, preferences)
 

@@ -8,8 +8,9 @@ import scipy.sparse as sp
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from rsrank.learning.binning import (MAX_BINS, PairEncoding, SortedColumns, bin_codes, bin_counts,
-                                     fit_thresholds, merged_thresholds, value_summary)
+from rsrank.learning.binning import (MAX_BINS, PairEncoding, SortedColumns, StepEncoding,
+                                     bin_codes, bin_counts, fit_thresholds, merged_thresholds,
+                                     value_summary)
 
 
 def brute_codes(X, thresholds):
@@ -269,3 +270,36 @@ def test_codes_into_the_first_columns_of_a_wider_array_leave_the_rest_as_they_ar
                 np.zeros((300, 6), np.int64), np.zeros((6, 300), np.uint8).T):
         with pytest.raises(ValueError, match="out must be a C-ordered uint8 array of 300 rows"):
             bin_codes(X, thresholds, out=bad)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_row_sample_is_binned_a_block_at_a_time_as_its_copy_is(monkeypatch, dtype):
+    from rsrank.learning.preprocessing import column_moments, column_sums
+    from rsrank.reading import rowsample
+
+    rng = np.random.default_rng(7)
+    base = rng.normal(size=(400, 5)).astype(dtype)
+    base[:, 1] = rng.integers(0, 3, 400)  # few distinct values: a bin of their own each
+    base[rng.random(base.shape) < 0.05] = np.nan
+    rows = np.sort(rng.choice(400, size=170, replace=False))
+    sample, copy = rowsample.RowSample(base, rows), base[rows]
+    monkeypatch.setattr(rowsample, "SAMPLE_BLOCK", 32)  # six blocks, the last short
+    for threads in (1, 2):
+        thresholds = fit_thresholds(sample, 16, n_threads=threads)
+        expected = fit_thresholds(copy, 16, n_threads=threads)
+        assert all(np.array_equal(a, b) for a, b in zip(thresholds, expected))
+    codes = bin_codes(sample, expected)
+    np.testing.assert_array_equal(codes.codes, bin_codes(copy, expected).codes)
+    out = np.full((170, 7), 99, dtype=np.uint8)
+    bin_codes(sample, expected, out=out)
+    np.testing.assert_array_equal(out[:, :5], codes.codes)
+    assert (out[:, 5:] == 99).all()
+    encoding, _ = StepEncoding.coded(sample, 16)
+    assert all(np.array_equal(a, b) for a, b in zip(encoding.counts, bin_counts(copy, expected)))
+    # the column sums and moments of its blocks add up to the copy's
+    for got, want in zip(column_moments(sample), column_moments(copy)):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    for got, want in zip(column_sums(sample), column_sums(copy)):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    empty = rowsample.RowSample(base, [])
+    assert column_sums(empty)[0] == 0 and len(column_sums(empty)[1]) == 5

@@ -172,3 +172,35 @@ def test_gains_in_parts_of_pairs_and_rows_are_the_gains_in_one_piece(monkeypatch
     np.testing.assert_array_equal(same_pairs, pairs)
     np.testing.assert_array_equal(parts, whole)
     assert len(pairs) == 21 and np.all(whole > 0)
+
+
+def test_a_search_reads_its_sample_of_queries_without_copying_it_and_finds_the_same(
+        monkeypatch):
+    from rsrank.learning import interactions
+    from rsrank.learning.interactions import pair_grids, top_pairs
+    from rsrank.reading.rowsample import RowSample
+
+    made = make_interactions(n_queries=300, n_noise=4, random_state=4)  # 8 features
+    data = QueryData(made.X.astype(np.float32), made.y, made.qid)
+    model = RSRank(additive=True, max_iter=5, random_state=0).fit(data)
+    lam = np.random.default_rng(2).normal(size=data.n_rows)
+    monkeypatch.setattr(interactions, "SEARCH_ROWS", 1_000)
+    budget = 45 * data.n_rows / 2  # a sample of about half the rows
+    taken_lam, taken = search_rows(lam, data, budget=budget)
+    assert isinstance(taken.X, RowSample) and taken.X.base is data.X
+    queries = np.flatnonzero(np.isin(data.qids, np.unique(taken.qids)))
+    copied = data.subset(queries)  # the same queries, copied
+    assert isinstance(copied.X, np.ndarray) and copied.n_rows == taken.n_rows
+    pairs = top_pairs(model.model_, taken_lam, taken, 3, budget=budget)
+    assert len(pairs) == 3
+    np.testing.assert_array_equal(pairs, top_pairs(model.model_, taken_lam, copied, 3,
+                                                   budget=budget))
+    thresholds = model.model_.encoding.thresholds
+    for lazy, copy in zip(pair_grids(taken_lam, taken, pairs, thresholds),
+                          pair_grids(taken_lam, copied, pairs, thresholds)):
+        for a, b in zip(lazy, copy):
+            np.testing.assert_array_equal(a, b)
+    # an additive model fitted on either is the same model
+    fits = [RSRank(additive=True, max_iter=3, random_state=0).fit(part).model_.coef
+            for part in (taken, copied)]
+    np.testing.assert_array_equal(*fits)

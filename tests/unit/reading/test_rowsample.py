@@ -1,0 +1,50 @@
+"""Rows of a dense matrix read a block at a time (rsrank.reading.rowsample)."""
+
+import numpy as np
+import pytest
+
+from rsrank.reading import rowsample
+from rsrank.reading.rowsample import RowSample
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_row_sample_reads_as_the_copy_of_its_rows_would(dtype):
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=(50, 6)).astype(dtype)
+    rows = np.sort(rng.choice(50, size=23, replace=False))
+    sample = RowSample(base, rows)
+    copy = base[rows]
+    assert sample.shape == copy.shape and sample.dtype == dtype and sample.size == copy.size
+    assert len(sample) == 23 and sample.ndim == 2
+    np.testing.assert_array_equal(np.asarray(sample), copy)
+    np.testing.assert_array_equal(sample[5:11], copy[5:11])
+    for j in range(6):
+        np.testing.assert_array_equal(sample.column(j), copy[:, j])
+    got = [(lo, hi, block) for lo, hi, block in sample.blocks(size=7)]
+    assert [(lo, hi) for lo, hi, _ in got] == [(0, 7), (7, 14), (14, 21), (21, 23)]
+    np.testing.assert_array_equal(np.vstack([block for *_, block in got]), copy)
+    # a sample of the sample, of rows and of columns, is again the copy's
+    again = sample.take([1, 4, 20]).take_columns([5, 0, 2])
+    np.testing.assert_array_equal(np.asarray(again), copy[[1, 4, 20]][:, [5, 0, 2]])
+    np.testing.assert_array_equal(again.column(0), copy[[1, 4, 20], 5])
+    np.testing.assert_array_equal(again.take_columns([2]).column(0), copy[[1, 4, 20], 2])
+    assert again.base is base  # never a copy of the rows it holds
+
+
+def test_a_row_sample_blocks_at_its_default_size(monkeypatch):
+    monkeypatch.setattr(rowsample, "SAMPLE_BLOCK", 4)
+    sample = RowSample(np.arange(30.0).reshape(10, 3), np.arange(10))
+    assert [hi - lo for lo, hi, _ in sample.blocks()] == [4, 4, 2]
+    assert list(RowSample(np.zeros((3, 2)), []).blocks()) == []
+
+
+def test_a_row_sample_refuses_what_it_cannot_be():
+    base = np.zeros((5, 2))
+    with pytest.raises(IndexError, match="out of range for 5 rows"):
+        RowSample(base, [0, 5])
+    with pytest.raises(ValueError, match="two-dimensional"):
+        RowSample(np.zeros(5), [0])
+    with pytest.raises(TypeError, match="blocks of rows"):
+        RowSample(base, [0, 1])[0]
+    with pytest.raises(ValueError, match="a copy"):
+        np.asarray(RowSample(base, [0, 1]), copy=False)
