@@ -115,6 +115,13 @@ def _split(directory, split):
     return str(packed if not plain.exists() and packed.exists() else plain)
 
 
+
+def _timed_coding(clock, cls):
+    """A subclass of the encoding ``cls`` whose ``coded`` is charged to the
+    bin codes: still a class, which querydata also builds encodings from."""
+    return type(cls.__name__, (cls,), {
+        "coded": staticmethod(clock.timed(cls.__name__, "bin codes", cls.coded))})
+
 def profile(directory, flags):
     """``(clock, wall seconds)`` of one ``rsrank train`` on ``directory``'s files."""
     from rsrank.cli import main as rsrank_main
@@ -133,10 +140,9 @@ def profile(directory, flags):
         "top_pairs", "pair search: gains", internal("learning.fitting", "top_pairs")))
     set_internal("learning.fitting", "pair_grids", clock.timed(
         "pair_grids", "pair search: grids", internal("learning.fitting", "pair_grids")))
-    # the classes as querydata makes and codes them, their coding timed
-    for cls in (StepEncoding, PairEncoding):
-        set_internal("reading.querydata", cls.__name__, type(cls.__name__, (cls,), {
-            "coded": staticmethod(clock.timed(cls.__name__, "bin codes", cls.coded))}))
+    # the classes querydata makes and codes with, their coding timed
+    set_internal("reading.querydata", "StepEncoding", _timed_coding(clock, StepEncoding))
+    set_internal("reading.querydata", "PairEncoding", _timed_coding(clock, PairEncoding))
     with tempfile.TemporaryDirectory() as out:
         start = time.perf_counter()
         files = [item for split in ("train", "vali", "test")

@@ -30,7 +30,7 @@ from .. import _kernels
 from .._kernels import CODE_BLOCK, Rows, read_only
 from ._compile import choose
 from ._threads import SCORING_WORK_PER_THREAD, held_threads, numba_threads
-from ..reading.rowsample import RowSample
+from ..reading._rowsample import RowSample
 
 __all__ = ["MAX_BINS", "MISSING", "has_missing_bin", "fit_thresholds", "bin_codes", "bin_counts", "BinCodes",
            "StepEncoding", "PairEncoding", "step_indicators", "ValueSummary", "value_summary", "SortedColumns",
@@ -66,7 +66,7 @@ def _columns(X):
 
 def _by_columns(X):
     """``X`` as :func:`_column` reads it: CSC when sparse, a
-    :class:`~rsrank.reading.rowsample.RowSample` as it is, else an array."""
+    ``RowSample`` as it is, else an array."""
     if isinstance(X, RowSample):
         return X
     return sp.csc_matrix(X) if sp.issparse(X) else np.asarray(X)
@@ -305,7 +305,7 @@ def bin_codes(X, thresholds, n_threads=None, out=None):
     ``out``: for dense ``X``, a C-ordered uint8 array of its rows and at
     least its columns whose first columns take the codes (the rest are
     left as they are), rather than an array of their own. A
-    :class:`~rsrank.reading.rowsample.RowSample` is coded a block of rows at
+    ``RowSample`` is coded a block of rows at
     a time, never copied whole."""
     if X.shape[1] != len(thresholds):
         raise ValueError(f"X has {X.shape[1]} features, the thresholds {len(thresholds)}")

@@ -24,7 +24,7 @@ from ._compile import choose
 from ._threads import SCORING_WORK_PER_THREAD, numba_threads, threads
 from .binning import bin_codes, fit_thresholds
 from ..reading.querydata import QueryData, query_rows, sample_queries
-from ..reading.rowsample import RowSample
+from ..reading._rowsample import RowSample
 
 __all__ = ["pair_gains", "interaction_gain", "interaction_residuals", "row_lambdas",
            "gains_at", "top_pairs", "candidate_features", "pair_grids", "search_rows",

@@ -28,7 +28,7 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..reading._queries import group_queries
-from ..reading.rowsample import RowSample
+from ..reading._rowsample import RowSample
 from .defaults import GLOBAL_NORMALIZERS, NORMALIZERS
 
 __all__ = ["NORMALIZERS", "QueryScaler", "global_scaling", "query_normalize"]
@@ -110,7 +110,7 @@ def _dense_rows(X):
 
 def _by_blocks(moments, sample):
     """``moments`` (:func:`column_sums` or :func:`column_moments`) of a
-    :class:`~rsrank.reading.rowsample.RowSample`, a block of rows at a
+    ``RowSample``, a block of rows at a
     time."""
     total = None
     for _, _, block in sample.blocks():

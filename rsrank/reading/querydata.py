@@ -26,7 +26,7 @@ from sklearn.utils.validation import check_array
 
 from .._kernels import Rows, read_only
 from ._queries import QueryGroups, group_queries
-from .rowsample import RowSample
+from ._rowsample import RowSample
 from ..learning.binning import BinCodes, PairEncoding, StepEncoding, fit_thresholds
 from ..learning.preprocessing import column_moments, column_sums, query_normalize
 
@@ -624,7 +624,7 @@ class QueryData:
         (indices into :attr:`qids`), in increasing position, without
         grouping or validating again. ``copy`` False: dense rows are not
         copied but read from these a block at a time as they are used
-        (a :class:`~rsrank.reading.rowsample.RowSample`: a pair search's
+        (a ``RowSample``: a pair search's
         sample, whose values it needs only to code them)."""
         queries = np.unique(np.asarray(queries, dtype=np.int64))
         sizes = self.sizes[queries]

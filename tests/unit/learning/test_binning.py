@@ -275,7 +275,7 @@ def test_codes_into_the_first_columns_of_a_wider_array_leave_the_rest_as_they_ar
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_a_row_sample_is_binned_a_block_at_a_time_as_its_copy_is(monkeypatch, dtype):
     from rsrank.learning.preprocessing import column_moments, column_sums
-    from rsrank.reading import rowsample
+    from rsrank.reading import _rowsample as rowsample
 
     rng = np.random.default_rng(7)
     base = rng.normal(size=(400, 5)).astype(dtype)

@@ -178,7 +178,7 @@ def test_a_search_reads_its_sample_of_queries_without_copying_it_and_finds_the_s
         monkeypatch):
     from rsrank.learning import interactions
     from rsrank.learning.interactions import pair_grids, top_pairs
-    from rsrank.reading.rowsample import RowSample
+    from rsrank.reading._rowsample import RowSample
 
     made = make_interactions(n_queries=300, n_noise=4, random_state=4)  # 8 features
     data = QueryData(made.X.astype(np.float32), made.y, made.qid)

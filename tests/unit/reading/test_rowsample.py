@@ -1,10 +1,10 @@
-"""Rows of a dense matrix read a block at a time (rsrank.reading.rowsample)."""
+"""Rows of a dense matrix read a block at a time (rsrank.reading._rowsample)."""
 
 import numpy as np
 import pytest
 
-from rsrank.reading import rowsample
-from rsrank.reading.rowsample import RowSample
+from rsrank.reading import _rowsample as rowsample
+from rsrank.reading._rowsample import RowSample
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
