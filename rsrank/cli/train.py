@@ -129,7 +129,8 @@ def _train(args):
     if found is not None:
         data, name, inputs, examinations = found
     else:
-        (data, name, inputs), examinations = training_data(args), None
+        # the folds are this run's: their test values are read once the model is ready
+        (data, name, inputs), examinations = training_data(args, test_values=False), None
         if isinstance(data, list) and args.folds is not None:
             raise UsageError(f"--folds needs a directory of Fold<k>; {name} is one fold: leave "
                              "--folds out")

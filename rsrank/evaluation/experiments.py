@@ -653,7 +653,8 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
         fold_data = [Fold.of(data) for data in root]  # folds already loaded
     elif stream_queries is None:
         fold_data = (replace(fold, keep_train=False) for fold in iter_letor_folds(
-            root, folds, n_features=n_features, cache=cache, dtype=dtype, dense=dense))
+            root, folds, n_features=n_features, cache=cache, dtype=dtype, dense=dense,
+            test_values=False))
     else:
         folds = find_folds(root) if folds is None else folds
         missing = sorted(set(folds) - set(find_folds(root)))

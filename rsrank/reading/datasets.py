@@ -91,7 +91,7 @@ def split_file(root, fold, split):
     raise FileNotFoundError(f"{directory}: no {split}.txt, {split}.csv (or either .gz)")
 
 
-def load_files(paths, n_features=None, *, only=None, **options):
+def load_files(paths, n_features=None, *, only=None, values_later=(), **options):
     """Every file of ``paths`` (split name -> path, or None for no such
     split) read by :func:`load_letor` with ``options``, each made dense (with
     ``dense``) as soon as it is read, so that no two are ever held as CSR,
@@ -99,20 +99,31 @@ def load_files(paths, n_features=None, *, only=None, **options):
     CSV files are matched by name to the first CSV file's (a reordered file
     is read in that order; another set of names is an error before any
     file is read). ``only``: the splits to read (default all), their
-    columns matched to all of ``paths``' as before."""
+    columns matched to all of ``paths``' as before. ``values_later``: the
+    splits whose rows' values are not kept (None in their place; their
+    labels, qids and width are), each read before the others so that its
+    values are never held beside theirs: a run's test file, whose values it
+    reads again once its model is ready
+    (:attr:`~rsrank.reading.folds.Fold.reread_test`)."""
     given = [path for path in paths.values() if path is not None]
     orders = _csv_orders(given)
-    parts = {}
-    for split, path in paths.items():
+    parts, widths = {}, {}
+    read = [split for split in paths if split in values_later] + [
+        split for split in paths if split not in values_later]
+    for split in read:
+        path = paths[split]
         if path is None or (only is not None and split not in only):
             continue
         part = load_letor(path, n_features, **options)
-        if orders.get(str(path)) is not None:
+        widths[split] = part[0].shape[1]
+        if split in values_later:
+            part = (None,) + tuple(part[1:])
+        elif orders.get(str(path)) is not None:
             part = (part[0][:, orders[str(path)]],) + tuple(part[1:])
         parts[split] = part
-    width = n_features or max(part[0].shape[1] for part in parts.values())
-    return {split: (with_columns(part[0], width),) + tuple(part[1:])
-            for split, part in parts.items()}, width
+    width = n_features or max(widths.values())
+    return {split: (None if parts[split][0] is None else with_columns(parts[split][0], width),)
+            + tuple(parts[split][1:]) for split in paths if split in parts}, width
 
 
 def reread_split(paths, split, n_features, width, **options):
@@ -175,7 +186,7 @@ def streamed_fold(root, fold, n_features, queries_per_chunk, cache=None, *, dtyp
 
 
 def load_letor_fold(root, fold, *, n_features=None, dtype=np.float64, return_docids=False,
-                    cache=None, dense=False):
+                    cache=None, dense=False, test_values=True):
     """Load ``Fold{fold}/train``, ``vali`` and ``test`` with one column count.
 
     Parameters
@@ -191,6 +202,10 @@ def load_letor_fold(root, fold, *, n_features=None, dtype=np.float64, return_doc
     dense : bool or "auto"
         As in :func:`load_letor`; a dense split narrower than the others
         gets columns of zeros.
+    test_values : bool
+        As in :func:`rsrank.reading.layouts.load_splits`: False keeps only
+        the test file's labels and qids until the fold's ``reread_test``
+        reads it again (a run's own folds).
 
     Returns
     -------
@@ -205,7 +220,8 @@ def load_letor_fold(root, fold, *, n_features=None, dtype=np.float64, return_doc
                                 f"(found folds {find_folds(root)})")
     paths = {split: split_file(root, fold, split) for split in SPLITS}
     options = dict(dtype=dtype, dense=dense, return_docids=return_docids, cache=cache)
-    parts, width = load_files(paths, n_features, **options)
+    parts, width = load_files(paths, n_features, values_later=() if test_values else ("test",),
+                              **options)
     return Fold(**parts, n_features=width, fold=fold, paths=paths,
                 reread_test=rereader_of_test(paths, n_features, width, **options))
 

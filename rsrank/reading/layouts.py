@@ -83,7 +83,7 @@ def held_out_queries(qid, fraction, random_state):
 
 
 def load_splits(train, vali=None, test=None, *, vali_fraction=None, random_state=0,
-                n_features=None, dtype=np.float64, cache=None, dense=False):
+                n_features=None, dtype=np.float64, cache=None, dense=False, test_values=True):
     """Load explicit train/vali/test files as one fold.
 
     Parameters
@@ -98,6 +98,12 @@ def load_splits(train, vali=None, test=None, *, vali_fraction=None, random_state
         Seed of the held-out queries.
     n_features : int, optional
         Columns of every ``X`` (default: the largest index over the files).
+    test_values : bool
+        False: the test file is read first and only its labels and qids
+        are kept (``test`` holds None for its values), to be read again by
+        the fold's ``reread_test`` once a model is ready: ``rsrank train``'s
+        own folds, which never hold the test values beside the training
+        ones.
     dtype, cache, dense
         As in :func:`rsrank.load_letor`; a dense split narrower than the
         others gets columns of zeros.
@@ -115,7 +121,8 @@ def load_splits(train, vali=None, test=None, *, vali_fraction=None, random_state
     if vali is not None and vali_fraction is not None:
         raise ValueError("give either a validation file or a validation fraction, not both")
     paths = _existing_files(train, vali, test)
-    parts, width = load_files(paths, n_features, dtype=dtype, cache=cache, dense=dense)
+    parts, width = load_files(paths, n_features, dtype=dtype, cache=cache, dense=dense,
+                              values_later=() if test_values else ("test",))
     again = rereader_of_test(paths, n_features, width, dtype=dtype, cache=cache, dense=dense)
     vali_rows = None
     if vali is None:
@@ -166,7 +173,7 @@ def _existing_files(train, vali, test):
 
 def resolve_training_data(path=None, *, train=None, vali=None, test=None, vali_fraction=None,
                           random_state=0, n_features=None, cache=None, dtype=np.float64,
-                          dense=False, stream_queries=None):
+                          dense=False, stream_queries=None, test_values=True):
     """Find the training data in any of the layouts ``rsrank train`` reads.
 
     Parameters
@@ -184,6 +191,8 @@ def resolve_training_data(path=None, *, train=None, vali=None, test=None, vali_f
     stream_queries : int, optional
         Leave the training file of files on disk, read in blocks of this
         many queries every epoch (:func:`streamed_splits`).
+    test_values : bool
+        As in :func:`load_splits`, for a fold loaded here.
 
     Returns
     -------
@@ -209,7 +218,7 @@ def resolve_training_data(path=None, *, train=None, vali=None, test=None, vali_f
             fold = streamed_splits(single, vali, test, queries_per_chunk=stream_queries, **load)
         else:
             fold = load_splits(single, vali, test, vali_fraction=vali_fraction,
-                               random_state=random_state, **load)
+                               random_state=random_state, test_values=test_values, **load)
         return [fold], str(single), [p for p in fold.paths.values() if p is not None]
     root = Path(path) if path is not None else bundled_data_path()
     if not root.exists():
@@ -221,7 +230,8 @@ def resolve_training_data(path=None, *, train=None, vali=None, test=None, vali_f
                                    queries_per_chunk=stream_queries, **load)
         else:
             fold = load_splits(splits["train"], splits["vali"], splits["test"],
-                               vali_fraction=vali_fraction, random_state=random_state, **load)
+                               vali_fraction=vali_fraction, random_state=random_state,
+                               test_values=test_values, **load)
         return [fold], data_name(path, root), _input_files(splits.values())
     if vali_fraction is not None:
         raise ValueError(f"a validation fraction applies to training data without vali files, "

@@ -178,6 +178,41 @@ def test_fold_loader_unifies_columns(tmp_path):
         load_letor_fold(tmp_path, 2)
 
 
+@pytest.mark.parametrize("widest", ["train", "test"])
+def test_a_fold_read_for_one_run_keeps_the_test_labels_and_reads_the_values_after(
+        tmp_path, monkeypatch, widest):
+    from rsrank.reading import datasets
+    from rsrank.reading.layouts import load_splits
+
+    texts = {"train": "1 qid:1 1:1 2:1\n0 qid:1 1:0\n", "vali": "1 qid:2 2:1\n0 qid:2 1:1\n",
+             "test": "2 qid:3 2:1\n0 qid:3 1:1\n1 qid:4 2:0.5\n"}
+    texts[widest] = texts[widest].replace("1:0\n", "1:0 6:2\n").replace("2:0.5", "6:0.5")
+    (tmp_path / "Fold1").mkdir()
+    for split, text in texts.items():
+        write(tmp_path / "Fold1", text, f"{split}.txt")
+    read = []
+    load_letor = datasets.load_letor
+    monkeypatch.setattr(datasets, "load_letor",
+                        lambda path, *a, **k: read.append(path.stem) or load_letor(path, *a, **k))
+    whole = load_letor_fold(tmp_path, 1)
+    assert read == ["train", "vali", "test"]
+    del read[:]
+    later = load_letor_fold(tmp_path, 1, test_values=False)
+    assert read == ["test", "train", "vali"]  # its values never held beside the others
+    assert later.test[0] is None and later.n_features == whole.n_features == 6
+    for part in (1, 2):
+        np.testing.assert_array_equal(later.test[part], whole.test[part])
+    for split in ("train", "vali"):
+        np.testing.assert_array_equal(later[split][0].toarray(), whole[split][0].toarray())
+    again = later.reread_test()  # at the width of all three
+    np.testing.assert_array_equal(again[0].toarray(), whole.test[0].toarray())
+    files = [tmp_path / "Fold1" / f"{split}.txt" for split in ("train", "vali", "test")]
+    fold = load_splits(*files, test_values=False)
+    assert fold.test[0] is None and fold.n_features == 6
+    np.testing.assert_array_equal(fold.test[2], whole.test[2])
+    np.testing.assert_array_equal(fold.reread_test()[0].toarray(), whole.test[0].toarray())
+
+
 def test_dataset_summary():
     qid = np.array([1, 1, 1, 2, 2, 3])
     y = np.array([0, 2, 1, 0, 0, 1])
