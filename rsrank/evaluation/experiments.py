@@ -376,7 +376,7 @@ def score_fits(points, validation, select, convention, scored=None):
 
 def fit_and_select(estimator, grid, train, validation, *, select="ndcg@10",
                    convention="letor", within=0.0, path=False, chunks=None, cv=None,
-                   path_rows=None):
+                   path_rows=None, last_use=None):
     """``rsrank train``'s work on one fold, short of the test: every point
     of ``grid`` (a list of parameter dicts) fitted on ``train`` (a
     :class:`~rsrank.reading.querydata.QueryData`; ``chunks`` instead streams it),
@@ -403,7 +403,13 @@ def fit_and_select(estimator, grid, train, validation, *, select="ndcg@10",
     setting after :data:`PATH_PATIENCE` points in a row that do not raise
     its best vali score, gives each point's relaxed refit at most
     :data:`PATH_RELAX_EPOCHS` epochs, and stops each point's penalized fit
-    once its weights settle to :data:`PATH_SETTLE_TOL`."""
+    once its weights settle to :data:`PATH_SETTLE_TOL`.
+
+    ``last_use`` (a callable; a run's own training rows, fitted for the
+    last time): the refit on all rows lets ``train``'s values go as soon
+    as it has coded them into bins (an additive kind), and calls
+    ``last_use()`` to drop the caller's reference: the refit then holds
+    the rows' bin codes alone (:meth:`~rsrank.reading.querydata.QueryData.let_values_go_once_coded`)."""
     if validation is None and cv is None:
         raise ValueError("fit_and_select judges on validation queries, on folds of the "
                          "training queries (cv), or both: give one")
@@ -439,6 +445,8 @@ def fit_and_select(estimator, grid, train, validation, *, select="ndcg@10",
         chosen = choose_fit([{**t, "per_query": v} for t, v in zip(tried, per_query)], within)
         if sampled:
             del walked  # the sample's rows and bin codes go before the refit makes its own
+            if last_use is not None:
+                train.let_values_go_once_coded(last_use)
             tried, per_query, fits, chosen = refit_on_all(
                 estimator, train, validation, select, convention, tried, per_query, fits, chosen)
     return Selection(tried, per_query, fits, chosen, time.perf_counter() - start)
@@ -513,7 +521,8 @@ def _fit_one_fold(estimator, grid, data, select, convention, within=0.0, seed=No
     now reached in the refit on all rows."""
     selection = fit_and_select(estimator, grid, data.train, data.vali, select=select,
                                convention=convention, within=within, path=path,
-                               chunks=data.train_chunks, cv=vali_cv, path_rows=path_rows)
+                               chunks=data.train_chunks, cv=vali_cv, path_rows=path_rows,
+                               last_use=data.get("let_train_go") if last else None)
     evaluated_on = "test" if data.test is not None else "vali"
     if last:
         for split in (data.train, data.vali if evaluated_on == "test" else None):

@@ -401,6 +401,7 @@ class QueryData:
         self._query_weights = query_weights
         self._preferences = preferences
         self._memo = {}
+        self._after_coding = None
 
     @classmethod
     def _from_grouped(cls, X, y, order, offsets, qids, feature_names, names_from_columns,
@@ -412,7 +413,12 @@ class QueryData:
 
     # -- what it holds --------------------------------------------------------
 
-    X = property(lambda self: self._X)
+    @property
+    def X(self):
+        if isinstance(self._X, _ValuesGone):
+            raise RuntimeError(_ValuesGone.MESSAGE)
+        return self._X
+
     y = property(lambda self: self._y)
     order = property(lambda self: self._order)
     offsets = property(lambda self: self._offsets)
@@ -494,6 +500,21 @@ class QueryData:
             else:
                 self._memo[key] = before
 
+    def let_values_go_once_coded(self, then=None):
+        """Let the rows' values go as soon as they are next coded into bins
+        (the :meth:`step_encoding` or :meth:`pair_encoding` made next), and
+        call ``then()`` after (to drop the caller's own reference): the
+        last fit on these rows, a run's refit on all its training rows,
+        then holds their bin codes alone. Their shape and what was derived
+        from them stay; :attr:`X` refuses afterwards."""
+        self._after_coding = (lambda: None) if then is None else then
+
+    def _coded(self):
+        then, self._after_coding = self._after_coding, None
+        if then is not None:
+            self._X = _ValuesGone(self._X)
+            then()
+
     # -- derived once ---------------------------------------------------------
 
     def filled(self, fill):
@@ -520,6 +541,7 @@ class QueryData:
             encoding, codes = StepEncoding.coded(self._X, max_bins)
             self._memo[("rows", encoding.key)] = encoding.rows(self._X, self.groups.offsets,
                                                                codes)
+            self._coded()
             return encoding
         return self.memo(("steps", max_bins), make)
 
@@ -556,6 +578,7 @@ class QueryData:
                 del rows, known
             self._memo[("rows", encoding.key)] = encoding.rows(self._X, self.groups.offsets,
                                                                codes)
+            self._coded()
             return encoding
         return self.memo(key, make)
 
@@ -649,6 +672,25 @@ class QueryData:
         out = np.empty_like(values)
         out[self._order] = values
         return out
+
+
+class _ValuesGone:
+    """What a :class:`QueryData` holds for its rows' values once they went
+    (:meth:`QueryData.let_values_go_once_coded`): their shape and dtype."""
+
+    MESSAGE = ("these rows' values were let go once they were coded into bins "
+               "(QueryData.let_values_go_once_coded); read the data again to use them")
+    ndim = 2
+
+    def __init__(self, X):
+        self.shape, self.dtype = X.shape, X.dtype
+        self.nnz = self.size = X.nnz if sp.issparse(X) else X.size
+
+    def __array__(self, dtype=None, copy=None):
+        raise RuntimeError(self.MESSAGE)
+
+    def __getitem__(self, key):
+        raise RuntimeError(self.MESSAGE)
 
 
 def sample_queries(data, rows, seed=0, *, reach=True):

@@ -615,3 +615,28 @@ def test_a_fold_built_for_one_run_lets_its_training_values_go_before_the_test_is
     for late, early in zip(gone.folds, kept.folds):  # the second seed trained on all of it
         assert late.test == early.test and late.seed == early.seed
         np.testing.assert_array_equal(late.test_scores, early.test_scores)
+
+
+def test_the_refit_of_a_runs_own_training_rows_holds_their_bin_codes_alone(bundled_root):
+    from rsrank import QueryData
+    from rsrank.evaluation.experiments import fit_and_select
+
+    fold = load_letor_fold(bundled_root, 1)
+    base = RSRank(additive=True, max_bins=16, max_iter=20, learning_rate="curvature",
+                  random_state=0)
+    grid = [{"l1_ratio": r, "pair_weight": "unit"} for r in (0.3, 0.0)]
+    vali = QueryData(*fold.vali)
+    kept = fit_and_select(base, grid, QueryData(*fold.train), vali, path=True,
+                          path_rows=2000)
+    train, gone = QueryData(*fold.train), []
+    own = fit_and_select(base, grid, train, QueryData(*fold.vali), path=True, path_rows=2000,
+                         last_use=lambda: gone.append(True))
+    assert gone == [True]  # once, as the refit on all rows coded them
+    with pytest.raises(RuntimeError, match="let go once they were coded into bins"):
+        train.X
+    assert own.tried == kept.tried and own.chosen == kept.chosen == len(kept.tried) - 1
+    np.testing.assert_array_equal(own.model.coef_, kept.model.coef_)
+    # a training set that walks its path on all rows refits nothing: its values stay
+    whole = QueryData(*fold.train)
+    fit_and_select(base, grid, whole, vali, path=True, last_use=lambda: gone.append(False))
+    assert gone == [True] and whole.X is not None

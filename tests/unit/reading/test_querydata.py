@@ -91,3 +91,34 @@ def test_a_pair_encoding_made_first_codes_the_features_into_its_own_array(monkey
     for a, b in zip(kept.counts, steps.counts):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(fresh.rows(pairs).dense_codes, used.rows(pairs).dense_codes)
+
+
+def test_rows_whose_values_go_once_coded_keep_their_codes_and_refuse_their_values():
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(120, 4)).astype(np.float32)
+    qid = np.repeat(np.arange(6), 20)
+    data, kept = QueryData(X, rng.integers(0, 3, 120), qid), QueryData(X.copy(), np.zeros(120),
+                                                                      qid)
+    called = []
+    data.let_values_go_once_coded(lambda: called.append(True))
+    assert data.X is not None and not called  # nothing goes before the rows are coded
+    steps = data.step_encoding(16)
+    assert called == [True]
+    with pytest.raises(RuntimeError, match="let go once they were coded into bins"):
+        data.X
+    assert (data.n_rows, data.n_features, data.n_stored) == (120, 4, 480)
+    assert "dense float32" in repr(data)
+    # what was derived from them stays: the codes, and the same encoding again
+    np.testing.assert_array_equal(data.rows(steps).dense_codes,
+                                  kept.rows(kept.step_encoding(16)).dense_codes)
+    assert data.step_encoding(16) is steps and called == [True]
+    with pytest.raises(RuntimeError, match="let go once they were coded into bins"):
+        data.step_encoding(8)  # new codes need the values
+    with pytest.raises(RuntimeError, match="let go once they were coded into bins"):
+        data.subset([0, 1])
+    # a pair encoding made first lets them go as well
+    other = QueryData(X, np.zeros(120), qid)
+    other.let_values_go_once_coded()
+    other.pair_encoding(16, [[0, 1]], 4)
+    with pytest.raises(RuntimeError, match="let go once they were coded into bins"):
+        other.X
