@@ -362,13 +362,16 @@ class Objective:
         return data.memo(("level_step_bound", self.gain, self.discount, self.ndcg_k,
                           self.pair_loss, self.pair_weight, as_view(view).key, iterations), make)
 
-    def zero_model_loss(self, data):
+    def zero_model_loss(self, data, view="none"):
         """Mean per-query loss of the all-zero weights (every pair at margin
         0, whatever the features), kept with the data: a training loss far
-        above it means the steps overshoot."""
+        above it means the steps overshoot. Computed on the rows as ``view``
+        views them (the fit's own: rows kept as bin codes alone have no
+        other), the same loss whatever the view."""
         return data.memo(("zero_loss", self.gain, self.discount, self.ndcg_k, self.pair_loss,
                           self.pair_weight),
-                         lambda: self.loss_and_gradient(data, np.zeros(data.n_features))[0]
+                         lambda: self.loss_and_gradient(
+                             data, np.zeros(n_weights(data, view)), view=view)[0]
                          / max(data.n_queries, 1))
 
 

@@ -408,7 +408,7 @@ class Solver:
         if self.batch_size is None and not state.w.any():
             reference = lambda losses: losses[0]  # noqa: E731
         else:
-            reference = lambda losses: self.objective.zero_model_loss(train)  # noqa: E731
+            reference = lambda losses: self.objective.zero_model_loss(train, view)  # noqa: E731
 
         step = self.epochs(train, state, view=view, scale=scale, work=work, kernels=kernels)
         ordered = None if self.shuffles else self.query_order(train.n_queries, rng)

@@ -624,7 +624,10 @@ def test_the_refit_of_a_runs_own_training_rows_holds_their_bin_codes_alone(bundl
     fold = load_letor_fold(bundled_root, 1)
     base = RSRank(additive=True, max_bins=16, max_iter=20, learning_rate="curvature",
                   random_state=0)
-    grid = [{"l1_ratio": r, "pair_weight": "unit"} for r in (0.3, 0.0)]
+    # a relaxed choice: its refit starts from the penalized weights, whose reference
+    # loss (the all-zero model's) is taken on the bin codes the rows are left with
+    grid = [{"l1_ratio": r, "pair_weight": "unit", "relax": relax}
+            for r in (0.3, 0.1) for relax in (True, False)]
     vali = QueryData(*fold.vali)
     kept = fit_and_select(base, grid, QueryData(*fold.train), vali, path=True,
                           path_rows=2000)
@@ -635,6 +638,7 @@ def test_the_refit_of_a_runs_own_training_rows_holds_their_bin_codes_alone(bundl
     with pytest.raises(RuntimeError, match="let go once they were coded into bins"):
         train.X
     assert own.tried == kept.tried and own.chosen == kept.chosen == len(kept.tried) - 1
+    assert own.tried[own.chosen]["params"]["relax"] is True
     np.testing.assert_array_equal(own.model.coef_, kept.model.coef_)
     # a training set that walks its path on all rows refits nothing: its values stay
     whole = QueryData(*fold.train)

@@ -97,8 +97,8 @@ def test_rows_whose_values_go_once_coded_keep_their_codes_and_refuse_their_value
     rng = np.random.default_rng(8)
     X = rng.normal(size=(120, 4)).astype(np.float32)
     qid = np.repeat(np.arange(6), 20)
-    data, kept = QueryData(X, rng.integers(0, 3, 120), qid), QueryData(X.copy(), np.zeros(120),
-                                                                      qid)
+    y = rng.integers(0, 3, 120)
+    data, kept = QueryData(X, y, qid), QueryData(X.copy(), y, qid)
     called = []
     data.let_values_go_once_coded(lambda: called.append(True))
     assert data.X is not None and not called  # nothing goes before the rows are coded
@@ -116,6 +116,16 @@ def test_rows_whose_values_go_once_coded_keep_their_codes_and_refuse_their_value
         data.step_encoding(8)  # new codes need the values
     with pytest.raises(RuntimeError, match="let go once they were coded into bins"):
         data.subset([0, 1])
+    # a fit from weights that are not all zero takes the all-zero model's loss as its
+    # reference: on the codes, the same as on the values
+    from rsrank import RSRank
+    from rsrank.learning.objective import Objective
+
+    assert Objective().zero_model_loss(data, steps) == Objective().zero_model_loss(kept)
+    start = np.random.default_rng(0).normal(size=steps.n_steps)
+    fits = [RSRank(additive=True, max_bins=16, max_iter=2, random_state=0).fit(
+        part, coef_init=start).coef_ for part in (data, kept)]
+    np.testing.assert_array_equal(*fits)
     # a pair encoding made first lets them go as well
     other = QueryData(X, np.zeros(120), qid)
     other.let_values_go_once_coded()
