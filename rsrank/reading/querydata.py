@@ -656,8 +656,8 @@ class QueryData:
         weights = None if self._query_weights is None else self._query_weights[queries]
         preferences = (None if self._preferences is None else
                        self._preferences.subset(queries))
-        if isinstance(self._X, RowSample):
-            X = self._X.take(rows)
+        if isinstance(self._X, RowSample):  # a sample of a sample: of the same rows
+            X = np.asarray(self._X.take(rows)) if copy else self._X.take(rows)
         elif copy or sp.issparse(self._X):
             X = self._X[rows]
         else:

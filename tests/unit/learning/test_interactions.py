@@ -191,6 +191,11 @@ def test_a_search_reads_its_sample_of_queries_without_copying_it_and_finds_the_s
     queries = np.flatnonzero(np.isin(data.qids, np.unique(taken.qids)))
     copied = data.subset(queries)  # the same queries, copied
     assert isinstance(copied.X, np.ndarray) and copied.n_rows == taken.n_rows
+    # a sample of the sample reads the same rows, copied only when asked
+    first = np.arange(3)
+    assert taken.subset(first, copy=False).X.base is data.X
+    np.testing.assert_array_equal(taken.subset(first).X, copied.subset(first).X)
+    assert isinstance(taken.subset(first).X, np.ndarray)
     pairs = top_pairs(model.model_, taken_lam, taken, 3, budget=budget)
     assert len(pairs) == 3
     np.testing.assert_array_equal(pairs, top_pairs(model.model_, taken_lam, copied, 3,
