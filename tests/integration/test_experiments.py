@@ -644,3 +644,26 @@ def test_the_refit_of_a_runs_own_training_rows_holds_their_bin_codes_alone(bundl
     whole = QueryData(*fold.train)
     fit_and_select(base, grid, whole, vali, path=True, last_use=lambda: gone.append(False))
     assert gone == [True] and whole.X is not None
+
+
+def test_a_runs_own_fold_refit_on_codes_alone_gives_each_seed_the_kept_folds_results(
+        bundled_root):
+    base = RSRank(additive=True, max_bins=16, max_iter=20, learning_rate="curvature",
+                  batch_size=50)
+    grid = {"l1_ratio": [0.3, 0.1], "pair_weight": ["unit"]}
+    options = dict(path=True, path_rows=2000)
+    for seeds in ([0], [0, 1]):
+        own = replace(load_letor_fold(bundled_root, 1), keep_train=False)
+        held = []  # at each fit: the seed, and whether the fold holds its training values
+        gone = run_letor_folds([own], base, grid, seeds=seeds, **options, on_fit=lambda fold,
+                               seed, *_: held.append((seed, own.train[0] is not None)))
+        kept = run_letor_folds([load_letor_fold(bundled_root, 1)], base, grid, seeds=seeds,
+                               **options)
+        assert own.train[0] is None and [f.seed for f in gone.folds] == seeds
+        for late, early in zip(gone.folds, kept.folds):
+            assert late.test == early.test and late.params == early.params
+            np.testing.assert_array_equal(late.test_scores, early.test_scores)
+        assert all(values for _, values in held[:-1])
+        # one seed: its refit on all rows, the last fit, let them go as it coded them;
+        # with more, the first seed's refit coded them, and they go after the last
+        assert held[-1] == (seeds[-1], len(seeds) > 1)
