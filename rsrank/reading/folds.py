@@ -61,12 +61,15 @@ class Fold:
     reread_test : callable or None
         Called, ``test`` read again from its file as it was read (a fold
         read from files): a run lets the test rows' values go while it
-        trains and reads them after. None: ``test`` stays as given.
+        trains and reads them after. None: ``test`` stays as given. A fold
+        read for one run (``test_values=False``) holds None for the test
+        values from the start.
     keep_train : bool
         False: a fold built for one run (``rsrank train`` builds its own,
         a run its directory's): once its models are fitted, the run lets
         the training rows' values go before it reads and scores the test
-        rows, and ``train`` then holds None for them. True (default): the
+        rows (with one seed, as soon as its refit on all rows has coded
+        them), and ``train`` then holds None for them. True (default): the
         run leaves ``train`` as given.
     """
 
