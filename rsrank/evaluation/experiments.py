@@ -27,7 +27,7 @@ from . import metrics
 from ._conventions import parse_metric
 from ..learning._workers import in_processes, worker_count
 from ..reading.datasets import (check_exp2_labels, csv_feature_names, find_folds, is_csv,
-                                iter_letor_folds, read_docids, streamed_fold)
+                                iter_letor_folds, streamed_fold)
 from ..learning.defaults import PATH_PATIENCE, PATH_RELAX_EPOCHS, PATH_SETTLE_TOL
 from ..learning.feature_keys import feature_costs
 from ..reading._queries import QueryGroups
@@ -268,29 +268,10 @@ def _fit_fold_seeds(estimator, grid, data, select, convention, within, features,
     rows = None
     if evaluated.query_weights is None:
         groups = QueryGroups(evaluated.order, evaluated.offsets, evaluated.qids)
-        rows = _evaluated_rows(data, results[0].evaluated_on) + (groups,)
+        rows = data.file_rows(results[0].evaluated_on) + (groups,)
     for result in results:
         result.evaluated_rows = rows
     return results
-
-
-def _evaluated_rows(data, split):
-    """``(qid, label, docid)`` of the evaluated split's rows in file order:
-    the docids of the file's ``#docid = ...`` comments
-    (:func:`rsrank.reading.datasets.read_docids`), or ``row<n>`` (its n-th data row)
-    for folds given as arrays. A vali split held out of the training file
-    (``vali_rows``) has that file's docids of its rows."""
-    _, y, qid = data[split][:3]
-    paths = data.paths
-    rows = data.vali_rows if split == "vali" else None
-    path = paths.get(split) if rows is None else paths.get("train")
-    if path is None:
-        docids = np.array([f"row{n}" for n in range(1, len(y) + 1)], dtype=object)
-    else:
-        docids = read_docids(path)
-        if rows is not None:
-            docids = docids[rows]
-    return np.asarray(qid), np.asarray(y), docids
 
 
 def _check_exp2_labels(data, gains, convention):

@@ -24,7 +24,8 @@ from typing import Callable, Protocol
 import numpy as np
 
 from .model import AdditiveModel, InteractionModel, LinearModel, feature_names_or_letor
-from ..reading.querydata import QueryData, fill_values
+from ..reading._views import fill_values
+from ..reading.querydata import QueryData
 from .defaults import (AUTO_BINS as AUTO, DEFAULT_INTERACTION_BINS, DEFAULT_MAX_BINS,
                        GLOBAL_NORMALIZERS, LEVEL_ROWS, ROWS_BINS,
                        MAX_INTERACTION_BINS, PATH_EPOCHS, QUERY_NORMALIZERS)

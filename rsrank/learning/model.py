@@ -13,7 +13,7 @@ from ._threads import SCORING_WORK_PER_THREAD, coding_threads, numba_threads, th
 from .binning import has_missing_bin
 from .defaults import GLOBAL_NORMALIZERS, QUERY_NORMALIZERS
 from .preprocessing import query_normalize
-from ..reading.querydata import ROW_VIEWS, Filled, filled, matrix_rows
+from ..reading._views import ROW_VIEWS, Filled, filled, matrix_rows
 
 __all__ = ["LinearModel", "AdditiveModel", "InteractionModel", "linear_scores",
            "feature_name_problem"]

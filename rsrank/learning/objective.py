@@ -20,7 +20,7 @@ from .. import _kernels
 from ._compile import settle
 from .binning import BinCodes
 from ..evaluation.metrics import discount_values, gain_values
-from ..reading.querydata import as_view
+from ..reading._views import as_view
 
 __all__ = ["Objective", "PAIR_LOSSES", "PAIR_WEIGHTS", "PAIR_CURVATURE"]
 

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
+from ._docids import read_docids
 from .querydata import QueryData
 
 __all__ = ["Fold", "Reading", "ReadAfter"]
@@ -118,6 +119,24 @@ class Fold:
         labels, qids and anything after them stay."""
         if self.train is not None:
             self.train = (None, *self.train[1:])
+
+    def file_rows(self, split):
+        """``(qid, label, docid)`` of ``split``'s rows in file order: the
+        docids of the file's ``#docid = ...`` comments
+        (:func:`rsrank.reading.datasets.read_docids`), or ``row<n>`` (its
+        n-th data row) for splits given as arrays. A vali split held out of
+        the training file (``vali_rows``) has that file's docids of its
+        rows."""
+        _, y, qid = self[split][:3]
+        rows = self.vali_rows if split == "vali" else None
+        path = self.paths.get(split) if rows is None else self.paths.get("train")
+        if path is None:
+            docids = np.array([f"row{n}" for n in range(1, len(y) + 1)], dtype=object)
+        else:
+            docids = read_docids(path)
+            if rows is not None:
+                docids = docids[rows]
+        return np.asarray(qid), np.asarray(y), docids
 
     def with_reading(self, reading):
         """This fold with its splits, options and judge from ``reading`` (a

@@ -188,7 +188,7 @@ def gappy():
 
 @pytest.mark.parametrize("policy", ["zero", "mean"])
 def test_a_linear_model_fills_a_missing_value_as_if_imputed_by_hand(gappy, policy):
-    from rsrank.reading.querydata import fill_values
+    from rsrank.reading._views import fill_values
 
     data, X = gappy
     fill = fill_values(X, policy)
