@@ -64,6 +64,56 @@ def test_permutation_test_monte_carlo_close_to_exact():
     assert estimate == pytest.approx(exact, abs=0.015)  # 4 standard errors at p ~ 0.5
 
 
+def scipy_pvalue(a, b, n_resamples, random_state=0):
+    from scipy import stats as scipy_stats
+
+    return scipy_stats.permutation_test(
+        (np.asarray(b), np.asarray(a)), lambda x, y, axis: np.mean(x - y, axis=axis),
+        permutation_type="samples", vectorized=True, n_resamples=n_resamples,
+        alternative="two-sided", random_state=random_state).pvalue
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]), min_size=4, max_size=20),
+       st.integers(0, 2**31))
+def test_exact_permutation_test_equals_scipys_even_with_ties(values, seed):
+    # metric values take few levels, so differences tie and many swaps give the
+    # observed mean exactly: both count them as at least as extreme
+    rng = np.random.default_rng(seed)
+    a = np.asarray(values)
+    b = rng.choice([0.0, 0.25, 0.5, 0.75, 1.0], size=len(a))
+    if np.all(a == b):
+        b[0] = 1.0 - a[0]
+    n = 2 ** len(a) if len(a) <= 12 else 4096  # beyond 12 queries, a Monte Carlo estimate
+    assert stats.permutation_test(a, b, n_resamples=n) == pytest.approx(
+        scipy_pvalue(a, b, n), abs=1e-12 if len(a) <= 12 else 0.08)
+
+
+def test_exact_permutation_test_over_many_blocks(monkeypatch):
+    rng = np.random.default_rng(4)
+    a = rng.uniform(size=10)
+    b = a + rng.normal(0.1, 0.2, size=10)
+    whole = stats.permutation_test(a, b, n_resamples=2 ** 10)
+    monkeypatch.setattr(stats, "_FLIPS_PER_BLOCK", 70)  # blocks of 7 of the 1,024 swaps
+    assert stats.permutation_test(a, b, n_resamples=2 ** 10) == whole
+    assert whole == pytest.approx(exact_sign_flip_pvalue(a, b), abs=1e-12)
+
+
+def test_monte_carlo_permutation_test_within_its_error_of_scipys_and_never_zero():
+    rng = np.random.default_rng(7)
+    a = rng.uniform(size=106)
+    for shift in (0.0, 0.01, 0.03):
+        b = a + rng.normal(shift, 0.1, size=106)
+        ours = stats.permutation_test(a, b, n_resamples=100_000, random_state=0)
+        theirs = scipy_pvalue(a, b, 20_000, random_state=1)
+        error = np.hypot(*(2 * np.sqrt(theirs / 2 * (1 - theirs / 2) / draws)
+                           for draws in (100_000, 20_000)))  # of the difference of two estimates
+        assert abs(ours - theirs) < 4 * error + 1e-4
+        assert stats.permutation_test(a, b, random_state=0) == ours  # seeded: the same draws
+    far = stats.permutation_test(a, a + 1.0, n_resamples=1000)
+    assert far == pytest.approx(2 / 1001)  # only the observed swap counted as extreme
+
+
 def test_holm_hand_computed():
     adjusted = stats.holm([0.01, 0.04, 0.03, 0.005])
     # sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1 -> 0.02, 0.03, 0.06, 0.04,
