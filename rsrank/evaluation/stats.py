@@ -13,7 +13,7 @@ system against a baseline:
   ``n_resamples``, otherwise a Monte Carlo estimate; its p-values follow
   :func:`scipy.stats.permutation_test`'s rule, from sign flips drawn as
   bits and summed as one matrix product (scipy draws and sorts two random
-  numbers a query and swap, in 30 to 60 times the time:
+  numbers a query and swap, in 37 to 62 times the time:
   ``results/compare_speed.md``);
 - Holm's step-down correction of each test's p-values across all the
   metrics and systems compared at once (:func:`holm`).
