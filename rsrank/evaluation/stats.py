@@ -109,6 +109,9 @@ def permutation_test(a, b, *, n_resamples=100_000, random_state=0):
     counted among them (a p-value is never 0). As
     :func:`scipy.stats.permutation_test`, twice the smaller tail, a mean
     within 100 machine epsilons of the observed one counting as equal."""
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) \
+            or n_resamples < 1:
+        raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
     a, b = _paired(a, b)
     if np.all(a == b):
         return 1.0

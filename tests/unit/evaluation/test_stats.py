@@ -114,6 +114,12 @@ def test_monte_carlo_permutation_test_within_its_error_of_scipys_and_never_zero(
     assert far == pytest.approx(2 / 1001)  # only the observed swap counted as extreme
 
 
+@pytest.mark.parametrize("bad", [0, -5, 2.5, True, None])
+def test_permutation_test_refuses_a_count_of_resamples_that_is_not_positive(bad):
+    with pytest.raises(ValueError, match="n_resamples must be a positive integer"):
+        stats.permutation_test([0.1, 0.2, 0.3], [0.2, 0.2, 0.5], n_resamples=bad)
+
+
 def test_holm_hand_computed():
     adjusted = stats.holm([0.01, 0.04, 0.03, 0.005])
     # sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1 -> 0.02, 0.03, 0.06, 0.04,
