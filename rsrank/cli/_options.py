@@ -57,15 +57,17 @@ def on_terminal():
     return sys.stderr.isatty()
 
 
-def training_data(args, test_values=True):
+def training_data(args, test_values=True, vali_values=True):
     """The data of a command that trains (:func:`resolve_training_data`);
     ``test_values`` False for a run that reads its test values after
-    the fit."""
+    the fit, ``vali_values`` False for one that reads them after coding
+    its training rows."""
     return resolve_training_data(args.path, train=args.train, vali=args.vali, test=args.test,
                                  vali_fraction=args.vali_fraction, random_state=args.seed,
                                  n_features=args.n_features, cache=args.cache,
                                  stream_queries=getattr(args, "stream", None),
-                                 test_values=test_values, **loading(args))
+                                 test_values=test_values, vali_values=vali_values,
+                                 **loading(args))
 
 
 def loading(args):

@@ -14,6 +14,7 @@ from ..evaluation.experiments import run_letor_folds
 from ..evaluation.reports import experiment_markdown, write_experiment
 from ..reading.folds import Fold
 from ..reading.layouts import read_feature_costs, read_feature_names
+from ..learning.path import reads_codes
 from ..learning.recipe import fold_threads, train_recipe, vali_folds
 from ..clicks.choice import keep_plain_unless_debiased
 from ._clicks import click_data, plain_folds, print_choices, print_examination
@@ -129,8 +130,12 @@ def _train(args):
     if found is not None:
         data, name, inputs, examinations = found
     else:
-        # the folds are this run's: their test values are read once the model is ready
-        (data, name, inputs), examinations = training_data(args, test_values=False), None
+        # the folds are this run's: their test values are read once the model is ready, and
+        # their vali values once the training rows are coded, where a path on a sample
+        # keeps them as bin codes
+        codes = bool(path_rows(args)) and reads_codes(estimator, list(ParameterGrid(grid)))
+        (data, name, inputs), examinations = training_data(
+            args, test_values=False, vali_values=not codes), None
         if isinstance(data, list) and args.folds is not None:
             raise UsageError(f"--folds needs a directory of Fold<k>; {name} is one fold: leave "
                              "--folds out")

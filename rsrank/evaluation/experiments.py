@@ -34,8 +34,8 @@ from ..reading._queries import QueryGroups
 from ..reading.folds import Fold, ReadAfter
 from ..reading.querydata import QueryData
 from ..learning.model import query_scores
-from ..learning.path import (l1_grid, one_search, path_sample, refit_point, regularization_path,
-                             reporting_fits, walk)
+from ..learning.path import (keep_codes, l1_grid, one_search, path_sample, reads_codes,
+                             refit_point, regularization_path, reporting_fits, walk)
 from .reports import (experiment_markdown, per_query_from_results, read_results, save_experiment,
                       write_experiment)
 from ..learning.selection import (check_within, choose_fit, kind_choices, sparsest_index,
@@ -227,13 +227,16 @@ def _fit_fold_seeds(estimator, grid, data, select, convention, within, features,
                     path=False, vali_cv=None, on_fit=None, path_rows=None):
     """:func:`_fit_one_fold` once per seed, on the fold's splits built once
     as :class:`~rsrank.reading.querydata.QueryData` (validated and grouped once, and
-    reused by every grid point and seed)."""
+    reused by every grid point and seed). A run's own training rows are
+    kept as bin codes where its path allows (:func:`~rsrank.learning.path.keep_codes`),
+    before a vali read after them (``reread_vali``) comes."""
+    width = data.n_features if data.vali[0] is None else data.vali[0].shape[1]
     if callable(features):
-        features = features(data.vali[0].shape[1])
+        features = features(width)
     train_file = data.paths.get("train")
     if features is None and train_file is not None and is_csv(train_file):
         features = csv_feature_names(train_file)  # the header's names
-        features += [f"f{j}" for j in range(len(features) + 1, data.vali[0].shape[1] + 1)]
+        features += [f"f{j}" for j in range(len(features) + 1, width + 1)]
     _check_exp2_labels(data, [gain for part in (grid if isinstance(grid, list) else [grid])
                               for gain in part.get("gain", [estimator.gain])], convention)
     options = data.query_options
@@ -241,13 +244,16 @@ def _fit_fold_seeds(estimator, grid, data, select, convention, within, features,
     if data.test is not None:
         test = ReadAfter(data, features) if data.reread_test is not None else QueryData(
             *data.test[:3], feature_names=features)
+    train = None if data.train is None else QueryData(
+        *data.train[:3], feature_names=features, **options.get("train", {}))
+    if train is not None and not data.keep_train and path and vali_cv is None:
+        keep_codes(estimator, grid, train, path_rows, data.let_train_go)
+    vali = (ReadAfter(data, features, "vali", **options.get("vali", {}))()
+            if data.vali[0] is None else QueryData(*data.vali[:3], feature_names=features,
+                                                   **options.get("vali", {})))
     splits = Bunch(fold=data.fold, train_chunks=data.train_chunks,
                    let_train_go=None if data.keep_train else data.let_train_go,
-                   train=None if data.train is None else QueryData(
-                       *data.train[:3], feature_names=features, **options.get("train", {})),
-                   vali=QueryData(*data.vali[:3], feature_names=features,
-                                  **options.get("vali", {})),
-                   test=test)
+                   train=train, vali=vali, test=test)
     results = []
     try:
         for seed in seeds:
@@ -644,7 +650,8 @@ def run_letor_folds(root, estimator, param_grid, *, folds=None, select="ndcg@10"
     elif stream_queries is None:
         fold_data = (replace(fold, keep_train=False) for fold in iter_letor_folds(
             root, folds, n_features=n_features, cache=cache, dtype=dtype, dense=dense,
-            test_values=False))
+            test_values=False, vali_values=not (path and path_rows and reads_codes(
+                estimator, grid))))
     else:
         folds = find_folds(root) if folds is None else folds
         missing = sorted(set(folds) - set(find_folds(root)))

@@ -30,31 +30,13 @@ from .. import _kernels
 from .._kernels import CODE_BLOCK, Rows, read_only
 from ._compile import choose
 from ._threads import SCORING_WORK_PER_THREAD, held_threads, numba_threads
+from ._quantiles import (MAX_BINS, MISSING, as_float32, check_max_bins, coded_column_thresholds,
+                         column_thresholds, has_missing_bin)
 from ..reading._rowsample import RowSample
 
 __all__ = ["MAX_BINS", "MISSING", "has_missing_bin", "fit_thresholds", "bin_codes", "bin_counts", "BinCodes",
            "StepEncoding", "PairEncoding", "step_indicators", "ValueSummary", "value_summary", "SortedColumns",
-           "merged_thresholds"]
-
-#: Codes are uint8: at most 255 thresholds, 256 bins, per feature
-MAX_BINS = 256
-#: The last threshold of a feature trained with missing values (NaN): every
-#: value is at most +inf, so only NaN lies in the bin above it
-MISSING = np.float32(np.inf)
-
-
-def _check_max_bins(max_bins):
-    if (not isinstance(max_bins, (int, np.integer)) or isinstance(max_bins, bool)
-            or not 2 <= max_bins <= MAX_BINS):
-        raise ValueError(f"max_bins must be an integer from 2 to {MAX_BINS}, got {max_bins!r}")
-
-
-def _float32(values):
-    """``values`` in float32; one beyond float32's range becomes inf, which
-    :func:`fit_thresholds` refuses."""
-    with np.errstate(over="ignore"):
-        return np.asarray(values).astype(np.float32)
-
+           "merged_thresholds", "coded_values"]
 
 def _columns(X):
     """Each column's float32 values, the implicit zeros of a sparse ``X``
@@ -76,10 +58,10 @@ def _column(X, j):
     """Column ``j``'s float32 values of ``X`` from :func:`_by_columns`, a
     sparse column's implicit zeros included."""
     if sp.issparse(X):
-        stored = _float32(X.data[X.indptr[j]:X.indptr[j + 1]])
+        stored = as_float32(X.data[X.indptr[j]:X.indptr[j + 1]])
         zeros = X.shape[0] - len(stored)
         return np.concatenate([stored, np.zeros(zeros, np.float32)]) if zeros else stored
-    return _float32(X.column(j) if isinstance(X, RowSample) else X[:, j])
+    return as_float32(X.column(j) if isinstance(X, RowSample) else X[:, j])
 
 
 def fit_thresholds(X, max_bins=32, n_threads=None):
@@ -101,42 +83,50 @@ def fit_thresholds(X, max_bins=32, n_threads=None):
     GIL released. Returns a list of float32 arrays, one per column of
     ``X``.
     """
-    _check_max_bins(max_bins)
+    check_max_bins(max_bins)
     if X.ndim != 2:
         raise ValueError(f"X must be two-dimensional, got shape {X.shape}")
+    if _is_coded(X):  # the same thresholds from the counts of the codes
+        return [coded_column_thresholds(X.column_codes(j), X.column_table(j), max_bins)
+                for j in range(X.shape[1])]
     n_threads = held_threads() if n_threads is None else n_threads
     if n_threads <= 1 or X.shape[1] < 2:
-        return [_column_thresholds(values, max_bins) for values in _columns(X)]
+        return [column_thresholds(values, max_bins) for values in _columns(X)]
     X = _by_columns(X)  # each thread copies out its own column: as many in memory as threads
     with ThreadPoolExecutor(min(n_threads, X.shape[1])) as pool:
-        return list(pool.map(lambda j: _column_thresholds(_column(X, j), max_bins),
+        return list(pool.map(lambda j: column_thresholds(_column(X, j), max_bins),
                              range(X.shape[1])))
 
 
-def _column_thresholds(values, max_bins):
-    """:func:`fit_thresholds` of one column's float32 ``values``."""
-    missing = np.isnan(values)
-    bins = max_bins
-    if missing.any():  # room for the missing value's code among the uint8 codes
-        values, bins = values[~missing], min(max_bins, MAX_BINS - 1)
-    ordered = np.sort(values)
-    if len(ordered) and (np.isinf(ordered[0]) or np.isinf(ordered[-1])):
-        raise ValueError("X has infinite values (as float32)")
-    distinct = ordered[np.r_[True, ordered[1:] != ordered[:-1]]] if len(ordered) else ordered
-    if len(distinct) <= bins:
-        cuts = distinct[:-1]
-    else:
-        ranks = np.ceil(np.arange(1, bins) / bins * len(ordered)).astype(np.int64)
-        cuts = np.unique(ordered[np.maximum(ranks - 1, 0)])
-        cuts = cuts[cuts < distinct[-1]]
-    if missing.any():
-        cuts = np.r_[cuts, MISSING]
-    return np.ascontiguousarray(cuts, dtype=np.float32)
+def _is_coded(X):
+    """Whether ``X`` is a training set's bin codes read as values (a coded
+    ``RowSample``)."""
+    return isinstance(X, RowSample) and X.coded
 
 
-def has_missing_bin(cuts):
-    """Whether a feature's thresholds end with the missing value's bin."""
-    return len(cuts) > 0 and cuts[-1] == MISSING
+def coded_values(X, max_bins):
+    """``(codes, table)``: dense ``X``'s uint8 codes on :func:`fit_thresholds`'
+    ``max_bins`` bins, and per column the value that stands for each code,
+    a ``(n_features, MAX_BINS)`` float32 table: bin ``b`` below the last
+    threshold reads as its threshold ``t_b``, the bin above every threshold
+    as the column's largest value, the missing value's bin as NaN, and a
+    code no row has as +inf. Each stand-in is a training value of its own
+    bin, so thresholds among those values (every fit's, on any of these
+    rows) code the stand-ins as they code the values, and ``max_bins`` bins
+    fitted on the stand-ins of all rows are the bins they stand for. Read
+    as :class:`~rsrank.reading._rowsample.RowSample` ``(codes, table=table)``."""
+    thresholds = fit_thresholds(X, max_bins)
+    codes = bin_codes(X, thresholds).codes
+    largest = np.fmax.reduce(np.asarray(X, dtype=np.float32), axis=0)  # NaN: no value
+    table = np.full((len(thresholds), MAX_BINS), np.inf, dtype=np.float32)
+    for j, cuts in enumerate(thresholds):
+        valued = len(cuts) - has_missing_bin(cuts)
+        table[j, :valued] = cuts[:valued]
+        if not np.isnan(largest[j]):
+            table[j, valued] = largest[j]
+        if has_missing_bin(cuts):
+            table[j, len(cuts)] = np.nan
+    return codes, table
 
 
 # -- the same thresholds from data split over machines -------------------------
@@ -162,7 +152,7 @@ class ValueSummary(NamedTuple):
 
 def value_summary(X, max_bins):
     """The :class:`ValueSummary` of the rows ``X`` (one part of them)."""
-    _check_max_bins(max_bins)
+    check_max_bins(max_bins)
     few, low, high = [], [], []
     for values in _columns(X):
         if not np.all(np.isfinite(values)):
@@ -207,7 +197,7 @@ def merged_thresholds(summaries, max_bins, count_at_most):
     parts' :func:`value_summary` and ``count_at_most(features,
     candidates)``, which returns the values at or below each candidate
     summed over the parts (:meth:`SortedColumns.count_at_most` of each)."""
-    _check_max_bins(max_bins)
+    check_max_bins(max_bins)
     n_rows = sum(summary.n_rows for summary in summaries)
     width = len(summaries[0].few)
     low = np.min([summary.low for summary in summaries], axis=0)
@@ -288,7 +278,7 @@ def _code(values, cuts):
     NaN sorts above +inf), else the bin of 0, as a value the training data
     never lacked is read as 0 when it is missing (a sparse row's absent
     value, an engine's missing feature)."""
-    values = _float32(values)
+    values = as_float32(values)
     if not has_missing_bin(cuts):
         values = np.where(np.isnan(values), np.float32(0.0), values)
     return np.searchsorted(cuts, values, side="left").astype(np.uint8)
@@ -318,6 +308,8 @@ def bin_codes(X, thresholds, n_threads=None, out=None):
     flat = cuts.reshape(-1)  # a view: the rows one after another
     for j, c in enumerate(thresholds):
         flat[starts[j] * CODE_BLOCK:starts[j] * CODE_BLOCK + len(c)] = c
+    if _is_coded(X):
+        return _recoded(X, thresholds, out)
     missing = np.array([has_missing_bin(c) for c in thresholds], dtype=np.bool_)
     if sp.issparse(X):
         X = sp.csr_matrix(X)
@@ -326,17 +318,50 @@ def bin_codes(X, thresholds, n_threads=None, out=None):
         _coded(_kernels.stored_codes_serial, _kernels.stored_codes_parallel, n_threads, args)
         zero_codes = np.array([_code(np.zeros(1), c)[0] for c in thresholds], dtype=np.uint8)
         return BinCodes(codes, X.shape, X.indices.copy(), X.indptr.copy(), zero_codes)
-    if out is None:
-        out = np.empty(X.shape, dtype=np.uint8)
-    elif (out.dtype != np.uint8 or out.ndim != 2 or not out.flags.c_contiguous
-          or out.shape[0] != X.shape[0] or out.shape[1] < X.shape[1]):
-        raise ValueError(f"out must be a C-ordered uint8 array of {X.shape[0]} rows and at "
-                         f"least {X.shape[1]} columns")
+    out = _checked_out(out, X.shape)
     for lo, hi, block in (X.blocks() if isinstance(X, RowSample) else [(0, X.shape[0], X)]):
         args = (read_only(_numbers(np.asarray(block))), cuts, starts, sizes, missing,
                 out[lo:hi])  # the kernel fills the block's columns
         _coded(_kernels.dense_codes_serial, _kernels.dense_codes_parallel, n_threads, args)
     return BinCodes(out if out.shape == X.shape else out[:, :X.shape[1]], X.shape)
+
+
+def _checked_out(out, shape):
+    """``out`` of :func:`bin_codes` (None: a new array of ``shape``)."""
+    if out is None:
+        return np.empty(shape, dtype=np.uint8)
+    if (out.dtype != np.uint8 or out.ndim != 2 or not out.flags.c_contiguous
+            or out.shape[0] != shape[0] or out.shape[1] < shape[1]):
+        raise ValueError(f"out must be a C-ordered uint8 array of {shape[0]} rows and at "
+                         f"least {shape[1]} columns")
+    return out
+
+
+def _recoded(X, thresholds, out):
+    """:func:`bin_codes` of a coded ``RowSample``: each of its codes mapped to
+    the code its value takes under ``thresholds``, a block of rows at a
+    time. Where every column's map leaves its codes as they are (the bins
+    they were coded on, over all their rows), ``out`` takes the codes as
+    they are; a new ``out`` is never made then, the sample's own codes are
+    returned."""
+    width = X.shape[1]
+    maps = np.zeros((width, MAX_BINS), dtype=np.uint8)
+    same = X.whole
+    for j, cuts in enumerate(thresholds):
+        values = X.column_table(j)
+        maps[j] = _code(values, cuts)
+        held = ~np.isposinf(values)  # the codes rows have
+        same = same and np.array_equal(maps[j][held], np.flatnonzero(held))
+    if same and out is None:
+        return BinCodes(X.base, X.shape)
+    out = _checked_out(out, X.shape)
+    if same:
+        out[:, :width] = X.base
+    else:
+        columns = np.arange(width)[None, :]
+        for lo, hi, block in X.code_blocks():
+            out[lo:hi, :width] = maps[columns, block]
+    return BinCodes(out if out.shape[1] == width else out[:, :width], X.shape)
 
 
 def _coded(serial, parallel, n_threads, args):
@@ -350,10 +375,10 @@ def _coded(serial, parallel, n_threads, args):
 
 def _numbers(values):
     """``values`` as the code kernels read them: float32, float64 and
-    integers as they are, anything else in float32 (:func:`_float32`)."""
+    integers as they are, anything else in float32 (:func:`~rsrank.learning._quantiles.as_float32`)."""
     if values.dtype in (np.float32, np.float64) or values.dtype.kind in "iu":
         return values
-    return _float32(values)
+    return as_float32(values)
 
 
 class StepEncoding:
@@ -642,6 +667,8 @@ def _take_columns(X, columns):
     columns = np.asarray(columns, dtype=np.int64)
     if sp.issparse(X):
         return sp.csc_matrix(X)[:, columns]
+    if isinstance(X, RowSample):  # those columns alone copied out
+        return np.asarray(X.take_columns(columns))
     return np.asarray(X)[:, columns]
 
 

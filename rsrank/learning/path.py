@@ -37,7 +37,7 @@ from ..clicks.arrays import click_splits
 from ..reading.querydata import QueryData, sample_queries
 
 __all__ = ["l1_grid", "STRENGTHS", "RATIOS", "PathFit", "PathPoint", "walk", "carried_weights",
-           "path_sample", "one_search", "refit_point", "path_rows",
+           "reads_codes", "keep_codes", "path_sample", "one_search", "refit_point", "path_rows",
            "path_markdown", "reporting_fits", "regularization_path"]
 
 #: the penalty strengths of a path point, and their fractions of the edge
@@ -313,6 +313,30 @@ def path_sample(train, rows, seed):
     ``rows``, kept in their own order."""
     seed = int(seed) if isinstance(seed, (int, np.integer)) else 0
     return train.subset(sample_queries(train, rows, seed))
+
+
+def reads_codes(estimator, grid):
+    """Whether every point of ``grid`` (a list of parameter dicts) is of an
+    additive kind, whose fits read the training rows as bin codes alone."""
+    path = _Walk(estimator, None, None, None)
+    return bool(grid) and all(path.plan(point).kind.additive for point in grid)
+
+
+def keep_codes(estimator, grid, train, path_rows, then=None):
+    """Keep a run's own training rows (``train``, which it never reads
+    again; ``then()`` drops the caller's values) as bin codes alone
+    (:meth:`~rsrank.reading.querydata.QueryData.keep_codes_alone`) when
+    its path walks a sample of them (more than ``path_rows`` rows) and
+    :func:`reads_codes`, at the ``max_bins`` every point settles to on them
+    (:func:`~rsrank.learning.fitting.model_spec`; kept as values when they
+    differ): the search, the sample and the refit then read codes, a
+    quarter of the memory of float32 values, as LightGBM's trees read its
+    bins. Returns whether it did."""
+    if not (path_rows and train.n_rows > path_rows and reads_codes(estimator, grid)):
+        return False
+    path = _Walk(estimator, train, None, None)
+    bins = {fitting.model_spec(path.plan(point), train).max_bins for point in grid}
+    return len(bins) == 1 and train.keep_codes_alone(bins.pop(), then)
 
 
 @contextlib.contextmanager

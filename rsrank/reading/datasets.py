@@ -135,12 +135,19 @@ def reread_split(paths, split, n_features, width, **options):
     return (with_columns(part[0], width),) + tuple(part[1:])
 
 
-def rereader_of_test(paths, n_features, width, **options):
-    """A fold's ``reread_test`` (None without a test file): picklable, as
-    folds travel to worker processes."""
-    if paths.get("test") is None:
+def rereader(paths, split, n_features, width, **options):
+    """A fold's ``reread_test`` or ``reread_vali`` (None without that file):
+    picklable, as folds travel to worker processes."""
+    if paths.get(split) is None:
         return None
-    return functools.partial(reread_split, dict(paths), "test", n_features, width, **options)
+    return functools.partial(reread_split, dict(paths), split, n_features, width, **options)
+
+
+def later(test_values=True, vali_values=True):
+    """``load_files``' ``values_later`` of a reader's ``test_values`` and
+    ``vali_values``."""
+    return tuple(split for split, now in (("test", test_values), ("vali", vali_values))
+                 if not now)
 
 
 def _csv_orders(paths):
@@ -169,8 +176,8 @@ def stream_files(train, vali, test, queries_per_chunk, *, n_features=None, cache
     parts, width = load_files(paths, n_features, cache=cache, dtype=dtype, dense=dense)
     return Fold(fold=fold, train=None, n_features=width, vali=parts["vali"],
                 test=parts.get("test"),
-                reread_test=rereader_of_test(paths, n_features, width, cache=cache, dtype=dtype,
-                                       dense=dense),
+                reread_test=rereader(paths, "test", n_features, width, cache=cache,
+                                     dtype=dtype, dense=dense),
                 # a partial, not a lambda: the fold travels to worker processes
                 train_chunks=functools.partial(iter_letor_chunks, train, queries_per_chunk,
                                                n_features=width, dtype=dtype, cache=cache))
@@ -186,7 +193,7 @@ def streamed_fold(root, fold, n_features, queries_per_chunk, cache=None, *, dtyp
 
 
 def load_letor_fold(root, fold, *, n_features=None, dtype=np.float64, return_docids=False,
-                    cache=None, dense=False, test_values=True):
+                    cache=None, dense=False, test_values=True, vali_values=True):
     """Load ``Fold{fold}/train``, ``vali`` and ``test`` with one column count.
 
     Parameters
@@ -206,6 +213,8 @@ def load_letor_fold(root, fold, *, n_features=None, dtype=np.float64, return_doc
         As in :func:`rsrank.reading.layouts.load_splits`: False keeps only
         the test file's labels and qids until the fold's ``reread_test``
         reads it again (a run's own folds).
+    vali_values : bool
+        The same for the vali file (``reread_vali``).
 
     Returns
     -------
@@ -220,10 +229,11 @@ def load_letor_fold(root, fold, *, n_features=None, dtype=np.float64, return_doc
                                 f"(found folds {find_folds(root)})")
     paths = {split: split_file(root, fold, split) for split in SPLITS}
     options = dict(dtype=dtype, dense=dense, return_docids=return_docids, cache=cache)
-    parts, width = load_files(paths, n_features, values_later=() if test_values else ("test",),
+    parts, width = load_files(paths, n_features, values_later=later(test_values, vali_values),
                               **options)
     return Fold(**parts, n_features=width, fold=fold, paths=paths,
-                reread_test=rereader_of_test(paths, n_features, width, **options))
+                reread_test=rereader(paths, "test", n_features, width, **options),
+                reread_vali=rereader(paths, "vali", n_features, width, **options))
 
 
 def iter_letor_folds(root, folds=None, **options):

@@ -65,6 +65,11 @@ class Fold:
         trains and reads them after. None: ``test`` stays as given. A fold
         read for one run (``test_values=False``) holds None for the test
         values from the start.
+    reread_vali : callable or None
+        The same for ``vali``: a fold read for a run that may keep its
+        training rows as bin codes (``vali_values=False``) holds None for
+        the vali values until the training rows are coded, so that the two
+        are never held together.
     keep_train : bool
         False: a fold built for one run (``rsrank train`` builds its own,
         a run its directory's): once its models are fitted, the run lets
@@ -90,6 +95,7 @@ class Fold:
     plain: object = None
     reread_test: object = None
     keep_train: bool = True
+    reread_vali: object = None
 
     def __post_init__(self):
         self.paths = dict(self.paths or {})
@@ -157,12 +163,16 @@ class ReadAfter:
     until then). Called, the test rows as a
     :class:`~rsrank.reading.querydata.QueryData`, and the fold's ``test``
     whole again; a file whose labels or queries changed in the meantime is
-    refused."""
+    refused. ``split="vali"``: the same of the vali split
+    (:attr:`~rsrank.reading.folds.Fold.reread_vali`), read once the
+    training rows are coded; ``options``: its QueryData's."""
 
-    def __init__(self, fold, features):
-        _, self.y, self.qid = fold.test[:3]
+    def __init__(self, fold, features, split="test", **options):
+        self.split, self.options = split, options
+        _, self.y, self.qid = getattr(fold, split)[:3]
         self.fold, self.features = fold, features
-        fold.test = (None, *fold.test[1:])  # the values go while the model trains
+        # the values go while the model trains
+        setattr(fold, split, (None, *getattr(fold, split)[1:]))
 
     def restore(self, error):
         """The fold's ``test`` whole again after a run that failed with
@@ -172,20 +182,20 @@ class ReadAfter:
         try:
             self()
         except Exception as failed:
-            note = (f"{self.fold.paths.get('test', 'the test file')}: not read again after "
-                    f"the failed run ({failed}); the fold's test holds None for its rows' "
-                    "values")
+            note = (f"{self.fold.paths.get(self.split, f'the {self.split} file')}: not read "
+                    f"again after the failed run ({failed}); the fold's {self.split} holds "
+                    "None for its rows' values")
             if hasattr(error, "add_note"):
                 error.add_note(note)
             else:  # Python 3.10
                 warnings.warn(note, RuntimeWarning, stacklevel=3)
 
     def __call__(self):
-        read = self.fold.reread_test()
+        read = getattr(self.fold, f"reread_{self.split}")()
         X, y, qid = read[:3]
         if not (np.array_equal(y, self.y) and np.array_equal(qid, self.qid)):
-            raise ValueError(f"{self.fold.paths['test']}: the test file changed while the "
-                             "model trained (its labels or queries differ from the first "
-                             "reading): run again with the file left as it is")
-        self.fold.test = read
-        return QueryData(X, y, qid, feature_names=self.features)
+            raise ValueError(f"{self.fold.paths[self.split]}: the {self.split} file changed "
+                             "while the model trained (its labels or queries differ from the "
+                             "first reading): run again with the file left as it is")
+        setattr(self.fold, self.split, read)
+        return QueryData(X, y, qid, feature_names=self.features, **self.options)

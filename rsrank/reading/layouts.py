@@ -18,7 +18,7 @@ from sklearn.utils import check_random_state
 from ._files import not_a_file
 from .folds import Fold
 from .datasets import (SPLITS, LetorFormatError, bundled_data_path, find_folds, load_files,
-                       query_file_for, read_lines, stream_files, rereader_of_test)
+                       query_file_for, read_lines, stream_files, later, rereader)
 from ..learning.model import feature_name_problem
 
 __all__ = ["find_splits", "split_queries", "load_splits", "streamed_splits",
@@ -83,7 +83,8 @@ def held_out_queries(qid, fraction, random_state):
 
 
 def load_splits(train, vali=None, test=None, *, vali_fraction=None, random_state=0,
-                n_features=None, dtype=np.float64, cache=None, dense=False, test_values=True):
+                n_features=None, dtype=np.float64, cache=None, dense=False, test_values=True,
+                vali_values=True):
     """Load explicit train/vali/test files as one fold.
 
     Parameters
@@ -104,6 +105,9 @@ def load_splits(train, vali=None, test=None, *, vali_fraction=None, random_state
         the fold's ``reread_test`` once a model is ready: ``rsrank train``'s
         own folds, which never hold the test values beside the training
         ones.
+    vali_values : bool
+        The same for a vali file (``reread_vali``): a run that keeps its
+        training rows as bin codes reads the vali values after coding them.
     dtype, cache, dense
         As in :func:`rsrank.load_letor`; a dense split narrower than the
         others gets columns of zeros.
@@ -122,8 +126,8 @@ def load_splits(train, vali=None, test=None, *, vali_fraction=None, random_state
         raise ValueError("give either a validation file or a validation fraction, not both")
     paths = _existing_files(train, vali, test)
     parts, width = load_files(paths, n_features, dtype=dtype, cache=cache, dense=dense,
-                              values_later=() if test_values else ("test",))
-    again = rereader_of_test(paths, n_features, width, dtype=dtype, cache=cache, dense=dense)
+                              values_later=later(test_values, vali_values))
+    options = dict(dtype=dtype, cache=cache, dense=dense)
     vali_rows = None
     if vali is None:
         fraction = 0.2 if vali_fraction is None else vali_fraction
@@ -139,7 +143,9 @@ def load_splits(train, vali=None, test=None, *, vali_fraction=None, random_state
                                     paths[split] or "the held-out queries")
     return Fold(train=parts["train"], vali=parts["vali"], test=parts.get("test"),
                 n_features=width, fold=1, paths=paths, vali_source=source,
-                vali_rows=vali_rows, reread_test=again)
+                vali_rows=vali_rows, reread_test=rereader(paths, "test", n_features, width,
+                                                          **options),
+                reread_vali=rereader(paths, "vali", n_features, width, **options))
 
 
 def streamed_splits(train, vali, test=None, *, queries_per_chunk=1000, n_features=None,
@@ -173,7 +179,7 @@ def _existing_files(train, vali, test):
 
 def resolve_training_data(path=None, *, train=None, vali=None, test=None, vali_fraction=None,
                           random_state=0, n_features=None, cache=None, dtype=np.float64,
-                          dense=False, stream_queries=None, test_values=True):
+                          dense=False, stream_queries=None, test_values=True, vali_values=True):
     """Find the training data in any of the layouts ``rsrank train`` reads.
 
     Parameters
@@ -191,7 +197,7 @@ def resolve_training_data(path=None, *, train=None, vali=None, test=None, vali_f
     stream_queries : int, optional
         Leave the training file of files on disk, read in blocks of this
         many queries every epoch (:func:`streamed_splits`).
-    test_values : bool
+    test_values, vali_values : bool
         As in :func:`load_splits`, for a fold loaded here.
 
     Returns
@@ -218,7 +224,8 @@ def resolve_training_data(path=None, *, train=None, vali=None, test=None, vali_f
             fold = streamed_splits(single, vali, test, queries_per_chunk=stream_queries, **load)
         else:
             fold = load_splits(single, vali, test, vali_fraction=vali_fraction,
-                               random_state=random_state, test_values=test_values, **load)
+                               random_state=random_state, test_values=test_values,
+                               vali_values=vali_values, **load)
         return [fold], str(single), [p for p in fold.paths.values() if p is not None]
     root = Path(path) if path is not None else bundled_data_path()
     if not root.exists():
@@ -231,7 +238,7 @@ def resolve_training_data(path=None, *, train=None, vali=None, test=None, vali_f
         else:
             fold = load_splits(splits["train"], splits["vali"], splits["test"],
                                vali_fraction=vali_fraction, random_state=random_state,
-                               test_values=test_values, **load)
+                               test_values=test_values, vali_values=vali_values, **load)
         return [fold], data_name(path, root), _input_files(splits.values())
     if vali_fraction is not None:
         raise ValueError(f"a validation fraction applies to training data without vali files, "

@@ -28,7 +28,7 @@ from .._kernels import Rows
 from ._queries import QueryGroups, group_queries
 from ._rowsample import RowSample
 from ._views import as_view, filled, matrix_rows
-from ..learning.binning import BinCodes, PairEncoding, StepEncoding, fit_thresholds
+from ..learning.binning import BinCodes, PairEncoding, StepEncoding, coded_values, fit_thresholds
 from ..learning.preprocessing import column_moments, column_sums
 
 __all__ = ["Preferences", "QueryData", "Rows", "check_labels", "check_preferences",
@@ -402,6 +402,27 @@ class QueryData:
         from them stay; :attr:`X` refuses afterwards."""
         self._after_coding = (lambda: None) if then is None else then
 
+    def keep_codes_alone(self, max_bins, then=None):
+        """Replace the rows' values by their uint8 codes on ``max_bins``
+        quantile bins fitted on them, read from then on as the training
+        value that stands for each bin
+        (:func:`~rsrank.learning.binning.coded_values`), and call ``then()``
+        (to drop the caller's own reference to the values). Every fit of an
+        additive kind on these rows or on samples of them then reads codes
+        alone: thresholds among the stand-ins code them as they would the
+        values, and ``max_bins`` bins on all the rows are the bins they
+        were coded on, whose codes :meth:`step_encoding` takes as they are.
+        A quarter of the memory of float32 values; only dense rows, and
+        only once. Returns whether the values were replaced. What was
+        derived from the values (:attr:`sums`, the fingerprint) stays."""
+        if sp.issparse(self._X) or not isinstance(self._X, np.ndarray):
+            return False
+        codes, table = coded_values(self._X, max_bins)
+        self._X = RowSample(codes, table=table)
+        if then is not None:
+            then()
+        return True
+
     def _coded(self, encoding, codes):
         """``encoding``, its rows (of ``codes``) kept for the kernels; the
         values let go when they were to go once coded."""
@@ -538,7 +559,9 @@ class QueryData:
         grouping or validating again. ``copy`` False: dense rows are not
         copied but read from these a block at a time as they are used
         (a ``RowSample``: a pair search's
-        sample, whose values it needs only to code them)."""
+        sample, whose values it needs only to code them). Rows that are
+        codes read as values (:meth:`keep_codes_alone`) give a sample of
+        their codes, never a copy of values."""
         queries = np.unique(np.asarray(queries, dtype=np.int64))
         sizes = self.sizes[queries]
         rows = query_rows(self._offsets, queries)
@@ -547,7 +570,8 @@ class QueryData:
         preferences = (None if self._preferences is None else
                        self._preferences.subset(queries))
         if isinstance(self._X, RowSample):  # a sample of a sample: of the same rows
-            X = np.asarray(self._X.take(rows)) if copy else self._X.take(rows)
+            X = self._X.take(rows)  # codes read as values stay codes
+            X = np.asarray(X) if copy and not X.coded else X
         elif copy or sp.issparse(self._X):
             X = self._X[rows]
         else:

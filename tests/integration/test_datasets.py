@@ -211,6 +211,15 @@ def test_a_fold_read_for_one_run_keeps_the_test_labels_and_reads_the_values_afte
     assert fold.test[0] is None and fold.n_features == 6
     np.testing.assert_array_equal(fold.test[2], whole.test[2])
     np.testing.assert_array_equal(fold.reread_test()[0].toarray(), whole.test[0].toarray())
+    # the vali values after the training rows too: both read before them, kept as labels
+    del read[:]
+    both = load_letor_fold(tmp_path, 1, test_values=False, vali_values=False)
+    assert read == ["vali", "test", "train"]
+    assert both.vali[0] is None and both.test[0] is None and both.n_features == 6
+    for fold in (both, load_splits(*files, test_values=False, vali_values=False)):
+        np.testing.assert_array_equal(fold.vali[2], whole.vali[2])
+        np.testing.assert_array_equal(fold.reread_vali()[0].toarray(), whole.vali[0].toarray())
+    assert whole.reread_vali is not None  # a fold read whole can read its vali again
 
 
 def test_dataset_summary():

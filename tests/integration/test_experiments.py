@@ -5,6 +5,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.utils import Bunch
 
@@ -646,24 +647,81 @@ def test_the_refit_of_a_runs_own_training_rows_holds_their_bin_codes_alone(bundl
     assert gone == [True] and whole.X is not None
 
 
-def test_a_runs_own_fold_refit_on_codes_alone_gives_each_seed_the_kept_folds_results(
-        bundled_root):
+def test_a_runs_own_fold_keeps_its_training_rows_as_codes_for_every_seed(bundled_root):
+    """A run's own training rows, walked on a sample by an additive kind,
+    are coded once, before the first fit, and every seed fits on the same
+    codes: each seed's results are those of a run of that seed alone."""
     base = RSRank(additive=True, max_bins=16, max_iter=20, learning_rate="curvature",
                   batch_size=50)
     grid = {"l1_ratio": [0.3, 0.1], "pair_weight": ["unit"]}
     options = dict(path=True, path_rows=2000)
-    for seeds in ([0], [0, 1]):
-        own = replace(load_letor_fold(bundled_root, 1), keep_train=False)
-        held = []  # at each fit: the seed, and whether the fold holds its training values
-        gone = run_letor_folds([own], base, grid, seeds=seeds, **options, on_fit=lambda fold,
-                               seed, *_: held.append((seed, own.train[0] is not None)))
-        kept = run_letor_folds([load_letor_fold(bundled_root, 1)], base, grid, seeds=seeds,
-                               **options)
-        assert own.train[0] is None and [f.seed for f in gone.folds] == seeds
-        for late, early in zip(gone.folds, kept.folds):
-            assert late.test == early.test and late.params == early.params
-            np.testing.assert_array_equal(late.test_scores, early.test_scores)
-        assert all(values for _, values in held[:-1])
-        # one seed: its refit on all rows, the last fit, let them go as it coded them;
-        # with more, the first seed's refit coded them, and they go after the last
-        assert held[-1] == (seeds[-1], len(seeds) > 1)
+    runs = {}
+    for seeds in ([0, 1], [0], [1]):
+        own = replace(load_letor_fold(bundled_root, 1, dense=True), keep_train=False)
+        held = []  # at each fit: whether the fold holds its training values
+        runs[tuple(seeds)] = run_letor_folds(
+            [own], base, grid, seeds=seeds, **options,
+            on_fit=lambda fold, seed, *_: held.append(own.train[0] is not None))
+        assert own.train[0] is None and held and not any(held)
+    for alone in (runs[(0,)], runs[(1,)]):
+        together = [f for f in runs[(0, 1)].folds if f.seed == alone.folds[0].seed][0]
+        assert together.test == alone.folds[0].test and together.params == alone.folds[0].params
+        np.testing.assert_array_equal(together.test_scores, alone.folds[0].test_scores)
+
+
+def test_a_path_on_a_sample_of_its_own_rows_reads_their_codes_alone(bundled_root):
+    """:func:`keep_codes`: an additive grid whose path walks a sample codes
+    the training rows at its bins and tells the caller once, and the path
+    then fits as on rows coded by hand. A grid that reads values (a linear
+    point), points at other bins, a path on all rows and sparse rows keep
+    the values."""
+    from rsrank import QueryData
+    from rsrank.evaluation.experiments import fit_and_select
+    from rsrank.learning.path import keep_codes
+
+    fold = load_letor_fold(bundled_root, 1, dense=True)
+    base = RSRank(additive=True, interactions=1, max_bins=32, max_iter=10,
+                  learning_rate="curvature", random_state=0)
+    grid = [{"l1_group_ratio": r, "pair_weight": "unit"} for r in (0.3, 0.1)]
+    vali = QueryData(*fold.vali)
+    by_hand = QueryData(*fold.train)
+    assert by_hand.keep_codes_alone(32)
+    expected = fit_and_select(base, grid, by_hand, vali, path=True, path_rows=2000)
+    train, told = QueryData(*fold.train), []
+    assert keep_codes(base, grid, train, 2000, lambda: told.append(True))
+    assert told == [True] and train.X.coded
+    got = fit_and_select(base, grid, train, vali, path=True, path_rows=2000)
+    assert got.tried == expected.tried and got.chosen == expected.chosen
+    np.testing.assert_array_equal(got.model.coef_, expected.model.coef_)
+    kept = {"mixed": ([*grid, {"l1_ratio": 0.1, "additive": False, "interactions": 0}], 2000),
+            "bins": ([*grid, {"l1_group_ratio": 0.1, "max_bins": 16}], 2000),
+            "all rows": (grid, fold.train[0].shape[0])}
+    for points, rows in kept.values():
+        values = QueryData(*fold.train)
+        assert not keep_codes(base, points, values, rows, lambda: told.append(False))
+        assert isinstance(values.X, np.ndarray)
+    sparse = QueryData(*load_letor_fold(bundled_root, 1).train[:3])
+    assert not keep_codes(base, grid, sparse, 2000, lambda: told.append(False))
+    assert told == [True] and sp.issparse(sparse.X)
+
+
+def test_a_runs_own_vali_values_are_read_after_its_training_rows_are_coded(bundled_root):
+    """A fold read with ``vali_values=False`` holds the vali labels alone;
+    the run reads the values once its training rows are codes (never both
+    values at once), and scores as the fold read whole does."""
+    base = RSRank(additive=True, max_bins=16, max_iter=20, learning_rate="curvature",
+                  random_state=0)
+    grid = {"l1_ratio": [0.3, 0.1], "pair_weight": ["unit"]}
+    options = dict(path=True, path_rows=2000, seeds=[0])
+    whole = replace(load_letor_fold(bundled_root, 1, dense=True), keep_train=False)
+    later = replace(load_letor_fold(bundled_root, 1, dense=True, vali_values=False),
+                    keep_train=False)
+    assert later.vali[0] is None
+    np.testing.assert_array_equal(later.vali[1], whole.vali[1])
+    read, seen = later.reread_vali, []
+    later.reread_vali = lambda: seen.append(later.train[0] is None) or read()
+    got, expected = (run_letor_folds([fold], base, grid, **options) for fold in (later, whole))
+    assert seen == [True]  # once, after the training values went
+    np.testing.assert_array_equal(later.vali[0], whole.vali[0])
+    assert got.folds[0].test == expected.folds[0].test
+    np.testing.assert_array_equal(got.folds[0].test_scores, expected.folds[0].test_scores)

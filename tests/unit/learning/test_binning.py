@@ -303,3 +303,67 @@ def test_a_row_sample_is_binned_a_block_at_a_time_as_its_copy_is(monkeypatch, dt
         np.testing.assert_allclose(got, want, rtol=1e-12)
     empty = rowsample.RowSample(base, [])
     assert column_sums(empty)[0] == 0 and len(column_sums(empty)[1]) == 5
+
+
+def _mixed_columns(rng, n):
+    """Columns of the kinds thresholds treat apart: many values, few (ties),
+    NaN among values, only NaN, one value."""
+    X = rng.normal(size=(n, 5)).astype(np.float32)
+    X[:, 1] = np.round(X[:, 1] * rng.integers(1, 30))
+    X[rng.random(n) < 0.2, 2] = np.nan
+    X[:, 3] = np.nan if rng.random() < 0.5 else 7.0
+    X[:, 4] = np.float32(rng.lognormal(size=n) * 1e-6)
+    return X
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_rows_kept_as_codes_bin_as_their_values_would(seed):
+    """:func:`coded_values`: the stand-ins of all the rows bin into the
+    bins they stand for (their codes taken as they are, not copied);
+    thresholds fitted on any sample of them, at any bins, code the sample
+    as they code its values, and are those of the stand-ins copied out."""
+    from rsrank.learning.binning import coded_values
+    from rsrank.reading._rowsample import RowSample
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 4000))
+    X = _mixed_columns(rng, n)
+    max_bins = int(rng.integers(2, 257))
+    codes, table = coded_values(X, max_bins)
+    kept = RowSample(codes, table=table)
+    thresholds = fit_thresholds(X, max_bins)
+    for got in (fit_thresholds(kept, max_bins), fit_thresholds(np.asarray(kept), max_bins)):
+        for a, b in zip(got, thresholds):
+            np.testing.assert_array_equal(a, b)
+    assert bin_codes(kept, thresholds).codes is codes
+    np.testing.assert_array_equal(codes, bin_codes(X, thresholds).codes)
+    out = np.zeros((n, 7), dtype=np.uint8)
+    bin_codes(kept, thresholds, out=out)
+    np.testing.assert_array_equal(out[:, :5], codes)
+    rows = np.sort(rng.choice(n, size=max(1, n // 3), replace=False))
+    sample = kept.take(rows)
+    bins = int(rng.integers(2, 257))
+    cuts = fit_thresholds(sample, bins)
+    for a, b in zip(cuts, fit_thresholds(np.asarray(sample), bins)):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(bin_codes(sample, cuts).codes, bin_codes(X[rows], cuts).codes)
+    columns = sample.take_columns([4, 1])
+    np.testing.assert_array_equal(bin_codes(columns, [cuts[4], cuts[1]]).codes,
+                                  bin_codes(X[rows][:, [4, 1]], [cuts[4], cuts[1]]).codes)
+
+
+def test_a_pair_encoding_of_rows_kept_as_codes_is_that_of_their_values():
+    from rsrank.learning.binning import coded_values
+    from rsrank.reading._rowsample import RowSample
+
+    rng = np.random.default_rng(6)
+    X = _mixed_columns(rng, 3000)
+    codes, table = coded_values(X, 255)
+    kept = RowSample(codes, table=table)
+    thresholds = fit_thresholds(kept, 64)
+    grids = [(thresholds[0][::9], thresholds[1][::3]), (thresholds[2][::20], thresholds[4][::30])]
+    pairs = [[0, 1], [2, 4]]
+    got, got_codes = PairEncoding.coded(kept, pairs, 64, 8, thresholds, grids)
+    expected, expected_codes = PairEncoding.coded(X, pairs, 64, 8, thresholds, grids)
+    assert got.key == expected.key
+    np.testing.assert_array_equal(got_codes.codes, expected_codes.codes)

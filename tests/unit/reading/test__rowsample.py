@@ -48,3 +48,31 @@ def test_a_row_sample_refuses_what_it_cannot_be():
         RowSample(base, [0, 1])[0]
     with pytest.raises(ValueError, match="a copy"):
         np.asarray(RowSample(base, [0, 1]), copy=False)
+
+
+def test_a_sample_of_codes_reads_as_the_values_of_its_table():
+    rng = np.random.default_rng(2)
+    codes = rng.integers(0, 5, size=(40, 3)).astype(np.uint8)
+    table = np.sort(rng.normal(size=(3, 256)).astype(np.float32), axis=1)
+    values = np.take_along_axis(table.T, codes.astype(np.int64), axis=0)  # table[j, codes[:, j]]
+    whole = RowSample(codes, table=table)
+    assert whole.whole and whole.coded and whole.dtype == np.float32
+    assert "coded" in repr(whole)
+    np.testing.assert_array_equal(np.asarray(whole), values)
+    rows = np.array([3, 9, 10, 31])
+    part = whole.take(rows).take_columns([2, 0])
+    assert not part.whole and part.coded and part.base is codes  # never a copy
+    np.testing.assert_array_equal(np.asarray(part), values[rows][:, [2, 0]])
+    np.testing.assert_array_equal(part.column(0), values[rows, 2])
+    np.testing.assert_array_equal(part.column_codes(1), codes[rows, 0])
+    np.testing.assert_array_equal(part.column_table(0), table[2])
+    np.testing.assert_array_equal(np.vstack([b for *_, b in part.code_blocks(size=3)]),
+                                  codes[rows][:, [2, 0]])
+    np.testing.assert_array_equal(np.vstack([b for *_, b in part.blocks(size=3)]),
+                                  values[rows][:, [2, 0]])
+    np.testing.assert_array_equal(whole.column_codes(1), codes[:, 1])
+    assert not RowSample(codes, np.arange(40)).whole  # rows given: not known to be all
+    with pytest.raises(ValueError, match="uint8 codes and a table"):
+        RowSample(codes.astype(np.int64), table=table)
+    with pytest.raises(ValueError, match="uint8 codes and a table"):
+        RowSample(codes, table=table[:2])

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from rsrank.reading.querydata import QueryData, query_rows
 
@@ -132,3 +133,41 @@ def test_rows_whose_values_go_once_coded_keep_their_codes_and_refuse_their_value
     other.pair_encoding(16, [[0, 1]], 4)
     with pytest.raises(RuntimeError, match="let go once they were coded into bins"):
         other.X
+
+
+def test_rows_kept_as_codes_read_as_stand_ins_and_fit_as_their_values_would():
+    """:meth:`QueryData.keep_codes_alone`: the values go (the caller is
+    told), what was derived from them stays, samples of the rows are
+    samples of the codes, and an additive model fits the same steps on
+    the codes as on the values."""
+    from rsrank import RSRank
+    from rsrank.reading._rowsample import RowSample
+
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(300, 4)).astype(np.float32)
+    X[rng.random(300) < 0.1, 3] = np.nan
+    qid, y = np.repeat(np.arange(15), 20), rng.integers(0, 3, 300)
+    data, kept = QueryData(X, y, qid), QueryData(X.copy(), y, qid)
+    before = (data.fingerprint, [np.copy(part) for part in data.sums])
+    called = []
+    assert data.keep_codes_alone(64, lambda: called.append(True))
+    assert called == [True] and isinstance(data.X, RowSample) and data.X.coded
+    assert data.X.base.dtype == np.uint8 and data.X.base.nbytes == X.nbytes // 4
+    assert not data.keep_codes_alone(64)  # once
+    assert data.fingerprint == before[0]
+    for a, b in zip(data.sums, before[1]):
+        np.testing.assert_array_equal(a, b)
+    steps = data.step_encoding(64)
+    assert data.rows(steps).dense_codes is data.X.base  # the codes themselves
+    np.testing.assert_array_equal(data.rows(steps).dense_codes,
+                                  kept.rows(kept.step_encoding(64)).dense_codes)
+    part = data.subset([2, 5, 6])
+    assert isinstance(part.X, RowSample) and part.X.base is data.X.base
+    for model in (RSRank(additive=True, max_bins=64, max_iter=3, random_state=0),
+                  RSRank(additive=True, interactions=1, max_bins=64, max_iter=3,
+                         random_state=0)):
+        fits = [model.fit(rows).coef_.copy() for rows in (data, kept)]
+        np.testing.assert_array_equal(*fits)
+    sparse = QueryData(sp.csr_matrix(X), y, qid)
+    assert not sparse.keep_codes_alone(64, lambda: called.append(False))
+    assert called == [True]
