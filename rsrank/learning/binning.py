@@ -117,7 +117,7 @@ def coded_values(X, max_bins):
     as :class:`~rsrank.reading._rowsample.RowSample` ``(codes, table=table)``."""
     thresholds = fit_thresholds(X, max_bins)
     codes = bin_codes(X, thresholds).codes
-    largest = np.fmax.reduce(np.asarray(X, dtype=np.float32), axis=0)  # NaN: no value
+    largest = as_float32(np.fmax.reduce(X, axis=0))  # NaN: no value; X as it is, no copy
     table = np.full((len(thresholds), MAX_BINS), np.inf, dtype=np.float32)
     for j, cuts in enumerate(thresholds):
         valued = len(cuts) - has_missing_bin(cuts)
