@@ -38,6 +38,7 @@ __all__ = ["MAX_BINS", "MISSING", "has_missing_bin", "fit_thresholds", "bin_code
            "StepEncoding", "PairEncoding", "step_indicators", "ValueSummary", "value_summary", "SortedColumns",
            "merged_thresholds", "coded_values"]
 
+
 def _columns(X):
     """Each column's float32 values, the implicit zeros of a sparse ``X``
     included (as many as the column has)."""
@@ -296,11 +297,14 @@ def bin_codes(X, thresholds, n_threads=None, out=None):
     least its columns whose first columns take the codes (the rest are
     left as they are), rather than an array of their own. A
     ``RowSample`` is coded a block of rows at
-    a time, never copied whole."""
+    a time, never copied whole; one of codes read as values, by mapping
+    each code (:func:`_recoded`)."""
     if X.shape[1] != len(thresholds):
         raise ValueError(f"X has {X.shape[1]} features, the thresholds {len(thresholds)}")
     if any(len(cuts) >= MAX_BINS for cuts in thresholds):
         raise ValueError(f"a feature has more than {MAX_BINS - 1} thresholds")
+    if _is_coded(X):
+        return _recoded(X, thresholds, out)
     sizes = np.array([len(c) for c in thresholds], dtype=np.int64)
     # each feature's thresholds in rows of CODE_BLOCK, the last row padded with +inf
     starts = np.r_[0, np.cumsum(-(-sizes // CODE_BLOCK))].astype(np.int64)
@@ -308,8 +312,6 @@ def bin_codes(X, thresholds, n_threads=None, out=None):
     flat = cuts.reshape(-1)  # a view: the rows one after another
     for j, c in enumerate(thresholds):
         flat[starts[j] * CODE_BLOCK:starts[j] * CODE_BLOCK + len(c)] = c
-    if _is_coded(X):
-        return _recoded(X, thresholds, out)
     missing = np.array([has_missing_bin(c) for c in thresholds], dtype=np.bool_)
     if sp.issparse(X):
         X = sp.csr_matrix(X)
