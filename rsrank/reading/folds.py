@@ -75,7 +75,8 @@ class Fold:
         a run its directory's): once its models are fitted, the run lets
         the training rows' values go before it reads and scores the test
         rows (with one seed, as soon as its refit on all rows has coded
-        them), and ``train`` then holds None for them. True (default): the
+        them; where its path keeps them as bin codes, as soon as they are
+        coded, before any fit), and ``train`` then holds None for them. True (default): the
         run leaves ``train`` as given.
     """
 
