@@ -336,8 +336,10 @@ class Objective:
         ``iterations`` of the power method, each Hessian product the
         difference of the gradients at two points along the same direction
         (the same ranking, so the same pair weights, and every margin within
-        the pair loss's quadratic part), seeded. A level step of one over it
-        cannot overshoot along the directions the estimate sees."""
+        the pair loss's quadratic part), seeded; with unit pair weights,
+        which do not follow the ranking, the gradient at 0 and one point
+        (``results/level_bound.md``). A level step of one over it cannot
+        overshoot along the directions the estimate sees."""
         def make():
             rows = data.rows(view)
             bins = np.asarray(rows.bins, dtype=np.int64)
@@ -345,13 +347,20 @@ class Objective:
             inverse = np.divide(1.0, curvature, out=np.zeros_like(curvature),
                                 where=curvature > 0)
             direction = np.random.default_rng(0).standard_normal(int(bins[-1]))
+            # unit pair weights do not follow the ranking: the gradient at 0 serves
+            # every product, one gradient an iteration rather than two
+            zero = (self.loss_and_gradient(data, np.zeros(len(direction)), view=view)[1]
+                    if self.unit_weights else None)
             largest = 0.0
             for _ in range(iterations):
                 direction /= np.linalg.norm(direction)
                 small = 1e-4 / max(1.0, float(np.abs(direction).sum()))
-                product = (self.loss_and_gradient(data, 2 * small * direction, view=view)[1]
-                           - self.loss_and_gradient(data, small * direction, view=view)[1]) / (
-                    small * max(data.n_queries, 1))
+                near = self.loss_and_gradient(data, small * direction, view=view)[1]
+                if zero is None:
+                    far = self.loss_and_gradient(data, 2 * small * direction, view=view)[1]
+                    product = (far - near) / (small * max(data.n_queries, 1))
+                else:
+                    product = (near - zero) / (small * max(data.n_queries, 1))
                 moved = _kernels.level_moves(product, bins, inverse)
                 size = float(np.linalg.norm(moved))
                 if size == 0.0:

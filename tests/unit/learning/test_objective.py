@@ -138,3 +138,47 @@ def test_the_curvature_of_dense_and_stored_rows_in_one_call_is_the_per_query_sum
                         expected += (X[i].astype(float) - X[j]) ** 2
         np.testing.assert_allclose(objective.hessian_diagonal(dense),
                                    PAIR_CURVATURE["modified_huber"] * expected / 40, rtol=1e-9)
+
+
+def _two_point_bound(objective, data, view, iterations=12):
+    """The power method of the level steps' bound with every Hessian
+    product from the gradients at two points along the direction."""
+    from rsrank import _kernels
+
+    bins = np.asarray(data.rows(view).bins, dtype=np.int64)
+    curvature = objective.level_curvature(data, view=view)
+    inverse = np.divide(1.0, curvature, out=np.zeros_like(curvature), where=curvature > 0)
+    direction = np.random.default_rng(0).standard_normal(int(bins[-1]))
+    largest = 0.0
+    for _ in range(iterations):
+        direction /= np.linalg.norm(direction)
+        small = 1e-4 / max(1.0, float(np.abs(direction).sum()))
+        far = objective.loss_and_gradient(data, 2 * small * direction, view=view)[1]
+        near = objective.loss_and_gradient(data, small * direction, view=view)[1]
+        moved = _kernels.level_moves((far - near) / (small * max(data.n_queries, 1)), bins,
+                                     inverse)
+        if np.linalg.norm(moved) == 0.0:
+            break
+        largest = max(largest, float(np.linalg.norm(moved)))
+        direction = moved
+    return largest
+
+
+@pytest.mark.parametrize("pair_weight,ndcg_k", [("unit", None), ("unit", 5),
+                                                 ("delta_ndcg", None), ("delta_ndcg", 5)])
+def test_the_level_step_bound_is_the_two_point_power_method(pair_weight, ndcg_k):
+    """Unit pair weights, which do not follow the ranking, take each product
+    from the gradient at 0 and one point: the same estimate to rounding.
+    Swap weights take two points along the direction, as the reference."""
+    rng = np.random.default_rng(5)
+    qid = np.repeat(np.arange(30), 20)
+    data = QueryData(rng.normal(size=(600, 5)), rng.integers(0, 4, 600), qid)
+    view = data.pair_encoding(16, [[0, 3], [1, 2]], 4)
+    objective = Objective(pair_weight=pair_weight, ndcg_k=ndcg_k)
+    expected = _two_point_bound(objective, data, view)
+    got = objective.level_step_bound(data, view=view)
+    assert expected > 0
+    if pair_weight == "unit":
+        assert got == pytest.approx(expected, rel=1e-8)
+    else:
+        assert got == expected
