@@ -21,6 +21,8 @@ INTERNALS = {
                                      "output edge",
     ("reading._cache", "content_crc"): "bench_cache times the cache's checksum of an array",
     ("_kernels", "ranked_order"): "bench_lambdas times the ranking kernel against a sort",
+    ("_kernels", "level_moves"): "bench_level_bound runs the two-point power method it "
+                                 "times the bound against",
     ("_kernels", "pair_histograms_serial"): "bench_pair_search times the search's histograms",
     ("_kernels", "pair_histograms_parallel"): "bench_pair_search times the search's histograms",
     ("_kernels", "PAIR_BLOCK"): "bench_pair_search fills blocks of that many rows a pair at a time",

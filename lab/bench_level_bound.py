@@ -26,10 +26,9 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _bench import command_line, write_report
+from _bench import command_line, internal, write_report
 
 from rsrank import QueryData, load_letor
-from rsrank import _kernels
 from rsrank.learning.objective import Objective
 
 
@@ -46,8 +45,8 @@ def two_point_bound(objective, data, view, iterations=12):
         small = 1e-4 / max(1.0, float(np.abs(direction).sum()))
         far = objective.loss_and_gradient(data, 2 * small * direction, view=view)[1]
         near = objective.loss_and_gradient(data, small * direction, view=view)[1]
-        moved = _kernels.level_moves((far - near) / (small * max(data.n_queries, 1)), bins,
-                                     inverse)
+        moved = internal("_kernels", "level_moves")(
+            (far - near) / (small * max(data.n_queries, 1)), bins, inverse)
         size = float(np.linalg.norm(moved))
         if size == 0.0:
             break
