@@ -318,7 +318,10 @@ def path_sample(train, rows, seed):
 def reads_codes(estimator, grid):
     """Whether every point of ``grid`` (a list of parameter dicts) is of an
     additive kind, whose fits read the training rows as bin codes alone."""
-    path = _Walk(estimator, None, None, None)
+    return _reads_codes(_Walk(estimator, None, None, None), grid)
+
+
+def _reads_codes(path, grid):
     return bool(grid) and all(path.plan(point).kind.additive for point in grid)
 
 
@@ -332,9 +335,9 @@ def keep_codes(estimator, grid, train, path_rows, then=None):
     differ): the search, the sample and the refit then read codes, a
     quarter of the memory of float32 values, as LightGBM's trees read its
     bins. Returns whether it did."""
-    if not (path_rows and train.n_rows > path_rows and reads_codes(estimator, grid)):
+    path = _Walk(estimator, train, None, None)  # each point's setup built once
+    if not (path_rows and train.n_rows > path_rows and _reads_codes(path, grid)):
         return False
-    path = _Walk(estimator, train, None, None)
     bins = {fitting.model_spec(path.plan(point), train).max_bins for point in grid}
     return len(bins) == 1 and train.keep_codes_alone(bins.pop(), then)
 
