@@ -32,7 +32,7 @@ from .epoch import (GRADIENT_ONLY, Pairs, Rows, Steps, Work, coded_epoch_paralle
 from .memory import (NOTHING_AHEAD, PREFETCH_SPAN_BYTES, items_span, prefetch_plan, rows_span,
                      share_lines)
 from .metrics import grouped_order, ideal_dcg, ndcg_at_parallel, ndcg_at_serial
-from .pairs import (PAIR_BLOCK, code_sums, pair_histograms_parallel, pair_histograms_serial,
+from .pairs import (PAIR_BLOCK, code_sums, grid_residuals, pair_histograms_parallel, pair_histograms_serial,
                     row_curvature, row_pair_weights, rows_curvature, step_curvature,
                     stored_code_sums)
 from .penalty import (clip_signs, cumulative_penalty, dense_column_moments, dense_column_sums,
@@ -57,7 +57,7 @@ forget_stale_builds(epoch_serial)
 __all__ = [
     "PAIR_BLOCK", "pair_histograms_parallel", "pair_histograms_serial", "row_curvature",
     "rows_curvature",
-    "step_curvature", "CODE_BLOCK", "code_sums",
+    "step_curvature", "CODE_BLOCK", "code_sums", "grid_residuals",
     "row_pair_weights", "stored_code_sums",
     "GRADIENT_ONLY", "HINGE", "LOGISTIC", "MODIFIED_HUBER", "PAIR_LOSSES",
     "NOTHING_AHEAD", "PREFETCH_SPAN_BYTES", "PREFIX_COST_PER_LEVEL", "PREFIX_MIN_SIZE", "Pairs",

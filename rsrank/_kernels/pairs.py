@@ -95,6 +95,46 @@ pair_histograms_serial, pair_histograms_parallel = twins(_pair_histograms)
 
 
 @njit(cache=True)
+def grid_residuals(sums, counts, rounds, left):
+    """Into ``left`` (shape ``(n_grids, n_a, n_b)``, as ``sums`` and
+    ``counts``): each grid's cell means less the count-weighted best sum
+    of a row effect and a column effect, fitted by ``rounds`` of
+    backfitting from zero (each round the rows' effects on the columns'
+    last, then the columns' on the rows'), 0 in a cell without a count.
+    A grid at a time, in cache, where whole arrays of grids a round at a
+    time went through memory for each of the round's steps."""
+    n_a, n_b = sums.shape[1], sums.shape[2]
+    means = np.empty((n_a, n_b))
+    rows, columns = np.empty(n_a), np.empty(n_b)
+    row_counts, column_counts = np.empty(n_a), np.empty(n_b)
+    for g in range(sums.shape[0]):
+        row_counts[:] = 0.0
+        column_counts[:] = 0.0
+        for i in range(n_a):
+            for k in range(n_b):
+                c = counts[g, i, k]
+                means[i, k] = sums[g, i, k] / c if c > 0 else 0.0
+                row_counts[i] += c
+                column_counts[k] += c
+        columns[:] = 0.0
+        for _ in range(rounds):
+            for i in range(n_a):
+                total = 0.0
+                for k in range(n_b):
+                    total += counts[g, i, k] * (means[i, k] - columns[k])
+                rows[i] = total / max(row_counts[i], 1.0) if row_counts[i] > 0 else 0.0
+            for k in range(n_b):
+                total = 0.0
+                for i in range(n_a):
+                    total += counts[g, i, k] * (means[i, k] - rows[i])
+                columns[k] = total / max(column_counts[k], 1.0) if column_counts[k] > 0 else 0.0
+        for i in range(n_a):
+            for k in range(n_b):
+                left[g, i, k] = (means[i, k] - rows[i] - columns[k]
+                                 if counts[g, i, k] > 0 else 0.0)
+
+
+@njit(cache=True)
 def step_curvature(codes, bins, level, level_gains, discount, inv_ideal, unit, out):
     """Add one query's ``sum_{i<j} W_ij (z_i - z_j)^2`` to ``out`` for every
     step column ``z = [code_j > b]`` (at ``out[bins[j] + b]``) of its dense

@@ -36,7 +36,7 @@ from ..reading._rowsample import RowSample
 
 __all__ = ["MAX_BINS", "MISSING", "has_missing_bin", "fit_thresholds", "bin_codes", "bin_counts", "BinCodes",
            "StepEncoding", "PairEncoding", "step_indicators", "ValueSummary", "value_summary", "SortedColumns",
-           "merged_thresholds", "coded_values"]
+           "merged_thresholds", "coded_values", "code_maps"]
 
 
 def _columns(X):
@@ -298,7 +298,7 @@ def bin_codes(X, thresholds, n_threads=None, out=None):
     left as they are), rather than an array of their own. A
     ``RowSample`` is coded a block of rows at
     a time, never copied whole; one of codes read as values, by mapping
-    each code (:func:`_recoded`)."""
+    each code (:func:`code_maps`)."""
     if X.shape[1] != len(thresholds):
         raise ValueError(f"X has {X.shape[1]} features, the thresholds {len(thresholds)}")
     if any(len(cuts) >= MAX_BINS for cuts in thresholds):
@@ -339,6 +339,21 @@ def _checked_out(out, shape):
     return out
 
 
+def code_maps(X, thresholds):
+    """``(maps, same)`` of a coded ``RowSample``: per column, the code under
+    ``thresholds`` of each of its codes' values (a ``(n_features, 256)``
+    uint8 array), and whether every map leaves the codes rows have as they
+    are over all the base's rows."""
+    maps = np.zeros((X.shape[1], MAX_BINS), dtype=np.uint8)
+    same = X.whole
+    for j, cuts in enumerate(thresholds):
+        values = X.column_table(j)
+        maps[j] = _code(values, cuts)
+        held = ~np.isposinf(values)  # the codes rows have
+        same = same and np.array_equal(maps[j][held], np.flatnonzero(held))
+    return maps, same
+
+
 def _recoded(X, thresholds, out):
     """:func:`bin_codes` of a coded ``RowSample``: each of its codes mapped to
     the code its value takes under ``thresholds``, a block of rows at a
@@ -347,13 +362,7 @@ def _recoded(X, thresholds, out):
     they are; a new ``out`` is never made then, the sample's own codes are
     returned."""
     width = X.shape[1]
-    maps = np.zeros((width, MAX_BINS), dtype=np.uint8)
-    same = X.whole
-    for j, cuts in enumerate(thresholds):
-        values = X.column_table(j)
-        maps[j] = _code(values, cuts)
-        held = ~np.isposinf(values)  # the codes rows have
-        same = same and np.array_equal(maps[j][held], np.flatnonzero(held))
+    maps, same = code_maps(X, thresholds)
     if same and out is None:
         return BinCodes(X.base, X.shape)
     out = _checked_out(out, X.shape)

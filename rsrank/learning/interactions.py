@@ -22,11 +22,11 @@ import scipy.sparse as sp
 from .. import _kernels
 from ._compile import choose
 from ._threads import SCORING_WORK_PER_THREAD, numba_threads, threads
-from .binning import bin_codes, fit_thresholds
+from .binning import bin_codes, code_maps, fit_thresholds
 from ..reading.querydata import QueryData, query_rows, sample_queries
 from ..reading._rowsample import RowSample
 
-__all__ = ["pair_gains", "interaction_gain", "interaction_residuals", "row_lambdas",
+__all__ = ["pair_gains", "interaction_gain", "interaction_residuals", "row_lambdas", "column_codes",
            "gains_at", "top_pairs", "candidate_features", "pair_grids", "search_rows",
            "SEARCH_WORK", "SEARCH_ROWS", "SEARCH_KEEP"]
 
@@ -44,16 +44,24 @@ def _dense_codes(X, n_bins, thresholds=None):
     return out
 
 
-#: rows whose codes :func:`_column_codes` holds at a time
+#: rows whose codes :func:`column_codes` holds at a time
 CODE_ROWS = 65_536
 
 
-def _column_codes(X, n_bins):
-    """:func:`_dense_codes` a feature to a row (a feature's codes
-    contiguous), written a block of :data:`CODE_ROWS` rows at a time, so
-    that they are never held in both layouts."""
+def column_codes(X, n_bins):
+    """The codes of ``X`` on a grid of at most ``n_bins`` quantile bins per
+    feature (:func:`_dense_codes`'), a feature to a row: a feature's codes
+    contiguous. Rows kept as bin codes (a coded ``RowSample``) are mapped a
+    column at a time from their codes (:func:`~rsrank.learning.binning.code_maps`),
+    never read as values; other rows are coded :data:`CODE_ROWS` at a time,
+    so that their codes are never held in both layouts."""
     thresholds = fit_thresholds(X, n_bins)
     out = np.empty((X.shape[1], X.shape[0]), dtype=np.uint8)
+    if isinstance(X, RowSample) and X.coded:
+        maps = code_maps(X, thresholds)[0]
+        for j in range(X.shape[1]):
+            np.take(maps[j], X.column_codes(j), out=out[j])
+        return out
     for lo in range(0, X.shape[0], CODE_ROWS):
         out[:, lo:lo + CODE_ROWS] = _dense_codes(X[lo:lo + CODE_ROWS], n_bins, thresholds).T
     return out
@@ -63,18 +71,14 @@ def interaction_residuals(sums, counts, rounds=50):
     """``(left, filled)`` of grids of cells (``sums`` and ``counts`` of the
     values per cell, shape ``(n_grids, n_a, n_b)``): the cell means less
     the best sum of a row effect and a column effect (fitted by ``rounds``
-    of count-weighted backfitting; exact for any counts, not only balanced
-    ones), and which cells hold any value."""
-    filled = counts > 0
-    means = np.where(filled, sums / np.where(filled, counts, 1), 0.0)
-    rows, columns = np.zeros(sums.shape[:2]), np.zeros((sums.shape[0], sums.shape[2]))
-    row_counts, column_counts = counts.sum(2), counts.sum(1)
-    for _ in range(rounds):
-        rows = np.where(row_counts > 0, (counts * (means - columns[:, None, :])).sum(2)
-                        / np.maximum(row_counts, 1), 0.0)
-        columns = np.where(column_counts > 0, (counts * (means - rows[:, :, None])).sum(1)
-                           / np.maximum(column_counts, 1), 0.0)
-    return np.where(filled, means - rows[:, :, None] - columns[:, None, :], 0.0), filled
+    of count-weighted backfitting, :func:`rsrank._kernels.grid_residuals`;
+    exact for any counts, not only balanced ones), and which cells hold
+    any value."""
+    sums = np.ascontiguousarray(sums, dtype=np.float64)
+    counts = np.ascontiguousarray(counts, dtype=np.float64)
+    left = np.empty(sums.shape)
+    _kernels.grid_residuals(sums, counts, int(rounds), left)
+    return left, counts > 0
 
 
 def interaction_gain(sums, counts, n_bins, rounds=50):
@@ -88,8 +92,8 @@ def interaction_gain(sums, counts, n_bins, rounds=50):
     sums = np.reshape(sums, (-1, n_bins, n_bins))
     counts = np.reshape(counts, (-1, n_bins, n_bins))
     gains = np.empty(len(sums))
-    # the grids GAIN_GRIDS at a time: the backfitting's temporaries, a few
-    # times the grids' size each, stay small beside every pair's histograms
+    # the grids GAIN_GRIDS at a time: their residuals and squares stay
+    # small beside every pair's histograms
     for lo in range(0, len(sums), GAIN_GRIDS):
         part = slice(lo, lo + GAIN_GRIDS)
         left, _ = interaction_residuals(sums[part], counts[part], rounds)
@@ -178,7 +182,7 @@ class _PairGrids:
         self.pairs = pairs
         features = np.unique(pairs)
         X = data.X if not sp.issparse(data.X) else sp.csr_matrix(data.X)
-        self.columns = _column_codes(_columns_of(X, features), n_bins)
+        self.columns = column_codes(_columns_of(X, features), n_bins)
         # a feature with missing values has one more code, its missing value's
         self.side = max(n_bins, int(self.columns.max(initial=0)) + 1)
         where = np.full(data.n_features, -1, dtype=np.int64)

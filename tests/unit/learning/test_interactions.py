@@ -25,6 +25,36 @@ def test_the_interaction_gain_is_zero_on_a_sum_of_shapes_and_not_on_a_product():
     assert gain(product) > 0.9 * np.sum((product - product.mean()) ** 2)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_the_residuals_are_those_of_the_least_squares_sum_of_row_and_column_effects(seed):
+    """Backfitting, a grid at a time, ends where weighted least squares
+    of a row effect plus a column effect does (cells without rows left
+    out), on unbalanced counts with empty cells, and each grid's residuals
+    are its own whatever grids it is backfitted with."""
+    from rsrank.learning.interactions import interaction_residuals
+
+    rng = np.random.default_rng(seed)
+    n_a, n_b = rng.integers(2, 10, size=2)
+    counts = rng.integers(0, 30, size=(3, n_a, n_b)).astype(float)
+    counts[rng.random(counts.shape) < 0.15] = 0.0
+    counts[:, 0, 0] = 5.0  # a grid with some rows
+    sums = rng.normal(size=counts.shape) * counts
+    left, filled = interaction_residuals(sums, counts, rounds=400)
+    np.testing.assert_array_equal(filled, counts > 0)
+    for g in range(3):
+        i, k = np.nonzero(counts[g])
+        design = np.zeros((len(i), n_a + n_b))
+        design[np.arange(len(i)), i] = 1.0
+        design[np.arange(len(i)), n_a + k] = 1.0
+        means = sums[g, i, k] / counts[g, i, k]
+        root = np.sqrt(counts[g, i, k])
+        effects = np.linalg.lstsq(design * root[:, None], means * root, rcond=None)[0]
+        np.testing.assert_allclose(left[g, i, k], means - design @ effects, atol=1e-9)
+        assert np.all(left[g][counts[g] == 0] == 0.0)
+        alone, _ = interaction_residuals(sums[g:g + 1], counts[g:g + 1], rounds=400)
+        np.testing.assert_array_equal(alone[0], left[g])
+
+
 def test_the_gains_of_many_grids_are_each_grids_own_gain_bit_for_bit():
     """Grids backfitted a block at a time give every grid the gain it has
     alone, also across the blocks' edges."""
@@ -146,6 +176,32 @@ def test_a_search_beyond_its_budget_scores_pairs_on_a_seeded_sample_of_whole_que
     np.testing.assert_array_equal(search_rows(lam, data, budget=pairs * 70_000)[0], taken_lam)
     assert SEARCH_ROWS - sizes.max() < search_rows(lam, data, budget=1.0)[1].n_rows <= SEARCH_ROWS
     assert search_rows(None, data, budget=1.0)[0] is None
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_search_codes_rows_kept_as_codes_as_it_codes_their_values(seed):
+    """A search's codes of rows kept as bin codes, mapped from the codes a
+    column at a time, are those of their values, on all the rows, a sample
+    of them and some of their columns, with missing values and ties."""
+    from rsrank.learning.binning import bin_codes, coded_values, fit_thresholds
+    from rsrank.learning.interactions import column_codes
+    from rsrank.reading._rowsample import RowSample
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 3000))
+    X = np.c_[rng.normal(size=n), rng.integers(0, 4, n), rng.lognormal(size=n) * 1e-6,
+              np.round(rng.exponential(size=n), 1)].astype(np.float32)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    codes, table = coded_values(X, int(rng.integers(2, 257)))
+    kept = RowSample(codes, table=table)
+    rows = np.sort(rng.choice(n, size=max(1, n // 3), replace=False))
+    n_bins = int(rng.integers(2, 17))
+    read = np.asarray(kept)
+    for coded, values in ((kept, read), (kept.take(rows), read[rows]),
+                          (kept.take(rows).take_columns([3, 0]), read[rows][:, [3, 0]])):
+        expected = bin_codes(values, fit_thresholds(values, n_bins)).codes.T
+        np.testing.assert_array_equal(column_codes(coded, n_bins), expected)
+        np.testing.assert_array_equal(column_codes(values, n_bins), expected)
 
 
 @pytest.mark.parametrize("sparse", [False, True])
