@@ -28,7 +28,7 @@ from .feature_keys import (FeatureKeys, check_feature_keys, excluded, monotone_d
 from .parameters import Parameters, check_parameters
 from .penalty import L1Penalty
 from .solver import DivergenceWarning, Monitoring, Solver, SolverState, scale_advice
-from ._threads import coding_threads
+from ._threads import coding_threads, numba_threads, threads
 
 __all__ = ["Setup", "Fitted", "setup", "fit", "refit_kept",
            "refit_terms", "pair_search", "search_key", "screens", "screened", "entering",
@@ -384,8 +384,9 @@ def fit_source(plan, source, validation=None, *, warm=None, coef_init=None, rate
     model = start(plan, source.data_source, warm)
     if validation is not None:  # its scores choose the epoch: a NaN would choose blindly
         plan.kind.check_rows(plan.model, validation, "eval_set")
-    levels = level_steps(plan, source, model,
-                         rate=warm.learning_rate if warm is not None else None)
+    with numba_threads(threads(plan.solver.n_jobs, _values(source.data_source))):
+        levels = level_steps(plan, source, model,
+                             rate=warm.learning_rate if warm is not None else None)
     if levels is not None:
         rate, levels = levels
     elif rate is None and plan.rule:

@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import _kernels
 from ._compile import settle
+from ._threads import held_threads
 from .binning import BinCodes
 from ..evaluation.metrics import discount_values, gain_values
 from ..reading._views import as_view
@@ -160,11 +161,9 @@ class Objective:
         ``X @ (scale * w)``); ``view``: a per-query scaling of the rows."""
         w = np.ascontiguousarray(w, dtype=np.float64)
         grad = np.zeros(len(w))
-        work = workspace(data, 1, view)
         rows, pairs = data.rows(view), self.pairs(data)
         check_weights(data, view, w)
-        settle()
-        total = _kernels.objective(rows, pairs, _scale_vector(scale), w, work, grad)
+        total = _objective(rows, pairs, _scale_vector(scale), w, grad, data, view)[0]
         return total, grad
 
     def row_lambdas(self, data, w, *, view="none", scale=None):
@@ -173,11 +172,9 @@ class Objective:
         ranking at ``w``), per stored row (query order): what a further
         term of the model would have to follow."""
         w = np.ascontiguousarray(w, dtype=np.float64)
-        work = workspace(data, 1, view)
         check_weights(data, view, w)
-        settle()
-        _kernels.objective(data.rows(view), self.pairs(data), _scale_vector(scale), w, work,
-                           np.zeros(len(w)))
+        work = _objective(data.rows(view), self.pairs(data), _scale_vector(scale), w,
+                          np.zeros(len(w)), data, view)[1]
         return work.lam.copy()
 
     def l1_max(self, data, *, view="none", scale=None, weight_factors=None):
@@ -427,6 +424,19 @@ def check_weights(data, view, w):
     if need != len(w):
         raise ValueError(f"{len(w)} weights for rows of {need} "
                          f"{'steps' if len(data.rows(view).bins) else 'features'}")
+
+
+def _objective(rows, pairs, scale, w, grad, data, view):
+    """``(summed loss, work)`` of :func:`rsrank._kernels.objective` on the
+    threads the innermost :class:`~rsrank.learning._threads.numba_threads`
+    block holds (a fit's, for the passes that set up its steps): the
+    gradient rows add their queries in the same order on any number of
+    threads, so the gradient is the same bit for bit."""
+    n = held_threads()
+    work = workspace(data, n, view)
+    settle()
+    epoch = _kernels.epoch_kernels(rows)[1 if n > 1 else 0]
+    return _kernels.objective(rows, pairs, scale, w, work, grad, epoch), work
 
 
 def _work_widths(rows, width):

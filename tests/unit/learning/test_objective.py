@@ -182,3 +182,27 @@ def test_the_level_step_bound_is_the_two_point_power_method(pair_weight, ndcg_k)
         assert got == pytest.approx(expected, rel=1e-8)
     else:
         assert got == expected
+
+
+@pytest.mark.parametrize("additive", [False, True])
+def test_the_loss_gradient_and_row_lambdas_are_the_same_on_any_threads(additive):
+    """Inside a block that holds threads (a fit's, as its steps are set
+    up) the passes share the queries out, and add them in the same order:
+    the same loss, gradient and pair gradients bit for bit as one thread."""
+    from rsrank.learning._threads import numba_threads
+
+    rng = np.random.default_rng(8)
+    qid = np.repeat(np.arange(50), rng.integers(1, 40, 50))
+    data = QueryData(rng.normal(size=(len(qid), 6)), rng.integers(0, 5, len(qid)), qid)
+    view = data.pair_encoding(32, [[0, 3]], 4) if additive else "none"
+    w = rng.normal(size=int(data.rows(view).bins[-1]) if additive else 6)
+    objective = Objective(ndcg_k=10)
+    runs = []
+    for n in (1, 2):
+        with numba_threads(n):
+            runs.append((*objective.loss_and_gradient(data, w, view=view),
+                         objective.row_lambdas(data, w, view=view)))
+    (loss, grad, lam), (loss2, grad2, lam2) = runs
+    assert loss == loss2 and np.any(grad != 0)
+    np.testing.assert_array_equal(grad, grad2)
+    np.testing.assert_array_equal(lam, lam2)
