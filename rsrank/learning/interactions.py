@@ -364,11 +364,10 @@ def _segments(sums, counts, n_segments):
         weight, first, second = w[i + 1:] - w[i], wm[i + 1:] - wm[i], wmm[i + 1:] - wmm[i]
         costs[i, i + 1:] = np.sum(second - np.where(
             weight > 0, first ** 2 / np.maximum(weight, 1e-300), 0.0), axis=1)
-    for k in range(1, k_max + 1):
-        for j in range(1, n + 1):
-            options = best[k - 1, :j] + costs[:j, j]
-            back[k, j] = int(np.argmin(options))
-            best[k, j] = options[back[k, j]]
+    for k in range(1, k_max + 1):  # every end j at once: costs[i, j] is inf from i = j on
+        options = best[k - 1, :, None] + costs
+        back[k] = np.argmin(options, axis=0)
+        best[k] = options[back[k], np.arange(n + 1)]
     k = int(np.argmin(best[1:, n])) + 1
     ends, j = [], n
     while k > 0:

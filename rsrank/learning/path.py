@@ -33,6 +33,7 @@ from . import edges, fitting
 from ..estimator import RSRank, face_on, fit_of
 from ..evaluation.metrics import DEFAULT_CONVENTION, mean_ndcg
 from .model import query_scores
+from ._threads import coding_threads
 from ..clicks.arrays import click_splits
 from ..reading.querydata import QueryData, sample_queries
 
@@ -339,7 +340,10 @@ def keep_codes(estimator, grid, train, path_rows, then=None):
     if not (path_rows and train.n_rows > path_rows and _reads_codes(path, grid)):
         return False
     bins = {fitting.model_spec(path.plan(point), train).max_bins for point in grid}
-    return len(bins) == 1 and train.keep_codes_alone(bins.pop(), then)
+    if len(bins) != 1:
+        return False
+    with coding_threads(estimator.n_jobs, train.n_rows * train.n_features):
+        return train.keep_codes_alone(bins.pop(), then)
 
 
 @contextlib.contextmanager
