@@ -44,12 +44,12 @@ from .lambdas import (PREFIX_COST_PER_LEVEL, PREFIX_MIN_SIZE, all_query_levels, 
 from .ranking import (HINGE, LOGISTIC, MODIFIED_HUBER, PAIR_LOSSES, float_bits, label_levels,
                       pair_loss, pair_loss_and_derivative, pair_loss_derivative, ranked_order,
                       ranked_order_from, swap_weight, swap_weight_matrix, top_order)
-from .scores import (CODE_BLOCK, coded_add_histogram, coded_scores, coded_scores_all,
-                     csr_add_gradient, csr_scores, dense_add_gradient, dense_codes_parallel,
-                     dense_codes_serial, dense_scores, linear_scores_parallel,
-                     linear_scores_serial, slotted_scores, step_table, stored_codes_parallel,
-                     stored_codes_serial, strided_scores, suffix_sums, table_size,
-                     uniform_stride)
+from .scores import (CODE_BLOCK, code_counts, coded_add_histogram, coded_scores,
+                     coded_scores_all, csr_add_gradient, csr_scores, dense_add_gradient,
+                     dense_codes_parallel, dense_codes_serial, dense_scores,
+                     linear_scores_parallel, linear_scores_serial, mapped_columns,
+                     slotted_scores, step_table, stored_codes_parallel, stored_codes_serial,
+                     strided_scores, suffix_sums, table_size, uniform_stride)
 
 # before any kernel is loaded from numba's cache: builds of older sources go
 forget_stale_builds(epoch_serial)
@@ -57,7 +57,8 @@ forget_stale_builds(epoch_serial)
 __all__ = [
     "PAIR_BLOCK", "pair_histograms_parallel", "pair_histograms_serial", "row_curvature",
     "rows_curvature",
-    "step_curvature", "CODE_BLOCK", "code_sums", "grid_residuals",
+    "step_curvature", "CODE_BLOCK", "code_sums", "grid_residuals", "code_counts",
+    "mapped_columns",
     "row_pair_weights", "stored_code_sums",
     "GRADIENT_ONLY", "HINGE", "LOGISTIC", "MODIFIED_HUBER", "PAIR_LOSSES",
     "NOTHING_AHEAD", "PREFETCH_SPAN_BYTES", "PREFIX_COST_PER_LEVEL", "PREFIX_MIN_SIZE", "Pairs",

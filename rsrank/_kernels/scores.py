@@ -387,3 +387,35 @@ def _stored_codes(data, indices, cuts, starts, sizes, missing, out):
 
 dense_codes_serial, dense_codes_parallel = twins(_dense_codes)
 stored_codes_serial, stored_codes_parallel = twins(_stored_codes)
+
+
+@njit(cache=True)
+def code_counts(base, rows, columns, out):
+    """Add to ``out[c, k]`` the rows among ``rows`` of ``base`` (uint8
+    codes, C-ordered) whose code in column ``columns[c]`` is ``k``: every
+    column's counts in one pass over the rows, each row's codes read
+    together, where a column at a time reads every row's line of memory
+    for each column."""
+    for i in range(rows.shape[0]):
+        row = base[rows[i]]
+        for c in range(columns.shape[0]):
+            out[c, row[columns[c]]] += 1
+
+
+#: rows of a block of :func:`mapped_columns`: its codes stay in cache while
+#: each column is written
+_MAPPED_ROWS = 512
+
+
+@njit(cache=True)
+def mapped_columns(base, rows, columns, maps, out):
+    """``out[c, i] = maps[c, base[rows[i], columns[c]]]``: the codes of
+    ``rows`` a column to a row of ``out``, each mapped by its column's
+    map, a block of rows at a time (read once from memory, written a
+    column at a time)."""
+    for lo in range(0, rows.shape[0], _MAPPED_ROWS):
+        hi = min(lo + _MAPPED_ROWS, rows.shape[0])
+        for c in range(columns.shape[0]):
+            j, line, target = columns[c], maps[c], out[c]
+            for i in range(lo, hi):
+                target[i] = line[base[rows[i], j]]

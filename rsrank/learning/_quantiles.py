@@ -69,11 +69,11 @@ def with_missing(cuts, missing):
     return np.ascontiguousarray(cuts, dtype=np.float32)
 
 
-def coded_column_thresholds(codes, values, max_bins):
+def coded_column_thresholds(counts, values, max_bins):
     """:func:`column_thresholds` of the column whose rows read
-    ``values[codes]``, from how many rows have each code: the same
-    thresholds, without a sort of the rows."""
-    counts = np.bincount(codes, minlength=len(values))
+    ``values[codes]``, from ``counts``, how many rows have each code: the
+    same thresholds, without a sort of the rows."""
+    counts = np.asarray(counts)[:len(values)]
     held = counts > 0
     missing = bool(np.any(held & np.isnan(values)))
     bins = min(max_bins, MAX_BINS - 1) if missing else max_bins

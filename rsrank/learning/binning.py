@@ -88,7 +88,8 @@ def fit_thresholds(X, max_bins=32, n_threads=None):
     if X.ndim != 2:
         raise ValueError(f"X must be two-dimensional, got shape {X.shape}")
     if _is_coded(X):  # the same thresholds from the counts of the codes
-        return [coded_column_thresholds(X.column_codes(j), X.column_table(j), max_bins)
+        counts = X.code_counts()
+        return [coded_column_thresholds(counts[j], X.column_table(j), max_bins)
                 for j in range(X.shape[1])]
     n_threads = held_threads() if n_threads is None else n_threads
     if n_threads <= 1 or X.shape[1] < 2:

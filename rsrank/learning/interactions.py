@@ -56,12 +56,9 @@ def column_codes(X, n_bins):
     never read as values; other rows are coded :data:`CODE_ROWS` at a time,
     so that their codes are never held in both layouts."""
     thresholds = fit_thresholds(X, n_bins)
-    out = np.empty((X.shape[1], X.shape[0]), dtype=np.uint8)
     if isinstance(X, RowSample) and X.coded:
-        maps = code_maps(X, thresholds)[0]
-        for j in range(X.shape[1]):
-            np.take(maps[j], X.column_codes(j), out=out[j])
-        return out
+        return X.mapped_columns(code_maps(X, thresholds)[0])
+    out = np.empty((X.shape[1], X.shape[0]), dtype=np.uint8)
     for lo in range(0, X.shape[0], CODE_ROWS):
         out[:, lo:lo + CODE_ROWS] = _dense_codes(X[lo:lo + CODE_ROWS], n_bins, thresholds).T
     return out

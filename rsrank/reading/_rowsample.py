@@ -25,6 +25,8 @@ themselves).
 
 import numpy as np
 
+from .._kernels import code_counts, mapped_columns
+
 __all__ = ["RowSample", "SAMPLE_BLOCK"]
 
 #: rows a :class:`RowSample` copies out at a time (at 136 float32 features, 34 MiB)
@@ -134,6 +136,22 @@ class RowSample:
     def column_table(self, j):
         """The values of column ``j``'s codes (a coded sample's)."""
         return self.table[j if self.columns is None else self.columns[j]]
+
+    def code_counts(self):
+        """Per column, how many rows have each code: ``(columns, 256)``
+        int64, from one pass over the rows (a coded sample's)."""
+        out = np.zeros((self.shape[1], 256), dtype=np.int64)
+        code_counts(self.base, self.rows, self._base_columns(), out)
+        return out
+
+    def mapped_columns(self, maps):
+        """The codes a column to a row, each mapped by its column's row of
+        ``maps`` (``(columns, 256)`` uint8): ``(columns, rows)`` uint8, read
+        from the rows in one pass (a coded sample's)."""
+        out = np.empty((self.shape[1], self.shape[0]), dtype=np.uint8)
+        mapped_columns(self.base, self.rows, self._base_columns(),
+                       np.ascontiguousarray(maps, dtype=np.uint8), out)
+        return out
 
     def code_blocks(self, size=None):
         """:meth:`blocks` of the base's codes as they are (a coded sample's)."""

@@ -76,3 +76,21 @@ def test_a_sample_of_codes_reads_as_the_values_of_its_table():
         RowSample(codes.astype(np.int64), table=table)
     with pytest.raises(ValueError, match="uint8 codes and a table"):
         RowSample(codes, table=table[:2])
+
+
+def test_a_coded_sample_counts_and_maps_its_codes_as_its_columns_read():
+    """One pass over the rows gives each column's counts of codes and its
+    codes mapped a column to a row: those of each column read alone, for
+    all the rows, a sample in any order with repeats, and some columns."""
+    rng = np.random.default_rng(3)
+    base = rng.integers(0, 256, size=(700, 6)).astype(np.uint8)
+    table = np.arange(6 * 256, dtype=np.float32).reshape(6, 256)
+    maps = rng.integers(0, 256, size=(6, 256)).astype(np.uint8)
+    whole = RowSample(base, table=table)
+    some = RowSample(base, rng.integers(0, 700, 300), table=table).take_columns([4, 0, 4])
+    for sample, columns in ((whole, np.arange(6)), (some, np.array([4, 0, 4]))):
+        codes = [sample.column_codes(j) for j in range(sample.shape[1])]
+        np.testing.assert_array_equal(sample.code_counts(),
+                                      [np.bincount(c, minlength=256) for c in codes])
+        np.testing.assert_array_equal(sample.mapped_columns(maps[columns]),
+                                      [maps[k][c] for k, c in zip(columns, codes)])
