@@ -32,9 +32,9 @@ from .epoch import (GRADIENT_ONLY, Pairs, Rows, Steps, Work, coded_epoch_paralle
 from .memory import (NOTHING_AHEAD, PREFETCH_SPAN_BYTES, items_span, prefetch_plan, rows_span,
                      share_lines)
 from .metrics import grouped_order, ideal_dcg, ndcg_at_parallel, ndcg_at_serial
-from .pairs import (PAIR_BLOCK, code_sums, grid_residuals, pair_histograms_parallel, pair_histograms_serial,
-                    row_curvature, row_pair_weights, rows_curvature, step_curvature,
-                    stored_code_sums)
+from .pairs import (PAIR_BLOCK, code_sums, grid_residuals, pair_histograms_parallel,
+                    pair_histograms_serial, row_curvature, row_pair_weights, rows_curvature,
+                    step_curvature, stored_code_sums)
 from .penalty import (clip_signs, cumulative_penalty, dense_column_moments, dense_column_sums,
                       group_shrink, isotonic, monotone_pairs, monotone_table,
                       stored_column_moments, truncate)

@@ -16,11 +16,13 @@ from .ranking import label_levels
 PAIR_BLOCK = 4096
 
 
-def _pair_histograms(columns, values, first, second, n_bins, sums, counts):
+def _pair_histograms(columns, values, first, second, n_bins, cells):
     """For each pair ``p`` of features ``(first[p], second[p])``, add each
-    row's ``values`` into ``sums[p, code_a * n_bins + code_b]`` and count
-    the row in ``counts`` (``columns``: one uint8 code per feature and row,
-    a feature's codes contiguous). The rows go in blocks of
+    row's ``values`` into ``cells[p, code_a * n_bins + code_b, 0]`` and
+    count the row in ``cells[p, ..., 1]`` (``columns``: one uint8 code per
+    feature and row, a feature's codes contiguous): a cell's sum and count
+    side by side, one line of memory a row where two arrays took two
+    (``scripts/bench_pair_search.py``). The rows go in blocks of
     :data:`PAIR_BLOCK`, a block's pairs shared out among the threads in
     runs (:func:`pair_runs`): four pairs in a row with the same first
     feature fill their histograms in one pass over the rows, which reads
@@ -38,31 +40,30 @@ def _pair_histograms(columns, values, first, second, n_bins, sums, counts):
                 a = columns[first[p]]
                 b0, b1 = columns[second[p]], columns[second[p + 1]]
                 b2, b3 = columns[second[p + 2]], columns[second[p + 3]]
-                s0, s1, s2, s3 = sums[p], sums[p + 1], sums[p + 2], sums[p + 3]
-                n0, n1, n2, n3 = counts[p], counts[p + 1], counts[p + 2], counts[p + 3]
+                h0, h1, h2, h3 = cells[p], cells[p + 1], cells[p + 2], cells[p + 3]
                 for i in range(lo, hi):
                     row = a[i] * n_bins
                     value = values[i]
                     cell = row + b0[i]
-                    s0[cell] += value
-                    n0[cell] += 1
+                    h0[cell, 0] += value
+                    h0[cell, 1] += 1
                     cell = row + b1[i]
-                    s1[cell] += value
-                    n1[cell] += 1
+                    h1[cell, 0] += value
+                    h1[cell, 1] += 1
                     cell = row + b2[i]
-                    s2[cell] += value
-                    n2[cell] += 1
+                    h2[cell, 0] += value
+                    h2[cell, 1] += 1
                     cell = row + b3[i]
-                    s3[cell] += value
-                    n3[cell] += 1
+                    h3[cell, 0] += value
+                    h3[cell, 1] += 1
                 continue
             for q in range(p, stop):
                 a, b = columns[first[q]], columns[second[q]]
-                cells, seen = sums[q], counts[q]
+                h = cells[q]
                 for i in range(lo, hi):
                     cell = a[i] * n_bins + b[i]
-                    cells[cell] += values[i]
-                    seen[cell] += 1
+                    h[cell, 0] += values[i]
+                    h[cell, 1] += 1
 
 
 #: Pairs that :func:`_pair_histograms` fills in one pass over a block's rows

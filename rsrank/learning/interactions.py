@@ -26,8 +26,8 @@ from .binning import bin_codes, code_maps, fit_thresholds
 from ..reading.querydata import QueryData, query_rows, sample_queries
 from ..reading._rowsample import RowSample
 
-__all__ = ["pair_gains", "interaction_gain", "interaction_residuals", "row_lambdas", "column_codes",
-           "gains_at", "top_pairs", "candidate_features", "pair_grids", "search_rows",
+__all__ = ["pair_gains", "interaction_gain", "interaction_residuals", "row_lambdas",
+           "column_codes", "gains_at", "top_pairs", "candidate_features", "pair_grids", "search_rows",
            "SEARCH_WORK", "SEARCH_ROWS", "SEARCH_KEEP"]
 
 
@@ -193,15 +193,14 @@ class _PairGrids:
         pairs ``part``, a slice), each ``(n_pairs, side * side)``, the rows a
         block at a time on ``n_jobs`` threads (by the row visits)."""
         first, second = self.first[part], self.second[part]
-        sums = np.zeros((len(first), self.side * self.side))
-        counts = np.zeros((len(first), self.side * self.side))
+        cells = np.zeros((len(first), self.side * self.side, 2))  # each cell's sum and count
         args = (self.columns, np.ascontiguousarray(lam, dtype=np.float64), first, second,
-                self.side, sums, counts)
+                self.side, cells)
         n = threads(n_jobs, len(first) * self.n_rows, SCORING_WORK_PER_THREAD)
         with numba_threads(n):
             choose(_kernels.pair_histograms_serial, _kernels.pair_histograms_parallel, n,
                    args)(*args)
-        return sums, counts
+        return cells[..., 0], cells[..., 1]
 
     def cells(self, p):
         """Each row's cell on pair ``p``'s grid."""

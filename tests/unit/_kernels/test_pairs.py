@@ -21,8 +21,9 @@ def test_pair_histograms_equal_a_bincount_per_pair_over_several_blocks(build):
     # pairs out of order
     first = np.array([0, 0, 1, 2, 0, 0, 0, 0, 0, 3, 3, 3, 4, 3])
     second = np.array([1, 3, 2, 3, 1, 2, 4, 5, 6, 4, 5, 6, 5, 0])
-    sums, counts = np.zeros((len(first), n_bins ** 2)), np.zeros((len(first), n_bins ** 2))
-    build(codes, values, first, second, n_bins, sums, counts)
+    cells = np.zeros((len(first), n_bins ** 2, 2))
+    build(codes, values, first, second, n_bins, cells)
+    sums, counts = cells[..., 0], cells[..., 1]
     for p, (a, b) in enumerate(zip(first, second)):
         cells = codes[a].astype(int) * n_bins + codes[b]
         # each cell adds its rows in their order, as bincount does: equal, not close
