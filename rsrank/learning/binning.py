@@ -647,6 +647,13 @@ class PairEncoding(StepEncoding):
     def _fill_cells(self, X, out):
         """:meth:`cells` written into ``out`` (uint8 where a matrix's codes
         take them: no array of every row's cells in int64 beside them)."""
+        if _is_coded(X):  # every pair's two columns mapped from their codes, in one pass
+            both = X.take_columns(self.pairs.reshape(-1))
+            grids = [cuts for grid in self.grids for cuts in grid]
+            codes = both.mapped_columns(code_maps(both, grids)[0])
+            for p, (_, cuts_b) in enumerate(self.grids):
+                out[:, p] = codes[2 * p].astype(np.int64) * (len(cuts_b) + 1) + codes[2 * p + 1]
+            return
         X = sp.csc_matrix(X) if sp.issparse(X) else X
         for p, ((a, b), (cuts_a, cuts_b)) in enumerate(zip(self.pairs.tolist(), self.grids)):
             column_a, column_b = (_take_columns(X, [j]) for j in (a, b))

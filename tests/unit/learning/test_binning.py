@@ -364,9 +364,13 @@ def test_a_pair_encoding_of_rows_kept_as_codes_is_that_of_their_values():
     codes, table = coded_values(X, 255)
     kept = RowSample(codes, table=table)
     thresholds = fit_thresholds(kept, 64)
-    grids = [(thresholds[0][::9], thresholds[1][::3]), (thresholds[2][::20], thresholds[4][::30])]
-    pairs = [[0, 1], [2, 4]]
+    grids = [(thresholds[0][::9], thresholds[1][::3]), (thresholds[2][::20], thresholds[4][::30]),
+             (thresholds[1][::5], thresholds[4][::7])]  # a feature in two pairs, other cuts
+    pairs = [[0, 1], [2, 4], [1, 4]]
     got, got_codes = PairEncoding.coded(kept, pairs, 64, 8, thresholds, grids)
     expected, expected_codes = PairEncoding.coded(X, pairs, 64, 8, thresholds, grids)
     assert got.key == expected.key
     np.testing.assert_array_equal(got_codes.codes, expected_codes.codes)
+    rows = np.sort(rng.choice(3000, 700, replace=False))  # a sample's cells, from its codes
+    np.testing.assert_array_equal(got.codes(kept.take(rows)).codes,
+                                  expected.codes(X[rows]).codes)
