@@ -384,9 +384,8 @@ def fit_source(plan, source, validation=None, *, warm=None, coef_init=None, rate
     model = start(plan, source.data_source, warm)
     if validation is not None:  # its scores choose the epoch: a NaN would choose blindly
         plan.kind.check_rows(plan.model, validation, "eval_set")
-    with numba_threads(threads(plan.solver.n_jobs, _values(source.data_source))):
-        levels = level_steps(plan, source, model,
-                             rate=warm.learning_rate if warm is not None else None)
+    levels = level_steps(plan, source, model,
+                         rate=warm.learning_rate if warm is not None else None)
     if levels is not None:
         rate, levels = levels
     elif rate is None and plan.rule:
@@ -518,7 +517,9 @@ def level_steps(plan, source, model, rate=None):
     curvature = objective.level_curvature(source.data, view=model.view)
     inverse = np.divide(1.0, curvature, out=np.zeros_like(curvature), where=curvature > 0)
     if rate is None:  # a fit that goes on (warm_start, partial_fit) keeps its factor
-        bound = objective.level_step_bound(source.data, view=model.view)
+        # its gradient passes on the fit's threads, the same bound on any number of them
+        with numba_threads(threads(plan.solver.n_jobs, _values(source.data))):
+            bound = objective.level_step_bound(source.data, view=model.view)
         rate = LEVEL_STEP if bound * LEVEL_STEP <= 1 else 1.0 / bound
     return rate, (np.asarray(model.encoding.bins, dtype=np.int64), inverse)
 

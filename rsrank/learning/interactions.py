@@ -27,8 +27,8 @@ from ..reading.querydata import QueryData, query_rows, sample_queries
 from ..reading._rowsample import RowSample
 
 __all__ = ["pair_gains", "interaction_gain", "interaction_residuals", "row_lambdas",
-           "column_codes", "gains_at", "top_pairs", "candidate_features", "pair_grids", "search_rows",
-           "SEARCH_WORK", "SEARCH_ROWS", "SEARCH_KEEP"]
+           "column_codes", "gains_at", "top_pairs", "candidate_features", "pair_grids",
+           "search_rows", "SEARCH_WORK", "SEARCH_ROWS", "SEARCH_KEEP"]
 
 
 def _dense_codes(X, n_bins, thresholds=None):
@@ -50,9 +50,10 @@ CODE_ROWS = 65_536
 
 def column_codes(X, n_bins):
     """The codes of ``X`` on a grid of at most ``n_bins`` quantile bins per
-    feature (:func:`_dense_codes`'), a feature to a row: a feature's codes
-    contiguous. Rows kept as bin codes (a coded ``RowSample``) are mapped a
-    column at a time from their codes (:func:`~rsrank.learning.binning.code_maps`),
+    feature, as :func:`_dense_codes` gives them, a feature to a row: a
+    feature's codes contiguous. Rows kept as bin codes (a coded
+    ``RowSample``) have their codes mapped
+    (:func:`~rsrank.learning.binning.code_maps`) in one pass over the rows,
     never read as values; other rows are coded :data:`CODE_ROWS` at a time,
     so that their codes are never held in both layouts."""
     thresholds = fit_thresholds(X, n_bins)

@@ -119,7 +119,9 @@ class RowSample:
 
     def take_columns(self, columns):
         """Columns ``columns`` (indices into this sample's) of this sample."""
-        columns = np.asarray(columns, dtype=np.int64)
+        columns = np.asarray(columns, dtype=np.int64).reshape(-1)
+        if len(columns) and (columns.min() < 0 or columns.max() >= self.shape[1]):
+            raise IndexError(f"column index out of range for {self.shape[1]} columns")
         return RowSample(self.base, self.rows,
                          columns if self.columns is None else self.columns[columns], self.table)
 

@@ -48,6 +48,11 @@ def test_a_row_sample_refuses_what_it_cannot_be():
         RowSample(base, [0, 1])[0]
     with pytest.raises(ValueError, match="a copy"):
         np.asarray(RowSample(base, [0, 1]), copy=False)
+    for columns in ([2], [-1], [0, 1, 5]):  # the kernels read the columns unchecked
+        with pytest.raises(IndexError, match="out of range for 2 columns"):
+            RowSample(base, [0, 1]).take_columns(columns)
+    with pytest.raises(IndexError, match="out of range for 1 columns"):
+        RowSample(base).take_columns([1]).take_columns([1])
 
 
 def test_a_sample_of_codes_reads_as_the_values_of_its_table():
