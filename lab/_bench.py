@@ -34,6 +34,8 @@ INTERNALS = {
     ("reading._parser", "_fresh"): "bench_load times the parser's own page mapping",
     ("learning._threads", "WORK_PER_THREAD"): "bench_threads measures the rule's threshold",
     ("learning._threads", "threads"): "bench_threads measures the rule",
+    ("learning._threads", "coding_threads"): "bench_scoring codes every column on the threads "
+                                             "predict codes on",
     ("reading._fetch", "REGISTRY"): "fault_probe serves a registry of its own",
     ("reading._fetch", "shutil"): "fault_probe fakes a full disk",
     ("_kernels", "dense_scores"): "bench_epoch times the epoch's passes over X",

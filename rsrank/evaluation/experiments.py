@@ -291,13 +291,15 @@ def _check_exp2_labels(data, gains, convention):
             check_exp2_labels(path, data[split][1])
 
 
-def _metric_on(name, data, fit, convention):
+def _metric_on(name, data, fit, convention, shared=True):
     """``name`` of a :class:`~rsrank.learning.path.PathFit`'s scores on a
     :class:`QueryData`, per query; with query weights, scaled by
     :func:`rsrank.evaluation.metrics.weighted_values` (their mean is the weighted
     mean), short lists scored by the data's
-    :attr:`~rsrank.reading.querydata.QueryData.short_list`."""
-    scores = query_scores(fit.model, data, fit.params["n_jobs"])
+    :attr:`~rsrank.reading.querydata.QueryData.short_list`. ``shared``: the
+    rows are coded once for every fit that scores them
+    (:func:`~rsrank.learning.model.query_scores`)."""
+    scores = query_scores(fit.model, data, fit.params["n_jobs"], shared=shared)
     return metrics.weighted_values(
         _metric_per_query(name, data.y, scores, data.groups, convention,
                           short_list=data.short_list), data.query_weights)
@@ -346,16 +348,16 @@ class Selection:
         return self.tried[self.chosen]["vali_score"]
 
 
-def score_fits(points, validation, select, convention, scored=None):
+def score_fits(points, validation, select, convention, scored=None, shared=True):
     """Every fit of :func:`rsrank.learning.path.walk`'s ``points`` (a point's
     penalized fit, and its relaxed refit) scored by ``select`` on each
     query of ``validation``: ``(tried, per_query, fits)`` as in
     :class:`Selection`. ``scored``: the values of fits scored already, by
-    ``id`` of the fit."""
+    ``id`` of the fit; ``shared`` as for :func:`_metric_on`."""
     tried, fits = _describe_fits(points)
     scored = {} if scored is None else scored
     per_query = [scored[id(fit)] if id(fit) in scored
-                 else _metric_on(select, validation, fit, convention) for fit in fits]
+                 else _metric_on(select, validation, fit, convention, shared) for fit in fits]
     for entry, values in zip(tried, per_query):
         entry["vali_score"] = metrics.nanmean(values)
     return tried, per_query, fits
@@ -448,7 +450,9 @@ def refit_on_all(estimator, train, validation, select, convention, tried, per_qu
     relax = tried[chosen]["params"].get("relax")
     validation.forget()  # the walk's bin codes of the vali rows: the refit makes its own
     point = refit_point(estimator, tried[chosen]["params"], fits[chosen], train, validation)
-    new_tried, new_values, new_fits = score_fits([point], validation, select, convention)
+    # the refit's fits alone score these rows now: each codes the columns it reads
+    new_tried, new_values, new_fits = score_fits([point], validation, select, convention,
+                                                 shared=False)
     index = [i for i, entry in enumerate(new_tried)
              if entry["params"].get("relax") == relax][0]
     entry = {**new_tried[index], "refit": "all training queries"}

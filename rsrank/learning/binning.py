@@ -36,7 +36,7 @@ from ..reading._rowsample import RowSample
 
 __all__ = ["MAX_BINS", "MISSING", "has_missing_bin", "fit_thresholds", "bin_codes", "bin_counts", "BinCodes",
            "StepEncoding", "PairEncoding", "step_indicators", "ValueSummary", "value_summary", "SortedColumns",
-           "merged_thresholds", "coded_values", "code_maps"]
+           "merged_thresholds", "coded_values", "code_maps", "take_columns"]
 
 
 def _columns(X):
@@ -597,7 +597,7 @@ class PairEncoding(StepEncoding):
         pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
         if grids is None:
             used = np.unique(pairs)
-            coarse = dict(zip(used.tolist(), fit_thresholds(_take_columns(X, used), pair_bins)))
+            coarse = dict(zip(used.tolist(), fit_thresholds(take_columns(X, used), pair_bins)))
             grids = [(coarse[a], coarse[b]) for a, b in pairs.tolist()]
         encoding = cls(thresholds, pairs, grids)
         codes = encoding.codes(X, step_codes)
@@ -656,7 +656,7 @@ class PairEncoding(StepEncoding):
             return
         X = sp.csc_matrix(X) if sp.issparse(X) else X
         for p, ((a, b), (cuts_a, cuts_b)) in enumerate(zip(self.pairs.tolist(), self.grids)):
-            column_a, column_b = (_take_columns(X, [j]) for j in (a, b))
+            column_a, column_b = (take_columns(X, [j]) for j in (a, b))
             column_a = column_a.toarray() if sp.issparse(column_a) else column_a
             column_b = column_b.toarray() if sp.issparse(column_b) else column_b
             out[:, p] = (_code(column_a.ravel(), cuts_a).astype(np.int64) * (len(cuts_b) + 1)
@@ -681,7 +681,7 @@ class PairEncoding(StepEncoding):
         return super().indicators(self.augment(X))
 
 
-def _take_columns(X, columns):
+def take_columns(X, columns):
     """Columns of ``X`` (dense or sparse) as a matrix of its kind."""
     columns = np.asarray(columns, dtype=np.int64)
     if sp.issparse(X):

@@ -3,6 +3,7 @@ from. It is what :mod:`rsrank.deployment.persistence` saves and loads, what
 ``predict`` scores with and what :mod:`rsrank.deployment.export` writes for the
 engines."""
 
+import hashlib
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -10,7 +11,7 @@ import numpy as np
 from .. import _kernels
 from ._compile import choose
 from ._threads import SCORING_WORK_PER_THREAD, coding_threads, numba_threads, threads
-from .binning import has_missing_bin
+from .binning import PairEncoding, StepEncoding, has_missing_bin, take_columns
 from .defaults import GLOBAL_NORMALIZERS, QUERY_NORMALIZERS
 from .preprocessing import query_normalize
 from ..reading._views import ROW_VIEWS, Filled, filled, matrix_rows
@@ -57,12 +58,43 @@ def linear_scores(rows, w, n_jobs=None):
     return out
 
 
-def query_scores(model, data, n_jobs=None):
+def query_scores(model, data, n_jobs=None, shared=False):
     """``model``'s scores of a :class:`~rsrank.reading.querydata.QueryData`'s rows in
-    query order (``data.order``), as metrics and selections read them."""
-    with coding_threads(n_jobs, data.n_rows * data.n_features):
-        rows = data.rows(model.view)
-    return model.score_rows(rows, n_jobs)
+    query order (``data.order``), as metrics and selections read them. An
+    additive model codes the columns it reads alone
+    (:meth:`AdditiveModel.narrowed`); with ``shared``, where many models of
+    one encoding score the same rows (a path's points on vali), every
+    column is coded once and kept with the data for all of them."""
+    if shared or not isinstance(model, AdditiveModel):
+        with coding_threads(n_jobs, data.n_rows * data.n_features):
+            rows = data.rows(model.view)
+        return model.score_rows(rows, n_jobs)
+    narrow, features = model.narrowed()
+    if len(features) == 0:
+        return np.zeros(data.n_rows)
+    with coding_threads(n_jobs, data.n_rows * len(features)):
+        rows = data.rows(Columns(narrow.encoding, features, model.n_features))
+    return narrow.score_rows(rows, n_jobs)
+
+
+class Columns:
+    """A view of the rows (:meth:`~rsrank.reading.querydata.QueryData.rows`):
+    the columns ``features`` of rows of ``width`` features alone, as
+    ``encoding`` codes them."""
+
+    def __init__(self, encoding, features, width):
+        self.encoding, self.width = encoding, width
+        self.features = np.asarray(features, dtype=np.int64)
+        self.key = hashlib.sha256(encoding.key.encode() + self.features.tobytes()).hexdigest()
+
+    def query_rows(self, X, groups):
+        return self.encoding.rows(_taken(X, self.features, self.width), groups.offsets)
+
+
+def _taken(X, features, width):
+    """The columns ``features`` of ``X`` (``width`` columns): ``X`` itself
+    when they are all of them, not a copy."""
+    return X if len(features) == width else take_columns(X, features)
 
 
 def feature_names_or_letor(names, n_features):
@@ -336,10 +368,38 @@ class AdditiveModel:
         return linear_scores(rows, self.coef, n_jobs)
 
     def score_matrix(self, X, qid=None, n_jobs=None):
-        """Scores of a checked matrix of raw features (``qid`` is not needed)."""
-        with coding_threads(n_jobs, X.shape[0] * X.shape[1]):
-            rows = self.encoding.rows(X)
-        return self.score_rows(rows, n_jobs)
+        """Scores of a checked matrix of raw features (``qid`` is not needed),
+        from the columns the model reads alone."""
+        narrow, features = self.narrowed()
+        if len(features) == 0:
+            return np.zeros(X.shape[0])
+        with coding_threads(n_jobs, X.shape[0] * len(features)):
+            rows = narrow.encoding.rows(_taken(X, features, self.n_features))
+        return narrow.score_rows(rows, n_jobs)
+
+    def narrowed(self):
+        """``(model, features)``: a model of the same scores on the columns
+        ``features`` of the rows alone (their order kept): the features
+        with a step off zero and those of the pairs with one. A feature
+        read by its pairs alone keeps no thresholds of its own, and the
+        terms without a step off zero are gone: a score reads and codes
+        only what it adds up, a few columns of a sparse model's many."""
+        encoding, used = self.encoding, self.selected_terms()
+        width = self.n_features
+        own, pairs = used[used < width], used[used >= width] - width
+        features = np.union1d(own, encoding.pairs[pairs].ravel()).astype(np.int64)
+        keeps = np.isin(features, own)
+        thresholds = [encoding.thresholds[j] if keep else np.zeros(0, np.float32)
+                      for j, keep in zip(features.tolist(), keeps)]
+        bins = encoding.bins
+        coef = [self.coef[bins[g]:bins[g + 1]] for g in [*own.tolist(), *(pairs + width).tolist()]]
+        if encoding.n_pairs:
+            narrow = PairEncoding(thresholds, np.searchsorted(features, encoding.pairs[pairs]),
+                                  [encoding.grids[p] for p in pairs.tolist()])
+        else:
+            narrow = StepEncoding(thresholds)
+        return replace(self, coef=np.concatenate([np.zeros(0), *coef]), encoding=narrow,
+                       feature_names=None, names_from_columns=False), features
 
     def names(self):
         return feature_names_or_letor(self.feature_names, self.n_features)

@@ -448,8 +448,8 @@ def carried_weights(estimator, point, model, train):
 
 def ndcg_on(model, data, k=10, convention=DEFAULT_CONVENTION):
     """Mean NDCG@k of a fitted estimator on a :class:`QueryData`."""
-    return mean_ndcg(data.y, query_scores(model.model_, data, model.n_jobs), data.groups, k,
-                     convention=convention)
+    return mean_ndcg(data.y, query_scores(model.model_, data, model.n_jobs, shared=True),
+                     data.groups, k, convention=convention)
 
 
 def path_rows(points, strength, splits, *, k=10, convention=DEFAULT_CONVENTION):

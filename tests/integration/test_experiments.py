@@ -497,6 +497,7 @@ def test_the_refit_on_all_rows_drops_the_walks_bin_codes_of_the_vali_rows(bundle
     import weakref
 
     from rsrank import QueryData
+    from rsrank.evaluation import experiments
     from rsrank.evaluation.experiments import fit_and_select
 
     fold = load_letor_fold(bundled_root, 1)
@@ -506,21 +507,27 @@ def test_the_refit_on_all_rows_drops_the_walks_bin_codes_of_the_vali_rows(bundle
     with monkeypatch.context() as keeping:  # as before: nothing forgotten
         keeping.setattr(QueryData, "forget", lambda data: None)
         kept = fit_and_select(base, grid, train, vali, path=True, within=0.01, path_rows=2000)
-    codes = []
-    rows = QueryData.rows
+    codes, refitting = [], []  # per vali coding: made by the refit, and its codes
+    rows, refit_on_all = QueryData.rows, experiments.refit_on_all
 
     def watched(data, view="none"):  # each vali view's codes, as they are made
         made = rows(data, view)
         if data is vali and made.dense_codes.size and not any(
-                ref() is made.dense_codes for ref in codes):
-            codes.append(weakref.ref(made.dense_codes))
+                ref() is made.dense_codes for _, ref in codes):
+            codes.append((bool(refitting), weakref.ref(made.dense_codes)))
         return made
+
+    def refit(*args, **kwargs):
+        refitting.append(True)
+        return refit_on_all(*args, **kwargs)
     train.forget(), vali.forget()
     monkeypatch.setattr(QueryData, "rows", watched)
+    monkeypatch.setattr(experiments, "refit_on_all", refit)
     dropped = fit_and_select(base, grid, train, vali, path=True, within=0.01, path_rows=2000)
     gc.collect()
-    alive = [ref() is not None for ref in codes]
-    assert len(alive) >= 2 and not any(alive[:-1]) and alive[-1]  # the refit's alone
+    walk = [ref() is not None for made_by_refit, ref in codes if not made_by_refit]
+    refits = [ref() is not None for made_by_refit, ref in codes if made_by_refit]
+    assert walk and refits and not any(walk) and all(refits)  # the refit's alone
     assert dropped.tried == kept.tried
     np.testing.assert_array_equal(dropped.model.coef_, kept.model.coef_)
 
