@@ -34,7 +34,7 @@ from .memory import (NOTHING_AHEAD, PREFETCH_SPAN_BYTES, items_span, prefetch_pl
 from .metrics import grouped_order, ideal_dcg, ndcg_at_parallel, ndcg_at_serial
 from .pairs import (PAIR_BLOCK, code_sums, grid_residuals, pair_histograms_parallel,
                     pair_histograms_serial, row_curvature, row_pair_weights, rows_curvature,
-                    step_curvature, stored_code_sums)
+                    run_costs, step_curvature, stored_code_sums)
 from .penalty import (clip_signs, cumulative_penalty, dense_column_moments, dense_column_sums,
                       group_shrink, isotonic, monotone_pairs, monotone_table,
                       stored_column_moments, truncate)
@@ -57,7 +57,7 @@ forget_stale_builds(epoch_serial)
 __all__ = [
     "PAIR_BLOCK", "pair_histograms_parallel", "pair_histograms_serial", "row_curvature",
     "rows_curvature",
-    "step_curvature", "CODE_BLOCK", "code_sums", "grid_residuals", "code_counts",
+    "step_curvature", "CODE_BLOCK", "code_sums", "grid_residuals", "run_costs", "code_counts",
     "mapped_columns",
     "row_pair_weights", "stored_code_sums",
     "GRADIENT_ONLY", "HINGE", "LOGISTIC", "MODIFIED_HUBER", "PAIR_LOSSES",

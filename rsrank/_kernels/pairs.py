@@ -96,6 +96,26 @@ pair_histograms_serial, pair_histograms_parallel = twins(_pair_histograms)
 
 
 @njit(cache=True)
+def run_costs(w, wm, wmm, costs):
+    """Into ``costs[i, j]`` for every ``i < j``: the count-weighted sum of
+    squares of the rows ``i..j-1`` of a table around each column's run
+    mean, from the prefix sums over its rows (``w``, ``wm``, ``wmm``: one
+    more row than the table) of the counts, the counts times the means and
+    the counts times the squared means; a column without a count in the
+    run adds nothing. Each run's columns summed in cache, where whole-array
+    steps went through memory once per start of a run."""
+    n, m = w.shape[0] - 1, w.shape[1]
+    for i in range(n):
+        for j in range(i + 1, n + 1):
+            total = 0.0
+            for c in range(m):
+                weight = w[j, c] - w[i, c]
+                first = wm[j, c] - wm[i, c]
+                total += (wmm[j, c] - wmm[i, c]) - (first * first / weight if weight > 0 else 0.0)
+            costs[i, j] = total
+
+
+@njit(cache=True)
 def grid_residuals(sums, counts, rounds, left):
     """Into ``left`` (shape ``(n_grids, n_a, n_b)``, as ``sums`` and
     ``counts``): each grid's cell means less the count-weighted best sum

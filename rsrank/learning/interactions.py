@@ -356,11 +356,8 @@ def _segments(sums, counts, n_segments):
     best = np.full((k_max + 1, n + 1), np.inf)
     back = np.zeros((k_max + 1, n + 1), dtype=np.int64)
     best[0, 0] = 0.0
-    costs = np.full((n + 1, n + 1), np.inf)
-    for i in range(n):  # rows i..j-1 as one run, for every j at once
-        weight, first, second = w[i + 1:] - w[i], wm[i + 1:] - wm[i], wmm[i + 1:] - wmm[i]
-        costs[i, i + 1:] = np.sum(second - np.where(
-            weight > 0, first ** 2 / np.maximum(weight, 1e-300), 0.0), axis=1)
+    costs = np.full((n + 1, n + 1), np.inf)  # rows i..j-1 as one run, inf from i = j on
+    _kernels.run_costs(w, wm, wmm, costs)
     for k in range(1, k_max + 1):  # every end j at once: costs[i, j] is inf from i = j on
         options = best[k - 1, :, None] + costs
         back[k] = np.argmin(options, axis=0)

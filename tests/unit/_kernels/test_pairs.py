@@ -1,7 +1,8 @@
 """rsrank._kernels.pairs: two-feature histograms against a bincount per
 pair, the curvature per code from dense and from
-CSR-stored codes agree, and each row's pair weight at the all-zero model is
-the brute-force sum over its query's pairs."""
+CSR-stored codes agree, each row's pair weight at the all-zero model is
+the brute-force sum over its query's pairs, and a grid's run costs are
+each run's weighted squares around its means."""
 
 import numpy as np
 import pytest
@@ -66,3 +67,28 @@ def test_each_rows_pair_weight_is_the_sum_over_its_querys_pairs(unit):
         differ = g[:, None] != g[None, :]
         weight = differ if unit else np.abs(g[:, None] - g[None, :]) * np.abs(d[:, None] - d[None, :])
         np.testing.assert_allclose(out[offsets[q]:offsets[q + 1]], factors[q] * weight.sum(axis=1))
+
+
+def test_run_costs_are_each_runs_weighted_squares_around_its_column_means():
+    rng = np.random.default_rng(3)
+    n, m = 9, 4
+    counts = rng.poisson(1.0, size=(n, m)).astype(float)  # some cells without a count
+    counts[:, 2] = 0.0  # and a column without any
+    means = rng.normal(size=(n, m))
+
+    def prefix(values):
+        return np.vstack([np.zeros(m), np.cumsum(values, axis=0)])
+    costs = np.full((n + 1, n + 1), np.inf)
+    K.run_costs(prefix(counts), prefix(counts * means), prefix(counts * means ** 2), costs)
+    for i in range(n + 1):
+        for j in range(n + 1):
+            if j <= i:
+                assert costs[i, j] == np.inf  # not a run: left as it was
+                continue
+            expected = 0.0
+            for c in range(m):
+                weight = counts[i:j, c].sum()
+                if weight > 0:
+                    mean = (counts[i:j, c] * means[i:j, c]).sum() / weight
+                    expected += (counts[i:j, c] * (means[i:j, c] - mean) ** 2).sum()
+            assert costs[i, j] == pytest.approx(expected, rel=1e-10, abs=1e-12)
