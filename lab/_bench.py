@@ -26,6 +26,7 @@ INTERNALS = {
     ("_kernels", "pair_histograms_serial"): "bench_pair_search times the search's histograms",
     ("_kernels", "pair_histograms_parallel"): "bench_pair_search times the search's histograms",
     ("_kernels", "PAIR_BLOCK"): "bench_pair_search fills blocks of that many rows a pair at a time",
+    ("_kernels", "run_costs"): "bench_pair_grids times the costs of a pair's grid split",
     ("_kernels", "pair_loss_derivative"): "frontier_variants checks its slope against it",
     ("_kernels", "MODIFIED_HUBER"): "frontier_variants checks its slope against it",
     ("reading._reading", "_read_bytes"): "bench_load warms the compiled parser on a file's bytes",
