@@ -327,7 +327,7 @@ class Objective:
         return data.memo(("level_curvature", self.gain, self.discount, self.ndcg_k,
                           self.pair_loss, self.pair_weight, as_view(view).key), make)
 
-    def level_step_bound(self, data, *, view="none", iterations=12):
+    def level_step_bound(self, data, *, view="none", iterations=12, steps=None):
         """An estimate of the largest eigenvalue of the loss's Hessian with
         each level's step over its curvature (:meth:`level_curvature`):
         ``iterations`` of the power method, each Hessian product the
@@ -336,7 +336,9 @@ class Objective:
         the pair loss's quadratic part), seeded; with unit pair weights,
         which do not follow the ranking, the gradient at 0 and one point
         (``results/level_bound.md``). A level step of one over it cannot
-        overshoot along the directions the estimate sees."""
+        overshoot along the directions the estimate sees. ``steps``: a
+        boolean per step, those a fit can move (None: all); the estimate is
+        then over their levels alone, the direction held at zero elsewhere."""
         def make():
             rows = data.rows(view)
             bins = np.asarray(rows.bins, dtype=np.int64)
@@ -344,21 +346,31 @@ class Objective:
             inverse = np.divide(1.0, curvature, out=np.zeros_like(curvature),
                                 where=curvature > 0)
             direction = np.random.default_rng(0).standard_normal(int(bins[-1]))
+            held = None if steps is None else ~np.asarray(steps, dtype=bool)
+            passes = rows if held is None else _moving_columns(rows, held)
+            if held is not None:
+                direction[held] = 0.0
+
+            def gradient(w):  # of the summed loss, read from the columns that move
+                grad = np.zeros(len(w))
+                _objective(passes, self.pairs(data), np.zeros(0), w, grad, data, view)
+                return grad
             # unit pair weights do not follow the ranking: the gradient at 0 serves
             # every product, one gradient an iteration rather than two
-            zero = (self.loss_and_gradient(data, np.zeros(len(direction)), view=view)[1]
-                    if self.unit_weights else None)
+            zero = gradient(np.zeros(len(direction))) if self.unit_weights else None
             largest = 0.0
             for _ in range(iterations):
                 direction /= np.linalg.norm(direction)
                 small = 1e-4 / max(1.0, float(np.abs(direction).sum()))
-                near = self.loss_and_gradient(data, small * direction, view=view)[1]
+                near = gradient(small * direction)
                 if zero is None:
-                    far = self.loss_and_gradient(data, 2 * small * direction, view=view)[1]
+                    far = gradient(2 * small * direction)
                     product = (far - near) / (small * max(data.n_queries, 1))
                 else:
                     product = (near - zero) / (small * max(data.n_queries, 1))
                 moved = _kernels.level_moves(product, bins, inverse)
+                if held is not None:
+                    moved[held] = 0.0
                 size = float(np.linalg.norm(moved))
                 if size == 0.0:
                     break
@@ -366,7 +378,8 @@ class Objective:
                 direction = moved
             return largest
         return data.memo(("level_step_bound", self.gain, self.discount, self.ndcg_k,
-                          self.pair_loss, self.pair_weight, as_view(view).key, iterations), make)
+                          self.pair_loss, self.pair_weight, as_view(view).key, iterations,
+                          None if steps is None else np.packbits(steps).tobytes()), make)
 
     def zero_model_loss(self, data, view="none"):
         """Mean per-query loss of the all-zero weights (every pair at margin
@@ -437,6 +450,19 @@ def _objective(rows, pairs, scale, w, grad, data, view):
     settle()
     epoch = _kernels.epoch_kernels(rows)[1 if n > 1 else 0]
     return _kernels.objective(rows, pairs, scale, w, work, grad, epoch), work
+
+
+def _moving_columns(rows, held):
+    """Coded ``rows`` with the dense codes of the columns that have a step
+    not ``held`` alone (``column_slots``: their slots), as the epochs read
+    a relaxed fit's kept columns; ``rows`` as they are otherwise."""
+    if rows.indptr.shape[0] > 0 or rows.dense_codes.shape[1] != rows.slots.shape[0]:
+        return rows
+    bins = np.asarray(rows.bins, dtype=np.int64)
+    column = np.repeat(np.arange(len(bins) - 1), np.diff(bins))
+    kept = np.unique(column[~held])
+    return rows._replace(dense_codes=np.ascontiguousarray(rows.dense_codes[:, kept]),
+                         column_slots=np.ascontiguousarray(rows.slots[kept]))
 
 
 def _work_widths(rows, width):

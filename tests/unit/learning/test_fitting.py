@@ -165,3 +165,34 @@ def test_a_pair_search_on_levels_fits_its_additive_model_for_fewer_epochs(monkey
     pairs, _ = fitting.pair_search(plan, queries)
     assert len(pairs) == 1
     assert epochs == [fitting.SEARCH_LEVEL_EPOCHS if levels else fitting.SEARCH_EPOCHS]
+
+
+def test_a_relaxed_refit_from_zero_bounds_its_level_steps_over_the_kept_terms(monkeypatch):
+    """refit_terms (a relaxed choice fitted again on all rows) steps on the
+    kept terms' levels by their own bound; refit_kept (a penalized fit's
+    relaxed refit, on the same rows) keeps the bound of every term, the
+    penalized fit's step."""
+    from rsrank.learning import fitting
+    from rsrank.learning.fitting import LEVEL_STEP, refit_kept, refit_terms, start
+
+    monkeypatch.setattr(fitting, "LEVEL_ROWS", 0)
+    rng = np.random.default_rng(4)
+    qid = np.repeat(np.arange(40), 25)
+    X = rng.normal(size=(1000, 6))
+    queries = QueryData(X, (X[:, 0] + X[:, 1] * X[:, 2] > 0).astype(int) + (X[:, 3] > 1), qid)
+    plan = plan_of(additive=True, interactions=2, learning_rate="curvature", max_iter=5,
+                   l1_group=0.05, relax=False)
+    model = start(plan, queries)
+    kept = np.array([0, 1, 3])
+    moving = np.isin(np.arange(len(model.term_features())), kept)
+    objective = plan.solver.objective
+
+    def rate(bound):
+        return LEVEL_STEP if bound * LEVEL_STEP <= 1 else 1.0 / bound
+    own = objective.level_step_bound(queries, view=model.view,
+                                     steps=np.repeat(moving, np.diff(model.groups())))
+    every = objective.level_step_bound(queries, view=model.view)
+    assert rate(own) != rate(every)  # the data tell the two apart
+    assert refit_terms(plan, queries, kept).learning_rate == rate(own)
+    penalized = fitting.fit(plan, queries)
+    assert refit_kept(plan, penalized, queries).learning_rate == rate(every)

@@ -206,3 +206,37 @@ def test_the_loss_gradient_and_row_lambdas_are_the_same_on_any_threads(additive)
     assert loss == loss2 and np.any(grad != 0)
     np.testing.assert_array_equal(grad, grad2)
     np.testing.assert_array_equal(lam, lam2)
+
+
+def test_the_level_step_bound_over_moving_steps_reads_their_columns_alone():
+    """Over the steps a fit can move, the power method holds the direction
+    at zero elsewhere and reads the codes of their columns alone: the
+    estimate of the same method on every column with the others masked,
+    and with every step moving, the bound of them all."""
+    from rsrank import _kernels
+
+    rng = np.random.default_rng(6)
+    qid = np.repeat(np.arange(30), 20)
+    data = QueryData(rng.normal(size=(600, 5)), rng.integers(0, 4, 600), qid)
+    view = data.pair_encoding(16, [[0, 3], [1, 2]], 4)
+    objective = Objective(pair_weight="unit")
+    bins = np.asarray(data.rows(view).bins, dtype=np.int64)
+    column = np.repeat(np.arange(len(bins) - 1), np.diff(bins))
+    steps = np.isin(column, [0, 3, 6])  # features 0 and 3, the second pair
+    curvature = objective.level_curvature(data, view=view)
+    inverse = np.divide(1.0, curvature, out=np.zeros_like(curvature), where=curvature > 0)
+    direction = np.random.default_rng(0).standard_normal(len(steps)) * steps
+    largest = 0.0
+    zero = objective.loss_and_gradient(data, np.zeros(len(steps)), view=view)[1]
+    for _ in range(12):
+        direction /= np.linalg.norm(direction)
+        small = 1e-4 / max(1.0, float(np.abs(direction).sum()))
+        near = objective.loss_and_gradient(data, small * direction, view=view)[1]
+        moved = _kernels.level_moves((near - zero) / (small * 30), bins, inverse) * steps
+        largest = max(largest, float(np.linalg.norm(moved)))
+        direction = moved
+    got = objective.level_step_bound(data, view=view, steps=steps)
+    assert got == pytest.approx(largest, rel=1e-8)
+    assert got != pytest.approx(objective.level_step_bound(data, view=view), rel=1e-3)
+    assert objective.level_step_bound(data, view=view, steps=np.ones(len(steps), bool)) == (
+        objective.level_step_bound(data, view=view))
