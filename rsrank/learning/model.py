@@ -64,10 +64,13 @@ def query_scores(model, data, n_jobs=None, shared=False):
     additive model codes the columns it reads alone
     (:meth:`AdditiveModel.narrowed`); with ``shared``, where many models of
     one encoding score the same rows (a path's points on vali), every
-    column is coded once and kept with the data for all of them."""
-    if shared or not isinstance(model, AdditiveModel):
+    column is coded once and kept with the data for all of them; rows of
+    the model's own encoding made already are read as they are (those of
+    a fit's training rows, whose values may be gone)."""
+    held = data.rows_held(model.view)
+    if shared or held is not None or not isinstance(model, AdditiveModel):
         with coding_threads(n_jobs, data.n_rows * data.n_features):
-            rows = data.rows(model.view)
+            rows = data.rows(model.view) if held is None else held
         return model.score_rows(rows, n_jobs)
     narrow, features = model.narrowed()
     if len(features) == 0:

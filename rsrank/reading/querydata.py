@@ -451,6 +451,10 @@ class QueryData:
         view = as_view(view)
         return self.memo(("rows", view.key), lambda: view.query_rows(self._X, self.groups))
 
+    def rows_held(self, view="none"):
+        """:meth:`rows` of ``view`` when they are made already, else None."""
+        return self._memo.get(("rows", as_view(view).key))
+
     def step_encoding(self, max_bins):
         """The :class:`~rsrank.learning.binning.StepEncoding` of ``max_bins`` bins per
         feature fitted on the rows, made once per bin count (a path fits

@@ -117,3 +117,14 @@ def test_query_scores_are_the_same_coded_shared_or_narrowed(make):
     np.testing.assert_allclose(alone, shared, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(alone, model.score_rows(model.encoding.rows(X)),
                                rtol=1e-12, atol=1e-12)
+
+
+def test_rows_coded_already_are_scored_as_they_are():
+    """A fit's training rows, coded under the model's own encoding (their
+    values may be gone), are scored from those codes, not coded again."""
+    model = additive()
+    X = rows(seed=3)
+    data = QueryData(X, np.zeros(len(X)), np.repeat(np.arange(40), 10))
+    made = data.rows(model.view)
+    assert data.rows_held(model.view) is made
+    np.testing.assert_array_equal(query_scores(model, data), model.score_rows(made))

@@ -171,3 +171,13 @@ def test_rows_kept_as_codes_read_as_stand_ins_and_fit_as_their_values_would():
     sparse = QueryData(sp.csr_matrix(X), y, qid)
     assert not sparse.keep_codes_alone(64, lambda: called.append(False))
     assert called == [True]
+
+
+def test_rows_held_are_the_rows_made_and_none_before():
+    rng = np.random.default_rng(1)
+    data = QueryData(rng.normal(size=(20, 3)), rng.integers(0, 3, 20), np.repeat([1, 2], 10))
+    assert data.rows_held("none") is None
+    made = data.rows("none")
+    assert data.rows_held("none") is made
+    data.forget()
+    assert data.rows_held("none") is None
