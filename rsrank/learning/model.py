@@ -11,7 +11,8 @@ import numpy as np
 from .. import _kernels
 from ._compile import choose
 from ._threads import SCORING_WORK_PER_THREAD, coding_threads, numba_threads, threads
-from .binning import PairEncoding, StepEncoding, has_missing_bin, take_columns
+from .binning import (BinCodes, PairEncoding, StepEncoding, bin_codes, has_missing_bin,
+                      take_columns)
 from .defaults import GLOBAL_NORMALIZERS, QUERY_NORMALIZERS
 from .preprocessing import query_normalize
 from ..reading._views import ROW_VIEWS, Filled, filled, matrix_rows
@@ -91,13 +92,31 @@ class Columns:
         self.key = hashlib.sha256(encoding.key.encode() + self.features.tobytes()).hexdigest()
 
     def query_rows(self, X, groups):
-        return self.encoding.rows(_taken(X, self.features, self.width), groups.offsets)
+        return _narrow_rows(self.encoding, X, self.features, self.width, groups.offsets)
 
 
-def _taken(X, features, width):
-    """The columns ``features`` of ``X`` (``width`` columns): ``X`` itself
-    when they are all of them, not a copy."""
-    return X if len(features) == width else take_columns(X, features)
+#: rows of a dense matrix whose columns a narrowed model copies out to code at a time
+NARROW_ROWS = 65_536
+
+
+def _narrow_rows(encoding, X, features, width, offsets=None):
+    """The :class:`~rsrank._kernels.Rows` of the columns ``features`` of
+    ``X`` (``width`` columns) under ``encoding`` (a narrowed model's): of
+    ``X`` itself when they are all of them; of a dense array, a block of
+    :data:`NARROW_ROWS` rows at a time, so that no copy of those columns
+    is made whole (only their codes, a byte a value)."""
+    if len(features) == width:
+        return encoding.rows(X, offsets)
+    if not isinstance(X, np.ndarray) or X.ndim != 2:
+        return encoding.rows(take_columns(X, features), offsets)
+    out = np.empty((X.shape[0], encoding.n_columns), dtype=np.uint8)
+    for lo in range(0, X.shape[0], NARROW_ROWS):
+        block = X[lo:lo + NARROW_ROWS][:, features]
+        codes = (encoding.codes(block) if isinstance(encoding, PairEncoding)
+                 else bin_codes(block, encoding.thresholds))
+        out[lo:lo + len(block)] = codes.codes
+    offsets = np.array([0, X.shape[0]]) if offsets is None else offsets
+    return encoding.rows(out, offsets, codes=BinCodes(out, out.shape))
 
 
 def feature_names_or_letor(names, n_features):
@@ -377,7 +396,7 @@ class AdditiveModel:
         if len(features) == 0:
             return np.zeros(X.shape[0])
         with coding_threads(n_jobs, X.shape[0] * len(features)):
-            rows = narrow.encoding.rows(_taken(X, features, self.n_features))
+            rows = _narrow_rows(narrow.encoding, X, features, self.n_features)
         return narrow.score_rows(rows, n_jobs)
 
     def narrowed(self):

@@ -128,3 +128,17 @@ def test_rows_coded_already_are_scored_as_they_are():
     made = data.rows(model.view)
     assert data.rows_held(model.view) is made
     np.testing.assert_array_equal(query_scores(model, data), model.score_rows(made))
+
+
+@pytest.mark.parametrize("make", [additive, interactions])
+def test_a_dense_matrix_is_coded_a_block_of_rows_at_a_time_to_the_same_scores(make,
+                                                                               monkeypatch):
+    from rsrank.learning import model as models
+
+    model = make()
+    X = rows(seed=4)
+    whole = model.score_matrix(X)
+    monkeypatch.setattr(models, "NARROW_ROWS", 7)  # 400 rows: 58 blocks, the last of 1
+    np.testing.assert_array_equal(model.score_matrix(X), whole)
+    data = QueryData(X, np.zeros(len(X)), np.repeat(np.arange(40), 10))
+    np.testing.assert_array_equal(query_scores(model, data), whole[data.order])
