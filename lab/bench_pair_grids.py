@@ -19,11 +19,10 @@ is reported (they sum the columns in another order). Writes
 """
 
 import argparse
-import time
 
 import numpy as np
 
-from _bench import internal, write_report
+from _bench import fastest, internal, write_report
 
 
 def _numpy_costs(w, wm, wmm, costs):
@@ -54,13 +53,8 @@ def main(argv=None):
     run_costs(*tables[0], costs["kernel"][0])  # compiled or loaded before the clock
     times = {}
     for name, costed in (("numpy", _numpy_costs), ("kernel", run_costs)):
-        best = np.inf
-        for _ in range(args.repeats):
-            start = time.perf_counter()
-            for table, out in zip(tables, costs[name]):
-                costed(*table, out)
-            best = min(best, time.perf_counter() - start)
-        times[name] = best
+        times[name] = fastest(lambda: [costed(*table, out)
+                                       for table, out in zip(tables, costs[name])], args.repeats)
     worst = 0.0
     for before, after in zip(costs["numpy"], costs["kernel"]):
         held = np.isfinite(before)

@@ -24,11 +24,10 @@ of fewer columns round in another order). Writes ``scoring.md`` and
 """
 
 import argparse
-import time
 
 import numpy as np
 
-from _bench import internal, write_report
+from _bench import fastest, internal, write_report
 
 
 def _model(encoding, features, pairs, rng):
@@ -74,12 +73,7 @@ def main(argv=None):
         times = {}
         for name, score in (("every column", lambda m=model: every_column(m)),
                             ("the columns read", lambda m=model: m.score_matrix(X))):
-            best = np.inf
-            for _ in range(args.repeats):
-                start = time.perf_counter()
-                scores = score()
-                best = min(best, time.perf_counter() - start)
-            times[name] = (best, scores)
+            times[name] = (fastest(score, args.repeats), score())
         full, narrow = times["every column"], times["the columns read"]
         read = len(model.narrowed()[1])
         case = {"features": n_features, "pairs": n_pairs, "columns_read": read,

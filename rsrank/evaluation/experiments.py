@@ -296,9 +296,8 @@ def _metric_on(name, data, fit, convention, shared=True):
     :class:`QueryData`, per query; with query weights, scaled by
     :func:`rsrank.evaluation.metrics.weighted_values` (their mean is the weighted
     mean), short lists scored by the data's
-    :attr:`~rsrank.reading.querydata.QueryData.short_list`. ``shared``: the
-    rows are coded once for every fit that scores them
-    (:func:`~rsrank.learning.model.query_scores`)."""
+    :attr:`~rsrank.reading.querydata.QueryData.short_list`; ``shared`` as
+    for :func:`~rsrank.learning.model.query_scores`."""
     scores = query_scores(fit.model, data, fit.params["n_jobs"], shared=shared)
     return metrics.weighted_values(
         _metric_per_query(name, data.y, scores, data.groups, convention,
@@ -450,7 +449,6 @@ def refit_on_all(estimator, train, validation, select, convention, tried, per_qu
     relax = tried[chosen]["params"].get("relax")
     validation.forget()  # the walk's bin codes of the vali rows: the refit makes its own
     point = refit_point(estimator, tried[chosen]["params"], fits[chosen], train, validation)
-    # the refit's fits alone score these rows now: each codes the columns it reads
     new_tried, new_values, new_fits = score_fits([point], validation, select, convention,
                                                  shared=False)
     index = [i for i, entry in enumerate(new_tried)
