@@ -596,25 +596,26 @@ def screened(plan, data, working, coef_init=None):
     A penalized fit keeps a few of its terms, and a path on a sample of the
     queries tells which: from zero, the first steps move almost every term
     at the strengths such a path chooses, and an epoch reads the codes of
-    every term that has moved or may."""
+    every term that has moved or may. Given such terms (a choice fitted
+    again on all rows), a round on levels bounds its steps over its working
+    set (:func:`level_steps`' ``moving``), not in passes over every column."""
     model = start(plan, data)
     terms = model.term_features()
     groups = np.asarray(model.groups(), dtype=np.int64)
     user = excluded(plan.features, model)
     user = np.zeros(len(terms), dtype=bool) if user is None else user
     w = np.zeros(len(model.coef)) if coef_init is None else np.array(coef_init, dtype=np.float64)
-    work = np.zeros(len(terms), dtype=bool)
-    work[np.asarray(working, dtype=np.int64)] = True
-    work |= _used(w, groups)
+    work = np.isin(np.arange(len(terms)), np.asarray(working, dtype=np.int64)) | _used(w, groups)
     if w.any():
         work |= entering(plan, data, model, w, groups)
-    work &= ~user
-    rounds = []
+    work, rounds = work & ~user, []
+    own = len(working) > 0 and takes_levels(plan, in_memory=True, n_rows=data.n_rows)
     while True:
         held = ~work | user
         screen = plan.but(exclude=[terms[g] for g in np.flatnonzero(held)]) if (
             held & ~user).any() else plan
-        result = fit(screen, data, coef_init=w)
+        result = (_fit_at(screen, None, data, None, None, w, moving=work & ~user) if own
+                  else fit(screen, data, coef_init=w))
         rounds.append(result)
         w = result.model.coef
         moving = entering(plan, data, model, w, groups, rate=result.learning_rate) & ~work
@@ -671,8 +672,7 @@ def refit_terms(plan, data, kept, validation=None):
     the relaxed choice of a path walked on a sample, fitted again on all
     rows without a penalized fit there that would only choose the terms
     again. On levels, its step is bounded over the kept terms' levels
-    alone, as off levels its trace is over their weights (at a tenth of
-    MSLR-WEB30K's shape, 5.67 on 24 of 146 terms, 8.85 on every term)."""
+    alone, as off levels its trace is over their weights."""
     return _on_terms(plan, start(plan, data), kept, data, validation, KEEP, own_bound=True)
 
 

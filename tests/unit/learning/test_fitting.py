@@ -167,6 +167,15 @@ def test_a_pair_search_on_levels_fits_its_additive_model_for_fewer_epochs(monkey
     assert epochs == [fitting.SEARCH_LEVEL_EPOCHS if levels else fitting.SEARCH_EPOCHS]
 
 
+def _with_a_pair():
+    """40 queries of 25 rows whose labels follow a feature, a pair's product
+    and a threshold."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(1000, 6))
+    return QueryData(X, (X[:, 0] + X[:, 1] * X[:, 2] > 0).astype(int) + (X[:, 3] > 1),
+                     np.repeat(np.arange(40), 25))
+
+
 def test_a_relaxed_refit_from_zero_bounds_its_level_steps_over_the_kept_terms(monkeypatch):
     """refit_terms (a relaxed choice fitted again on all rows) steps on the
     kept terms' levels by their own bound; refit_kept (a penalized fit's
@@ -176,10 +185,7 @@ def test_a_relaxed_refit_from_zero_bounds_its_level_steps_over_the_kept_terms(mo
     from rsrank.learning.fitting import LEVEL_STEP, refit_kept, refit_terms, start
 
     monkeypatch.setattr(fitting, "LEVEL_ROWS", 0)
-    rng = np.random.default_rng(4)
-    qid = np.repeat(np.arange(40), 25)
-    X = rng.normal(size=(1000, 6))
-    queries = QueryData(X, (X[:, 0] + X[:, 1] * X[:, 2] > 0).astype(int) + (X[:, 3] > 1), qid)
+    queries = _with_a_pair()
     plan = plan_of(additive=True, interactions=2, learning_rate="curvature", max_iter=5,
                    l1_group=0.05, relax=False)
     model = start(plan, queries)
@@ -196,3 +202,35 @@ def test_a_relaxed_refit_from_zero_bounds_its_level_steps_over_the_kept_terms(mo
     assert refit_terms(plan, queries, kept).learning_rate == rate(own)
     penalized = fitting.fit(plan, queries)
     assert refit_kept(plan, penalized, queries).learning_rate == rate(every)
+
+
+def test_a_screened_fit_given_its_terms_bounds_its_level_steps_over_its_working_set(
+        monkeypatch):
+    """A penalized fit given the terms it expects to keep (a choice fitted
+    again on all rows) takes the bound of its last working set's levels; a
+    warm point of a path, given none, keeps the bound of every term."""
+    from rsrank.learning import fitting
+    from rsrank.learning.fitting import LEVEL_STEP, start
+
+    monkeypatch.setattr(fitting, "LEVEL_ROWS", 0)
+    queries = _with_a_pair()
+    plan = plan_of(additive=True, interactions=2, learning_rate="curvature", max_iter=300,
+                   l1_group=2.0, relax=False, pair_weight="unit")
+    model = start(plan, queries)
+    objective = plan.solver.objective
+
+    def rate(terms):
+        steps = None if terms is None else np.repeat(
+            np.isin(np.arange(len(model.term_features())), terms), np.diff(model.groups()))
+        bound = objective.level_step_bound(queries, view=model.view, steps=steps)
+        return LEVEL_STEP if bound * LEVEL_STEP <= 1 else 1.0 / bound
+    whole = fitting.fit(plan, queries)
+    kept = whole.model.selected_terms()
+    assert 0 < len(kept) < len(model.term_features())
+    assert rate(kept) != rate(None)  # the data tell the two apart
+    given = fitting.fit(plan, queries, working=kept)
+    assert np.array_equal(given.model.selected_terms(), kept)
+    assert given.learning_rate == rate(kept)
+    warm = fitting.fit(plan, queries, coef_init=whole.model.coef,
+                       working=np.zeros(0, dtype=np.int64))
+    assert warm.learning_rate == rate(None)
