@@ -22,6 +22,8 @@ def run(args):
 
 def _path(args):
     estimator = _estimator(args)  # a flag the kind would ignore is refused before any work
+    if args.out is not None:  # and a taken --out, before the data are read
+        ResultsDirectory(args.out, overwrite=args.force).check()
     data, name, inputs = training_data(args)
     check_picture_output(args.plot, inputs, "--plot")
     if isinstance(data, list):

@@ -126,6 +126,8 @@ def _recipe(args):
 def _train(args):
     estimator, grid = _recipe(args)  # a flag the kind would ignore is refused before any work
     path_rows(args)  # and a --path-rows that no path would take
+    if args.out is not None:  # and a taken --out, before the data are read
+        ResultsDirectory(args.out, overwrite=args.force).check()
     found = click_data(args)
     if found is not None:
         data, name, inputs, examinations = found

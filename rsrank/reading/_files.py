@@ -496,7 +496,7 @@ class ResultsDirectory:
     # -- claiming --------------------------------------------------------------
 
     def __enter__(self):
-        check_not_input(self.out, self.inputs)
+        self.check()  # before anything is made, and again under the lock
         self._created = make_parents(self.out)  # taken back if nothing is published
         parent = resolved(self.out).parent
         try:
@@ -512,7 +512,7 @@ class ResultsDirectory:
             raise OutputError(f"{self.out}: cannot write in {parent} ({error.strerror})") \
                 from None
         try:
-            self._check_target()
+            self.check()
             self.staging = parent / f".{self.out.name}.staging-{os.getpid()}"
             self.staging.mkdir(mode=0o777)  # the umask applies, as to any new directory
         except OSError as error:
@@ -524,7 +524,12 @@ class ResultsDirectory:
             raise
         return self
 
-    def _check_target(self):
+    def check(self):
+        """Refuse ``out`` as claiming it would, where it holds something this
+        run may not replace: the commands call it before reading their data
+        too, so that a taken path fails at once rather than after the
+        reading."""
+        check_not_input(self.out, self.inputs)
         if self.out.is_symlink() or (self.out.exists() and not self.out.is_dir()):
             raise OutputError(f"{self.out}: exists and is not a results directory; choose "
                               "another path")
@@ -559,7 +564,7 @@ class ResultsDirectory:
     def publish(self):
         """Move the staging directory to ``out`` in one step, with the
         marker that lists what it holds."""
-        self._check_target()
+        self.check()
         listed = sorted(_files_under(self.staging))
         with open(self.staging / RESULTS_MARKER, "x", encoding="utf-8") as handle:
             json.dump({"written_by": "rsrank", "files": listed}, handle, indent=1)

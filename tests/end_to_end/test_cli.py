@@ -120,6 +120,25 @@ def test_train_does_not_overwrite_without_force(tmp_path, capsys, bundled_root):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no leftovers
 
 
+@pytest.mark.parametrize("command", ["train", "path"])
+def test_a_taken_out_is_refused_before_the_data_are_read(tmp_path, capsys, command):
+    """The data here cannot be read (line 2 is broken): the --out refused
+    first shows the data were not read before the refusal."""
+    train = tmp_path / "train.txt"
+    train.write_text("1 qid:1 1:0.5\n2 qid:1 1:oops\n")
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "keep.txt").write_text("mine")
+    argv = [command, "--train", str(train), "--vali", str(train), "--out", str(out)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "exists and is not a results directory rsrank wrote" in err and "oops" not in err
+    (out / "keep.txt").unlink()
+    out.rmdir()
+    assert main(argv) == 2  # with --out free, the data are read and refused
+    assert "line 2" in capsys.readouterr().err
+
+
 def test_interrupted_write_leaves_nothing(tmp_path, monkeypatch, bundled_root):
     import rsrank.evaluation.reports
 
