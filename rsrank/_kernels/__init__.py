@@ -44,7 +44,7 @@ from .lambdas import (PREFIX_COST_PER_LEVEL, PREFIX_MIN_SIZE, all_query_levels, 
 from .ranking import (HINGE, LOGISTIC, MODIFIED_HUBER, PAIR_LOSSES, float_bits, label_levels,
                       pair_loss, pair_loss_and_derivative, pair_loss_derivative, ranked_order,
                       ranked_order_from, swap_weight, swap_weight_matrix, top_order)
-from .scores import (CODE_BLOCK, code_counts, coded_add_histogram, coded_scores,
+from .scores import (CODE_BLOCK, code_counts, code_layout, coded_add_histogram, coded_scores,
                      coded_scores_all, csr_add_gradient, csr_scores, dense_add_gradient,
                      dense_codes_parallel, dense_codes_serial, dense_scores,
                      linear_scores_parallel, linear_scores_serial, mapped_columns,
@@ -57,7 +57,8 @@ forget_stale_builds(epoch_serial)
 __all__ = [
     "PAIR_BLOCK", "pair_histograms_parallel", "pair_histograms_serial", "row_curvature",
     "rows_curvature",
-    "step_curvature", "CODE_BLOCK", "code_sums", "grid_residuals", "run_costs", "code_counts",
+    "step_curvature", "CODE_BLOCK", "code_layout", "code_sums", "grid_residuals", "run_costs",
+    "code_counts",
     "mapped_columns",
     "row_pair_weights", "stored_code_sums",
     "GRADIENT_ONLY", "HINGE", "LOGISTIC", "MODIFIED_HUBER", "PAIR_LOSSES",

@@ -317,42 +317,48 @@ linear_scores_serial, linear_scores_parallel = twins(_linear_scores)
 # (``missing``; its last threshold is +inf, which NaN sorts above), else it is
 # read as 0. Feature ``j``'s ``sizes[j]`` thresholds fill the rows
 # ``starts[j]:starts[j + 1]`` of ``cuts`` (one row of :data:`CODE_BLOCK` per
-# block, the last padded with +inf, which is below no value), and a value
-# counts the rows wholly below it, then the thresholds of the next row: a loop
-# of fixed length over a row, without a branch, which vectorises (over a flat
-# array's signed indices, which numba checks for being negative, the codes took
-# 1.2 times as long).
+# block, at least one, the last padded with +inf, which is below no value),
+# and ``lasts[j]`` holds the last threshold of each of its rows but the last
+# (+inf after them). A value counts the rows wholly below it among
+# ``lasts[j]``, then the thresholds of the next row: two loops of fixed
+# length without a branch. Their length is read from the arrays' shapes: as a
+# constant, numba unrolls them into scalar compares, which took 1.5 times as
+# long as the vector compares of a loop of run-time length
+# (``scripts/bench_codes.py``).
 
 #: Thresholds counted at a time (:func:`dense_codes`)
 CODE_BLOCK = 32
 
 
 @njit(cache=True, inline="always")
-def _block_count(row, value):
-    """How many of a row of thresholds are below ``value``."""
-    below = 0
-    for k in range(CODE_BLOCK):
-        below += row[k] < value
-    return below
-
-
-@njit(cache=True, inline="always")
-def _value_code(value, cuts, start, stop, size, missing):
+def _value_code(value, cuts, lasts, j, start, size, missing):
     if value != value:  # rare: a branch the CPU predicts
         if missing:
             return size
         value = np.float32(0.0)
-    if stop == start:
-        return 0
-    # the rows wholly below the value first, by their last thresholds (the
-    # thresholds ascend, so those rows come first and the value lies in the
-    # next), then that row's count: 32 + rows comparisons, not 32 per row (on 254
-    # thresholds, 3.7 times as fast as counting every row: scripts/bench_codes.py);
-    # no early end, as a branch on the value would be mispredicted
-    below = start
-    for block in range(start, stop - 1):
-        below += cuts[block, CODE_BLOCK - 1] < value
-    return (below - start) * CODE_BLOCK + _block_count(cuts[below], value)
+    below = 0
+    for k in range(lasts.shape[1]):
+        below += np.int32(lasts[j, k] < value)
+    row = cuts[start + below]
+    count = 0
+    for k in range(row.shape[0]):
+        count += np.int32(row[k] < value)
+    return below * CODE_BLOCK + count
+
+
+def code_layout(thresholds):
+    """``(cuts, lasts, starts)`` of each feature's ascending float32
+    ``thresholds`` as the code kernels read them (the layout above)."""
+    blocks = np.array([max(1, -(-len(c) // CODE_BLOCK)) for c in thresholds], dtype=np.int64)
+    starts = np.r_[0, np.cumsum(blocks)].astype(np.int64)
+    cuts = np.full((starts[-1], CODE_BLOCK), np.inf, dtype=np.float32)
+    lasts = np.full((len(thresholds), max(1, blocks.max(initial=1) - 1)), np.inf,
+                    dtype=np.float32)
+    flat = cuts.reshape(-1)  # a view: the rows one after another
+    for j, c in enumerate(thresholds):
+        flat[starts[j] * CODE_BLOCK:starts[j] * CODE_BLOCK + len(c)] = c
+        lasts[j, :blocks[j] - 1] = cuts[starts[j]:starts[j + 1] - 1, -1]
+    return cuts, lasts, starts
 
 
 #: rows (and stored values) per block of :func:`_dense_codes` (and
@@ -361,7 +367,7 @@ def _value_code(value, cuts, start, stop, size, missing):
 _CODE_ROWS = 256
 
 
-def _dense_codes(X, cuts, starts, sizes, missing, out):
+def _dense_codes(X, cuts, lasts, starts, sizes, missing, out):
     """The bin code of every value of the 2-D ``X`` into ``out`` (uint8,
     X's shape), a row at a time; blocks of rows in parallel in the parallel
     build (each value's code is its own: the same codes on any threads)."""
@@ -369,11 +375,11 @@ def _dense_codes(X, cuts, starts, sizes, missing, out):
     for block in prange((n + _CODE_ROWS - 1) // _CODE_ROWS):
         for i in range(block * _CODE_ROWS, min(block * _CODE_ROWS + _CODE_ROWS, n)):
             for j in range(X.shape[1]):
-                out[i, j] = _value_code(np.float32(X[i, j]), cuts, starts[j], starts[j + 1],
+                out[i, j] = _value_code(np.float32(X[i, j]), cuts, lasts, j, starts[j],
                                         sizes[j], missing[j])
 
 
-def _stored_codes(data, indices, cuts, starts, sizes, missing, out):
+def _stored_codes(data, indices, cuts, lasts, starts, sizes, missing, out):
     """The bin code of every stored value of CSR rows (``data``, their
     column ``indices``) into ``out`` (uint8, one per value); blocks of
     values in parallel in the parallel build."""
@@ -381,7 +387,7 @@ def _stored_codes(data, indices, cuts, starts, sizes, missing, out):
     for block in prange((n + _CODE_ROWS - 1) // _CODE_ROWS):
         for p in range(block * _CODE_ROWS, min(block * _CODE_ROWS + _CODE_ROWS, n)):
             j = indices[p]
-            out[p] = _value_code(np.float32(data[p]), cuts, starts[j], starts[j + 1], sizes[j],
+            out[p] = _value_code(np.float32(data[p]), cuts, lasts, j, starts[j], sizes[j],
                                  missing[j])
 
 

@@ -27,7 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import _kernels
-from .._kernels import CODE_BLOCK, Rows, read_only
+from .._kernels import Rows, read_only
 from ._compile import choose
 from ._threads import SCORING_WORK_PER_THREAD, held_threads, numba_threads
 from ._quantiles import (MAX_BINS, MISSING, as_float32, check_max_bins, coded_column_thresholds,
@@ -307,23 +307,19 @@ def bin_codes(X, thresholds, n_threads=None, out=None):
     if _is_coded(X):
         return _recoded(X, thresholds, out)
     sizes = np.array([len(c) for c in thresholds], dtype=np.int64)
-    # each feature's thresholds in rows of CODE_BLOCK, the last row padded with +inf
-    starts = np.r_[0, np.cumsum(-(-sizes // CODE_BLOCK))].astype(np.int64)
-    cuts = np.full((starts[-1], CODE_BLOCK), np.inf, dtype=np.float32)
-    flat = cuts.reshape(-1)  # a view: the rows one after another
-    for j, c in enumerate(thresholds):
-        flat[starts[j] * CODE_BLOCK:starts[j] * CODE_BLOCK + len(c)] = c
+    cuts, lasts, starts = _kernels.code_layout(thresholds)
     missing = np.array([has_missing_bin(c) for c in thresholds], dtype=np.bool_)
     if sp.issparse(X):
         X = sp.csr_matrix(X)
         codes = np.empty(X.nnz, dtype=np.uint8)
-        args = (read_only(_numbers(X.data)), X.indices, cuts, starts, sizes, missing, codes)
+        args = (read_only(_numbers(X.data)), X.indices, cuts, lasts, starts, sizes, missing,
+                codes)
         _coded(_kernels.stored_codes_serial, _kernels.stored_codes_parallel, n_threads, args)
         zero_codes = np.array([_code(np.zeros(1), c)[0] for c in thresholds], dtype=np.uint8)
         return BinCodes(codes, X.shape, X.indices.copy(), X.indptr.copy(), zero_codes)
     out = _checked_out(out, X.shape)
     for lo, hi, block in (X.blocks() if isinstance(X, RowSample) else [(0, X.shape[0], X)]):
-        args = (read_only(_numbers(np.asarray(block))), cuts, starts, sizes, missing,
+        args = (read_only(_numbers(np.asarray(block))), cuts, lasts, starts, sizes, missing,
                 out[lo:hi])  # the kernel fills the block's columns
         _coded(_kernels.dense_codes_serial, _kernels.dense_codes_parallel, n_threads, args)
     return BinCodes(out if out.shape == X.shape else out[:, :X.shape[1]], X.shape)
@@ -378,11 +374,14 @@ def _recoded(X, thresholds, out):
 
 def _coded(serial, parallel, n_threads, args):
     """Runs a codes kernel on ``n_threads`` threads (None: those held),
-    one when its values are too few to share."""
+    one when its values are too few to share: its parallel build wherever
+    they are that many, on one thread too, whose count loops numba compiles
+    to vector compares where the serial build's took 2.5 times as long."""
     n = held_threads() if n_threads is None else n_threads
+    many = args[0].size >= SCORING_WORK_PER_THREAD
     n = min(n, max(1, args[0].size // SCORING_WORK_PER_THREAD))
     with numba_threads(n):
-        choose(serial, parallel, n, args)(*args)
+        choose(serial, parallel, max(n, 2) if many else n, args)(*args)
 
 
 def _numbers(values):
