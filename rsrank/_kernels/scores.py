@@ -320,11 +320,9 @@ linear_scores_serial, linear_scores_parallel = twins(_linear_scores)
 # block, at least one, the last padded with +inf, which is below no value),
 # and ``lasts[j]`` holds the last threshold of each of its rows but the last
 # (+inf after them). A value counts the rows wholly below it among
-# ``lasts[j]``, then the thresholds of the next row: two loops of fixed
-# length without a branch. Their length is read from the arrays' shapes: as a
-# constant, numba unrolls them into scalar compares, which took 1.5 times as
-# long as the vector compares of a loop of run-time length
-# (``scripts/bench_codes.py``).
+# ``lasts[j]``, then the thresholds of the next row: two loops without a
+# branch, their length read from the arrays' shapes (a constant length is
+# unrolled into scalar compares; a run-time one gives vector compares).
 
 #: Thresholds counted at a time (:func:`dense_codes`)
 CODE_BLOCK = 32
