@@ -70,6 +70,15 @@ def training_data(args, test_values=True, vali_values=True):
                                  **loading(args))
 
 
+def named_inputs(args):
+    """The paths a training command reads, as its command line names them:
+    what an early check of ``--out`` must not replace before the data
+    show the files they hold."""
+    names = ("path", "train", "vali", "test", "clicks", "vali_clicks")
+    return [value for value in (getattr(args, name, None) for name in names)
+            if value is not None]
+
+
 def loading(args):
     """How ``rsrank train`` keeps the splits: a file whose every line holds
     every feature as one dense array, in ``--dtype``."""

@@ -12,7 +12,7 @@ from ..deployment.plotting import plot_path
 from ..reading.querydata import QueryData
 from ..learning.recipe import path_estimator
 from ._options import (UsageError, check_picture_output, command_line, first_run, loading,
-                       training_data)
+                       named_inputs, training_data)
 
 
 def run(args):
@@ -23,7 +23,7 @@ def run(args):
 def _path(args):
     estimator = _estimator(args)  # a flag the kind would ignore is refused before any work
     if args.out is not None:  # and a taken --out, before the data are read
-        ResultsDirectory(args.out, overwrite=args.force).check()
+        ResultsDirectory(args.out, overwrite=args.force, inputs=named_inputs(args)).check()
     data, name, inputs = training_data(args)
     check_picture_output(args.plot, inputs, "--plot")
     if isinstance(data, list):

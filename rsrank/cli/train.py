@@ -18,8 +18,8 @@ from ..learning.path import reads_codes
 from ..learning.recipe import fold_threads, train_recipe, vali_folds
 from ..clicks.choice import keep_plain_unless_debiased
 from ._clicks import click_data, plain_folds, print_choices, print_examination
-from ._options import (UsageError, command_line, curvature_recipe, first_run, loading, on_terminal,
-                       path_rows, training_data)
+from ._options import (UsageError, command_line, curvature_recipe, first_run, loading,
+                       named_inputs, on_terminal, path_rows, training_data)
 
 
 class _Progress:
@@ -127,7 +127,7 @@ def _train(args):
     estimator, grid = _recipe(args)  # a flag the kind would ignore is refused before any work
     path_rows(args)  # and a --path-rows that no path would take
     if args.out is not None:  # and a taken --out, before the data are read
-        ResultsDirectory(args.out, overwrite=args.force).check()
+        ResultsDirectory(args.out, overwrite=args.force, inputs=named_inputs(args)).check()
     found = click_data(args)
     if found is not None:
         data, name, inputs, examinations = found

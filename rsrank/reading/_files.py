@@ -274,6 +274,9 @@ def check_not_input(out, inputs):
         source = resolved(path)
         same = target == source or (target.exists() and source.exists()
                                     and os.path.samefile(target, source))
+        if same and target.is_dir():
+            raise OutputError(f"{out}: is the input {path}, which replacing it would delete; "
+                              "choose another path")
         if same:
             raise OutputError(f"{out}: would overwrite the input {path}; choose another path")
         if source.is_relative_to(target):

@@ -180,7 +180,8 @@ def bad_invocations(tmp_path, data_dir, model_file):
         # the data given in place of the model
         (["predict", train, model_file], f"{train}: LETOR data, not an RSRank model file"),
         # replacing the data's directory or a file in it; an output beside them is fine
-        (["train", data_dir, "--out", data_dir, "--force"], "holds the input"),
+        (["train", data_dir, "--out", data_dir, "--force"], "is the input"),
+        (["train", data_dir, "--out", tmp_path, "--force"], "holds the input"),
     ]
 
 
