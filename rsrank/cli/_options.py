@@ -71,12 +71,17 @@ def training_data(args, test_values=True, vali_values=True):
 
 
 def named_inputs(args):
-    """The paths a training command reads, as its command line names them:
-    what an early check of ``--out`` must not replace before the data
-    show the files they hold."""
+    """The paths a training command reads, as its command line names them,
+    for an early check of ``--out`` before the data are read: the files,
+    and the directories except one ``--out`` lies within (results may go
+    beside the data in its directory; the files read there are checked once
+    they are known)."""
+    out = resolved(args.out)
     names = ("path", "train", "vali", "test", "clicks", "vali_clicks")
-    return [value for value in (getattr(args, name, None) for name in names)
-            if value is not None]
+    named = [value for value in (getattr(args, name, None) for name in names)
+             if value is not None]
+    return [path for path in named if not (os.path.isdir(path) and out != resolved(path)
+                                           and out.is_relative_to(resolved(path)))]
 
 
 def loading(args):

@@ -182,6 +182,7 @@ def bad_invocations(tmp_path, data_dir, model_file):
         # replacing the data's directory or a file in it; an output beside them is fine
         (["train", data_dir, "--out", data_dir, "--force"], "is the input"),
         (["train", data_dir, "--out", tmp_path, "--force"], "holds the input"),
+        (["train", data_dir, "--out", data_dir / "train.txt", "--force"], "not a results"),
     ]
 
 

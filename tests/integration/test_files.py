@@ -55,7 +55,8 @@ def test_an_output_may_not_be_hold_or_sit_in_an_input(tmp_path):
     (data / "Fold1").mkdir(parents=True)
     (data / "train.txt").write_text("1 qid:1 1:1\n")
     os.link(data / "train.txt", tmp_path / "alias.txt")
-    for out, why in [(data, "would overwrite the input"), (data / "Fold1" / "run", "lies inside"),
+    for out, why in [(data, "is the input .*, which replacing it would delete"),
+                     (data / "Fold1" / "run", "lies inside"),
                      (tmp_path, "holds the input"), (tmp_path / "alias.txt", "would overwrite")]:
         with pytest.raises(OutputError, match=why):
             check_not_input(out, [data / "train.txt"] if out.name == "alias.txt" else [data])
