@@ -12,6 +12,7 @@ from concurrent.futures import BrokenExecutor
 
 from ..reading._files import remove_empty
 from ..reading._text import LetorFormatError
+from ..learning._blas import serial_blas
 from ..learning._workers import WorkerStartError
 
 # this module imports no numerical library: a command that needs none (``fetch``)
@@ -92,7 +93,9 @@ def run(args):
         caught.append((category.__name__, str(message)))
 
     try:
-        with warnings.catch_warnings(), _termination_unwinds():
+        # BLAS on one thread for the whole command, between fits too (its waiting threads
+        # would share the cores with the next fit's)
+        with warnings.catch_warnings(), _termination_unwinds(), serial_blas():
             warnings.simplefilter("default")
             warnings.showwarning = one_line
             return args.run(args)

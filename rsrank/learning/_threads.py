@@ -7,6 +7,8 @@ import time
 
 import numba
 
+from ._blas import serial_blas
+
 #: Stored feature values per thread below which an epoch gains nothing from
 #: threads (``scripts/bench_threads.py``, ``results/threads.md``)
 WORK_PER_THREAD = 10_000
@@ -93,7 +95,9 @@ class numba_threads:
     """Temporarily set numba's thread count. Inside a block that holds the
     same count already (a fit's epochs inside the fit's block) it does
     nothing: asking numba for its count and setting it back and forth
-    costs microseconds, a tenth of a small query set's epoch."""
+    costs microseconds, a tenth of a small query set's epoch. A block of
+    more than one thread holds BLAS to one (:func:`~rsrank.learning._blas.serial_blas`):
+    its threads would wait busily on the cores the block's kernels use."""
 
     def __init__(self, n):
         self.n = n
@@ -106,10 +110,15 @@ class numba_threads:
         if self.n != self.previous:
             numba.set_num_threads(self.n)
         _HELD.n = self.n
+        self.blas = serial_blas() if self.n > 1 else None
+        if self.blas is not None:
+            self.blas.__enter__()
 
     def __exit__(self, *exc):
         if self.outer == self.n:
             return
+        if self.blas is not None:
+            self.blas.__exit__(None, None, None)
         if self.n != self.previous:
             numba.set_num_threads(self.previous)
         _HELD.n = self.outer

@@ -168,3 +168,26 @@ def test_thread_count_blocks_nest_and_restore():
     with numba_threads(start):
         assert numba.get_num_threads() == start
     assert numba.get_num_threads() == start
+
+
+def test_a_command_runs_with_blas_on_one_thread(monkeypatch):
+    # the command line holds BLAS at one thread for the whole command, between
+    # its fits too (rsrank.learning._blas), and gives its threads back after
+    import argparse
+
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from rsrank.cli import _edge
+
+    def blas_threads():
+        return {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+
+    seen = []
+    args = argparse.Namespace(run=lambda _: seen.append(blas_threads()) or 0, debug=False,
+                              command="probe")
+    with threadpool_limits(limits=2, user_api="blas"):
+        if blas_threads() != {2}:
+            pytest.skip("no BLAS here that takes two threads")
+        assert _edge.run(args) == 0
+        assert seen == [{1}]
+        assert blas_threads() == {2}
