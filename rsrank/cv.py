@@ -22,6 +22,7 @@ from .clicks.log import check_log_arguments
 from .estimator import OneQueryWarning, warn_without_qid
 from .evaluation.experiments import fit_and_select, parse_metric
 from .evaluation.model_selection import check_search_fit
+from .learning._blas import serial_blas
 from .learning.path import reporting_fits
 from .reading.querydata import QueryData
 from .learning.recipe import DEFAULT_WITHIN, train_recipe, vali_folds
@@ -162,6 +163,7 @@ class RSRankCV(BaseEstimator):
                 part[strength] = [float(r) for r in self.l1_ratio]
         return estimator, list(ParameterGrid(grid))
 
+    @serial_blas()  # between the path's fits too, as the command line holds it
     def fit(self, X, y=None, *, qid=None, eval_set=None, position=None, impressions=None,
             propensity=None, session=None):
         """Walk the path on ``X`` (arrays with ``qid``, or a

@@ -139,3 +139,33 @@ def test_verbose_prints_a_line_per_fit_wherever_stderr_goes(capsys):
     total = int(lines[0].split(" of about ")[1].split()[0])
     assert len(lines) == total and lines[-1].startswith(f"RSRankCV: fit {total} of about {total}")
     assert "pair_weight=" in lines[0]
+
+
+def test_its_path_runs_with_blas_on_one_thread(monkeypatch):
+    # as the command line: BLAS's waiting threads would share the cores with
+    # the path's fits, between them too (rsrank.learning._blas)
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    import rsrank.cv
+
+    def blas_threads():
+        return {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+
+    seen = []
+
+    class Seen(Exception):
+        """The probe has seen what it came for."""
+
+    def probe(*args, **kwargs):
+        seen.append(blas_threads())
+        raise Seen
+
+    monkeypatch.setattr(rsrank.cv, "fit_and_select", probe)
+    X, y, qid = small_queries(n_queries=10)
+    with threadpool_limits(limits=2, user_api="blas"):
+        if blas_threads() != {2}:
+            pytest.skip("no BLAS here that takes two threads")
+        with pytest.raises(Seen):
+            RSRankCV(**FAST).fit(X, y, qid=qid, eval_set=(X, y, qid))
+        assert seen == [{1}]
+        assert blas_threads() == {2}
