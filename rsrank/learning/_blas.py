@@ -13,6 +13,7 @@ numerical library: the command line's edge holds it too.
 
 import contextlib
 import threading
+import warnings
 
 from threadpoolctl import ThreadpoolController
 
@@ -35,15 +36,30 @@ def serial_blas():
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    if _STATE["depth"] > 0:
-        limiter = contextlib.nullcontext()
-    else:
-        if _STATE["controller"] is None:
-            _STATE["controller"] = ThreadpoolController()
-        limiter = _STATE["controller"].limit(limits=1, user_api="blas")
+    limiter = contextlib.nullcontext() if _STATE["depth"] > 0 else _one_thread()
     _STATE["depth"] += 1
     try:
         with limiter:
             yield
     finally:
         _STATE["depth"] -= 1
+
+
+def _one_thread():
+    """threadpoolctl's limiter of the loaded BLAS libraries at one thread, or
+    a block that does nothing where threadpoolctl cannot find or set them:
+    the limit only saves time, and no fit may fail for want of it."""
+    if _STATE["controller"] is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # its notes on OpenMP runtimes are not the user's
+            try:
+                _STATE["controller"] = ThreadpoolController()
+            except Exception:  # any failure to read the libraries: leave them alone
+                _STATE["controller"] = False
+    if _STATE["controller"] is False:
+        return contextlib.nullcontext()
+    try:
+        return _STATE["controller"].limit(limits=1, user_api="blas")
+    except Exception:  # a library that refuses the limit: leave them alone from now on
+        _STATE["controller"] = False
+        return contextlib.nullcontext()

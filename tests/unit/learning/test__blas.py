@@ -47,6 +47,21 @@ def test_a_block_left_by_an_error_gives_the_threads_back(two_blas_threads):
         assert blas_threads() == {1}
 
 
+def test_where_threadpoolctl_cannot_read_the_libraries_a_block_leaves_them_alone(
+        two_blas_threads, monkeypatch):
+    import rsrank.learning._blas as blas
+
+    def unreadable():
+        raise OSError("cannot read the loaded libraries")
+
+    monkeypatch.setitem(blas._STATE, "controller", None)
+    monkeypatch.setattr(blas, "ThreadpoolController", unreadable)
+    for _ in range(2):  # and it does not try again
+        with serial_blas():
+            assert blas_threads() == {2}
+    assert blas._STATE["controller"] is False
+
+
 def test_a_block_in_another_thread_leaves_blas_as_it_is(two_blas_threads):
     # BLAS's thread count is the process's, set by one thread: a fit in another
     # thread (a Dask worker's) neither limits it nor gives it back under the
