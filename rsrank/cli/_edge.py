@@ -13,6 +13,7 @@ from concurrent.futures import BrokenExecutor
 from ..reading._files import remove_empty
 from ..reading._text import LetorFormatError
 from ..learning._blas import serial_blas
+from ..learning._interrupts import interruption
 from ..learning._workers import WorkerStartError
 
 # this module imports no numerical library: a command that needs none (``fetch``)
@@ -61,18 +62,6 @@ def _termination_unwinds():
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
-
-
-def interruption(error):
-    """The KeyboardInterrupt (or :class:`Terminated`) that ``error`` is or
-    chains from, or None."""
-    seen = set()
-    while error is not None and id(error) not in seen:
-        if isinstance(error, KeyboardInterrupt):
-            return error
-        seen.add(id(error))
-        error = error.__cause__ or error.__context__
-    return None
 
 
 def _interrupted_exit(command, interruption):

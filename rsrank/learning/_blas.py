@@ -17,6 +17,8 @@ import warnings
 
 from threadpoolctl import ThreadpoolController
 
+from ._interrupts import interruption
+
 __all__ = ["serial_blas"]
 
 #: the controller of the BLAS libraries loaded when it was first needed, and
@@ -32,7 +34,9 @@ def serial_blas():
     found once, at the first block (those loaded later are left as they
     are). A BLAS library's thread count is the process's, which
     threadpoolctl lets one thread set: a block in another thread than the
-    main one (a fit in a Dask worker's thread) leaves it as it is."""
+    main one (a fit in a Dask worker's thread) leaves it as it is, and
+    within a block the BLAS work of the process's other threads runs on
+    one thread too."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -48,18 +52,25 @@ def serial_blas():
 def _one_thread():
     """threadpoolctl's limiter of the loaded BLAS libraries at one thread, or
     a block that does nothing where threadpoolctl cannot find or set them:
-    the limit only saves time, and no fit may fail for want of it."""
+    the limit only saves time, and no fit may fail for want of it. A Ctrl-C
+    that lands meanwhile still ends the command, even wrapped in another
+    error by the code it landed in (:func:`~rsrank.learning._interrupts.interruption`)."""
     if _STATE["controller"] is None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # its notes on OpenMP runtimes are not the user's
             try:
                 _STATE["controller"] = ThreadpoolController()
-            except Exception:  # any failure to read the libraries: leave them alone
+            except Exception as error:  # any failure to read the libraries: leave them alone
+                if interruption(error) is not None:
+                    raise
                 _STATE["controller"] = False
     if _STATE["controller"] is False:
         return contextlib.nullcontext()
     try:
         return _STATE["controller"].limit(limits=1, user_api="blas")
-    except Exception:  # a library that refuses the limit: leave them alone from now on
+    except Exception as error:  # a library that refuses the limit: leave them alone from now on
+        if interruption(error) is not None:
+            raise
         _STATE["controller"] = False
         return contextlib.nullcontext()
+

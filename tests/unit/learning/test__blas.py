@@ -62,6 +62,27 @@ def test_where_threadpoolctl_cannot_read_the_libraries_a_block_leaves_them_alone
     assert blas._STATE["controller"] is False
 
 
+def test_an_interrupt_that_threadpoolctl_wraps_still_ends_the_block(monkeypatch):
+    # a Ctrl-C that lands while the libraries are read, wrapped by the code it
+    # landed in, is not taken for a failure to read them
+    import rsrank.learning._blas as blas
+
+    def interrupted():
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as error:
+            raise RuntimeError("Error calling __set_name__") from error
+
+    monkeypatch.setitem(blas._STATE, "controller", None)
+    monkeypatch.setattr(blas, "ThreadpoolController", interrupted)
+    with pytest.raises(RuntimeError) as caught:
+        with serial_blas():
+            pass
+    assert isinstance(caught.value.__cause__, KeyboardInterrupt)
+    assert blas._STATE["controller"] is None  # it will read them at the next block
+    assert blas._STATE["depth"] == 0
+
+
 def test_a_block_in_another_thread_leaves_blas_as_it_is(two_blas_threads):
     # BLAS's thread count is the process's, set by one thread: a fit in another
     # thread (a Dask worker's) neither limits it nor gives it back under the
