@@ -95,6 +95,14 @@ def check_codes_against_indicators(X, y, qid, encoding, pair_weight):
     return rows
 
 
+def blas_threads():
+    """The thread count of every BLAS library the process has loaded that
+    threadpoolctl can read, as a set (what rsrank.learning._blas holds)."""
+    from threadpoolctl import threadpool_info
+
+    return {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+
+
 def small_queries(n_queries=24, n_docs=12, seed=0):
     """Five features (two informative), graded labels, qids from 100."""
     rng = np.random.default_rng(seed)

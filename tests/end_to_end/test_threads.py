@@ -175,12 +175,11 @@ def test_a_command_runs_with_blas_on_one_thread(monkeypatch):
     # its fits too (rsrank.learning._blas), and gives its threads back after
     import argparse
 
-    from threadpoolctl import threadpool_info, threadpool_limits
+    from threadpoolctl import threadpool_limits
+
+    from conftest import blas_threads
 
     from rsrank.cli import _edge
-
-    def blas_threads():
-        return {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
 
     seen = []
     args = argparse.Namespace(run=lambda _: seen.append(blas_threads()) or 0, debug=False,

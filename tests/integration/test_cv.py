@@ -144,12 +144,11 @@ def test_verbose_prints_a_line_per_fit_wherever_stderr_goes(capsys):
 def test_its_path_runs_with_blas_on_one_thread(monkeypatch):
     # as the command line: BLAS's waiting threads would share the cores with
     # the path's fits, between them too (rsrank.learning._blas)
-    from threadpoolctl import threadpool_info, threadpool_limits
+    from threadpoolctl import threadpool_limits
+
+    from conftest import blas_threads
 
     import rsrank.cv
-
-    def blas_threads():
-        return {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
 
     seen = []
 

@@ -1,20 +1,16 @@
-"""rsrank.learning._blas: BLAS held at one thread within a block, and given
-back its threads when the last block of any thread leaves."""
+"""rsrank.learning._blas: BLAS held at one thread within the main thread's
+blocks, and given back its threads when the outermost one leaves."""
 
 import threading
 
 import numba
 import numpy as np
 import pytest
-from threadpoolctl import threadpool_info, threadpool_limits
+from threadpoolctl import threadpool_limits
 
+from conftest import blas_threads
 from rsrank.learning._blas import serial_blas
 from rsrank.learning._threads import numba_threads
-
-
-def blas_threads():
-    """The thread count of every BLAS library loaded, as a set."""
-    return {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
 
 
 @pytest.fixture
