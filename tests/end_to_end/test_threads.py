@@ -31,6 +31,9 @@ def test_auto_gives_one_thread_to_small_work_and_one_per_free_core(monkeypatch):
 def test_free_cores_counts_the_idle_share_of_the_machine(monkeypatch, fresh_reading):
     total = os.cpu_count()
     usable = len(os.sched_getaffinity(0))
+    # this process used nothing meanwhile (an earlier test's BLAS or numba threads
+    # still waiting busily would be counted as its own use)
+    monkeypatch.setattr(_threads, "time", _Clock(0))
     # two readings of /proc/stat: the machine was half idle in between
     readings = iter([(1000, 0), (1000 + 100 * total, 50 * total)])
     monkeypatch.setattr(_threads, "_cpu_times", lambda: next(readings))
