@@ -192,7 +192,8 @@ def _aged(pages):
     before a change, at the commit it names, as the baseline the docs
     compare with: it ages by design, and only a stamp that dates nothing is
     reported. So does a ``*_tried`` page: a variant measured and not kept,
-    at the commit it names, whose code the package no longer holds."""
+    at the commit it names, whose code the package no longer holds; and a
+    ``*_compare`` page: the code of two named commits side by side."""
     aged = []
     for page, commit in pages:
         if commit is None:
@@ -204,7 +205,7 @@ def _aged(pages):
         if counted.returncode != 0:
             aged.append(f"{page} (its stamp {commit} is no commit of this history)")
         elif (int(counted.stdout) > MAX_BEHIND
-              and not Path(page).stem.endswith(("_before", "_tried"))):
+              and not Path(page).stem.endswith(("_before", "_tried", "_compare"))):
             aged.append(f"{page} ({int(counted.stdout)} code commits)")
     return aged
 
@@ -241,7 +242,7 @@ def test_the_age_check_reports_a_stamp_it_cannot_date():
                                 capture_output=True, text=True).stdout)
     pages = [("results/now.md", head), ("results/never.md", "0123456789ab"),
              ("results/blank.md", None), ("results/first.md", root),
-             ("results/first_before.md", root)]
+             ("results/first_before.md", root), ("results/first_compare.md", root)]
     expected = ["results/never.md (its stamp 0123456789ab is no commit of this history)",
                 "results/blank.md (unstamped)"]
     if behind > MAX_BEHIND:  # a history long enough to age a page
