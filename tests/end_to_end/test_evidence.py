@@ -193,7 +193,9 @@ def _aged(pages):
     compare with: it ages by design, and only a stamp that dates nothing is
     reported. So does a ``*_tried`` page: a variant measured and not kept,
     at the commit it names, whose code the package no longer holds; and a
-    ``*_compare`` page: the code of two named commits side by side."""
+    ``*_compare`` page: the code of two named commits side by side; and
+    the page after a change whose ``*_before`` page lies beside it, the
+    other half of that comparison (:func:`_fixed`)."""
     aged = []
     for page, commit in pages:
         if commit is None:
@@ -204,10 +206,16 @@ def _aged(pages):
                                  text=True)
         if counted.returncode != 0:
             aged.append(f"{page} (its stamp {commit} is no commit of this history)")
-        elif (int(counted.stdout) > MAX_BEHIND
-              and not Path(page).stem.endswith(("_before", "_tried", "_compare"))):
+        elif int(counted.stdout) > MAX_BEHIND and not _fixed(page):
             aged.append(f"{page} ({int(counted.stdout)} code commits)")
     return aged
+
+
+def _fixed(page):
+    """Whether ``page`` stays at the commits it names (see :func:`_aged`)."""
+    stem = Path(page).stem
+    return (stem.endswith(("_before", "_tried", "_compare"))
+            or (REPO / page).with_name(f"{stem}_before.md").is_file())
 
 
 def _git_checkout():
@@ -242,7 +250,8 @@ def test_the_age_check_reports_a_stamp_it_cannot_date():
                                 capture_output=True, text=True).stdout)
     pages = [("results/now.md", head), ("results/never.md", "0123456789ab"),
              ("results/blank.md", None), ("results/first.md", root),
-             ("results/first_before.md", root), ("results/first_compare.md", root)]
+             ("results/first_before.md", root), ("results/first_compare.md", root),
+             ("results/one_search_web01.md", root)]  # its _before page lies beside it
     expected = ["results/never.md (its stamp 0123456789ab is no commit of this history)",
                 "results/blank.md (unstamped)"]
     if behind > MAX_BEHIND:  # a history long enough to age a page
