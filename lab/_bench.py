@@ -207,14 +207,14 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 PACKAGES = ("rsrank", "numpy", "scipy", "numba", "scikit-learn", "lightgbm", "xgboost", "dask")
 
 
-def _portable(argument):
+def portable(argument):
     """A command-line argument without this machine's absolute paths: a path
     inside the repository's parent directory becomes relative to the
     repository, any other absolute path keeps only its last part."""
     text = str(argument)
     if "=" in text and text.startswith("--"):
         flag, value = text.split("=", 1)
-        return f"{flag}={_portable(value)}"
+        return f"{flag}={portable(value)}"
     if not os.path.isabs(text):
         return text
     if Path(text).resolve().is_relative_to(REPO.parent):
@@ -227,7 +227,7 @@ def command_line(argv=None):
     repository's root, without absolute paths."""
     argv = sys.argv if argv is None else argv
     script = os.path.relpath(Path(argv[0]).resolve(), REPO)
-    return " ".join(shlex.quote(_portable(a)) for a in ["python", script, *argv[1:]])
+    return " ".join(shlex.quote(portable(a)) for a in ["python", script, *argv[1:]])
 
 
 def _git(*args):

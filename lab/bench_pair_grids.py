@@ -22,7 +22,7 @@ import argparse
 
 import numpy as np
 
-from _bench import fastest, internal, write_report
+from _bench import command_line, fastest, internal, write_report
 
 
 def _numpy_costs(w, wm, wmm, costs):
@@ -63,7 +63,7 @@ def main(argv=None):
                                          / np.maximum(1.0, np.abs(before[held])))))
     ratio = times["kernel"] / times["numpy"]
     lines = ["# The costs of a pair's grid split: a kernel against whole-array steps", "",
-             f"Command: `python scripts/bench_pair_grids.py --out {args.out}`", "",
+             f"Command: `{command_line()}`", "",
              f"{args.tables} tables of 255 x 255 cells (a search's ten pairs at 255 bins, each "
              f"split along both features); fastest of {args.repeats}, one thread.", "",
              "| costs of every run | seconds | / NumPy |", "|---|---|---|",

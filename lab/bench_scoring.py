@@ -27,7 +27,7 @@ import argparse
 
 import numpy as np
 
-from _bench import fastest, internal, write_report
+from _bench import command_line, fastest, internal, write_report
 
 
 def _model(encoding, features, pairs, rng):
@@ -84,7 +84,7 @@ def main(argv=None):
         rows.append(f"| {n_features} | {n_pairs} | {read} | {full[0]:.3f} | {narrow[0]:.3f} | "
                     f"{case['ratio']:.2f}x | {case['max_abs_difference']:.1e} |")
     lines = ["# Scoring with a sparse additive model: the columns it reads alone", "",
-             f"Command: `python scripts/bench_scoring.py --out {args.out}`", "",
+             f"Command: `{command_line()}`", "",
              f"{len(X):,} rows of `make_mslr_like` (136 features), an encoding of 255 bins a "
              "feature and 10 pairs on 16 x 16 grids; random step heights on the features and "
              f"pairs in use. Fastest of {args.repeats} runs.", "",

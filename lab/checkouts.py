@@ -39,7 +39,7 @@ import numpy as np
 
 from rsrank.stats import paired_t_test, permutation_test
 
-from _bench import REPO, fold_per_query, write_report
+from _bench import REPO, command_line, fold_per_query, write_report
 
 
 def _worktree(commit, where):
@@ -90,9 +90,7 @@ def _markdown(args, commits, rows):
     flags = " ".join(args.flags)
     lines = [f"# `rsrank train {flags}` with the code of {commits['old']} and of "
              f"{commits['new']}", "",
-             f"Command: `python scripts/checkouts.py {shlex.join([args.old, args.new])} "
-             f"--data {' '.join(args.data)} --repeats {args.repeats} --name {args.name} "
-             f"--out {args.out} --flags {shlex.quote(flags)}`", "",
+             f"Command: `{command_line()}`", "",
              "Each checkout in its own worktree, the command once untimed on the first set "
              "(compiling its kernels), then per set and repeat the old and the new code one "
              "after the other, each in a fresh process. Medians over the repeats; CPU is user "

@@ -22,13 +22,16 @@ KINDS = {"linear": [], "additive": ["--additive"]}
 
 
 def run_path(root, out, kind):
-    """``rsrank path`` for one kind, written to ``out/kind``."""
+    """``rsrank path`` for one kind, written to ``out/kind``. It runs in the
+    repository with the paths relative to it, so that the command its page
+    records names no directory of the machine that ran it."""
+    root, out = (os.path.relpath(Path(p).resolve(), REPO) for p in (root, out))
     costs = Path(out) / "ohsumed_costs.txt"
     command = [sys.executable, "-m", "rsrank.cli", "path", str(root), "--fold", "1",
                *KINDS[kind], "--learning-rate", "curvature", "--feature-costs", str(costs),
                "--out", str(Path(out) / kind), "--force"]
     subprocess.run(command, check=True, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
-    return Path(out) / kind / "path.md"
+    return REPO / out / kind / "path.md"
 
 
 def main():
