@@ -257,3 +257,32 @@ def test_the_age_check_reports_a_stamp_it_cannot_date():
     if behind > MAX_BEHIND:  # a history long enough to age a page
         expected.append(f"results/first.md ({behind} code commits)")
     assert _aged(pages) == expected
+
+
+#: an absolute path into a directory of the machine that wrote a page
+MACHINE_PATH = re.compile(r"(?<![\w.:/])/(?:work|home|tmp|root|Users|mnt|opt|private)/[\w.+-]")
+
+
+def _machine_paths(root):
+    """The generated pages under ``root`` (every file but the hand-written
+    index, README.md) that name an absolute path of the machine that ran
+    them, each with the first such path: a page's command should read as one
+    types it in the repository, and it should not tell where the run lived."""
+    found = []
+    for page in sorted(root.rglob("*")):
+        if page.suffix in (".md", ".json") and page.name != "README.md":
+            hit = MACHINE_PATH.search(page.read_text(errors="replace"))
+            if hit:
+                found.append(f"{page.relative_to(root)}: {hit.group(0)}")
+    return found
+
+
+def test_no_results_page_names_a_directory_of_the_machine_that_wrote_it():
+    assert _machine_paths(REPO / "results") == []
+
+
+def test_the_path_check_finds_a_machine_path(tmp_path):
+    (tmp_path / "a.md").write_text("Command: `rsrank train /work/shared/data/OHSUMED`\n")
+    (tmp_path / "b.json").write_text('{"out": "results/x", "url": "https://example.org/tmp/x"}')
+    (tmp_path / "README.md").write_text("`git worktree add /tmp/old 01faff9`\n")
+    assert _machine_paths(tmp_path) == ["a.md: /work/s"]
