@@ -50,7 +50,8 @@ def main(argv=None):
             print(round_, kind, round(seconds[kind][-1], 1), flush=True)
     ratios = {kind: [s / l for s, l in zip(seconds[kind], seconds["linear"])] for kind in KINDS}
     lines = ["# Wall time of rsrank train by model kind", "",
-             f"`{command_line()}`: `rsrank train {portable(args.data)} --quiet` with each kind's flags, "
+             f"`{command_line()}`: `rsrank train {portable(args.data)} --quiet` with each "
+             "kind's flags, "
              f"{args.rounds} rounds, the kinds taking turns in one process; seconds of each "
              "run and the ratio to the linear run of the same round.", "",
              "| kind | flags | seconds per round | ratio to linear per round | median ratio |",

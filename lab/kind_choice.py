@@ -45,7 +45,8 @@ def main(argv=None):
     means = [np.mean([r["test"][k] for r in report]) for k in ("linear", "additive")]
     markdown = "\n".join([
         "# The kind rsrank train --additive --with-linear keeps, per fold", "",
-        f"`{command_line()}` on {portable(args.data)}: the best vali NDCG@10 along each kind's path, "
+        f"`{command_line()}` on {portable(args.data)}: the best vali NDCG@10 along each "
+        "kind's path, "
         "the kind kept, and the test NDCG@10 (LETOR convention, mean over the fold's test "
         "queries) of the linear and the additive runs and of the kept model.", "",
         "| fold | best vali, linear | best vali, additive | kept | test, linear | "
