@@ -64,8 +64,8 @@ def check_within(within):
 #: are (six points a decade instead of three), and every point judged on
 #: SPARSE_VALI_CV folds of the training queries beside vali, so that the
 #: sparsest point within 3% is picked on more queries than vali holds.
-#: Across ten datasets it keeps 8.7 features where the default grid kept
-#: 11.7 at 3%, and 3.6 of OHSUMED's 45 at 0.973x the dense model's test
+#: Across ten datasets it keeps 8.6 features where the default grid kept
+#: 10.8 at 3%, and 2.6 of OHSUMED's 45 at 1.041x the dense model's test
 #: NDCG@10 (``results/sparse3.md``).
 SPARSE_WITHIN = 0.03
 SPARSE_L1_RATIO = _log_spaced(1, 6) + [r for r in DEFAULT_L1_RATIO if r < 0.1]
